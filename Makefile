@@ -1,0 +1,28 @@
+# `make run` and `make test` are self-sufficient: the first use creates .venv and installs optreg into it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.optreg-installed
+
+.PHONY: run test bench schema clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)  ## train the built-in model with the embedded quickstart config (ARGS="config.yaml key=value")
+	$(BIN)/optreg run $(ARGS)
+
+test: $(STAMP)  ## the test suite (ARGS="-k name" to select)
+	$(BIN)/python -m pytest -q $(ARGS)
+
+bench: $(STAMP)  ## the benchmarks whose figures are in the README
+	$(BIN)/python benchmarks/bench_import.py
+
+schema: $(STAMP)  ## regenerate optreg.schema.json
+	$(BIN)/optreg schema -o optreg.schema.json
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,56 @@
+"""optreg: a declarative, config-driven registry of PyTorch optimizers and learning-rate schedulers.
+
+The public names are imported on first use, so `import optreg` loads neither torch, Pydantic nor Hydra.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from optreg.errors import ConfigError, ErrorItem, Location
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "configure_optimizer": "optreg.registry.build",
+    "configure_lr_scheduler": "optreg.registry.build",
+    "load_config": "optreg.schemas.experiment",
+    "Experiment": "optreg.schemas.experiment",
+    "build": "optreg.api",
+    "Built": "optreg.api",
+    "list_optimizers": "optreg.registry.describe",
+    "list_schedulers": "optreg.registry.describe",
+    "describe": "optreg.registry.describe",
+    "register_optimizer": "optreg.registry.registry",
+    "register_scheduler": "optreg.registry.registry",
+    "register_step_function": "optreg.schemas.expr",
+}
+
+__all__ = ["ConfigError", "ErrorItem", "Location", "__version__", "json_schema", *_LAZY]
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft-07) of the experiment config, covering every registered component."""
+    return import_module("optreg.schemas.json_schema").experiment_schema()
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optreg' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from optreg.api import Built, build
+    from optreg.registry.build import configure_lr_scheduler, configure_optimizer
+    from optreg.registry.describe import describe, list_optimizers, list_schedulers
+    from optreg.registry.registry import register_optimizer, register_scheduler
+    from optreg.schemas.experiment import Experiment, load_config

@@ -1,0 +1,63 @@
+"""`build()`: from a config (spec, mapping, YAML path or text, Hydra DictConfig) to torch objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optreg.errors import ConfigError
+from optreg.registry.groups import Group
+from optreg.schemas.experiment import Experiment, load_config, plans, validate_experiment
+
+
+@dataclass
+class Built:
+    """What `build()` returns: the optimizer, the scheduler (or None) and the resolved group table."""
+
+    optimizer: Any
+    scheduler: Any
+    groups: list[Group]
+    experiment: Experiment
+
+    def group_table(self) -> list[dict[str, Any]]:
+        """One row per group: index, the rule that made it, parameter count, its options."""
+        rows = []
+        for i, (group, torch_group) in enumerate(zip(self.groups, self.optimizer.param_groups)):
+            rows.append({
+                "group": i,
+                "rule": group.rule,
+                "patterns": list(group.patterns),
+                "params": len(group.params),
+                "numel": sum(p.numel() for p in group.params),
+                "names": list(group.names or []),
+                "options": dict(group.options),
+                "lr": torch_group.get("lr"),
+                "weight_decay": torch_group.get("weight_decay"),
+            })
+        return rows
+
+
+def to_experiment(config: Any) -> Experiment:
+    """Accept an Experiment, a mapping, a YAML path or text, or a Hydra/OmegaConf DictConfig."""
+    if isinstance(config, Experiment):
+        return config
+    if isinstance(config, (str, Path)):
+        return load_config(config)
+    if type(config).__module__.startswith("omegaconf"):
+        from optreg.hydra_support import container_from_omegaconf
+
+        return validate_experiment(container_from_omegaconf(config))
+    if hasattr(config, "keys"):
+        return validate_experiment(dict(config))
+    raise ConfigError(f"expected an experiment config (mapping, YAML path or text, DictConfig), got "
+                      f"{type(config).__name__}")
+
+
+def build(config: Any, model_or_named_params: Any) -> Built:
+    """Validate `config` against the model's parameters, then build the optimizer and scheduler."""
+    experiment = to_experiment(config)
+    opt_plan, sched_plan = plans(experiment, model_or_named_params)
+    optimizer = opt_plan.build()
+    scheduler = sched_plan.build(optimizer) if sched_plan is not None else None
+    return Built(optimizer, scheduler, opt_plan.groups, experiment)

@@ -1,0 +1,200 @@
+"""The `optreg` command: run, list, show, validate, schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+from optreg.errors import ConfigError
+
+DEFAULT_CONFIG = "quickstart.yaml"
+
+
+def default_config_text() -> str:
+    """The embedded default experiment (also shipped as examples/quickstart.yaml)."""
+    return resources.files("optreg.configs").joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=120)
+    return console
+
+
+def _load(config: str | None, overrides: Sequence[str]):
+    from optreg.schemas.experiment import validate_experiment
+    from optreg.schemas.yaml_loader import load_yaml, read_yaml
+
+    data, source = read_yaml(config) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    if overrides:
+        from optreg.overrides import apply_overrides
+
+        data = apply_overrides(data, overrides)
+    try:
+        return validate_experiment(data, source)
+    except ConfigError as exc:
+        raise exc.located(source) from None
+
+
+def _group_table(built) -> Any:
+    from rich.table import Table
+
+    table = Table(title="parameter groups", show_lines=False)
+    for column in ("group", "rule", "matches", "params", "numel", "lr", "weight_decay", "first names"):
+        table.add_column(column, overflow="fold")
+    for row in built.group_table():
+        names = row["names"]
+        shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
+        table.add_row(str(row["group"]), row["rule"].removeprefix("optimizer."),
+                      ", ".join(row["patterns"]) or "(the rest)", str(row["params"]), str(row["numel"]),
+                      f"{row['lr']:.3g}" if isinstance(row["lr"], float) else str(row["lr"]),
+                      str(row["weight_decay"]), shown)
+    return table
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from optreg.api import build
+    from optreg.train import make_model, train
+
+    console = _console()
+    experiment = _load(args.config, args.overrides)
+    spec = experiment.train
+    if args.steps:
+        spec = spec.model_copy(update={"steps": args.steps})
+    model = make_model(spec.hidden, spec.depth, spec.seed)
+    built = build(experiment, model)
+    console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"
+                  f"   scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}")
+    console.print(_group_table(built))
+    with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("loss {task.fields[loss]:.4g}  lr {task.fields[lr]:.3g}"), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        task = progress.add_task("train", total=spec.steps, loss=float("nan"), lr=float("nan"))
+        result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
+                       on_step=lambda step, loss, lr: progress.update(task, advance=1, loss=loss, lr=lr))
+    console.print(f"final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {spec.steps} steps)")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from optreg.registry.describe import list_optimizers, list_schedulers
+
+    kinds = {"optimizers": list_optimizers, "schedulers": list_schedulers}
+    for kind, fn in kinds.items():
+        if args.kind in (None, kind):
+            names = fn(args.pattern, args.dialect)
+            print(f"{kind} ({len(names)}):")
+            for name in names:
+                print(f"  {name}")
+    return 0
+
+
+def yaml_snippet(description) -> str:
+    """A ready-to-paste `optimizer:` / `scheduler:` block with the component's defaults."""
+    import yaml
+
+    body: dict[str, Any] = {"name": description.name}
+    if description.dialect != "torch":
+        body["dialect"] = description.dialect
+    for p in description.params:
+        value = "???" if p.required else p.default
+        body[p.name] = list(value) if isinstance(value, tuple) else value
+    return yaml.safe_dump({description.kind: body}, sort_keys=False, default_flow_style=None)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from optreg.registry.describe import describe
+
+    d = describe(args.name, args.dialect)
+    console = _console()
+    console.print(f"[bold]{d.qualname}[/bold] ({d.kind}{', ' + d.values + ' values' if d.values else ''})")
+    if d.doc:
+        console.print(d.doc)
+    if d.source:
+        console.print(f"reproduces: {d.source}")
+    table = Table()
+    for column in ("parameter", "type", "default", "constraint", "doc"):
+        table.add_column(column, overflow="fold")
+    for p in d.params:
+        table.add_row(p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc)
+    console.print(table)
+    for note in d.notes:
+        console.print(f"note: {note}")
+    console.print("\n" + yaml_snippet(d), markup=False)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from optreg.schemas.experiment import load_config
+
+    status = 0
+    for path in args.files:
+        try:
+            load_config(Path(path))
+            print(f"{path}: ok")
+        except ConfigError as exc:
+            print(str(exc), file=sys.stderr)
+            status = 1
+    return status
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from optreg.schemas.json_schema import experiment_schema
+
+    text = json.dumps(experiment_schema(), indent=1, sort_keys=False)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        print(text)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="optreg", description="Config-driven PyTorch optimizers and LR schedulers.")
+    sub = top.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="train the built-in model with a YAML experiment config")
+    run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
+    run.add_argument("overrides", nargs="*", help="overrides such as optimizer.lr=1e-3")
+    run.add_argument("--steps", type=int, help="override train.steps")
+    run.set_defaults(fn=cmd_run)
+    ls = sub.add_parser("list", help="list registered optimizers and schedulers")
+    ls.add_argument("kind", nargs="?", choices=("optimizers", "schedulers"))
+    ls.add_argument("pattern", nargs="?", help="fnmatch pattern, e.g. 'cos*'")
+    ls.add_argument("--dialect")
+    ls.set_defaults(fn=cmd_list)
+    show = sub.add_parser("show", help="parameters, defaults and constraints of one component")
+    show.add_argument("name")
+    show.add_argument("--dialect")
+    show.set_defaults(fn=cmd_show)
+    validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
+    validate.add_argument("files", nargs="+")
+    validate.set_defaults(fn=cmd_validate)
+    schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
+    schema.add_argument("-o", "--output")
+    schema.set_defaults(fn=cmd_schema)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

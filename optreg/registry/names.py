@@ -1,0 +1,44 @@
+"""Name normalisation and the one alias table for option names."""
+
+from __future__ import annotations
+
+from optreg.registry.entry import DIALECTS, SCHEDULER
+
+
+def normalise(name: str, kind: str | None = None) -> str:
+    """`AdamW` = `adamw` = `adam_w` = `Adam-W`; schedulers also drop a trailing `LR`."""
+    key = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    if kind == SCHEDULER and key.endswith("lr") and len(key) > 2:
+        key = key[:-2]
+    return key
+
+
+def split_dialect(name: str) -> tuple[str | None, str]:
+    """`mindspore.Adam` -> ("mindspore", "Adam"); `Adam` -> (None, "Adam")."""
+    head, dot, tail = str(name).partition(".")
+    if dot and head.strip().lower() in DIALECTS:
+        return head.strip().lower(), tail
+    return None, str(name)
+
+
+# Option aliases: alias -> canonical name. One table for Python kwargs, YAML and Hydra.
+# A component whose own parameter is the alias (MindSpore's `learning_rate`) keeps it: aliases are
+# resolved towards whichever member of the synonym set the component actually has.
+OPTION_ALIASES: dict[str, str] = {
+    "learning_rate": "lr",
+    "epsilon": "eps",
+    "last_step": "last_epoch",
+    "use_nesterov": "nesterov",
+}
+
+# Options that several frameworks spell as one tuple or as separate scalars.
+TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
+
+# Keys that name the component itself.
+NAME_KEYS = ("name", "optimizer_type", "type")
+
+
+def synonyms(option: str) -> set[str]:
+    """Every spelling of `option` known to the alias table, itself included."""
+    canonical = OPTION_ALIASES.get(option, option)
+    return {canonical} | {alias for alias, target in OPTION_ALIASES.items() if target == canonical}

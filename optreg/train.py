@@ -1,0 +1,92 @@
+"""The built-in job of `optreg run`: a small MLP fitted to a fixed random teacher on synthetic data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+IN_FEATURES = 16
+
+
+class Block(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.nn.functional.gelu(self.norm(self.fc(x)))
+
+
+class TinyMLP(nn.Module):
+    """inp -> depth x (Linear, LayerNorm, GELU, residual) -> head. Parameter names: inp.*, blocks.N.fc.*,
+    blocks.N.norm.*, head.*"""
+
+    def __init__(self, hidden: int = 32, depth: int = 2):
+        super().__init__()
+        self.inp = nn.Linear(IN_FEATURES, hidden)
+        self.blocks = nn.Sequential(*(Block(hidden) for _ in range(depth)))
+        self.head = nn.Linear(hidden, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(self.inp(x))).squeeze(-1)
+
+
+class Teacher:
+    """y = sin(x W1) w2 + noise, from a fixed seed: a smooth regression target."""
+
+    def __init__(self, seed: int):
+        g = torch.Generator().manual_seed(10_000 + seed)
+        self.w1 = torch.randn(IN_FEATURES, 8, generator=g)
+        self.w2 = torch.randn(8, generator=g) / 8 ** 0.5
+        self.g = torch.Generator().manual_seed(20_000 + seed)
+
+    def batch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.randn(size, IN_FEATURES, generator=self.g)
+        y = torch.sin(x @ self.w1) @ self.w2 + 0.01 * torch.randn(size, generator=self.g)
+        return x, y
+
+
+@dataclass
+class Result:
+    losses: list[float]
+    lrs: list[float]
+
+    @property
+    def final_loss(self) -> float:
+        return self.losses[-1]
+
+
+def make_model(hidden: int, depth: int, seed: int) -> TinyMLP:
+    torch.manual_seed(seed)
+    return TinyMLP(hidden, depth)
+
+
+def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_size: int, seed: int,
+          on_step: Callable[[int, float, float], None] | None = None) -> Result:
+    """Run `steps` optimizer steps (closure form, so LBFGS works); metric-driven schedulers get the loss."""
+    from torch.optim.lr_scheduler import ReduceLROnPlateau
+
+    teacher = Teacher(seed)
+    losses, lrs = [], []
+    for step in range(steps):
+        x, y = teacher.batch(batch_size)
+
+        def closure() -> torch.Tensor:
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+
+        loss = float(optimizer.step(closure).detach())
+        if scheduler is not None:
+            scheduler.step(loss) if isinstance(scheduler, ReduceLROnPlateau) else scheduler.step()
+        lr = optimizer.param_groups[0]["lr"]
+        losses.append(loss)
+        lrs.append(float(lr))
+        if on_step:
+            on_step(step, loss, float(lr))
+    return Result(losses, lrs)

@@ -1,0 +1,146 @@
+"""The public API as DESIGN.md states it: lookup, listing, describe, registration, schema, import cost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch_cases import make_model
+
+import optreg
+from optreg import ConfigError
+
+
+@pytest.mark.parametrize("spelling", ["AdamW", "adamw", "adam_w", "ADAM-W", "torch.AdamW"])
+def test_names_ignore_case_dashes_and_underscores(spelling):
+    assert type(optreg.configure_optimizer(spelling, make_model())) is torch.optim.AdamW
+
+
+@pytest.mark.parametrize("spelling", ["CosineAnnealingLR", "cosine_annealing", "CosineAnnealing", "cosineannealinglr"])
+def test_scheduler_names_match_with_or_without_lr_suffix(spelling):
+    o = torch.optim.SGD(make_model().parameters(), lr=0.1)
+    assert type(optreg.configure_lr_scheduler(o, spelling, T_max=5)).__name__ == "CosineAnnealingLR"
+
+
+def test_aliases_are_one_table_for_python_and_yaml():
+    m = make_model()
+    o = optreg.configure_optimizer("Adam", m, learning_rate=0.02, epsilon=1e-6, beta1=0.5)
+    assert (o.defaults["lr"], o.defaults["eps"], o.defaults["betas"]) == (0.02, 1e-6, (0.5, 0.999))
+    built = optreg.build("optimizer: {type: Adam, learning_rate: 0.02, epsilon: 1.0e-6, beta1: 0.5}\n", make_model())
+    assert built.optimizer.defaults["betas"] == (0.5, 0.999) and built.optimizer.defaults["lr"] == 0.02
+    s = optreg.configure_lr_scheduler(o, {"name": "StepLR", "step_size": 2, "last_step": -1})
+    assert s.last_epoch == 0
+
+
+def test_plain_number_sets_lr_and_returns_none():
+    o = torch.optim.SGD(make_model().parameters(), lr=0.1)
+    assert optreg.configure_lr_scheduler(o, 0.25) is None
+    assert all(g["lr"] == 0.25 for g in o.param_groups)
+
+
+def test_list_optimizers_and_schedulers():
+    torch_opts = optreg.list_optimizers(dialect="torch")
+    assert torch_opts == sorted(torch_opts, key=str.lower) and "AdamW" in torch_opts
+    assert "torch.AdamW" in optreg.list_optimizers()
+    assert optreg.list_optimizers("adam*", dialect="torch") == ["Adam", "Adamax", "AdamW"]
+    assert optreg.list_schedulers("*step*", dialect="torch") == ["MultiStepLR", "StepLR"]
+
+
+def test_describe():
+    d = optreg.describe("SGD")
+    assert (d.qualname, d.kind, d.dialect) == ("torch.SGD", "optimizer", "torch")
+    params = {p.name: p for p in d.params}
+    assert params["lr"].default == 0.001 and params["lr"].constraint == ">= 0"
+    assert "requires momentum > 0" in params["nesterov"].constraint
+    assert "torch" in d.source
+    assert "lr" in str(d)
+    s = optreg.describe("ReduceLROnPlateau")
+    assert {p.name: p for p in s.params}["factor"].constraint == ">= 0, < 1"
+    with pytest.raises(ConfigError, match="did you mean 'SGD'"):
+        optreg.describe("SDG")
+
+
+def test_group_table_from_build():
+    built = optreg.build(open("examples/quickstart.yaml").read(), __import__("optreg.train").train.make_model(8, 1, 0))
+    table = built.group_table()
+    assert [row["rule"] for row in table] == ["optimizer.param_groups[0]", "default"]
+    assert table[0]["weight_decay"] == 0.0 and table[1]["weight_decay"] == 0.05
+    assert all(n.endswith(".bias") or "norm" in n for n in table[0]["names"])
+    assert sum(r["params"] for r in table) == len(list(built.optimizer.param_groups[0]["params"])) + \
+        len(list(built.optimizer.param_groups[1]["params"]))
+
+
+def test_register_optimizer_and_scheduler_decorators():
+    @optreg.register_optimizer("MySignSGD", aliases=("sign_sgd_test",))
+    class MySignSGD(torch.optim.Optimizer):
+        """Sign SGD: w -= lr·sign(g)."""
+
+        def __init__(self, params, lr: float = 0.01):
+            super().__init__(params, {"lr": lr})
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.add_(p.grad.sign(), alpha=-group["lr"])
+
+    m = make_model()
+    o = optreg.configure_optimizer("sign_sgd_test", m, lr=0.5)
+    assert isinstance(o, MySignSGD) and o.defaults["lr"] == 0.5
+    with pytest.raises(ConfigError, match="must be >= 0"):
+        optreg.configure_optimizer("MySignSGD", m, lr=-1)
+    assert "MySignSGD" in optreg.list_optimizers(dialect="torch")
+    with pytest.raises(ConfigError, match="clashes"):
+        optreg.register_optimizer("mysignsgd")(MySignSGD)
+    with pytest.raises(ConfigError, match="clashes"):
+        optreg.register_optimizer("Adam")(MySignSGD)
+
+    @optreg.register_scheduler("HalvingLR")
+    class HalvingLR(torch.optim.lr_scheduler.LambdaLR):
+        def __init__(self, optimizer, every: int = 10, last_epoch: int = -1):
+            super().__init__(optimizer, lambda s: 0.5 ** (s // every), last_epoch)
+
+    s = optreg.configure_lr_scheduler(o, "Halving", every=2)
+    assert isinstance(s, HalvingLR)
+
+
+def test_json_schema_is_draft07_and_covers_every_component():
+    schema = optreg.json_schema()
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    titles = {m["title"] for m in schema["properties"]["optimizer"]["anyOf"]}
+    assert {f"torch.{n}" for n in optreg.list_optimizers(dialect="torch")} <= titles
+    adam = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.Adam")
+    betas = adam["properties"]["betas"]
+    assert betas["additionalItems"] is False and betas["items"][1]["exclusiveMaximum"] == 1
+    assert adam["required"] == ["name"]
+    text = json.dumps(schema)
+    assert '"prefixItems"' not in text and '"$defs"' not in text and '"ge":' not in text and '"lt":' not in text
+
+
+def test_json_schema_validates_examples_and_rejects_mistakes():
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    validator = jsonschema.Draft7Validator(optreg.json_schema())
+    good = yaml.safe_load(open("examples/quickstart.yaml"))
+    assert list(validator.iter_errors(good)) == []
+    bad_key = {"optimizer": {"name": "AdamW", "weigth_decay": 0.1}}
+    bad_range = {"optimizer": {"name": "AdamW", "betas": [0.9, 1.5]}}
+    assert list(validator.iter_errors(bad_key)) and list(validator.iter_errors(bad_range))
+
+
+def test_import_is_light():
+    code = ("import sys, optreg; heavy = [m for m in ('torch', 'pydantic', 'hydra', 'omegaconf', 'yaml', 'numpy') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_shipped_example_is_the_embedded_default():
+    from optreg.cli import default_config_text
+
+    assert open("examples/quickstart.yaml").read() == default_config_text()

@@ -1,0 +1,240 @@
+"""Every bad input is a ConfigError naming the path (and the YAML position), and builds nothing."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+import torch
+from torch_cases import make_model, make_sgd
+
+import optreg
+from optreg import ConfigError
+
+
+def opt(name: str, **kw: Any):
+    return lambda: optreg.configure_optimizer(name, make_model(), **kw)
+
+
+def sched(spec: Any, optimizer: str = "SGD", **kw: Any):
+    def run():
+        model = make_model()
+        o = make_sgd(model) if optimizer == "SGD" else getattr(torch.optim, optimizer)(model.parameters())
+        return optreg.configure_lr_scheduler(o, spec, **kw)
+    return run
+
+
+def yaml(text: str):
+    return lambda: optreg.load_config(textwrap.dedent(text))
+
+
+def build(text: str, model: Any = None):
+    return lambda: optreg.build(textwrap.dedent(text), model if model is not None else make_model())
+
+
+def _twice():
+    m = make_model()
+    return optreg.configure_optimizer("SGD", [{"params": [m.fc1.weight]}, {"params": [m.fc1.weight, m.fc2.weight]}])
+
+
+# (id, action, expected path, message fragment)
+CASES = [
+    # names
+    ("unknown optimizer", opt("adamx"), "name", "did you mean 'Adamax'"),
+    ("unknown optimizer far", opt("zzzz"), "name", "unknown torch optimizer 'zzzz'"),
+    ("unknown scheduler", sched({"name": "cosine_anealing", "T_max": 3}), "name", "did you mean 'CosineAnnealingLR'"),
+    ("scheduler name not a string", sched({"name": 3}), "name", "non-empty string"),
+    ("unknown dialect", opt("Adam", dialect="tensorflow"), "dialect", "unknown dialect 'tensorflow'"),
+    ("unknown prefix is a bad name", opt("tf.Adam"), "name", "unknown torch optimizer"),
+    ("missing scheduler name", sched({"T_max": 3}), "name", "required"),
+    ("two name keys", sched({"name": "StepLR", "type": "StepLR", "step_size": 2}), "type", "keep one"),
+    # unknown keys
+    ("unknown key", opt("AdamW", weigth_decay=0.1), "weigth_decay", "did you mean 'weight_decay'"),
+    ("unknown key far", opt("SGD", foo=1), "foo", "unknown option of torch.SGD"),
+    ("unknown scheduler key", sched({"name": "StepLR", "step_size": 3, "gama": 0.5}), "gama", "did you mean 'gamma'"),
+    # types
+    ("lr string", opt("Adam", lr="fast"), "lr", "expected a number, got str 'fast'"),
+    ("lr yaml on", opt("Adam", lr="on"), "lr", "expected a number"),
+    ("lr bool", opt("Adam", lr=True), "lr", "got boolean true"),
+    ("eps bool", opt("Adam", eps=False), "eps", "got boolean false"),
+    ("lr nan", opt("Adam", lr=float("nan")), "lr", "finite number"),
+    ("lr inf", opt("Adam", lr=float("inf")), "lr", "finite number"),
+    ("lr list", opt("Adam", lr=[0.1]), "lr", "expected a number"),
+    ("amsgrad string", opt("Adam", amsgrad="yes"), "amsgrad", "expected true or false"),
+    ("amsgrad int", opt("Adam", amsgrad=1), "amsgrad", "expected true or false"),
+    ("betas scalar", opt("Adam", betas=0.9), "betas", "expected a list"),
+    ("betas three", opt("Adam", betas=[0.9, 0.99, 0.9]), "betas", "expected 2 values, got 3"),
+    ("step_size float", sched({"name": "StepLR", "step_size": 2.5}), "step_size", "must be an integer, got 2.5"),
+    ("step_size bool", sched({"name": "StepLR", "step_size": True}), "step_size", "got boolean true"),
+    # ranges
+    ("lr negative", opt("SGD", lr=-0.1), "lr", "must be >= 0, got -0.1"),
+    ("beta2 one", opt("Adam", betas=[0.9, 1.0]), "betas[1]", "must be < 1, got 1.0"),
+    ("beta1 negative", opt("AdamW", betas=[-0.1, 0.9]), "betas[0]", "must be >= 0"),
+    ("eps negative", opt("Adam", eps=-1e-8), "eps", "must be >= 0"),
+    ("momentum negative", opt("SGD", momentum=-0.5), "momentum", "must be >= 0"),
+    ("weight decay negative", opt("AdamW", weight_decay=-1), "weight_decay", "must be >= 0"),
+    ("rho above one", opt("Adadelta", rho=1.5), "rho", "must be <= 1"),
+    ("adafactor d", opt("Adafactor", d=0.5), "d", "must be >= 1"),
+    ("adafactor beta2_decay", opt("Adafactor", beta2_decay=0.5), "beta2_decay", "must be <= 0"),
+    ("rprop etas", opt("Rprop", etas=[1.5, 1.2]), "etas", "0 < etaminus < 1 < etaplus"),
+    ("lbfgs line search", opt("LBFGS", line_search_fn="wolfe"), "line_search_fn", "strong_wolfe"),
+    ("nesterov without momentum", opt("SGD", nesterov=True), "nesterov", "requires momentum > 0"),
+    ("nesterov with dampening", opt("SGD", nesterov=True, momentum=0.9, dampening=0.1), "nesterov",
+     "dampening = 0"),
+    ("fused and foreach", opt("Adam", fused=True, foreach=True), "fused", "cannot both be true"),
+    ("every problem reported", opt("Adam", lr=-1, betas=[0.9, 2], eps=-1), "eps", "must be >= 0"),
+    # aliases
+    ("alias and target", opt("Adam", lr=0.1, learning_rate=0.2), "learning_rate", "both 'lr' and its alias"),
+    ("beta1 and betas", opt("Adam", betas=[0.9, 0.99], beta1=0.8), "beta1", "both 'betas'"),
+    # schedulers
+    ("T_max zero", sched({"name": "CosineAnnealingLR", "T_max": 0}), "T_max", "must be >= 1"),
+    ("milestones not increasing", sched({"name": "MultiStepLR", "milestones": [30, 20]}), "milestones",
+     "strictly increasing"),
+    ("milestones repeated", sched({"name": "MultiStepLR", "milestones": [30, 30]}), "milestones",
+     "strictly increasing"),
+    ("gamma missing", sched({"name": "ExponentialLR"}), "gamma", "required option is missing"),
+    ("gamma zero", sched({"name": "ExponentialLR", "gamma": 0}), "gamma", "must be > 0"),
+    ("factor above one", sched({"name": "ConstantLR", "factor": 1.5}), "factor", "must be <= 1"),
+    ("start factor zero", sched({"name": "LinearLR", "start_factor": 0}), "start_factor", "must be > 0"),
+    ("plateau factor one", sched({"name": "ReduceLROnPlateau", "factor": 1.0}), "factor", "must be < 1"),
+    ("plateau mode", sched({"name": "ReduceLROnPlateau", "mode": "lowest"}), "mode", "must be one of"),
+    ("cyclic base above max", sched({"name": "CyclicLR", "base_lr": 0.5, "max_lr": 0.1}), "max_lr",
+     "must be >= base_lr"),
+    ("cyclic mode", sched({"name": "CyclicLR", "base_lr": 0.1, "max_lr": 1, "mode": "square"}), "mode",
+     "must be one of"),
+    ("cyclic per-group length", sched({"name": "CyclicLR", "base_lr": 0.01, "max_lr": [0.1, 0.2, 0.3]}), "max_lr",
+     "one value per parameter group (2), got 3"),
+    ("cycle momentum without momentum", sched({"name": "CyclicLR", "base_lr": 0.01, "max_lr": 0.1},
+                                              optimizer="Adagrad"), "cycle_momentum", "neither momentum nor betas"),
+    ("onecycle pct_start", sched({"name": "OneCycleLR", "max_lr": 0.1, "total_steps": 10, "pct_start": 1.5}),
+     "pct_start", "must be <= 1"),
+    ("onecycle no length", sched({"name": "OneCycleLR", "max_lr": 0.1}), "total_steps",
+     "give total_steps, or epochs and steps_per_epoch"),
+    ("lambda eval refused", sched({"name": "LambdaLR", "lr_lambda": "__import__('os').system('ls')"}), "lr_lambda",
+     "not allowed"),
+    ("lambda unknown name", sched({"name": "LambdaLR", "lr_lambda": "epoch * 2"}), "lr_lambda", "unknown name 'epoch'"),
+    ("lambda syntax", sched({"name": "LambdaLR", "lr_lambda": "0.9 **"}), "lr_lambda", "invalid step expression"),
+    ("sequential milestones count", sched({"name": "sequential", "milestones": [5, 10], "schedulers": [
+        {"name": "ConstantLR"}, {"name": "ExponentialLR", "gamma": 0.9}]}), "milestones", "expected 1 milestones"),
+    ("sequential child error path", sched([{"name": "LinearLR", "total_iters": 5},
+                                           {"name": "CosineAnnealingLR", "T_max": -3}]), "schedulers[1].T_max",
+     "must be >= 1"),
+    ("sequential child without length", sched([{"name": "ExponentialLR", "gamma": 0.9},
+                                               {"name": "StepLR", "step_size": 3}]), "schedulers[0]",
+     "no length to derive a milestone"),
+    ("plateau nested", sched({"name": "chained", "schedulers": [{"name": "ReduceLROnPlateau"}]}), "schedulers[0]",
+     "cannot be nested"),
+    ("learning_rate negative", sched(-0.1), "learning_rate", ">= 0"),
+    ("learning_rate wrong type", sched(object()), "learning_rate", "expected a number"),
+    # params and groups
+    ("empty params", lambda: optreg.configure_optimizer("SGD", []), "params", "empty parameter list"),
+    ("params not iterable", lambda: optreg.configure_optimizer("SGD", 3), "params", "must be a Module"),
+    ("single tensor params", lambda: optreg.configure_optimizer("SGD", torch.zeros(2, requires_grad=True)), "params",
+     "not a single tensor"),
+    ("rule matches nothing", opt("SGD", param_groups=[{"params": "*.bais", "lr": 0.1}]), "param_groups[0].params",
+     "pattern '*.bais' matches no parameter"),
+    ("rule without params", opt("SGD", param_groups=[{"lr": 0.1}]), "param_groups[0].params", "required"),
+    ("rule not a mapping", opt("SGD", param_groups=["*.bias"]), "param_groups[0]", "expected a mapping"),
+    ("exact name claimed twice", opt("SGD", param_groups=[{"params": "fc1.bias"}, {"params": ["fc1.bias"]}]),
+     "param_groups[1].params", "claimed twice"),
+    ("tensor claimed twice", lambda: _twice(),      "params[1].params", "claimed twice"),
+    ("group option out of range", opt("SGD", param_groups=[{"params": "*.bias", "lr": -1}]), "param_groups[0].lr",
+     "must be >= 0"),
+    ("group unknown key", opt("SGD", param_groups=[{"params": "*.bias", "lrr": 0.1}]), "param_groups[0].lrr",
+     "did you mean 'lr'"),
+    ("group rule check", opt("SGD", momentum=0.9, param_groups=[{"params": "*.bias", "dampening": 0.5}],
+                             nesterov=True), "param_groups[0].nesterov", "dampening = 0"),
+    ("bare tensors with rules", lambda: optreg.configure_optimizer("SGD", list(make_model().parameters()),
+                                                                   param_groups=[{"params": "*.bias"}]),
+     "param_groups", "need parameter names"),
+    ("lbfgs two groups", opt("LBFGS", param_groups=[{"params": "*.bias"}]), "param_groups", "one parameter group"),
+    ("muon 1-D params", opt("Muon"), "params", "only 2-D parameters; 'fc1.bias' has shape (7,)"),
+    # YAML experiment configs (positions)
+    ("yaml unknown top key", yaml("optimizer: {name: SGD}\nschedular: {name: StepLR}\n"), "schedular",
+     "did you mean 'scheduler'"),
+    ("yaml missing optimizer", yaml("scheduler: {name: StepLR, step_size: 2}\n"), "optimizer", "required"),
+    ("yaml optimizer not a mapping", yaml("optimizer: adam\n"), "optimizer", "expected a mapping"),
+    ("yaml train steps", yaml("optimizer: {name: SGD}\ntrain: {steps: 0}\n"), "train.steps", "must be >= 1"),
+    ("yaml train unknown", yaml("optimizer: {name: SGD}\ntrain: {epochs: 3}\n"), "train.epochs", "extra inputs"),
+    ("yaml python tag", yaml("optimizer: !!python/object/apply:os.system [ls]\n"), "", "is not allowed"),
+    ("yaml duplicate key", yaml("optimizer:\n  name: SGD\n  name: Adam\n"), "", "duplicate key 'name'"),
+    ("yaml oversized", lambda: optreg.load_config("a: " + "x" * (1 << 20) + "\n"), "", "larger than"),
+    ("yaml alias bomb", yaml("a: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(6))), "",
+     "alias expansion"),
+    ("yaml syntax", yaml("optimizer: [\n"), "", "expected"),
+    ("yaml scheduler error", yaml("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 0}\n"),
+     "scheduler.step_size", "must be >= 1"),
+    ("build rule matches nothing", build("optimizer:\n  name: SGD\n  param_groups:\n    - params: '*.nope'\n"),
+     "optimizer.param_groups[0].params", "matches no parameter"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_a_config_error_with_path(case):
+    _, action, path, fragment = case
+    with pytest.raises(ConfigError) as info:
+        action()
+    paths = [e.path for e in info.value.errors]
+    assert path in paths, f"{path!r} not in {paths}: {info.value}"
+    item = info.value.errors[paths.index(path)]
+    assert fragment in str(item), str(item)
+
+
+def test_the_table_is_large_enough():
+    assert len(CASES) >= 60
+
+
+def test_every_violated_constraint_is_reported():
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("Adam", make_model(), lr=-1, betas=[0.9, 2], eps=-1, weigth_decay=0)
+    assert {e.path for e in info.value.errors} == {"lr", "betas[1]", "eps", "weigth_decay"}
+    assert len(str(info.value).splitlines()) == 4
+
+
+def test_yaml_errors_carry_file_line_and_column(tmp_path):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(textwrap.dedent("""\
+        optimizer:
+          name: AdamW
+          lr: 3.0e-4
+          betas: [0.9, 1.0]
+          weight_decay: 0.01
+          eps: 1e-8
+          weigth_decay: 0.1
+        """))
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    lines = str(info.value).splitlines()
+    assert f"{path}:4:16: optimizer.betas[1]: must be < 1, got 1.0" in lines
+    assert f"{path}:7:3: optimizer.weigth_decay: unknown option of torch.AdamW (did you mean 'weight_decay'?)" in lines
+    item = next(e for e in info.value.errors if e.path == "optimizer.betas[1]")
+    assert (item.location.line, item.location.column) == (4, 16)
+
+
+def test_yaml_syntax_error_position():
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("optimizer:\n  name: SGD\n   lr: 1\n")
+    assert info.value.errors[0].location.line == 3
+
+
+def test_a_bad_config_builds_nothing(monkeypatch):
+    created = []
+    monkeypatch.setattr(torch.optim.SGD, "__init__", lambda *a, **k: created.append(1))
+    with pytest.raises(ConfigError):
+        optreg.build("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 0}\n", make_model())
+    with pytest.raises(ConfigError):
+        optreg.build("optimizer: {name: SGD, lr: 0.1, param_groups: [{params: 'x*'}]}\n", make_model())
+    assert created == []
+
+
+def test_numeric_strings_are_numbers():
+    o = optreg.configure_optimizer("Adam", make_model(), lr="1e-3", eps="1e-6")
+    assert o.defaults["lr"] == 0.001 and o.defaults["eps"] == 1e-6
+
+
+def test_unknown_keys_warn_mode_drops_them():
+    with pytest.warns(UserWarning, match="weigth_decay"):
+        o = optreg.configure_optimizer("AdamW", make_model(), unknown_keys="warn", weigth_decay=0.5)
+    assert o.defaults["weight_decay"] == 0.01

@@ -1,0 +1,91 @@
+"""The `optreg` command line: run, list, show, validate, schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from optreg.cli import main
+
+
+def optreg_cmd(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "optreg.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_run_default_config_prints_groups_and_final_loss():
+    result = optreg_cmd("run", "--steps", "25")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "parameter groups" in out and "default" in out and "param_groups[0]" in out
+    final = [line for line in out.splitlines() if line.startswith("final loss")]
+    assert final and "after 25 steps" in final[0]
+    loss = float(final[0].split()[2])
+    assert 0 < loss < 1.0
+
+
+def test_run_with_config_and_overrides(tmp_path):
+    cfg = tmp_path / "sgd.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.05, momentum: 0.9}\ntrain: {steps: 5}\n")
+    result = optreg_cmd("run", str(cfg), "optimizer.lr=0.01", "train.steps=7")
+    assert result.returncode == 0, result.stderr
+    assert "after 7 steps" in result.stdout and "lr 0.01" in result.stdout
+
+
+def test_run_reports_errors_and_exits_1(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("optimizer:\n  name: SGD\n  lr: -1\n")
+    result = optreg_cmd("run", str(cfg))
+    assert result.returncode == 1
+    assert f"{cfg}:3:3: optimizer.lr: must be >= 0, got -1" in result.stderr
+
+
+def test_validate_exit_status(tmp_path, capsys):
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("optimizer: {name: Adam, lr: 1e-3}\n")
+    bad.write_text("optimizer: {name: Adam, lr: 1e-3, betas: [0.9, 1.0]}\n")
+    assert main(["validate", str(good)]) == 0
+    assert main(["validate", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:1:48: optimizer.betas[1]: must be < 1, got 1.0" in err
+
+
+def test_validate_shipped_examples():
+    assert main(["validate", "examples/quickstart.yaml"]) == 0
+
+
+def test_list_and_show(capsys):
+    assert main(["list", "optimizers", "--dialect", "torch"]) == 0
+    out = capsys.readouterr().out
+    assert "AdamW" in out and "LBFGS" in out
+    assert main(["show", "AdamW"]) == 0
+    out = capsys.readouterr().out
+    assert "weight_decay" in out and "0.01" in out and "optimizer:" in out and "name: AdamW" in out
+    assert main(["show", "adamx"]) == 1
+    assert "did you mean 'Adamax'" in capsys.readouterr().err
+
+
+def test_show_snippet_is_valid_config(capsys):
+    import yaml
+
+    import optreg
+
+    assert main(["show", "CosineAnnealingLR"]) == 0
+    out = capsys.readouterr().out
+    snippet = yaml.safe_load(out[out.index("scheduler:"):])
+    snippet["scheduler"]["T_max"] = 10
+    optreg.load_config(yaml.safe_dump({"optimizer": {"name": "SGD"}, **snippet}))
+
+
+def test_schema_command(tmp_path):
+    out = tmp_path / "optreg.schema.json"
+    assert main(["schema", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["$schema"].startswith("http://json-schema.org/draft-07")
+
+
+def test_unknown_command_exits_2():
+    with pytest.raises(SystemExit) as info:
+        main(["nope"])
+    assert info.value.code == 2

@@ -1,0 +1,81 @@
+"""The hardened YAML loader: YAML 1.2-style scalars, no duplicate keys, no tags, bounded input."""
+
+from __future__ import annotations
+
+import pytest
+
+from optreg import ConfigError
+from optreg.schemas.yaml_loader import MAX_BYTES, load_yaml
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1e-3", 0.001), ("3e-4", 0.0003), ("1.0e3", 1000.0), ("-2E+2", -200.0), (".5", 0.5), ("1_000.5", 1000.5),
+    ("12", 12), ("012", 12), ("0x10", 16), ("0o17", 15), ("-7", -7),
+    ("true", True), ("False", False), ("null", None), ("~", None),
+])
+def test_scalars(text, value):
+    data, _ = load_yaml(f"v: {text}\n")
+    assert data["v"] == value and type(data["v"]) is type(value)
+
+
+@pytest.mark.parametrize("text", ["on", "off", "yes", "no", "y", "n", "NO", "2024-01-01", "12:30:00", "1e", "e3"])
+def test_yaml11_lookalikes_stay_strings(text):
+    data, _ = load_yaml(f"v: {text}\n")
+    assert data["v"] == text
+
+
+def test_nan_and_inf_load_as_floats_for_validation_to_refuse():
+    data, _ = load_yaml("a: .nan\nb: -.inf\n")
+    assert data["a"] != data["a"] and data["b"] == float("-inf")
+
+
+def test_duplicate_keys_are_refused_with_position():
+    with pytest.raises(ConfigError) as info:
+        load_yaml("optimizer:\n  lr: 1\n  lr: 2\n", "x.yaml")
+    item = info.value.errors[0]
+    assert "duplicate key 'lr' (first at line 2)" in item.message
+    assert (item.location.file, item.location.line, item.location.column) == ("x.yaml", 3, 3)
+
+
+@pytest.mark.parametrize("text", [
+    "!!python/object/apply:os.system ['echo hacked']",
+    "a: !!python/name:os.system",
+    "a: !!python/object/new:dict {}",
+    "a: !!binary aGVsbG8=",
+    "a: !!set {x}",
+    "a: !custom 1",
+])
+def test_tags_outside_the_safe_set_are_refused(text):
+    with pytest.raises(ConfigError, match="not allowed|could not determine"):
+        load_yaml(text)
+
+
+def test_size_limit():
+    with pytest.raises(ConfigError, match="larger than"):
+        load_yaml("a: '" + "x" * MAX_BYTES + "'\n")
+
+
+def test_alias_bomb_is_refused():
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev, cur = chr(96 + i), chr(97 + i)
+        rows.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    with pytest.raises(ConfigError, match="alias expansion"):
+        load_yaml("\n".join(rows))
+
+
+def test_small_aliases_still_work():
+    data, _ = load_yaml("base: &b {lr: 0.1}\nother: *b\n")
+    assert data["other"] == {"lr": 0.1}
+
+
+def test_positions_of_nested_values():
+    _, source = load_yaml("optimizer:\n  name: Adam\n  betas: [0.9, 1.0]\n  param_groups:\n    - params: '*.bias'\n", "e.yaml")
+    assert str(source("optimizer.betas[1]")) == "e.yaml:3:16"
+    assert str(source("optimizer.name")) == "e.yaml:2:3"
+    assert str(source("optimizer.param_groups[0].params")) == "e.yaml:5:7"
+    assert str(source("optimizer.param_groups[0].lr")) == "e.yaml:5:7"  # nearest known parent
+
+
+def test_empty_document():
+    assert load_yaml("")[0] is None
