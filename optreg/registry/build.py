@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from optreg.errors import Collector, ConfigError, ErrorItem, join_path
+from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path
 from optreg.registry.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.registry.groups import Group, from_dicts, from_rules, named_parameters
 from optreg.registry.names import NAME_KEYS, synonyms
@@ -37,15 +37,25 @@ def _adapter(entry: Entry, option: str) -> TypeAdapter:
 
 
 def _group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
-    """Validate a group's own options against the entry's types and rules; dialect keys go to `extra`."""
+    """Validate a group's own keys: the entry's options (types and rules) and its `group_keys`;
+    other keys go to the row's bind hook when it has one (MindSpore's order_params), else are errors."""
     fields = option_names(entry)
-    known = {k: v for k, v in group.options.items() if k in fields or any(s in fields for s in synonyms(k))}
-    if entry.bind:
-        group.extra = {k: v for k, v in group.options.items() if k not in known}
-    else:
-        known = dict(group.options)
+    known: dict[str, Any] = {}
+    for key, value in group.options.items():
+        if key in fields or any(s in fields for s in synonyms(key)):
+            known[key] = value
+        elif key in entry.group_keys:
+            try:
+                group.extra[key] = TypeAdapter(entry.group_keys[key]).validate_python(value)
+            except ValidationError as exc:
+                errors.extend([ErrorItem(join_path(join_path(path, key), i.path), i.message)
+                               for i in models.pydantic_errors(exc)])
+        elif entry.bind:
+            group.extra[key] = value
+        else:
+            known[key] = value
     local = Collector()
-    resolved = resolve_aliases(entry, known, local, path)
+    resolved = resolve_aliases(entry, known, local, path, extra_keys=tuple(entry.group_keys))
     values, failed = {}, set()
     for name, value in resolved.items():
         try:
@@ -62,27 +72,40 @@ def _group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: 
     group.options = values
 
 
+def wraps_optimizer(entry: Entry) -> bool:
+    """Optimizers that wrap another one take it as their first argument (MindSpore LARS)."""
+    import inspect
+
+    params = list(inspect.signature(entry.resolve()).parameters)
+    return entry.kind == OPTIMIZER and bool(params) and params[0] == "optimizer"
+
+
 @dataclass
 class OptimizerPlan:
-    """A validated optimizer: its entry, options and resolved groups. `build()` creates it."""
+    """A validated optimizer: its entry, options and resolved groups (or the plan of the optimizer it
+    wraps). `build()` creates it."""
 
     entry: Entry
     values: dict[str, Any]
     groups: list[Group]
     grouped: bool
+    inner: "OptimizerPlan | None" = None
 
     def build(self):
         entry = self.entry
-        dicts = [{"params": g.params, **{entry.target_name(k): v for k, v in g.options.items()}}
-                 for g in self.groups]
+        cls = entry.resolve()
+        kwargs = to_target_kwargs(entry, self.values)
+        if self.inner is not None:
+            return cls(self.inner.build(), **kwargs)
+        dicts = [{"params": g.params, **{entry.target_name(k): v for k, v in g.options.items()},
+                  **(g.extra if not entry.bind else {})} for g in self.groups]
         if entry.bind:
             module, _, attr = entry.bind.partition(":")
             hook = getattr(importlib.import_module(module), attr)
             named = [{**d, "param_names": g.names, **g.extra} for d, g in zip(dicts, self.groups)]
             dicts = hook(named, dict(self.values), self.grouped)
-        cls = entry.resolve()
         try:
-            return cls(dicts, **to_target_kwargs(entry, self.values))
+            return cls(dicts, **kwargs)
         except (ValueError, TypeError, KeyError) as exc:  # a constraint the tables missed: still a ConfigError
             if isinstance(exc, ConfigError):
                 raise
@@ -90,7 +113,23 @@ class OptimizerPlan:
 
     @property
     def defaults(self) -> dict[str, Any]:
-        return to_target_kwargs(self.entry, self.values)
+        return self.inner.defaults if self.inner is not None else to_target_kwargs(self.entry, self.values)
+
+
+def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[Any, dict[str, Any]]:
+    """(name, options) of a wrapped optimizer's nested `optimizer:` spec."""
+    spec = options.pop("optimizer", None)
+    if not isinstance(spec, Mapping):
+        errors.add(join_path(path, "optimizer"), "required: the optimizer to wrap, a nested spec with name: and "
+                                                 "its options")
+        return None, {}
+    spec = dict(spec)
+    given = [k for k in NAME_KEYS if k in spec]
+    if not given:
+        errors.add(join_path(join_path(path, "optimizer"), "name"), "required: the wrapped optimizer's name")
+        return None, {}
+    name = spec.pop(given[0])
+    return name, spec
 
 
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
@@ -99,24 +138,40 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem."""
     errors = Collector()
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"))
+    options = dict(options or {})
+    inner: OptimizerPlan | None = None
+    if wraps_optimizer(entry):
+        inner_name, inner_options = _inner_spec(options, errors, path)
+        if inner_name is not None:
+            try:
+                inner = plan_optimizer(inner_name, params, dialect=inner_options.pop("dialect", entry.dialect),
+                                       unknown_keys=unknown_keys, param_groups=param_groups,
+                                       path=join_path(path, "optimizer"), options=inner_options)
+            except ConfigError as exc:
+                errors.extend(exc)
     values: dict[str, Any] = {}
     try:
-        values = validate_options(entry, dict(options or {}), path=path, unknown_keys=unknown_keys)
+        values = validate_options(entry, options, path=path, unknown_keys=unknown_keys)
     except ConfigError as exc:
         errors.extend(exc)
+    if wraps_optimizer(entry):
+        errors.raise_if_any()
+        return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner)
     groups: list[Group] = []
     try:
         named, dicts = named_parameters(params)
     except ConfigError as exc:
         errors.extend(exc)
         named, dicts = None, None
+    paramless = entry.bind is not None  # a dialect hook may take groups without params (order_params)
     if dicts is not None:
         if param_groups:
             errors.add(join_path(path, "param_groups"), "give either torch-style group dicts as params or "
                                                         "param_groups rules, not both")
-        groups = from_dicts(dicts, errors)
+        groups = from_dicts(dicts, errors, paramless_ok=paramless)
     elif named is not None:
-        groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"))
+        groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"),
+                            paramless_ok=paramless)
     grouped = bool(param_groups) or dicts is not None
     for group in groups:
         _group_options(entry, group, values, errors, path if group.rule == "default" else join_path(path, group.rule))
@@ -163,38 +218,57 @@ class Context:
     known_groups: bool = True
 
 
+NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler specs
+COMBINATORS = ("sequential", "chained")    # optreg's own; `SequentialLR` etc. are the dialects' classes
+
+
 @dataclass
 class SchedulerPlan:
-    """A validated scheduler spec (children for sequential/chained). `build(optimizer)` creates it."""
+    """A validated scheduler spec. Closed-form plans hold their Schedule, built (and so checked) at plan
+    time; torch-class plans build the torch scheduler in `build(optimizer)`."""
 
-    entry: Entry
+    entry: Entry | None
     values: dict[str, Any]
     children: list["SchedulerPlan"] = field(default_factory=list)
     key: str = "lr"
     last_epoch: int = -1
-
-    @property
-    def engine(self) -> bool:
-        """True for closed-form schedules (wrapped by the adapter); False for torch scheduler classes."""
-        from torch.optim.lr_scheduler import LRScheduler
-
-        target = self.entry.resolve()
-        return not (isinstance(target, type) and issubclass(target, LRScheduler))
+    schedule: Any = None               # the closed form (engine plans)
 
     @property
     def length(self) -> int | None:
+        if self.schedule is not None:
+            return self.schedule.length
         if self.children:
             lengths = [c.length for c in self.children]
             return None if None in lengths else sum(lengths)
-        return self.values.get(self.entry.length) if self.entry.length else None
+        return self.values.get(self.entry.length) if self.entry and self.entry.length else None
+
+    @property
+    def name(self) -> str:
+        return self.entry.name if self.entry else type(self.schedule).__name__
+
+    def closed_form(self, path: str):
+        """This plan as a Schedule (torch rows through their closed forms), for composing and plotting."""
+        if self.schedule is not None:
+            return self.schedule
+        from optreg.schedulers.torch_forms import TORCH_FORMS
+
+        form = TORCH_FORMS.get(self.entry.name) if self.entry.dialect == "torch" else None
+        if form is None:
+            raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
+        kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
+        if self.children:
+            kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i))
+                                    for i, c in enumerate(self.children)]
+        return form(**kwargs)
 
     def build(self, optimizer):
-        cls = self.entry.resolve()
-        kwargs = to_target_kwargs(self.entry, self.values)
-        if self.engine:
+        if self.schedule is not None:
             from optreg.schedulers.adapter import ScheduleLR
 
-            return ScheduleLR(optimizer, cls(**kwargs), key=self.key, last_epoch=self.last_epoch)
+            return ScheduleLR(optimizer, self.schedule, key=self.key, last_epoch=self.last_epoch)
+        cls = self.entry.resolve()
+        kwargs = to_target_kwargs(self.entry, self.values)
         if self.children:
             kwargs["schedulers"] = [child.build(optimizer) for child in self.children]
             if _target_params(self.entry)[0] == "schedulers":  # ChainedScheduler(schedulers, optimizer=None)
@@ -213,7 +287,32 @@ def _target_params(entry: Entry) -> list[str]:
     return list(inspect.signature(entry.resolve()).parameters)
 
 
+def _is_engine(entry: Entry) -> bool:
+    """Closed-form schedules are wrapped by the adapter; torch scheduler classes are built as they are."""
+    from torch.optim.lr_scheduler import LRScheduler
+
+    target = entry.resolve()
+    return not (isinstance(target, type) and issubclass(target, LRScheduler))
+
+
+def cerebras_form(spec: Any) -> bool:
+    """Cerebras' YAML forms: legacy `{scheduler: Linear, ...}` items and current `{LinearLR: {...}}` dicts."""
+    if isinstance(spec, Mapping):
+        return "scheduler" in spec and not any(k in spec for k in NAME_KEYS) or (
+            len(spec) == 1 and next(iter(spec)) not in NAME_KEYS and isinstance(next(iter(spec.values())),
+                                                                                  (Mapping, type(None))))
+    return isinstance(spec, (list, tuple)) and bool(spec) and all(cerebras_form(s) for s in spec)
+
+
 def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | None:
+    if cerebras_form(spec):
+        from optreg.schedulers.cerebras_forms import to_spec
+
+        try:
+            return to_spec(spec, path=path)
+        except ConfigError as exc:
+            errors.extend(exc)
+            return None
     if isinstance(spec, str):
         return {"name": spec}
     if isinstance(spec, (list, tuple)):
@@ -234,34 +333,110 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     return spec
 
 
+def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str) -> None:
+    """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule."""
+    plan.key = spec.pop("key", "lr")
+    if plan.key not in SCHEDULE_KEYS:
+        errors.add(join_path(path, "key"), f"must be one of {', '.join(SCHEDULE_KEYS)}, got {plan.key!r}")
+    for alias in sorted(synonyms("last_epoch")):
+        if alias in spec:
+            plan.last_epoch = spec.pop(alias)
+            if isinstance(plan.last_epoch, bool) or not isinstance(plan.last_epoch, int) or plan.last_epoch < -1:
+                errors.add(join_path(path, alias), f"must be an integer >= -1, got {plan.last_epoch!r}")
+
+
+def _plan_children(spec: Mapping[str, Any], context: Context, path: str, dialect: str | None,
+                   errors: Collector) -> list[SchedulerPlan]:
+    children = []
+    for option in NESTED:
+        raw = spec.get(option)
+        items = raw if option == "schedulers" and isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
+        for i, child in enumerate(items):
+            here = join_path(join_path(path, option), i) if option == "schedulers" else join_path(path, option)
+            try:
+                children.append(plan_scheduler(child, context, here, dialect))
+            except ConfigError as exc:
+                errors.extend(exc)
+    return children
+
+
+def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect: str | None) -> SchedulerPlan:
+    """optreg's `sequential` (stages on local steps, or `restart: global`) and `chained` (factors multiply).
+
+    With torch scheduler classes only, local restarts and the lr key, they build torch's own
+    SequentialLR / ChainedScheduler (bitwise torch); otherwise the engine's closed-form combinators.
+    """
+    errors = Collector()
+    kind = spec.pop("name").strip().lower()
+    allowed = {"schedulers", "key", *synonyms("last_epoch")} | ({"milestones", "restart"} if kind == "sequential"
+                                                                  else set())
+    for key in spec:
+        if key not in allowed:
+            errors.add(join_path(path, key), f"unknown option of {kind}", closest(key, sorted(allowed)))
+    plan = SchedulerPlan(None, {})
+    _pop_adapter_options(spec, plan, errors, path)
+    raw = spec.get("schedulers")
+    if not isinstance(raw, list) or not raw:
+        errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
+    else:
+        plan.children = _plan_children(spec, context, path, dialect, errors)
+    restart = spec.get("restart", "local")
+    milestones = spec.get("milestones")
+    errors.raise_if_any()
+    torch_only = all(c.entry is not None and c.schedule is None and c.entry.dialect == "torch"
+                     for c in plan.children)
+    if torch_only and restart == "local" and plan.key == "lr" and plan.last_epoch == -1:
+        entry = REGISTRY.lookup(SCHEDULER, "SequentialLR" if kind == "sequential" else "ChainedScheduler", "torch")
+        plan.entry, plan.values = entry, {"schedulers": raw}
+        if kind == "sequential":
+            plan.values["milestones"] = milestones
+        _check_context(plan, context, errors, path)
+        errors.raise_if_any()
+        return plan
+    from optreg.schedulers.engine import Chained, Sequential
+
+    try:
+        stages = [c.closed_form(join_path(join_path(path, "schedulers"), i)) for i, c in enumerate(plan.children)]
+        plan.schedule = Sequential(stages, milestones, restart) if kind == "sequential" else Chained(stages)
+    except ConfigError as exc:
+        errors.extend(exc, prefix=path)
+    errors.raise_if_any()
+    return plan
+
+
 def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | None = None) -> SchedulerPlan:
-    """Validate a scheduler spec (recursively for sequential/chained); ConfigError lists every problem."""
+    """Validate a scheduler spec (recursively for nested ones); ConfigError lists every problem."""
     errors = Collector()
     spec = _normal_spec(spec, path, errors)
     errors.raise_if_any()
     assert spec is not None
     dialect = spec.pop("dialect", None) or dialect or context.dialect
+    if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
+        return _plan_combinator(spec, context, path, dialect)
     entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), dialect, path=join_path(path, "name"))
     plan = SchedulerPlan(entry, {})
-    if plan.engine:
-        plan.key = spec.pop("key", "lr")
-        if plan.key not in SCHEDULE_KEYS:
-            errors.add(join_path(path, "key"), f"must be one of {', '.join(SCHEDULE_KEYS)}, got {plan.key!r}")
-        for alias in synonyms("last_epoch"):
-            if alias in spec:
-                plan.last_epoch = spec.pop(alias)
-    children_raw = spec.get("schedulers")
-    if "schedulers" in option_names(entry) and isinstance(children_raw, list):
-        for i, child in enumerate(children_raw):
-            try:
-                plan.children.append(plan_scheduler(child, context, join_path(join_path(path, "schedulers"), i),
-                                                    entry.dialect))
-            except ConfigError as exc:
-                errors.extend(exc)
+    engine = _is_engine(entry)
+    if engine:
+        _pop_adapter_options(spec, plan, errors, path)
+    if any(option in option_names(entry) for option in NESTED):
+        plan.children = _plan_children(spec, context, path, entry.dialect, errors)
     try:
         plan.values = validate_options(entry, spec, path=path)
     except ConfigError as exc:
         errors.extend(exc)
+    if not errors and engine:
+        kwargs = to_target_kwargs(entry, plan.values)
+        children = iter(plan.children)
+        for option in NESTED:
+            target = entry.target_name(option)
+            if kwargs.get(target) is not None:
+                kwargs[target] = ([next(children).closed_form(join_path(join_path(path, option), i))
+                                   for i in range(len(kwargs[target]))] if option == "schedulers"
+                                  else next(children).closed_form(join_path(path, option)))
+        try:
+            plan.schedule = entry.resolve()(**kwargs)
+        except ConfigError as exc:
+            errors.extend(exc, prefix=path)
     if not errors:
         _check_context(plan, context, errors, path)
     errors.raise_if_any()
@@ -275,22 +450,27 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         if isinstance(value, list) and context.known_groups and len(value) != context.n_groups:
             errors.add(join_path(path, name), f"expected one value per parameter group ({context.n_groups}), "
                                               f"got {len(value)}")
+        if isinstance(value, list) and plan.schedule is not None:
+            errors.add(join_path(path, name), "per-group lists are not supported by closed-form schedules; "
+                                              "use one value (or a torch-dialect scheduler)")
     if values.get("cycle_momentum") and not ({"momentum", "betas"} & context.option_names):
         errors.add(join_path(path, "cycle_momentum"), "the optimizer has neither momentum nor betas; "
                                                       "set cycle_momentum: false")
-    if plan.children:
-        for i, child in enumerate(plan.children):
-            if "ReduceLROnPlateau" in child.entry.name:
-                errors.add(join_path(join_path(path, "schedulers"), i), "ReduceLROnPlateau steps on a metric and "
-                                                                      "cannot be nested")
-    if plan.children and "milestones" in values:
+    if plan.key.startswith("betas") and context.known_groups and "betas" not in context.option_names or \
+            plan.key != "lr" and plan.key.split("[")[0] not in context.option_names and context.known_groups:
+        errors.add(join_path(path, "key"), f"the optimizer has no {plan.key.split('[')[0]!r} to schedule")
+    for i, child in enumerate(plan.children):
+        if child.entry is not None and "ReduceLROnPlateau" in child.entry.name:
+            errors.add(join_path(join_path(path, "schedulers"), i), "ReduceLROnPlateau steps on a metric and "
+                                                                  "cannot be nested")
+    if plan.schedule is None and plan.children and "milestones" in values:
         n = len(plan.children)
         if values["milestones"] is None:
             lengths = [c.length for c in plan.children[:-1]]
             for i, length in enumerate(lengths):
                 if length is None:
                     errors.add(join_path(join_path(path, "schedulers"), i),
-                               f"{plan.children[i].entry.name} has no length to derive a milestone from; "
+                               f"{plan.children[i].name} has no length to derive a milestone from; "
                                f"give milestones")
             if None not in lengths:
                 total, milestones = 0, []
@@ -301,7 +481,7 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         elif len(values["milestones"]) != n - 1:
             errors.add(join_path(path, "milestones"), f"expected {n - 1} milestones for {n} schedulers, "
                                                       f"got {len(values['milestones'])}")
-    if "schedulers" in values and not plan.children:
+    if "schedulers" in values and not plan.children and plan.schedule is None:
         errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
 
 

@@ -42,6 +42,8 @@ class Entry:
     rules     constraints across options.
     values    schedulers: "factor" (times the group's base lr) or "absolute".
     length    schedulers: the option that gives the schedule's length (for sequential milestones).
+    group_keys  extra per-group keys the implementation reads, with their types (OneFlow's
+              clip_grad_max_norm); validated like options and passed in the group dicts.
     single_group  the implementation takes one parameter group only (LBFGS).
     accepts   (predicate on a parameter tensor, what it requires): parameters it cannot update (Muon: 2-D only).
     bind      "module:function" that turns the resolved parameter groups into what the target takes
@@ -64,6 +66,7 @@ class Entry:
     rules: tuple[Rule, ...] = ()
     values: Literal["factor", "absolute"] | None = None
     length: str | None = None
+    group_keys: Mapping[str, Any] = field(default_factory=dict)
     single_group: bool = False
     accepts: tuple[Callable[[Any], bool], str] | None = None
     bind: str | None = None

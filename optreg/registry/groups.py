@@ -69,8 +69,11 @@ def _patterns(value: Any, path: str, errors: Collector) -> list[str]:
 
 
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
-               path: str = "param_groups") -> list[Group]:
-    """Rule i -> group i (first matching rule wins); unmatched parameters form a last, default group."""
+               path: str = "param_groups", paramless_ok: bool = False) -> list[Group]:
+    """Rule i -> group i (first matching rule wins); unmatched parameters form a last, default group.
+
+    paramless_ok: a rule without `params` is kept as a group of no parameters, for a dialect hook
+    (MindSpore's `order_params` dict)."""
     names = [n for n, _ in named]
     if rules and any(n is None for n in names):
         errors.add(path, "param_groups with name patterns need parameter names: pass the Module or "
@@ -85,7 +88,7 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
             errors.add(here, f"expected a mapping with params: <glob> and options, got {rule!r}")
             groups.append(Group([], [], rule=here))
             continue
-        if "params" not in rule:
+        if "params" not in rule and not (paramless_ok and rule):
             errors.add(join_path(here, "params"), "required: a glob pattern or list of patterns over parameter names")
         patterns = _patterns(rule.get("params"), join_path(here, "params"), errors) if "params" in rule else []
         for pattern in patterns:
@@ -112,13 +115,16 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
 
 
 def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
-               names_of: Mapping[int, str] | None = None) -> list[Group]:
-    """Torch-style group dicts; a tensor in two groups is an error."""
+               names_of: Mapping[int, str] | None = None, paramless_ok: bool = False) -> list[Group]:
+    """Torch-style group dicts; a tensor in two groups is an error. paramless_ok: as in from_rules."""
     seen: dict[int, int] = {}
     groups = []
     for i, d in enumerate(dicts):
         here = join_path(path, i)
         raw = d.get("params")
+        if raw is None and paramless_ok and d:
+            groups.append(Group([], None, {k: v for k, v in d.items() if k != "params"}, rule=here))
+            continue
         if raw is None:
             errors.add(join_path(here, "params"), "group has no 'params'")
             continue

@@ -7,9 +7,9 @@ from typing import Any, Literal, Mapping
 
 from pydantic import ValidationError
 
-from optreg.errors import Collector, ConfigError, closest, join_path
+from optreg.errors import Collector, closest, join_path
 from optreg.registry.entry import Entry
-from optreg.registry.names import TUPLE_ALIASES, synonyms
+from optreg.registry.names import LEGACY_KEYS, TUPLE_ALIASES, synonyms
 from optreg.schemas import models
 
 UnknownKeys = Literal["error", "warn"]
@@ -39,8 +39,10 @@ def _unknown(entry: Entry, key: str, fields: list[str]) -> tuple[str, str | None
 
 
 def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, path: str,
-                    unknown_keys: UnknownKeys = "error") -> dict[str, Any]:
-    """Map user keys onto the entry's option names: synonyms, split/joined tuples, unknown keys."""
+                    unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Map user keys onto the entry's option names: synonyms, split/joined tuples, unknown keys.
+
+    extra_keys: other valid keys here (a group's own keys), offered as close matches."""
     fields = option_names(entry)
     out: dict[str, Any] = {}
     given_as: dict[str, str] = {}
@@ -57,6 +59,11 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         key = str(key)
         if key in fields:
             put(key, value, key)
+            continue
+        legacy = LEGACY_KEYS.get(entry.dialect, {}).get(key)
+        if legacy is not None:
+            errors.add(join_path(path, key), f"{key!r} is a legacy {entry.dialect} key that "
+                                             f"{entry.qualname} no longer accepts; write {legacy} instead")
             continue
         match = next((s for s in synonyms(key) if s in fields), None)
         if match is not None:
@@ -76,7 +83,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
             for part, v in zip(split_hit, value):
                 put(part, v, key)
             continue
-        text, hint = _unknown(entry, key, fields)
+        text, hint = _unknown(entry, key, [*fields, *extra_keys])
         if unknown_keys == "warn":
             warnings.warn(f"{join_path(path, key)}: {text}; ignored", UserWarning, stacklevel=4)
         else:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, closest, join_path
-from optreg.registry.build import Context, plan_optimizer, plan_scheduler
+from optreg.registry.build import Context, cerebras_form, plan_optimizer, plan_scheduler, wraps_optimizer
 from optreg.registry.entry import OPTIMIZER
 from optreg.registry.names import NAME_KEYS
 from optreg.registry.registry import REGISTRY
@@ -74,12 +74,17 @@ def split_optimizer(section: Mapping[str, Any]) -> tuple[str, str | None, list, 
     return section["name"], section.get("dialect"), list(section.get("param_groups") or []), options
 
 
-def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector) -> None:
-    """What can be checked without the model: the name, the options, the group rules' shape and values."""
+def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
+    """What can be checked without the model: the name, the options (and a wrapped optimizer's)."""
     name, own, rules, options = split_optimizer(section)
     try:
-        entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect, path="optimizer.name")
-        validate_options(entry, options, path="optimizer")
+        entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect, path=join_path(path, "name"))
+        if wraps_optimizer(entry):
+            inner = _section(options.pop("optimizer", None), join_path(path, "optimizer"), errors)
+            if inner is not None and "name" in inner:
+                _check_optimizer_section(inner, inner.get("dialect") or entry.dialect, errors,
+                                         join_path(path, "optimizer"))
+        validate_options(entry, options, path=path)
     except ConfigError as exc:
         errors.extend(exc)
         return
@@ -88,7 +93,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
-    if raw is None or isinstance(raw, (list, str)):
+    if raw is None or isinstance(raw, (list, str)) or cerebras_form(raw):
         return raw
     return _section(raw, path, errors)
 
@@ -134,6 +139,8 @@ def _option_names(section: Mapping[str, Any], dialect: str | None) -> list[str]:
 
     name, own, _, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    if wraps_optimizer(entry):
+        return _option_names(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
     return list(to_target_kwargs(entry, validate_options(entry, options)))
 
 

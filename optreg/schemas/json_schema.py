@@ -68,6 +68,25 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _combinators() -> list[dict[str, Any]]:
+    """optreg's own `sequential` and `chained` (not registry rows: they compose rows of any dialect)."""
+    nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
+    restart = {"enum": ["local", "global"]}
+    common = {"schedulers": nested, "key": {"enum": ["lr", "momentum", "betas[0]", "betas[1]", "weight_decay"]},
+              "last_epoch": {"type": "integer", "minimum": -1}}
+    return [
+        {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
+         "description": "Stages one after another (local steps; restart: global on request); milestones derived "
+                        "from the stages' lengths when omitted.",
+         "properties": {"name": {"enum": ["sequential", "Sequential"]}, **common,
+                        "milestones": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                        "restart": {"anyOf": [restart, {"type": "array", "items": restart}]}}},
+        {"title": "chained", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
+         "description": "Every stage at the same step; factors multiply.",
+         "properties": {"name": {"enum": ["chained", "Chained"]}, **common}},
+    ]
+
+
 def experiment_schema() -> dict[str, Any]:
     """The whole experiment config; every registered component of every dialect is a member."""
     from optreg.schemas.experiment import TrainSpec
@@ -75,7 +94,7 @@ def experiment_schema() -> dict[str, Any]:
     definitions: dict[str, Any] = {}
     optimizers = [_optimizer(e, definitions) for e in REGISTRY.entries(OPTIMIZER)]
     schedulers = [_scheduler(e, definitions) for e in REGISTRY.entries(SCHEDULER)]
-    definitions["scheduler"] = {"anyOf": schedulers}
+    definitions["scheduler"] = {"anyOf": schedulers + _combinators()}
     train = TrainSpec.model_json_schema(schema_generator=Draft07)
     return {
         "$schema": DRAFT_07,

@@ -6,7 +6,9 @@ row overrides it in `Entry.types`. Names not listed fall back to the implementat
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BeforeValidator
 
 from optreg.schemas.types import (
     Beta,
@@ -107,3 +109,26 @@ PARAM_TYPES: dict[str, Any] = {
     "end_learning_rate": NonNegFloat,
     "initial_learning_rate": NonNegFloat,
 }
+
+
+def _norm_type(value: Any) -> Any:
+    """A p-norm order: a number > 0, or infinity (`inf`, `.inf` in YAML) for the max norm."""
+    import math
+
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number > 0 or 'inf', got boolean {str(value).lower()}")
+    if isinstance(value, str) and value.strip().lower().lstrip("+.") in ("inf", "infinity"):
+        return math.inf
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number > 0 or 'inf', got {value!r}") from None
+    if math.isnan(value) or not value > 0:
+        raise ValueError(f"must be a number > 0 or 'inf', got {value}")
+    return value
+
+
+NormType = Annotated[Any, BeforeValidator(_norm_type)]
+
+# OneFlow's per-group gradient clipping (Entry.group_keys of the oneflow rows; read by Optimizer.clip_grad())
+ONEFLOW_GROUP_KEYS: dict[str, Any] = {"clip_grad_max_norm": NonNegFloat, "clip_grad_norm_type": NormType}

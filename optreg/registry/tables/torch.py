@@ -84,11 +84,11 @@ SCHEDULERS = [
     _sched("ReduceLROnPlateau", "lr ← max(lr·factor, min_lr) after `patience` epochs without improvement; "
            "step(metric).", types={"mode": Literal["min", "max"], "factor": number(ge=0, lt=1)}),
     _sched("SequentialLR", "Runs schedulers one after another, switching at milestones (derived from the "
-           "stages' lengths when omitted).", aliases=("sequential",),
+           "stages' lengths when omitted).",
            types={"schedulers": list[dict[str, Any]], "milestones": Optional[IncreasingInts]},
            defaults={"milestones": None}),
     _sched("ChainedScheduler", "Steps every scheduler each step; chainable factors multiply.",
-           aliases=("chained",), types={"schedulers": list[dict[str, Any]]}, hidden=("optimizer",)),
+           types={"schedulers": list[dict[str, Any]]}, hidden=("optimizer",)),
 ]
 
 

@@ -1,0 +1,350 @@
+"""Shared base class of the first-party optimizers: the loop around a per-tensor update rule.
+
+A subclass defines two hooks:
+
+    init_state(p, group) -> dict          every state tensor of `p` (zeros, ones, ...)
+    update(p, grad, state, group, info)   one in-place update of `p` (a per-tensor rule)
+
+and the loop here does the rest the same way for every algorithm: the closure, params without a
+gradient, `maximize`, and the dialect features below. Every feature is off by default; a dialect
+row turns it on through the implementation's keyword arguments (the row's `fixed`).
+
+MindSpore (nn.Optimizer, 1.6 - 2.x)
+    * `lr` given as a number, a per-step list / 1-D tensor (step k uses entry k; past the end
+      `step()` raises IndexError, as MindSpore's Gather does), or a schedule (any callable
+      `step -> lr`, e.g. an absolute-valued `Schedule`, called with the 0-based step).
+    * `loss_scale` (> 0): gradients are multiplied by `1 / loss_scale` before the rule.
+    * coupled weight decay in the gradient pipeline (`coupled_decay=True`): MindSpore adds
+      `weight_decay * loss_scale * w` to the still-scaled gradient, then centralises, then unscales.
+    * per-group `grad_centralization`, reproduced from MindSpore's code: see `centralize`.
+    * an optimizer-wide step counter (`global_step`) that advances once per `step()`.
+OneFlow (oneflow.optim.Optimizer)
+    * the same optimizer-wide step counter (it advances for params that got no gradient too);
+    * per-group `clip_grad_max_norm` / `clip_grad_norm_type` and `clip_grad()`;
+    * `zero_grad(set_to_none=False)` by default (`set_to_none=False` knob).
+Cerebras (cerebras.pytorch.optim.Optimizer)
+    * `preinit=True`: `preinitialize()` allocates every state tensor in the constructor, so the
+      state dict is complete before the first step and `step()` creates no new state;
+    * `state_names_to_sparsify()`; `enable_global_step` / `increment_global_step(p)`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence, Union
+
+import torch
+
+from optreg.errors import ConfigError
+
+LearningRate = Union[float, Sequence[float], torch.Tensor, Callable[[int], float]]
+
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What the loop hands to the per-tensor rule for one step of one group.
+
+    step  the optimizer-wide step count, 1-based (the first `step()` sees 1)
+    lr    the group's learning rate for this step (a dynamic lr already resolved)
+    """
+
+    step: int
+    lr: float
+
+
+# ---------------------------------------------------------------------------------------------
+# learning-rate forms (MindSpore)
+# ---------------------------------------------------------------------------------------------
+
+
+def lr_table(value: Any, path: str = "lr") -> float | list[float] | Callable[[int], float]:
+    """Normalise a learning rate: a float, a list of per-step floats, or a callable `step -> lr`.
+
+    Raises ConfigError for what MindSpore refuses: a negative number, a tensor of rank >= 2, an
+    empty table, a boolean, or anything that is neither a number, a sequence nor a callable.
+    """
+    if isinstance(value, bool):
+        raise ConfigError(f"must be a number, a list of per-step numbers or a schedule, got {value!r}", path)
+    if isinstance(value, torch.Tensor):
+        if value.dim() == 0:
+            value = float(value)
+        elif value.dim() == 1:
+            value = [float(v) for v in value.detach().cpu().tolist()]
+        else:
+            raise ConfigError(f"a learning-rate tensor must be 0-d or 1-d, got shape {tuple(value.shape)}", path)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value) or value < 0:
+            raise ConfigError(f"must be a finite number >= 0, got {value}", path)
+        return value
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ConfigError("a per-step learning-rate list must not be empty", path)
+        table = []
+        for i, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+                raise ConfigError(f"must be a finite number, got {v!r}", f"{path}[{i}]")
+            table.append(float(v))
+        return table
+    if callable(value):
+        return value
+    raise ConfigError(
+        f"must be a number, a list of per-step numbers or a schedule, got {type(value).__name__}", path
+    )
+
+
+def lr_at(table: float | list[float] | Callable[[int], float], index: int) -> float:
+    """The learning rate of the step with 0-based `index`.
+
+    A list gives entry `index`; past its end it raises IndexError, as MindSpore does (its Gather
+    of `learning_rate[global_step]` fails with "input_indices should be in the range [0, n)").
+    A callable is called with `index` (MindSpore calls `LearningRateSchedule(global_step)` with
+    the 0-based step).
+    """
+    if isinstance(table, float):
+        return table
+    if isinstance(table, list):
+        if index >= len(table):
+            raise IndexError(
+                f"step {index} is past the end of the per-step learning-rate list ({len(table)} entries)"
+            )
+        return table[index]
+    return float(table(index))
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient pipeline pieces
+# ---------------------------------------------------------------------------------------------
+
+
+def centralize(grad: torch.Tensor) -> torch.Tensor:
+    """MindSpore's gradient centralisation: `g - mean(g over dims 1..n-1)`, or `g` unchanged.
+
+    MindSpore's code centralises a gradient when it has at least 2 dims and `shape[1] % 16 == 0`
+    (the docs say "convolution layers"; the code checks only these two conditions).
+    """
+    if grad.dim() < 2 or grad.shape[1] % 16 != 0:
+        return grad
+    return grad - grad.mean(dim=tuple(range(1, grad.dim())), keepdim=True)
+
+
+def _map_values(grad: torch.Tensor, fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], p: torch.Tensor):
+    """Apply `fn(values, rows_of_p)` to a dense grad, or to the values of a sparse COO grad (per row slice)."""
+    if not grad.is_sparse:
+        return fn(grad, p)
+    idx = grad._indices()
+    values = fn(grad._values(), p[idx[0]])
+    return torch.sparse_coo_tensor(idx, values, grad.shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# the base class
+# ---------------------------------------------------------------------------------------------
+
+
+class Optimizer(torch.optim.Optimizer):
+    """Loop + dialect features around a per-tensor rule (`init_state`, `update`)."""
+
+    #: state names with the parameter's shape (Cerebras `state_names_to_sparsify`)
+    sparsify_states: tuple[str, ...] = ()
+    #: whether the rule accepts sparse COO gradients (otherwise a sparse grad is an error)
+    supports_sparse: bool = False
+    #: whether groups' `grad_centralization` is honoured (MindSpore AdamOffload and
+    #: AdamWeightDecay skip centralisation)
+    centralizes: bool = True
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        defaults: dict[str, Any],
+        *,
+        maximize: bool = False,
+        loss_scale: float = 1.0,
+        coupled_decay: bool = False,
+        preinit: bool = False,
+        enable_global_step: bool = False,
+        set_to_none: bool = True,
+    ) -> None:
+        if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or not loss_scale > 0:
+            raise ConfigError(f"must be a number > 0, got {loss_scale!r}", "loss_scale")
+        self.maximize = bool(maximize)
+        self.loss_scale = float(loss_scale)
+        self.coupled_decay = bool(coupled_decay)
+        self.preinit = bool(preinit)
+        self.enable_global_step = bool(enable_global_step)
+        self.set_to_none = bool(set_to_none)
+        self.global_step = 0
+        defaults = dict(defaults)
+        super().__init__(params, defaults)
+        if self.preinit:
+            self.preinitialize()
+
+    # -- groups ---------------------------------------------------------------------------------
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """torch's add_param_group, plus the dynamic-lr forms: a list or schedule goes to `lr_schedule`."""
+        index = len(getattr(self, "param_groups", []))
+        lr = param_group.get("lr", self.defaults.get("lr"))
+        if "lr" in self.defaults and not isinstance(lr, float) and "lr_schedule" not in param_group:
+            table = lr_table(lr, f"param_groups[{index}].lr" if index else "lr")
+            param_group = dict(param_group)
+            if isinstance(table, float):
+                param_group["lr"] = table
+            else:
+                param_group["lr_schedule"] = table
+                param_group["lr"] = lr_at(table, self.global_step)
+        super().add_param_group(param_group)
+        if getattr(self, "preinit", False) and hasattr(self, "state"):
+            self._preinit_group(self.param_groups[-1])
+
+    def _group_lr(self, group: dict[str, Any]) -> float:
+        """The group's lr for the step about to run; a dynamic lr is read at the 0-based step index."""
+        table = group.get("lr_schedule")
+        if table is not None:
+            group["lr"] = lr_at(table, self.global_step - 1)
+        return group["lr"]
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def init_state(self, p: torch.Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        """Every state entry of `p`; subclasses override (the default has none)."""
+        return {}
+
+    def _state_for(self, p: torch.Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        state = self.state[p]
+        if not state:
+            fresh = self.init_state(p, group)
+            if self.preinit and (fresh or self.enable_global_step):  # a stateless param (SGD, momentum 0) is fine
+                raise RuntimeError("step() must not create state when preinit=True; was the parameter added later?")
+            state.update(fresh)
+            if self.enable_global_step:
+                state["step"] = torch.tensor(0.0, dtype=torch.float32, device=p.device)
+        return state
+
+    def _preinit_group(self, group: dict[str, Any]) -> None:
+        for p in group["params"]:
+            state = self.state[p]
+            if not state:
+                state.update(self.init_state(p, group))
+                if self.enable_global_step:
+                    state["step"] = torch.tensor(0.0, dtype=torch.float32, device=p.device)
+
+    def preinitialize(self) -> None:
+        """Allocate every state tensor now (Cerebras): the state dict is complete before step 1."""
+        for group in self.param_groups:
+            self._preinit_group(group)
+
+    def state_names_to_sparsify(self) -> list[str]:
+        """Per-parameter states that have the parameter's shape (Cerebras sparsity masking)."""
+        return list(self.sparsify_states)
+
+    def increment_global_step(self, p: torch.Tensor) -> torch.Tensor:
+        """Add 1 to `state[p]["step"]` (a float32 scalar) and return it (Cerebras)."""
+        step = self.state[p]["step"]
+        step.add_(1.0)
+        return step
+
+    # -- gradient pipeline ----------------------------------------------------------------------
+
+    def prepare_grad(self, p: torch.Tensor, group: dict[str, Any]) -> torch.Tensor:
+        """The gradient the rule sees, built in MindSpore's order.
+
+        `g = -g` if maximize; `g += weight_decay * loss_scale * w` if `coupled_decay` (on the
+        still-scaled gradient, as MindSpore's `decay_weight`); centralised if the group asks for
+        `grad_centralization`; multiplied by `1 / loss_scale`.  Sparse COO gradients are handled
+        row-slice by row-slice on their (uncoalesced) values.
+        """
+        grad = p.grad
+        if grad.is_sparse and not self.supports_sparse:
+            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+        if self.maximize:
+            grad = -grad
+        wd = group.get("weight_decay", 0.0)
+        if self.coupled_decay and wd:
+            scaled_wd = wd * self.loss_scale
+            grad = _map_values(grad, lambda g, w: g.add(w, alpha=scaled_wd), p)
+        if self.centralizes and group.get("grad_centralization", False):
+            grad = _map_values(grad, lambda g, w: centralize(g), p)
+        if self.loss_scale != 1.0:
+            reciprocal = 1.0 / self.loss_scale
+            grad = _map_values(grad, lambda g, w: g * reciprocal, p)
+        return grad
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, Any], group: dict[str, Any], info: StepInfo) -> None:
+        """One in-place update of `p` (the per-tensor rule); subclasses override."""
+        raise NotImplementedError
+
+    def begin_group(self, group: dict[str, Any], info: StepInfo) -> None:
+        """Hook before a group's tensors are updated (group-wide quantities); default: nothing."""
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One step over every group; the optimizer-wide counter advances even for params without grads."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self.global_step += 1
+        for group in self.param_groups:
+            info = StepInfo(step=self.global_step, lr=self._group_lr(group))
+            self.begin_group(group, info)
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self._state_for(p, group)
+                grad = self.prepare_grad(p, group)
+                self.update(p, grad, state, group, info)
+        return loss
+
+    # -- OneFlow features -----------------------------------------------------------------------
+
+    def clip_grad(self, error_if_nonfinite: bool = False) -> None:
+        """Clip each group's gradients by that group's own norm (OneFlow `Optimizer.clip_grad`).
+
+        A group takes part when it has both `clip_grad_max_norm` and `clip_grad_norm_type`;
+        a group without them is skipped with a warning, as OneFlow does.
+        """
+        for i, group in enumerate(self.param_groups):
+            if "clip_grad_max_norm" in group and "clip_grad_norm_type" in group:
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    torch.nn.utils.clip_grad_norm_(
+                        params,
+                        group["clip_grad_max_norm"],
+                        group["clip_grad_norm_type"],
+                        error_if_nonfinite=error_if_nonfinite,
+                    )
+            else:
+                warnings.warn(
+                    f"param group {i} has no clip_grad_max_norm / clip_grad_norm_type; its gradients are not clipped",
+                    stacklevel=2,
+                )
+
+    @property
+    def support_sparse(self) -> bool:
+        """OneFlow's `Optimizer.support_sparse`: whether sparse gradients are accepted."""
+        return self.supports_sparse
+
+    def zero_grad(self, set_to_none: bool | None = None) -> None:
+        """torch's zero_grad; the default of `set_to_none` is the dialect's (OneFlow: False)."""
+        super().zero_grad(set_to_none=self.set_to_none if set_to_none is None else set_to_none)
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """torch's state dict plus the optimizer-wide step counter (`global_step`)."""
+        sd = super().state_dict()
+        sd["global_step"] = self.global_step
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """torch's load_state_dict; restores `global_step` (0 when the dict has none, e.g. from torch)."""
+        state_dict = dict(state_dict)
+        self.global_step = int(state_dict.pop("global_step", 0))
+        super().load_state_dict(state_dict)

@@ -1,0 +1,159 @@
+"""LARS (You et al. 2017) as MindSpore's `nn.LARS`: a wrapper that rescales gradients, then steps
+another optimizer.
+
+For every parameter that `lars_filter` keeps, with wd the parameter group's weight decay and lr
+its learning rate for this step:
+
+    c = coefficient * ||w|| / (||g|| + wd * ||w|| + epsilon)
+    c = min(c / lr, 1)            with use_clip
+    g = c * (g + wd * w)
+
+Parameters the filter excludes get neither LARS scaling nor weight decay. LARS takes over the
+inner optimizer's weight decay and loss scale (as MindSpore does): the inner groups keep their
+decay under `lars_weight_decay` and run with `weight_decay = 0`, and gradients are divided by the
+loss scale here, once. The inner optimizer then steps on the rescaled gradients; `p.grad` is left
+as it was. Reproduces mindspore.nn.LARS (1.6 - 2.x, LARSUpdate op).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Callable, Sequence, Union
+
+import torch
+
+from optreg.errors import ConfigError
+from optreg.optimizers.base import lr_at
+
+LarsFilter = Union[Sequence[str], Callable[[str], bool], None]
+
+DEFAULT_EXCLUDE = ("*LayerNorm*", "*bias*")
+"""MindSpore's default filter `'LayerNorm' not in name and 'bias' not in name`, as exclusion globs."""
+
+
+def lars_scale(p: torch.Tensor, grad: torch.Tensor, *, weight_decay: float, lr: float, coefficient: float,
+               epsilon: float, use_clip: bool) -> torch.Tensor:
+    """The LARS gradient `c * (g + wd * w)` for one tensor (see the module docstring)."""
+    w_norm = p.norm()
+    g_norm = grad.norm()
+    coeff = coefficient * w_norm / (g_norm + weight_decay * w_norm + epsilon)
+    if use_clip:
+        coeff = torch.clamp(coeff / lr if lr else torch.full_like(coeff, float("inf")), max=1.0)
+    return grad.add(p, alpha=weight_decay).mul_(coeff) if weight_decay else grad.mul(coeff)
+
+
+def keeps(lars_filter: LarsFilter, name: str) -> bool:
+    """Whether LARS applies to the parameter called `name`.
+
+    A sequence holds exclusion globs (fnmatch, case-sensitive); a callable gets the name and
+    returns True to apply LARS; None applies it everywhere.
+    """
+    if lars_filter is None:
+        return True
+    if callable(lars_filter):
+        return bool(lars_filter(name))
+    return not any(fnmatch.fnmatchcase(name, pattern) for pattern in lars_filter)
+
+
+class LARS(torch.optim.Optimizer):
+    """Layer-wise adaptive rate scaling around `optimizer` (MindSpore nn.LARS).
+
+    `param_groups` and `state` are the inner optimizer's own objects, so LR schedulers, `zero_grad`
+    and checkpoints see one optimizer. Parameter names come from the groups' `param_names`
+    (torch's named-parameter groups); a parameter without a name is matched as "".
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        epsilon: float = 1e-5,
+        coefficient: float = 0.001,
+        use_clip: bool = False,
+        lars_filter: LarsFilter = DEFAULT_EXCLUDE,
+    ) -> None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise ConfigError(f"must be a torch.optim.Optimizer, got {type(optimizer).__name__}", "optimizer")
+        self.optimizer = optimizer
+        self.epsilon = float(epsilon)
+        self.coefficient = float(coefficient)
+        self.use_clip = bool(use_clip)
+        self.lars_filter = tuple(lars_filter) if isinstance(lars_filter, (list, tuple)) else lars_filter
+        if self.use_clip:
+            dynamic = [g for g in optimizer.param_groups if g.get("lr_schedule") is not None]
+            specs = {repr(g.get("lr_schedule", g.get("lr"))) for g in optimizer.param_groups}
+            if dynamic and len(specs) > 1:
+                raise ConfigError(
+                    "use_clip=True cannot be combined with a dynamic learning rate that differs between groups",
+                    "use_clip",
+                )
+        # LARS takes over weight decay and the loss scale of the inner optimizer.
+        for group in optimizer.param_groups:
+            group.setdefault("lars_weight_decay", float(group.get("weight_decay", 0.0) or 0.0))
+            if "weight_decay" in group:
+                group["weight_decay"] = 0.0
+        self.loss_scale = float(getattr(optimizer, "loss_scale", 1.0))
+        if hasattr(optimizer, "loss_scale"):
+            optimizer.loss_scale = 1.0
+        self._flags = [
+            [keeps(self.lars_filter, name) for name in _names(group)] for group in optimizer.param_groups
+        ]
+        torch.optim.Optimizer.__init__(self, optimizer.param_groups, optimizer.defaults)
+        self.param_groups = optimizer.param_groups
+        self.state = optimizer.state
+
+    def _group_lr(self, group: dict[str, Any]) -> float:
+        """The lr the inner optimizer will use for this step (dynamic lr read at its step index)."""
+        table = group.get("lr_schedule")
+        if table is not None:
+            return lr_at(table, getattr(self.optimizer, "global_step", 0))
+        return float(group["lr"])
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        saved: list[tuple[torch.Tensor, torch.Tensor]] = []
+        reciprocal = 1.0 / self.loss_scale
+        for group, flags in zip(self.param_groups, self._flags):
+            wd = group.get("lars_weight_decay", 0.0)
+            lr = self._group_lr(group) if self.use_clip else 0.0
+            for p, apply in zip(group["params"], flags):
+                if p.grad is None:
+                    continue
+                grad = p.grad if self.loss_scale == 1.0 else p.grad * reciprocal
+                if apply:
+                    grad = lars_scale(p, grad, weight_decay=wd, lr=lr, coefficient=self.coefficient,
+                                      epsilon=self.epsilon, use_clip=self.use_clip)
+                if grad is not p.grad:
+                    saved.append((p, p.grad))
+                    p.grad = grad
+        try:
+            self.optimizer.step()
+        finally:
+            for p, grad in saved:
+                p.grad = grad
+        return loss
+
+    def zero_grad(self, set_to_none: bool | None = None) -> None:
+        if set_to_none is None:
+            self.optimizer.zero_grad()
+        else:
+            self.optimizer.zero_grad(set_to_none=set_to_none)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.optimizer.state_dict()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state_dict)
+        self.param_groups = self.optimizer.param_groups
+        self.state = self.optimizer.state
+
+    def __repr__(self) -> str:
+        return f"LARS(epsilon={self.epsilon}, coefficient={self.coefficient}, use_clip={self.use_clip}, optimizer={self.optimizer!r})"
+
+
+def _names(group: dict[str, Any]) -> list[str]:
+    names = group.get("param_names")
+    return list(names) if names is not None else [""] * len(group["params"])

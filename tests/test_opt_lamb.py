@@ -1,0 +1,160 @@
+"""LAMB rows (OneFlow LAMB, Cerebras Lamb, MindSpore Lamb) against the numpy reference, float64, 25 steps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import optreg
+from optreg.reference import lamb as ref
+from optreg.reference.pipeline import mindspore_grad
+
+STEPS = 25
+RTOL, ATOL = 1e-12, 1e-14
+SHAPES = {"enc.weight": (6, 16), "enc.bias": (6,), "ln.gamma": (16,)}
+
+
+def _params(seed=0, zero=()):
+    gen = torch.Generator().manual_seed(seed)
+    out = {}
+    for n, s in SHAPES.items():
+        t = torch.randn(*s, generator=gen, dtype=torch.float64)
+        out[n] = torch.nn.Parameter(torch.zeros_like(t) if n in zero else t)
+    return out
+
+
+def _noise(seed=1):
+    rng = np.random.default_rng(seed)
+    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
+
+
+def _run(opt, params, noise, scale=1.0):
+    out = []
+    for step in noise:
+        for n, p in params.items():
+            p.grad = torch.from_numpy(scale * (step[n] + 0.1 * p.detach().numpy()))
+        opt.step()
+        out.append({n: p.detach().numpy().copy() for n, p in params.items()})
+    return out
+
+
+def _reference(init, noise, *, lr_of, wd_of, l2_of=lambda n: 0.0, gc_of=lambda n: False, **knobs):
+    w = {n: v.copy() for n, v in init.items()}
+    m = {n: np.zeros_like(v) for n, v in w.items()}
+    v2 = {n: np.zeros_like(v) for n, v in w.items()}
+    out = []
+    for k, step in enumerate(noise):
+        for n in w:
+            g = step[n] + 0.1 * w[n]
+            g = mindspore_grad(g, w[n], weight_decay=l2_of(n), centralize=gc_of(n))
+            w[n], m[n], v2[n] = ref.lamb(w[n], g, m[n], v2[n], k + 1, lr=lr_of(n, k), beta1=0.9, beta2=0.999,
+                                         weight_decay=wd_of(n), **knobs)
+        out.append({n: x.copy() for n, x in w.items()})
+    return out
+
+
+def _close(a, b):
+    for k, (x, y) in enumerate(zip(a, b)):
+        for n in x:
+            np.testing.assert_allclose(x[n], y[n], rtol=RTOL, atol=ATOL, err_msg=f"step {k + 1} {n}")
+
+
+@pytest.mark.parametrize("adam_w_mode", [True, False])
+@pytest.mark.parametrize("bias_correction", [True, False])
+def test_oneflow_lamb(adam_w_mode, bias_correction):
+    params = _params()
+    init = {n: p.detach().numpy().copy() for n, p in params.items()}
+    noise = _noise()
+    groups = [{"params": [params["enc.weight"]], "lr": 0.02}, {"params": [params["enc.bias"], params["ln.gamma"]]}]
+    opt = optreg.configure_optimizer("LAMB", groups, dialect="oneflow", lr=0.01, weight_decay=0.05,
+                                     adam_w_mode=adam_w_mode, do_bias_correction=bias_correction)
+    want = _reference(init, noise, lr_of=lambda n, k: 0.02 if n == "enc.weight" else 0.01,
+                      wd_of=lambda n: 0.05 if adam_w_mode else 0.0, l2_of=lambda n: 0.0 if adam_w_mode else 0.05,
+                      eps=1e-8, bias_correction=bias_correction, trust_on="adam")
+    _close(_run(opt, params, noise), want)
+
+
+@pytest.mark.parametrize("adam", [False, True])
+def test_cerebras_lamb(adam):
+    params = _params()
+    with torch.no_grad():
+        params["enc.weight"].mul_(10.0)          # ||w|| > 10: the clamp is exercised
+    init = {n: p.detach().numpy().copy() for n, p in params.items()}
+    assert np.linalg.norm(init["enc.weight"]) > 10
+    noise = _noise()
+    opt = optreg.configure_optimizer("Lamb", list(params.values()), dialect="cerebras", lr=0.01, weight_decay=0.05,
+                                     adam=adam)
+    want = _reference(init, noise, lr_of=lambda n, k: 0.01, wd_of=lambda n: 0.05, eps=1e-6, bias_correction=False,
+                      trust_on="update", weight_norm_clip=10.0, adam=adam)
+    _close(_run(opt, params, noise), want)
+
+
+def test_cerebras_lamb_is_preinitialized():
+    params = _params()
+    opt = optreg.configure_optimizer("Lamb", list(params.values()), dialect="cerebras")
+    assert all(set(opt.state[p]) == {"exp_avg", "exp_avg_sq"} for p in params.values())
+    assert opt.state_names_to_sparsify() == ["exp_avg", "exp_avg_sq"]
+
+
+def test_mindspore_lamb_groups_dynamic_lr_and_beta_gamma_rule():
+    params = _params()
+    init = {n: p.detach().numpy().copy() for n, p in params.items()}
+    noise = _noise()
+    lrs = [0.01 * 0.95 ** k for k in range(STEPS)]
+    opt = optreg.configure_optimizer("Lamb", list(params.items()), dialect="mindspore", learning_rate=lrs,
+                                     weight_decay=0.05)
+    want = _reference(init, noise, lr_of=lambda n, k: lrs[k], wd_of=lambda n: 0.0 if "gamma" in n else 0.05,
+                      eps=1e-6, trust_on="update")
+    _close(_run(opt, params, noise), want)
+    # grouped, with gradient centralisation on the (6, 16) weight
+    params = _params()
+    groups = [{"params": [params["enc.weight"]], "weight_decay": 0.1, "grad_centralization": True},
+              {"params": [params["enc.bias"], params["ln.gamma"]], "lr": 0.03}]
+    from optreg.optimizers import mindspore as ms
+    opt = ms.Lamb(groups, learning_rate=0.01)
+    want = _reference(init, noise, lr_of=lambda n, k: 0.01 if n == "enc.weight" else 0.03,
+                      wd_of=lambda n: 0.1 if n == "enc.weight" else 0.0, gc_of=lambda n: n == "enc.weight",
+                      eps=1e-6, trust_on="update")
+    _close(_run(opt, params, noise), want)
+
+
+def test_trust_ratio_is_one_for_zero_weights():
+    params = _params(zero=("enc.bias",))
+    init = {n: p.detach().numpy().copy() for n, p in params.items()}
+    noise = _noise()[:1]
+    opt = optreg.configure_optimizer("Lamb", list(params.items()), dialect="mindspore", learning_rate=0.01)
+    got = _run(opt, params, noise)
+    want = _reference(init, noise, lr_of=lambda n, k: 0.01, wd_of=lambda n: 0.0, eps=1e-6)
+    _close(got, want)
+    assert np.all(np.isfinite(got[0]["enc.bias"])) and np.abs(got[0]["enc.bias"]).max() > 0
+
+
+def test_oneflow_lamb_refuses_amsgrad():
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_optimizer("LAMB", list(_params().values()), dialect="oneflow", amsgrad=True)
+    assert [e.path for e in info.value.errors] == ["amsgrad"]
+
+
+RESUME = [("oneflow", "LAMB", {"lr": 0.01, "weight_decay": 0.01}),
+          ("cerebras", "Lamb", {"lr": 0.01, "weight_decay": 0.01}),
+          ("mindspore", "Lamb", {"learning_rate": [0.01] * STEPS, "weight_decay": 0.01})]
+
+
+@pytest.mark.parametrize("dialect,row,kw", RESUME, ids=[f"{d}.{r}" for d, r, _ in RESUME])
+def test_exact_resume(dialect, row, kw):
+    noise = _noise()
+    a = _params()
+    full = _run(optreg.configure_optimizer(row, list(a.items()), dialect=dialect, **kw), a, noise)
+    b = _params()
+    first = optreg.configure_optimizer(row, list(b.items()), dialect=dialect, **kw)
+    _run(first, b, noise[:7])
+    sd = first.state_dict()
+    c = _params()
+    for n, p in c.items():
+        p.data.copy_(b[n].detach())
+    resumed = optreg.configure_optimizer(row, list(c.items()), dialect=dialect, **kw)
+    resumed.load_state_dict(sd)
+    for x, y in zip(full[7:], _run(resumed, c, noise[7:])):
+        for n in x:
+            assert np.array_equal(x[n], y[n])

@@ -1,0 +1,126 @@
+"""MindSpore LARS (a wrapper) against the numpy reference, float64, 25 steps, with the inner optimizers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import optreg
+from optreg.optimizers import mindspore as ms
+from optreg.optimizers.lars import LARS
+from optreg.reference import adam as adam_ref
+from optreg.reference.lars import lars_grad
+
+STEPS = 25
+SHAPES = {"dense.weight": (8, 4), "dense.bias": (8,), "LayerNorm.gamma": (4,), "bn.beta": (4,)}
+
+
+def _params(seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return {n: torch.nn.Parameter(torch.randn(*s, generator=gen, dtype=torch.float64)) for n, s in SHAPES.items()}
+
+
+def _noise(seed=1):
+    rng = np.random.default_rng(seed)
+    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
+
+
+def _run(opt, params, noise, scale=1.0):
+    out = []
+    for step in noise:
+        for n, p in params.items():
+            p.grad = torch.from_numpy(scale * (step[n] + 0.1 * p.detach().numpy()))
+        opt.step()
+        out.append({n: p.detach().numpy().copy() for n, p in params.items()})
+    return out
+
+
+def _reference(init, noise, *, lrs, wd, ls, use_clip, coefficient=0.001, epsilon=1e-5,
+               excluded=("dense.bias", "LayerNorm.gamma")):
+    """LARS over MindSpore Adam: inner decay and loss scale taken over by LARS (wd where decayed)."""
+    w = {n: v.copy() for n, v in init.items()}
+    m = {n: np.zeros_like(v) for n, v in w.items()}
+    v2 = {n: np.zeros_like(v) for n, v in w.items()}
+    out = []
+    for k, step in enumerate(noise):
+        for n in w:
+            g = ls * (step[n] + 0.1 * w[n]) * (1.0 / ls)
+            if n not in excluded:
+                decay = 0.0 if ("beta" in n or "gamma" in n) else wd
+                g = lars_grad(w[n], g, weight_decay=decay, lr=lrs[k], coefficient=coefficient, epsilon=epsilon,
+                              use_clip=use_clip)
+            w[n], m[n], v2[n], _ = adam_ref.adam(w[n], g, m[n], v2[n], None, k + 1, lr=lrs[k], beta1=0.9,
+                                                 beta2=0.999, eps=1e-8, eps_hat=True)
+        out.append({n: x.copy() for n, x in w.items()})
+    return out
+
+
+@pytest.mark.parametrize("use_clip", [False, True])
+def test_lars_over_mindspore_adam(use_clip):
+    params = _params()
+    init = {n: p.detach().numpy().copy() for n, p in params.items()}
+    noise = _noise()
+    lrs = [0.05 * 0.97 ** k for k in range(STEPS)]
+    inner = ms.Adam(list(params.items()), learning_rate=lrs, weight_decay=0.01, loss_scale=4.0)
+    opt = LARS(inner, use_clip=use_clip)
+    got = _run(opt, params, noise, scale=4.0)
+    want = _reference(init, noise, lrs=lrs, wd=0.01, ls=4.0, use_clip=use_clip)
+    for k, (x, y) in enumerate(zip(got, want)):
+        for n in x:
+            np.testing.assert_allclose(x[n], y[n], rtol=1e-12, atol=1e-14, err_msg=f"step {k + 1} {n}")
+
+
+def test_lars_keeps_the_callers_gradients_and_shares_groups():
+    params = _params()
+    inner = ms.Adam(list(params.items()), learning_rate=0.01, weight_decay=0.01)
+    opt = LARS(inner)
+    g = {n: torch.ones_like(p) for n, p in params.items()}
+    for n, p in params.items():
+        p.grad = g[n].clone()
+    opt.step()
+    assert all(torch.equal(p.grad, g[n]) for n, p in params.items())
+    assert opt.param_groups is inner.param_groups and opt.state is inner.state
+    assert all(grp["weight_decay"] == 0.0 for grp in inner.param_groups)
+    assert [grp["lars_weight_decay"] for grp in inner.param_groups] == [0.01, 0.0]
+    assert isinstance(opt, torch.optim.Optimizer)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)   # torch schedulers accept the wrapper
+    opt.step()
+    sched.step()
+    assert inner.param_groups[0]["lr"] == 0.005
+
+
+def test_lars_filter_patterns_and_callable():
+    params = _params()
+    inner = ms.Adam(list(params.items()), learning_rate=0.01)
+    opt = LARS(inner, lars_filter=["*weight"])
+    flags = dict(zip([n for g in inner.param_groups for n in g["param_names"]], [f for fl in opt._flags for f in fl]))
+    assert flags == {"dense.weight": False, "dense.bias": True, "LayerNorm.gamma": True, "bn.beta": True}
+    opt = LARS(ms.Adam(list(_params().items()), learning_rate=0.01), lars_filter=lambda name: "bias" in name)
+    assert [f for fl in opt._flags for f in fl] == [False, True, False, False]
+
+
+def test_lars_use_clip_with_per_group_dynamic_lr_is_refused():
+    params = _params()
+    groups = [{"params": [params["dense.weight"]], "lr": [0.1, 0.2]}, {"params": [params["dense.bias"]]}]
+    with pytest.raises(optreg.ConfigError) as info:
+        LARS(ms.Adam(groups, learning_rate=[0.01, 0.02]), use_clip=True)
+    assert info.value.errors[0].path == "use_clip"
+
+
+def test_lars_exact_resume():
+    noise = _noise()
+    a = _params()
+    full = _run(LARS(ms.Adam(list(a.items()), learning_rate=0.01, weight_decay=0.01)), a, noise)
+    b = _params()
+    first = LARS(ms.Adam(list(b.items()), learning_rate=0.01, weight_decay=0.01))
+    _run(first, b, noise[:8])
+    sd = first.state_dict()
+    c = _params()
+    for n, p in c.items():
+        p.data.copy_(b[n].detach())
+    resumed = LARS(ms.Adam(list(c.items()), learning_rate=0.01, weight_decay=0.01))
+    resumed.load_state_dict(sd)
+    for x, y in zip(full[8:], _run(resumed, c, noise[8:])):
+        for n in x:
+            assert np.array_equal(x[n], y[n])

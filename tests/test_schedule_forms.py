@@ -1,0 +1,207 @@
+"""Cerebras YAML forms → canonical specs, and the schedule rows' option validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optreg.errors import ConfigError
+from optreg.registry.registry import REGISTRY
+from optreg.registry.validate import to_target_kwargs, validate_options
+from optreg.schedulers import cerebras as C
+from optreg.schedulers.cerebras_forms import to_spec, to_specs
+from optreg.schedulers.engine import Schedule, Sequential
+
+LEGACY = [
+    {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 1.77e-4, "steps": 3200},
+    {"scheduler": "Linear", "initial_learning_rate": 1.77e-4, "end_learning_rate": 0.0, "decay_steps": 77600},
+]
+CURRENT = {"SequentialLR": {"schedulers": [
+    {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 4.06e-4, "total_iters": 12500}},
+    {"CosineDecayLR": {"initial_learning_rate": 4.06e-4, "end_learning_rate": 1.0e-6, "total_iters": 112500}}]}}
+
+
+def build(spec: dict) -> Schedule:
+    """A schedule from a canonical spec through the registry rows (validation included)."""
+    spec = dict(spec)
+    name, dialect = spec.pop("name"), spec.pop("dialect", None)
+    spec.pop("key", None)
+    children = [build(c) for c in spec.pop("schedulers", [])]
+    if dialect is None:  # the generic engine combinator
+        return Sequential(children, spec.get("milestones"), spec.get("restart", "local"))
+    entry = REGISTRY.lookup("scheduler", name, dialect)
+    values = validate_options(entry, spec) if not children else spec
+    kwargs = to_target_kwargs(entry, values) if not children else {**values, "schedulers": children}
+    return entry.resolve()(**kwargs)
+
+
+def paths(exc) -> list[str]:
+    return [e.path for e in exc.value.errors]
+
+
+def test_number_and_numeric_string_are_constants():
+    assert to_spec(0.1) == {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": 0.1}
+    assert to_spec("1e-5")["learning_rate"] == 1e-5
+    with pytest.raises(ConfigError):
+        to_spec("fast")
+
+
+def test_legacy_list_becomes_cerebras_sequential_with_step_aliases():
+    spec = to_spec(LEGACY)
+    assert spec["name"] == "SequentialLR" and spec["dialect"] == "cerebras"
+    assert [s["total_iters"] for s in spec["schedulers"]] == [3200, 77600]
+    schedule = build(spec)
+    assert schedule.inner.milestones == (3200,)
+    assert schedule(3200) == pytest.approx(1.77e-4) and schedule(1600) == pytest.approx(1.77e-4 / 2)
+    assert schedule(3200 + 77600) == 0.0
+
+
+def test_current_form_gives_the_same_kind_of_spec():
+    spec = to_spec(CURRENT)
+    assert spec["name"] == "SequentialLR" and spec["dialect"] == "cerebras"
+    schedule = build(spec)
+    assert schedule(12500) == pytest.approx(4.06e-4)
+    assert to_spec([CURRENT]) == spec
+
+
+def test_legacy_aliases_map_to_each_class_option():
+    assert to_spec({"scheduler": "Exponential", "learning_rate": 0.1, "gamma": 0.5, "decay_steps": 10}) == \
+        {"name": "ExponentialLR", "dialect": "cerebras", "total_iters": 10, "initial_learning_rate": 0.1,
+         "decay_rate": 0.5}
+    assert to_spec({"scheduler": "Constant", "base_lr": 0.1, "steps": 5}) == \
+        {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": 0.1, "total_iters": 5}
+    assert to_spec({"scheduler": "PiecewiseConstant", "values": [0.1, 0.01], "boundaries": [100]}) == \
+        {"name": "PiecewiseConstantLR", "dialect": "cerebras", "learning_rates": [0.1, 0.01], "milestones": [100]}
+    assert to_spec({"scheduler": "CosineAnnealingWarmRestarts", "learning_rate": 0.1, "t_0": 10})["T_0"] == 10
+    assert to_spec({"scheduler": "Cyclic", "learning_rate": 0.01, "max_lr": 0.1})["base_lr"] == 0.01
+    # legacy Exponential without steps decays every step (R1.9 defaulted decay_steps to 1)
+    assert to_spec({"scheduler": "Exponential", "learning_rate": 0.1, "decay_rate": 0.5})["total_iters"] == 1
+
+
+def test_main_scheduler_chained():
+    spec = to_spec([{"scheduler": "Constant", "learning_rate": 0.1, "main_scheduler": "chained"},
+                    {"scheduler": "Exponential", "learning_rate": 1.0, "decay_rate": 0.5, "steps": 10}])
+    assert spec["name"] == "ChainedLR" and spec["dialect"] == "cerebras"
+    assert build(spec)(20) == pytest.approx(0.1 * 0.25)
+
+
+def test_disable_lr_steps_reset_gives_a_global_step_sequential():
+    items = [{"scheduler": "Constant", "learning_rate": 0.1, "steps": 10},
+             {"scheduler": "Exponential", "learning_rate": 0.1, "decay_rate": 0.5, "steps": 10}]
+    local = build(to_spec(items))
+    shared = to_spec(items, disable_lr_steps_reset=True)
+    assert shared["restart"] == "global" and shared["milestones"] == [10]
+    shared_schedule = build(shared)
+    assert local(15) == pytest.approx(0.1 * 0.5 ** 0.5)
+    assert shared_schedule(15) == pytest.approx(0.1 * 0.5 ** 1.5)
+    flagged = [dict(items[0], disable_lr_steps_reset=True), items[1]]
+    assert to_spec(flagged)["restart"] == "global"
+
+
+def test_legacy_stages_without_total_iters_use_their_steps_as_milestones():
+    spec = to_spec([{"scheduler": "Step", "learning_rate": 0.1, "step_size": 3, "gamma": 0.5, "steps": 12},
+                    {"scheduler": "Constant", "learning_rate": 0.01}])
+    assert "dialect" not in spec and spec["milestones"] == [12] and spec["restart"] == "local"
+    schedule = build(spec)
+    assert schedule(11) == pytest.approx(0.1 * 0.5 ** 3) and schedule(12) == 0.01
+
+
+def test_weight_decay_twins_and_the_schedulers_list():
+    specs = to_specs([{"CosineDecayWD": {"initial_val": 0.04, "end_val": 0.4, "total_iters": 125}}, CURRENT])
+    assert specs[0] == {"name": "CosineDecayLR", "dialect": "cerebras", "initial_learning_rate": 0.04,
+                        "end_learning_rate": 0.4, "total_iters": 125, "key": "weight_decay"}
+    assert build(specs[0])(125) == pytest.approx(0.4)
+    with pytest.raises(ConfigError) as err:
+        to_specs([CURRENT, CURRENT])
+    assert paths(err) == ["schedulers"]
+
+
+@pytest.mark.parametrize("value,path", [
+    ([{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 1.0},
+      {"scheduler": "Linear", "initial_learning_rate": 1.0, "end_learning_rate": 0.0, "steps": 5}], "learning_rate[0]"),
+    ({"scheduler": "CosineDecay", "initial_learning_rate": 1e-3, "end_learning_rate": 0.0, "stepz": 10},
+     "learning_rate.stepz"),
+    ({"scheduler": "Cosine"}, "learning_rate.scheduler"),
+    ({"initial_learning_rate": 0.1}, "learning_rate.scheduler"),
+    ({"scheduler": "Linear", "learning_rate": 0.1, "initial_learning_rate": 0.1, "end_learning_rate": 0.0,
+      "steps": 3}, "learning_rate.initial_learning_rate"),
+    ([{"scheduler": "Linear", "steps": 3, "initial_learning_rate": 0, "end_learning_rate": 1,
+       "main_scheduler": "chained"},
+      {"scheduler": "Linear", "steps": 3, "initial_learning_rate": 0, "end_learning_rate": 1,
+       "main_scheduler": "sequential"}], "learning_rate.main_scheduler"),
+    ({"scheduler": "Linear", "steps": 0, "initial_learning_rate": 0, "end_learning_rate": 1}, None),
+    ({"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 5,
+                   "param_group_tags": "x"}}, "learning_rate.LinearLR.param_group_tags"),
+    ({"ScalePerParamLR": {"scheduler": {}}}, "learning_rate.ScalePerParamLR"),
+    ({"SequentialLR": {"schedulers": [{"LinearLR": {}}, 3]}}, "learning_rate.SequentialLR.schedulers[1]"),
+    ([], "learning_rate"),
+])
+def test_bad_cerebras_forms_are_config_errors_with_the_path(value, path):
+    if path is None:  # steps: 0 passes the form and fails the row's validation
+        with pytest.raises(ConfigError) as err:
+            build(to_spec(value))
+        assert paths(err) == ["total_iters"]
+        return
+    with pytest.raises(ConfigError) as err:
+        to_spec(value)
+    assert path in paths(err)
+
+
+# ---------------------------------------------------------------------------------------------------
+# row-level validation (the lead's models over our rows)
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dialect,name,options,path", [
+    ("cerebras", "OneCycleLR", {"initial_learning_rate": 1e-4, "max_lr": 1e-3, "pct_start": 1.2}, "pct_start"),
+    ("cerebras", "CyclicLR", {"base_lr": 1e-2, "max_lr": 1e-3}, "max_lr"),
+    ("cerebras", "LinearLR", {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 0}, "total_iters"),
+    ("cerebras", "LinearLR", {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 5, "power": 2},
+     "power"),
+    ("cerebras", "PiecewiseConstantLR", {"learning_rates": [0.1], "milestones": [5]}, "learning_rates"),
+    ("mindspore", "CosineDecayLR", {"min_lr": 0.1, "max_lr": 0.01, "decay_steps": 10}, "max_lr"),
+    ("mindspore", "ExponentialDecayLR", {"learning_rate": 1, "decay_rate": 0.9, "decay_steps": 10}, "learning_rate"),
+    ("mindspore", "WarmUpLR", {"learning_rate": 0.1, "warmup_steps": 0}, "warmup_steps"),
+    ("oneflow", "MultiStepLR", {"milestones": [30, 10]}, "milestones"),
+    ("oneflow", "LinearLR", {"start_factor": 1.5}, "start_factor"),
+    ("hf", "linear", {"num_warmup_steps": 10}, "num_training_steps"),
+    ("hf", "cosine", {"num_warmup_steps": 1.5, "num_training_steps": 100}, "num_warmup_steps"),
+    ("timm", "cosine", {"t_initial": 0}, "t_initial"),
+    ("nemo", "CosineAnnealing", {"warmup_steps": 10}, "max_steps"),
+])
+def test_rows_reject_bad_options_with_the_path(dialect, name, options, path):
+    entry = REGISTRY.lookup("scheduler", name, dialect)
+    with pytest.raises(ConfigError) as err:
+        values = validate_options(entry, options)
+        entry.resolve()(**to_target_kwargs(entry, values))
+    assert path in paths(err)
+
+
+def test_rows_accept_fractions_and_keep_linear_a_polynomial():
+    entry = REGISTRY.lookup("scheduler", "linear", "hf")
+    values = validate_options(entry, {"num_warmup_steps": 0.05, "num_training_steps": 1000})
+    assert entry.resolve()(**to_target_kwargs(entry, values)).num_warmup_steps == 50
+    linear = REGISTRY.lookup("scheduler", "cerebras.Linear")
+    schedule = linear.resolve()(**to_target_kwargs(linear, validate_options(
+        linear, {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 4})))
+    assert isinstance(schedule, C.PolynomialLR) and [schedule(t) for t in range(5)] == [0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_names_are_unique_per_dialect_and_reach_their_rows():
+    for dialect, name in [("hf", "cosine_with_min_lr"), ("hf", "CosineWithMinLR"), ("timm", "CosineLRScheduler"),
+                          ("nemo", "noam_annealing"), ("mindspore", "dynamic_cosine_decay_lr"),
+                          ("mindspore", "CosineDecay"), ("oneflow", "WarmUpLR"), ("cerebras", "ChainedScheduler"),
+                          ("cerebras", "sequential"), ("cerebras", "chained")]:
+        assert REGISTRY.lookup("scheduler", name, dialect).dialect == dialect
+    mindspore = {REGISTRY.lookup("scheduler", n, "mindspore").name for n in ("cosine_decay_lr", "CosineDecayLR")}
+    assert mindspore == {"CosineDecayLR"}
+
+
+def test_values_and_lengths_of_rows_agree_with_their_schedules():
+    for entry in REGISTRY.entries("scheduler"):
+        target = entry.resolve()
+        if entry.dialect in ("torch",) or not (isinstance(target, type) and issubclass(target, Schedule)):
+            continue
+        if target.values in ("factor", "absolute"):
+            assert entry.values == target.values, entry.qualname
+        if entry.length is not None:
+            assert entry.length in {f for f in target.__dataclass_fields__}, entry.qualname
+    assert np.isfinite(1.0)
