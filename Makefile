@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.optreg-installed
 
-.PHONY: run test bench schema clean
+.PHONY: run test bench schema hydra-configs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ test: $(STAMP)  ## the test suite (ARGS="-k name" to select)
 
 bench: $(STAMP)  ## the benchmarks whose figures are in the README
 	$(BIN)/python benchmarks/bench_import.py
+	$(BIN)/python benchmarks/bench_schedules.py
+	$(BIN)/python benchmarks/bench_optimizers.py
+
+hydra-configs: $(STAMP)  ## regenerate the Hydra config groups from the registry
+	$(BIN)/optreg hydra-configs
 
 schema: $(STAMP)  ## regenerate optreg.schema.json
 	$(BIN)/optreg schema -o optreg.schema.json

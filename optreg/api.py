@@ -39,17 +39,22 @@ class Built:
 
 
 def to_experiment(config: Any) -> Experiment:
-    """Accept an Experiment, a mapping, a YAML path or text, or a Hydra/OmegaConf DictConfig."""
+    """Accept an Experiment, a mapping, a YAML path or text, or a Hydra/OmegaConf DictConfig.
+
+    A DictConfig is resolved (`???` and broken interpolations are errors naming the key); an application's own
+    top-level keys are ignored; `_target_` may only name optreg's builders (see optreg.hydra_support)."""
     if isinstance(config, Experiment):
         return config
     if isinstance(config, (str, Path)):
         return load_config(config)
     if type(config).__module__.startswith("omegaconf"):
-        from optreg.hydra_support import container_from_omegaconf
+        from optreg.hydra_support import experiment_from_omegaconf
 
-        return validate_experiment(container_from_omegaconf(config))
+        return experiment_from_omegaconf(config)
     if hasattr(config, "keys"):
-        return validate_experiment(dict(config))
+        from optreg.hydra_support import strip_builders
+
+        return validate_experiment(strip_builders(dict(config)))
     raise ConfigError(f"expected an experiment config (mapping, YAML path or text, DictConfig), got "
                       f"{type(config).__name__}")
 

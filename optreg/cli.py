@@ -1,4 +1,4 @@
-"""The `optreg` command: run, list, show, validate, schema."""
+"""The `optreg` command: run, list, show, validate, schema, plot, hydra-configs."""
 
 from __future__ import annotations
 
@@ -28,17 +28,26 @@ def _console():
     return console
 
 
+def _looks_like_override(text: str | None) -> bool:
+    return bool(text) and not Path(text).is_file() and ("=" in text or text.startswith(("~", "+")))
+
+
 def _load(config: str | None, overrides: Sequence[str]):
+    """The experiment of a YAML file (default: the embedded quickstart) with Hydra overrides on top.
+
+    `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
+    Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
+    from optreg.hydra_support import load_with_overrides, strip_builders
     from optreg.schemas.experiment import validate_experiment
     from optreg.schemas.yaml_loader import load_yaml, read_yaml
 
+    if _looks_like_override(config):
+        config, overrides = None, [config, *overrides]
     data, source = read_yaml(config) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
-    if overrides:
-        from optreg.overrides import apply_overrides
-
-        data = apply_overrides(data, overrides)
+    if overrides or (isinstance(data, dict) and "defaults" in data):
+        return load_with_overrides(data, source, overrides, Path(config) if config else None)
     try:
-        return validate_experiment(data, source)
+        return validate_experiment(strip_builders(data), source)
     except ConfigError as exc:
         raise exc.located(source) from None
 
@@ -131,17 +140,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     console.print(table)
     for note in d.notes:
         console.print(f"note: {note}")
-    console.print("\n" + yaml_snippet(d), markup=False)
+    from optreg.hydra_configs import option_name
+
+    console.print("\n" + yaml_snippet(d) + f"# Hydra group option: {d.kind}={option_name(d)}", markup=False)
     return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from optreg.schemas.experiment import load_config
-
     status = 0
     for path in args.files:
         try:
-            load_config(Path(path))
+            _load(path, [])
             print(f"{path}: ok")
         except ConfigError as exc:
             print(str(exc), file=sys.stderr)
@@ -161,12 +170,56 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    from optreg import plot
+    from optreg.api import build
+    from optreg.train import make_model
+
+    if args.steps is not None and args.steps < 1 or args.width < 2:
+        raise ConfigError("--steps must be >= 1 and --width >= 2")
+    experiment = _load(args.config, args.overrides)
+    spec = experiment.train
+    steps = args.steps or spec.steps
+    data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
+    if args.text or not plot.have_matplotlib():
+        if not args.text:
+            print("matplotlib is not installed (pip install 'optreg[plot]'): printing sparklines", file=sys.stderr)
+        print(plot.sparklines(data, args.width))
+        return 0
+    print(f"wrote {plot.png(data, args.output)} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
+          f"{steps} steps)")
+    return 0
+
+
+def cmd_hydra_configs(args: argparse.Namespace) -> int:
+    from optreg import hydra_configs as hc
+
+    root = Path(args.output) if args.output else hc.default_root()
+    files = hc.group_files(hc.entries_of(args.provider))
+    if args.check:
+        problems = hc.stale(root, files)
+        for line in problems:
+            print(line, file=sys.stderr)
+        if problems:
+            print(f"{len(problems)} Hydra group file(s) out of date in {root}: run `optreg hydra-configs`",
+                  file=sys.stderr)
+            return 1
+        print(f"{len(files)} Hydra group files up to date in {root}")
+        return 0
+    changes = hc.write(root, files)
+    for line in changes:
+        print(line)
+    print(f"{len(files)} Hydra group files in {root} ({len(changes)} changed)")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="optreg", description="Config-driven PyTorch optimizers and LR schedulers.")
     sub = top.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train the built-in model with a YAML experiment config")
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
-    run.add_argument("overrides", nargs="*", help="overrides such as optimizer.lr=1e-3")
+    run.add_argument("overrides", nargs="*", help="Hydra overrides: optimizer.lr=1e-3, optimizer=sgd, "
+                                                   "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
     run.add_argument("--steps", type=int, help="override train.steps")
     run.set_defaults(fn=cmd_run)
     ls = sub.add_parser("list", help="list registered optimizers and schedulers")
@@ -184,6 +237,21 @@ def parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
     schema.set_defaults(fn=cmd_schema)
+    plot = sub.add_parser("plot", help="draw lr (and momentum / weight decay when scheduled) of every param group")
+    plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
+    plot.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
+    plot.add_argument("--steps", type=int, help="steps to draw (default: train.steps)")
+    plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
+    plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
+    plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
+    plot.set_defaults(fn=cmd_plot)
+    hydra = sub.add_parser("hydra-configs", help="write the Hydra config groups (configs/optimizer, "
+                                                 "configs/scheduler) from the registry")
+    hydra.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    hydra.add_argument("-o", "--output", help="configs root (default: the package's configs directory)")
+    hydra.add_argument("--provider", default="optreg",
+                       help="whose components: optreg (default) or a plugin's distribution name")
+    hydra.set_defaults(fn=cmd_hydra_configs)
     return top
 
 

@@ -52,7 +52,7 @@ CASES = [
     ("adafactor_manual", "AdaFactor", {"learning_rate": 0.01, "relative_step": False, "weight_decay": 0.1,
                                        "beta1": 0.0}, None, 11, 1.0),
     ("adafactor_warmup", "AdaFactor", {"warmup_init": True, "scale_parameter": False}, None, 12, 1.0),
-    # families of the other helper (SGD/Momentum/RMSProp/Adagrad/ProximalAdagrad), for their tests
+    # the SGD / Momentum / RMSProp / Adagrad / ProximalAdagrad families
     ("momentum", "Momentum", {"learning_rate": 0.05, "momentum": 0.9, "weight_decay": 0.01, "loss_scale": 4.0},
      None, 13, 4.0),
     ("momentum_nesterov", "Momentum", {"learning_rate": 0.05, "momentum": 0.9, "use_nesterov": True}, None, 14, 1.0),

@@ -73,7 +73,18 @@ def test_group_table_from_build():
         len(list(built.optimizer.param_groups[1]["params"]))
 
 
-def test_register_optimizer_and_scheduler_decorators():
+@pytest.fixture
+def scratch_registry():
+    """Registrations made by a test are removed afterwards, so later tests see the shipped registry."""
+    from optreg.registry.registry import REGISTRY
+
+    REGISTRY._load()
+    saved = dict(REGISTRY._entries)
+    yield REGISTRY
+    REGISTRY._entries = saved
+
+
+def test_register_optimizer_and_scheduler_decorators(scratch_registry):
     @optreg.register_optimizer("MySignSGD", aliases=("sign_sgd_test",))
     class MySignSGD(torch.optim.Optimizer):
         """Sign SGD: w -= lr·sign(g)."""

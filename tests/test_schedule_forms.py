@@ -148,7 +148,7 @@ def test_bad_cerebras_forms_are_config_errors_with_the_path(value, path):
 
 
 # ---------------------------------------------------------------------------------------------------
-# row-level validation (the lead's models over our rows)
+# row-level validation (the registry's models over the Cerebras rows)
 # ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dialect,name,options,path", [
     ("cerebras", "OneCycleLR", {"initial_learning_rate": 1e-4, "max_lr": 1e-3, "pct_start": 1.2}, "pct_start"),

@@ -1,0 +1,141 @@
+"""Schedule plots: lr (and momentum, betas, weight decay when a schedule moves them) of every param group.
+
+`trace()` steps the built scheduler N times and records each group's values; `png()` draws them with matplotlib
+(the `plot` extra); `sparklines()` prints them as terminal sparklines when matplotlib is missing or not wanted.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
+BARS = "▁▂▃▄▅▆▇█"
+STYLES = ("-", "--", ":", "-.")
+
+
+@dataclass
+class Trace:
+    """Values per key, per group, per step (step 0 is before the first scheduler step)."""
+
+    steps: int
+    groups: list[str]
+    values: dict[str, list[list[float]]] = field(default_factory=dict)
+    title: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def moving(self) -> list[str]:
+        """lr always, then each other key that changes in some group."""
+        return [k for k in KEYS if k in self.values and (k == "lr" or any(len(set(s)) > 1 for s in self.values[k]))]
+
+
+def _read(group: dict[str, Any], key: str) -> float | None:
+    if key.startswith("betas["):
+        betas = group.get("betas")
+        value = betas[int(key[6])] if isinstance(betas, (tuple, list)) and len(betas) > int(key[6]) else None
+    else:
+        value = group.get(key)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _scheduler_name(built: Any) -> str:
+    """The scheduler's class, or for optreg's closed-form adapter the config's name (and the key it drives)."""
+    name = type(built.scheduler).__name__
+    spec = getattr(getattr(built, "experiment", None), "scheduler", None)
+    if name == "ScheduleLR" and isinstance(spec, dict) and isinstance(spec.get("name"), str):
+        name = spec["name"]
+    key = getattr(built.scheduler, "key", "lr")
+    return name + (f" (drives {key})" if key != "lr" else "")
+
+
+def trace(built: Any, steps: int) -> Trace:
+    """Step `built.scheduler` (from optreg.build) `steps - 1` times without training; a metric-driven scheduler
+    (ReduceLROnPlateau) sees a metric that never improves, so it shows its fastest decay."""
+    optimizer, scheduler = built.optimizer, built.scheduler
+    names = [row["rule"].removeprefix("optimizer.") for row in built.group_table()]
+    groups = [f"group {i} ({name})" for i, name in enumerate(names)]
+    title = type(optimizer).__name__ + (f" + {_scheduler_name(built)}" if scheduler is not None else "")
+    out = Trace(steps, groups, {}, title)
+    present = [k for k in KEYS if all(_read(g, k) is not None for g in optimizer.param_groups)]
+    out.values = {k: [[] for _ in optimizer.param_groups] for k in present}
+    plateau = scheduler is not None and type(scheduler).__name__ == "ReduceLROnPlateau"
+    if plateau:
+        out.notes.append("ReduceLROnPlateau steps on a metric; drawn with a metric that never improves")
+    for step in range(steps):
+        for key in present:
+            for i, group in enumerate(optimizer.param_groups):
+                out.values[key][i].append(_read(group, key))
+        if scheduler is not None and step < steps - 1:
+            with warnings.catch_warnings():  # no optimizer.step() here: only the schedule is wanted
+                warnings.simplefilter("ignore")
+                scheduler.step(1.0) if plateau else scheduler.step()
+    return out
+
+
+def png(data: Trace, path: str | Path) -> Path:
+    """Draw the trace: one panel per moving key, one line per group. Needs matplotlib."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    keys = data.moving()
+    fig = Figure(figsize=(8, 2.4 * len(keys) + 0.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
+    x = list(range(data.steps))
+    for ax, key in zip(axes, keys):
+        for i, (label, series) in enumerate(zip(data.groups, data.values[key])):  # dashes keep equal lines visible
+            ax.plot(x, series, label=label, linewidth=1.8, linestyle=STYLES[i % len(STYLES)])
+        ax.set_ylabel(key)
+        ax.grid(True, alpha=0.3)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
+    axes[0].legend(loc="best", fontsize="small")
+    axes[-1].set_xlabel("step")
+    fig.suptitle(data.title + (f"\n{'; '.join(data.notes)}" if data.notes else ""), fontsize="medium")
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def _sample(series: list[float], width: int) -> list[float]:
+    if len(series) <= width:
+        return list(series)
+    return [series[round(i * (len(series) - 1) / (width - 1))] for i in range(width)]
+
+
+def sparkline(series: list[float], width: int = 60) -> str:
+    """`▁▂▃▅▇█…` over the series' own range (a constant series is a flat line)."""
+    points = _sample(series, width)
+    low, high = min(points), max(points)
+    if not all(math.isfinite(v) for v in points):
+        return "?" * len(points)
+    if high == low:
+        return BARS[0] * len(points)
+    return "".join(BARS[min(len(BARS) - 1, int((v - low) / (high - low) * len(BARS)))] for v in points)
+
+
+def sparklines(data: Trace, width: int = 60) -> str:
+    """The trace as text: per moving key and group, first value, sparkline, last value, range."""
+    lines = [f"{data.title} over {data.steps} steps"] + [f"note: {n}" for n in data.notes]
+    label_width = max(len(g) for g in data.groups)
+    for key in data.moving():
+        lines.append(f"{key}:")
+        for label, series in zip(data.groups, data.values[key]):
+            lines.append(f"  {label:<{label_width}}  {series[0]:<9.3g} {sparkline(series, width)} {series[-1]:<9.3g}"
+                         f" [min {min(series):.3g}, max {max(series):.3g}]")
+    return "\n".join(lines)
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True

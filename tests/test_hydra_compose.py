@@ -1,0 +1,258 @@
+"""Hydra: the SearchPathPlugin, composing with overrides, build() from a DictConfig, errors, `_target_`,
+`instantiate`, `optreg run` with Hydra overrides, and a multirun of the example app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf, open_dict
+
+import optreg
+from optreg import ConfigError
+from optreg.cli import main
+from optreg.hydra_configs import builtin_entries, option_name
+from optreg.train import make_model
+
+REPO = Path(__file__).resolve().parents[1]
+APP = REPO / "examples" / "hydra_app"
+QUICKSTART = str(REPO / "examples" / "quickstart.yaml")
+
+
+def composed(*overrides: str, hydra: bool = False):
+    with initialize_config_dir(config_dir=str(APP / "conf"), version_base="1.3"):
+        return compose("config", list(overrides), return_hydra_config=hydra)
+
+
+def model():
+    return make_model(8, 1, 0)
+
+
+def messages(exc: pytest.ExceptionInfo) -> list[str]:
+    return [str(e) for e in exc.value.errors]
+
+
+# ---------------------------------------------------------------------------------------------------
+# discovery
+# ---------------------------------------------------------------------------------------------------
+def test_searchpath_plugin_is_discovered_and_lists_every_group_file():
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.plugins import Plugins
+    from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+    names = [p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)]
+    assert "OptregSearchPathPlugin" in names
+    with initialize_config_dir(config_dir=str(APP / "conf"), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        optimizers, schedulers = loader.get_group_options("optimizer"), loader.get_group_options("scheduler")
+    assert "adamw" in optimizers and "cosine_annealing" in schedulers
+    entries = builtin_entries()
+    assert {option_name(e) for e in entries if e.kind == "optimizer"} <= set(optimizers)
+    assert {option_name(e) for e in entries if e.kind == "scheduler"} <= set(schedulers)
+
+
+# ---------------------------------------------------------------------------------------------------
+# compose + build
+# ---------------------------------------------------------------------------------------------------
+def test_issue_example_overrides_build_the_right_objects():
+    cfg = composed("optimizer=adamw", "optimizer.lr=3e-4", "scheduler=cosine_annealing", "scheduler.T_max=1000")
+    built = optreg.build(cfg, model())
+    assert type(built.optimizer) is torch.optim.AdamW
+    assert all(g["lr"] == 3e-4 for g in built.optimizer.param_groups)
+    betas = built.optimizer.defaults["betas"]
+    assert type(betas) is tuple and betas == (0.9, 0.999)           # a ListConfig in the config
+    assert type(built.scheduler) is torch.optim.lr_scheduler.CosineAnnealingLR and built.scheduler.T_max == 1000
+    # the primary config's param_groups rule applies on top of the group file
+    assert [r["weight_decay"] for r in built.group_table()] == [0.0, 0.01]
+
+
+def test_group_switch_replaces_the_section_and_interpolations_resolve():
+    cfg = composed("optimizer=sgd", "optimizer.momentum=0.9", "train.steps=7")
+    built = optreg.build(cfg, model())
+    assert type(built.optimizer) is torch.optim.SGD and "betas" not in built.optimizer.defaults
+    assert built.optimizer.defaults["momentum"] == 0.9
+    assert built.scheduler.T_max == 7                                    # T_max: ${train.steps}
+
+
+def test_non_torch_dialect_group():
+    cfg = composed("optimizer=mindspore_adam", "scheduler=mindspore_cosine_decay",
+                   "scheduler.min_lr=0.0", "scheduler.max_lr=0.1", "scheduler.decay_steps=10", "~scheduler.T_max")
+    built = optreg.build(cfg, model())
+    expected = optreg.configure_optimizer("mindspore.Adam", model(), learning_rate=cfg.optimizer.learning_rate)
+    assert type(built.optimizer) is type(expected) and built.experiment.optimizer["dialect"] == "mindspore"
+    assert all(g["lr"] == pytest.approx(0.1) for g in built.optimizer.param_groups)   # absolute: max_lr at step 0
+    built.optimizer.step()
+    built.scheduler.step()
+    assert all(0.0 < g["lr"] < 0.1 for g in built.optimizer.param_groups)
+
+
+def test_missing_value_is_an_error_naming_the_key_and_the_override():
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(composed("scheduler=step", hydra=True), model())
+    assert messages(exc) == ["override scheduler=step: scheduler.step_size: missing value (???): set it in the "
+                             "config or with an override"]
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(composed("scheduler=step"), model())                 # no hydra node: the dotted path alone
+    assert exc.value.errors[0].path == "scheduler.step_size" and exc.value.errors[0].location is None
+
+
+def test_unresolvable_interpolation_is_an_error_naming_the_key():
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(composed("scheduler.T_max=${train.nope}"), model())
+    assert [(e.path, e.message) for e in exc.value.errors] == [
+        ("scheduler.T_max", "cannot resolve interpolation: Interpolation key 'train.nope' not found")]
+
+
+def test_errors_name_the_override_that_set_the_value():
+    cfg = composed("optimizer.lr=-1", "optimizer.betas=[0.9,1.0]", hydra=True)
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(cfg, model())
+    assert messages(exc) == ["override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1",
+                             "override optimizer.betas=[0.9,1.0]: optimizer.betas[1]: must be < 1, got 1.0"]
+
+
+def test_errors_inside_a_hydra_main_task_use_hydraconfig():
+    from hydra.core.hydra_config import HydraConfig
+
+    full = composed("optimizer.weight_decay=-0.5", hydra=True)
+    task = OmegaConf.masked_copy(full, ["optimizer", "scheduler", "train"])
+    HydraConfig.instance().set_config(full)
+    try:
+        with pytest.raises(ConfigError) as exc:
+            optreg.build(task, model())
+    finally:
+        HydraConfig.instance().cfg = None
+    assert messages(exc) == ["override optimizer.weight_decay=-0.5: optimizer.weight_decay: must be >= 0, got -0.5"]
+
+
+def test_app_keys_are_ignored_and_near_misses_reported():
+    cfg = composed()
+    with open_dict(cfg):
+        cfg.model = {"width": 8}
+        cfg.trainer = {"max_steps": 3}
+    assert type(optreg.build(cfg, model()).optimizer) is torch.optim.AdamW
+    with open_dict(cfg):
+        cfg.schedular = {"name": "StepLR"}
+    with pytest.raises(ConfigError, match=r"schedular: unknown top-level key.*did you mean 'scheduler'"):
+        optreg.build(cfg, model())
+
+
+# ---------------------------------------------------------------------------------------------------
+# _target_ and instantiate
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("where, path", [
+    ("optimizer", "optimizer._target_"),
+    ("scheduler", "scheduler._target_"),
+    ("train", "train._target_"),
+])
+def test_foreign_target_is_refused(where, path):
+    cfg = composed()
+    with open_dict(cfg):
+        cfg[where]["_target_"] = "os.system"
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(cfg, model())
+    assert [e.path for e in exc.value.errors] == [path]
+    assert "'os.system' is refused" in exc.value.errors[0].message
+
+
+def test_target_of_the_wrong_kind_and_nested_targets_are_refused():
+    data = {"optimizer": {"_target_": "optreg.hydra_support.scheduler_factory", "name": "SGD"},
+            "scheduler": {"name": "sequential", "schedulers": [
+                {"_target_": "torch.optim.lr_scheduler.StepLR", "name": "StepLR", "step_size": 2},
+                {"_target_": "optreg.hydra_support.scheduler_factory", "name": "ConstantLR"}]}}
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(OmegaConf.create(data), model())
+    assert [e.path for e in exc.value.errors] == ["optimizer._target_", "scheduler.schedulers[0]._target_"]
+
+
+def test_instantiate_returns_validating_factories():
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    cfg = composed("optimizer.lr=0.01")
+    net = model()
+    opt = instantiate(cfg.optimizer)(net)
+    built = optreg.build(cfg, model())
+    assert type(opt) is type(built.optimizer)
+    assert [{k: v for k, v in g.items() if k not in ("params", "initial_lr")} for g in opt.param_groups] == \
+        [{k: v for k, v in g.items() if k not in ("params", "initial_lr")} for g in built.optimizer.param_groups]
+    scheduler = instantiate(cfg.scheduler)(opt)
+    assert type(scheduler) is type(built.scheduler) and scheduler.T_max == built.scheduler.T_max
+    partial = instantiate(cfg.optimizer, _partial_=True)                # lightning-hydra-template style
+    assert type(partial(params=model())) is torch.optim.AdamW
+    cfg.optimizer.lr = -1.0                                             # validated before any parameter exists
+    with pytest.raises(InstantiationException) as exc:
+        instantiate(cfg.optimizer)
+    assert isinstance(exc.value.__cause__, ConfigError)
+    assert str(exc.value.__cause__) == "optimizer.lr: must be >= 0, got -1.0"
+
+
+# ---------------------------------------------------------------------------------------------------
+# optreg run CONFIG [OVERRIDES…]
+# ---------------------------------------------------------------------------------------------------
+def test_run_with_group_switch_and_value_override(capsys):
+    assert main(["run", QUICKSTART, "optimizer=cerebras_lamb", "optimizer.lr=1e-3", "train.steps=3"]) == 0
+    out = capsys.readouterr().out
+    assert "optimizer: optreg.optimizers" in out and "after 3 steps" in out
+
+
+def test_run_overrides_without_a_config_file(capsys):
+    assert main(["run", "optimizer=sgd", "scheduler=step", "scheduler.step_size=2", "train.steps=3"]) == 0
+    out = capsys.readouterr().out
+    assert "torch.optim.sgd.SGD" in out and "StepLR" in out and "after 3 steps" in out
+
+
+@pytest.mark.parametrize("override, close", [
+    ("optimizer=adamx", ["adamax", "adam", "adamw"]),
+    ("optimizer=lamb", ["cerebras_lamb", "mindspore_lamb", "oneflow_lamb"]),
+    ("scheduler=cosine_anealing", ["cosine_annealing"]),
+])
+def test_unknown_group_option_lists_close_ones(override, close, capsys):
+    assert main(["run", QUICKSTART, override]) == 1
+    err = capsys.readouterr().err
+    group, option = override.split("=")
+    assert err.startswith(f"override {override}: {group}: no {group} config {option!r} in the Hydra group")
+    listed = err.split("close: ")[1].strip().split(", ")
+    assert set(close) <= set(listed) and len(listed) <= 5
+
+
+def test_run_keeps_file_positions_and_names_overrides(tmp_path, capsys):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("optimizer:\n  name: SGD\n  lr: -1\n  momentum: 0.9\ntrain: {steps: 3}\n")
+    assert main(["run", str(cfg), "optimizer.momentum=-2", "train.steps=4"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"{cfg}:3:3: optimizer.lr: must be >= 0, got -1",
+                   "override optimizer.momentum=-2: optimizer.momentum: must be >= 0, got -2"]
+
+
+@pytest.mark.parametrize("override, text", [
+    ("optimizer.eps=1e-6", "+optimizer.eps=1e-6"),        # not in the file: Hydra wants `+`
+    ("optimizer.lr=0.1,0.2", "is a sweep"),
+    ("optimizer.lr=[", "bad override"),
+])
+def test_run_bad_overrides(override, text, capsys):
+    assert main(["run", QUICKSTART, override]) == 1
+    assert text in capsys.readouterr().err
+
+
+def test_run_and_validate_a_hydra_primary_config(capsys):
+    config = str(APP / "conf" / "config.yaml")
+    assert main(["validate", config, QUICKSTART]) == 0
+    assert main(["run", config, "optimizer=sgd", "train.steps=2"]) == 0
+    assert "torch.optim.sgd.SGD" in capsys.readouterr().out
+
+
+def test_example_app_multirun(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(APP / "train.py"), "-m", "optimizer=adamw,sgd", "train.steps=3",
+         f"hydra.sweep.dir={tmp_path}", "hydra/job_logging=none", "hydra/hydra_logging=none"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    finals = [line for line in result.stdout.splitlines() if "final loss" in line]
+    assert [line.split(":")[0] for line in finals] == ["AdamW", "SGD"]
+    assert all("after 3 steps" in line for line in finals)
+    assert (tmp_path / "multirun.yaml").is_file() and (tmp_path / "1" / ".hydra" / "overrides.yaml").is_file()

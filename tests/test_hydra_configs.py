@@ -1,0 +1,111 @@
+"""The shipped Hydra config groups: one file per registered component, generated from the registry, up to date."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from omegaconf import OmegaConf
+
+from optreg import ConfigError
+from optreg import hydra_configs as hc
+from optreg.cli import main
+from optreg.registry.registry import REGISTRY
+from optreg.registry.validate import validate_options
+from optreg.schemas import models
+
+ENTRIES = hc.builtin_entries()
+ROOT = hc.default_root()
+
+
+def test_group_files_are_up_to_date():
+    problems = hc.stale(ROOT, hc.group_files(ENTRIES))
+    assert not problems, "Hydra group files are stale; run `optreg hydra-configs`:\n" + "\n".join(problems)
+
+
+def test_every_registered_component_of_every_dialect_has_a_file():
+    registered = {e.qualname for kind in hc.GROUPS for e in REGISTRY.entries(kind) if e.provider == "optreg"}
+    shipped = {f.entry.qualname for f in hc.group_files(ENTRIES)}
+    assert registered == shipped
+    dialects = {e.dialect for e in ENTRIES}
+    assert {"torch", "oneflow", "cerebras", "mindspore"} <= dialects
+    for f in hc.group_files(ENTRIES):
+        assert (ROOT / f.path).is_file()
+
+
+@pytest.mark.parametrize("dialect, name, kind, expected", [
+    ("torch", "AdamW", "optimizer", "adamw"),
+    ("torch", "SGD", "optimizer", "sgd"),
+    ("torch", "RMSprop", "optimizer", "rmsprop"),
+    ("torch", "RAdam", "optimizer", "radam"),
+    ("torch", "SparseAdam", "optimizer", "sparse_adam"),
+    ("torch", "CosineAnnealingLR", "scheduler", "cosine_annealing"),
+    ("torch", "ReduceLROnPlateau", "scheduler", "reduce_lr_on_plateau"),
+    ("torch", "OneCycleLR", "scheduler", "one_cycle"),
+    ("mindspore", "Adam", "optimizer", "mindspore_adam"),
+    ("mindspore", "RMSProp", "optimizer", "mindspore_rmsprop"),
+    ("mindspore", "AdamWeightDecay", "optimizer", "mindspore_adam_weight_decay"),
+    ("mindspore", "dynamic_cosine_decay_lr", "scheduler", "mindspore_dynamic_cosine_decay_lr"),
+    ("cerebras", "CosineDecayLR", "scheduler", "cerebras_cosine_decay"),
+    ("hf", "cosine_with_min_lr", "scheduler", "hf_cosine_with_min_lr"),
+    ("nemo", "T5InverseSquareRootAnnealing", "scheduler", "nemo_t5_inverse_square_root_annealing"),
+])
+def test_file_name_rule(dialect, name, kind, expected):
+    from optreg.registry.entry import Entry
+
+    assert hc.option_name(Entry(kind, dialect, name, "x:y")) == expected
+
+
+def test_file_names_are_unique():
+    from optreg.registry.entry import Entry
+
+    with pytest.raises(ValueError, match="both map to optimizer/adamw.yaml"):
+        hc.group_files([REGISTRY.lookup("optimizer", "AdamW"), Entry("optimizer", "torch", "ADAMW", "torch.optim:AdamW")])
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.qualname)
+def test_file_holds_defaults_and_marks_required_options(entry):
+    """Read as Hydra reads it (OmegaConf's loader): defaults validate, `???` marks exactly the required options."""
+    cfg = OmegaConf.load(ROOT / entry.kind / f"{hc.option_name(entry)}.yaml")
+    assert cfg._target_ == hc.BUILDERS[entry.kind] and cfg._recursive_ is False
+    assert REGISTRY.lookup(entry.kind, cfg.name, cfg.dialect) is entry
+    options = models.options(entry)
+    assert [k for k in cfg if not k.startswith("_") and k not in ("name", "dialect")] == [o.name for o in options]
+    missing = set(OmegaConf.missing_keys(cfg))
+    assert missing == {o.name for o in options if o.default is inspect.Parameter.empty}
+    given = {k: v for k, v in OmegaConf.to_container(cfg).items()
+             if k not in missing and not k.startswith("_") and k not in ("name", "dialect")}
+    try:
+        values = validate_options(entry, given, path=entry.kind)
+    except ConfigError as exc:
+        assert {e.message for e in exc.errors} == {"required option is missing"}, str(exc)
+        assert {e.path.split(".", 1)[1] for e in exc.errors} == missing
+    else:
+        assert not missing
+        for o in options:
+            expected = list(o.default) if isinstance(o.default, tuple) else o.default
+            got = list(values[o.name]) if isinstance(values[o.name], tuple) else values[o.name]
+            assert got == expected, o.name
+
+
+def test_check_command_reports_stale_files(tmp_path, capsys):
+    assert main(["hydra-configs", "-o", str(tmp_path)]) == 0
+    assert main(["hydra-configs", "--check", "-o", str(tmp_path)]) == 0
+    adamw = tmp_path / "optimizer" / "adamw.yaml"
+    adamw.write_text(adamw.read_text().replace("lr: 0.001", "lr: 0.002"))
+    (tmp_path / "scheduler" / "step.yaml").unlink()
+    (tmp_path / "optimizer" / "handmade.yaml").write_text("name: SGD\n")
+    capsys.readouterr()
+    assert main(["hydra-configs", "--check", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "out of date: optimizer/adamw.yaml (torch.AdamW)" in err
+    assert "missing: scheduler/step.yaml (torch.StepLR)" in err
+    assert "not generated: optimizer/handmade.yaml" in err
+    assert main(["hydra-configs", "-o", str(tmp_path)]) == 0
+    assert "lr: 0.001" in adamw.read_text()
+    assert (tmp_path / "optimizer" / "handmade.yaml").exists()  # not ours: reported, never deleted
+
+
+def test_show_prints_the_hydra_option(capsys):
+    assert main(["show", "CosineAnnealingLR"]) == 0
+    assert "# Hydra group option: scheduler=cosine_annealing" in capsys.readouterr().out

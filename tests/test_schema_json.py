@@ -1,0 +1,154 @@
+"""The editor schema (`optreg schema`): draft-07 as yaml-language-server reads it, and every shipped YAML passes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+import optreg
+from optreg import ConfigError
+from optreg.cli import main
+from optreg.hydra_support import strip_builders
+from optreg.schemas.experiment import validate_experiment
+from optreg.schemas.json_schema import parse_args_section
+from optreg.schemas.yaml_loader import read_yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "optreg" / "configs"
+SCHEMA = optreg.json_schema()
+VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
+
+
+def members(kind: str) -> list[dict]:
+    if kind == "optimizer":
+        return SCHEMA["properties"]["optimizer"]["anyOf"]
+    return SCHEMA["definitions"]["scheduler"]["anyOf"]
+
+
+def member(title: str) -> dict:
+    return next(m for kind in ("optimizer", "scheduler") for m in members(kind) if m["title"] == title)
+
+
+def walk(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from walk(value)
+
+
+def test_schema_is_valid_draft_07():
+    assert SCHEMA["$schema"] == "http://json-schema.org/draft-07/schema#"
+    jsonschema.Draft7Validator.check_schema(SCHEMA)
+    assert not any("prefixItems" in n or "$defs" in n for n in walk(SCHEMA))     # 2020-12 keywords
+
+
+def test_tuples_are_items_plus_additional_items():
+    betas = member("torch.AdamW")["properties"]["betas"]
+    assert isinstance(betas["items"], list) and len(betas["items"]) == 2
+    assert betas["additionalItems"] is False and betas["minItems"] == betas["maxItems"] == 2
+    assert betas["items"][1] == {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+
+
+def test_every_component_requires_name_and_forbids_other_keys():
+    registered = len(optreg.list_optimizers()) + len(optreg.list_schedulers()) + 2   # + sequential, chained
+    all_members = members("optimizer") + members("scheduler")
+    assert len(all_members) == registered
+    for m in all_members:
+        assert m["required"][0] == "name" and m["additionalProperties"] is False, m["title"]
+        assert m["description"], m["title"]
+
+
+def test_descriptions_come_from_the_docs():
+    adamw = member("torch.AdamW")["properties"]
+    assert adamw["lr"]["description"].startswith("learning rate")
+    assert adamw["betas"]["description"].startswith("coefficients used for computing running averages")
+    step = member("torch.StepLR")["properties"]
+    assert step["step_size"]["description"] == "Period of learning rate decay."
+    # an option undocumented in its own implementation borrows the same-named component's text
+    assert member("oneflow.StepLR")["properties"]["step_size"]["description"] == "Period of learning rate decay."
+    options = [(m["title"], k, p) for kind in ("optimizer", "scheduler") for m in members(kind)
+               for k, p in m["properties"].items() if k not in ("name", "dialect", "param_groups", "key")
+               and not k.startswith("_")]
+    described = sum("description" in p for _, _, p in options)
+    assert described / len(options) > 0.85, f"{described}/{len(options)} options have a description"
+
+
+def test_args_section_parser():
+    doc = """Frobnicates.
+
+    Args:
+        params (iterable): parameters
+        lr (float, optional): learning rate
+            used for :math:`w` updates. Default: 1e-3.
+        betas (Tuple[float, float]): ``(b1, b2)``
+
+    Example:
+        >>> lr: not an argument
+    """
+    assert parse_args_section(doc) == {"params": "parameters",
+                                       "lr": "learning rate used for w updates.",
+                                       "betas": "(b1, b2)"}
+
+
+def shipped_documents():
+    """(name, experiment) for every YAML file optreg ships or shows, composed into a full experiment."""
+    for path in (REPO / "examples" / "quickstart.yaml", CONFIGS / "quickstart.yaml"):
+        yield path.name, read_yaml(path)[0]
+    for path in sorted(CONFIGS.glob("*/*.yaml")):
+        section = {k: v for k, v in read_yaml(path)[0].items() if v != "???"}   # `???`: the user must set it
+        if path.parent.name == "optimizer":
+            yield f"optimizer/{path.name}", {"optimizer": section}
+        else:
+            yield f"scheduler/{path.name}", {"optimizer": {"name": "SGD"}, "scheduler": section}
+    with initialize_config_dir(config_dir=str(REPO / "examples" / "hydra_app" / "conf"), version_base="1.3"):
+        for overrides in ([], ["optimizer=sgd", "scheduler=step", "scheduler.step_size=10", "~scheduler.T_max"]):
+            cfg = compose("config", overrides)
+            yield f"hydra_app {' '.join(overrides)}", OmegaConf.to_container(cfg, resolve=True)
+
+
+def test_every_shipped_yaml_validates():
+    documents = list(shipped_documents())
+    assert len(documents) == len(list(CONFIGS.glob("*/*.yaml"))) + 4
+    failures = {name: [e.message[:160] for e in VALIDATOR.iter_errors(doc)][:2] for name, doc in documents
+                if not VALIDATOR.is_valid(doc)}
+    assert not failures, failures
+
+
+@pytest.mark.parametrize("doc, bad_path", [
+    ({"optimizer": {"name": "AdamW", "weigth_decay": 0.1}}, "optimizer.weigth_decay"),
+    ({"optimizer": {"name": "AdamW", "betas": [0.9, 1.0]}}, "optimizer.betas[1]"),
+    ({"optimizer": {"name": "AdamW", "lr": -0.001}}, "optimizer.lr"),
+    ({"optimizer": {"name": "SGD"}, "scheduler": {"name": "StepLR", "step_size": 0}}, "scheduler.step_size"),
+    ({"optimizer": {"name": "SGD"}, "trian": {"steps": 3}}, "trian"),
+    ({"optimizer": {"name": "SGD", "_target_": "os.system"}}, "optimizer._target_"),
+])
+def test_schema_rejects_what_validation_rejects(doc, bad_path):
+    assert not VALIDATOR.is_valid(doc)
+    with pytest.raises(ConfigError) as exc:
+        validate_experiment(strip_builders(doc))
+    assert bad_path in [e.path for e in exc.value.errors]
+
+
+@pytest.mark.parametrize("doc", [
+    {"optimizer": {"name": "AdamW", "weight_decay": 0.1, "betas": [0.9, 0.95], "lr": 0.001}},
+    {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01}, "scheduler": {"name": "StepLR", "step_size": 3}},
+    {"optimizer": {"name": "SGD", "_target_": "optreg.hydra_support.optimizer_factory", "_recursive_": False}},
+])
+def test_schema_accepts_what_validation_accepts(doc):
+    errors = [e.message for e in VALIDATOR.iter_errors(doc)]
+    assert not errors
+    validate_experiment(strip_builders(doc))
+
+
+def test_schema_command_writes_the_same_schema(tmp_path):
+    out = tmp_path / "optreg.schema.json"
+    assert main(["schema", "-o", str(out)]) == 0
+    assert json.loads(out.read_text()) == json.loads(json.dumps(SCHEMA))
