@@ -246,8 +246,8 @@ class SchedulerFactory:
         from optreg.registry.build import Context, plan_scheduler
 
         self.section = _plain_section(section, SCHEDULER)
-        anything = frozenset({"lr", "momentum", "betas", "weight_decay"})  # the optimizer is not known yet
-        plan_scheduler(copy.deepcopy(self.section), Context(1, anything, None, known_groups=False), SCHEDULER)
+        unknown = Context(1, frozenset(), None, known_groups=False, known_options=False)  # no optimizer yet
+        plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
 
     def __call__(self, optimizer: Any):
         from optreg.registry.build import context_of, plan_scheduler

@@ -150,6 +150,32 @@ CASES = [
      "param_groups", "need parameter names"),
     ("lbfgs two groups", opt("LBFGS", param_groups=[{"params": "*.bias"}]), "param_groups", "one parameter group"),
     ("muon 1-D params", opt("Muon"), "params", "only 2-D parameters; 'fc1.bias' has shape (7,)"),
+    ("param_groups not a list", opt("SGD", param_groups=3), "param_groups", "expected a list of rules"),
+    ("group params not tensors", lambda: optreg.configure_optimizer("SGD", [{"params": 3}]), "params[0].params",
+     "expected tensors, got int"),
+    ("rule shadowed by an earlier rule", opt("SGD", param_groups=[{"params": "*"}, {"params": "*.bias",
+                                                                                    "weight_decay": 0.0}]),
+     "param_groups[1].params", "already taken by param_groups[0]"),
+    ("torch refuses a combination", opt("Adam", differentiable=True, fused=True), "",
+     "torch.Adam refused the configuration"),
+    ("huge integer", sched({"name": "StepLR", "step_size": 10 ** 400}), "step_size", "must be <="),
+    ("huge number text is short", opt("Adam", lr=10 ** 400), "lr", "chars)"),
+    ("unknown_keys mode", opt("Adam", unknown_keys="silent"), "unknown_keys", "'error' or 'warn'"),
+    ("sequential restart", sched({"name": "sequential", "restart": None, "schedulers": [{"name": "ConstantLR"}]}),
+     "restart", "must be 'local', 'global'"),
+    ("sequential torch milestones", sched({"name": "sequential", "milestones": [5, 3], "schedulers": [
+        {"name": "ConstantLR"}, {"name": "ConstantLR"}, {"name": "ConstantLR"}]}), "milestones", "strictly increasing"),
+    ("sequential torch milestones type", sched({"name": "sequential", "milestones": 5, "schedulers": [
+        {"name": "ConstantLR"}, {"name": "ConstantLR"}]}), "milestones", "expected a list"),
+    ("expression overflow", sched({"name": "LambdaLR", "lr_lambda": "(10 ** 9999) ** 9999"}), "lr_lambda",
+     "invalid step expression"),
+    ("expression not finite", sched({"name": "LambdaLR", "lr_lambda": "1e999"}), "lr_lambda", "not finite"),
+    ("yaml section dialect path", yaml("optimizer: {name: Adam, dialect: tensorflow}\n"), "optimizer.dialect",
+     "unknown dialect 'tensorflow'"),
+    ("yaml group path", build("optimizer:\n  name: Adam\n  param_groups:\n    - {params: '*.bias', lr: -0.1}\n"),
+     "optimizer.param_groups[0].lr", "must be >= 0"),
+    ("yaml unhashable key", yaml("optimizer: {name: Adam}\n? [a, b]\n: 1\n"), "", "must be a scalar"),
+    ("yaml nested too deeply", lambda: optreg.load_config("[" * 3000), "", "nested too deeply"),
     # YAML experiment configs (positions)
     ("yaml unknown top key", yaml("optimizer: {name: SGD}\nschedular: {name: StepLR}\n"), "schedular",
      "did you mean 'scheduler'"),
@@ -211,6 +237,26 @@ def test_yaml_errors_carry_file_line_and_column(tmp_path):
     assert f"{path}:7:3: optimizer.weigth_decay: unknown option of torch.AdamW (did you mean 'weight_decay'?)" in lines
     item = next(e for e in info.value.errors if e.path == "optimizer.betas[1]")
     assert (item.location.line, item.location.column) == (4, 16)
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("optimizer: {name: Adam}  # caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        optreg.load_config(path)
+
+
+def test_scheduler_errors_are_reported_with_optimizer_errors():
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("optimizer: {name: SGD, lr: -0.1}\nscheduler: {name: StepLR, step_size: 0}\n")
+    assert {e.path for e in info.value.errors} == {"optimizer.lr", "scheduler.step_size"}
+
+
+def test_mindspore_optimizer_with_onecycle_from_a_config():
+    """The scheduler is checked against the optimizer's group keys (betas), not its dialect's names."""
+    built = optreg.build({"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.1},
+                          "scheduler": {"name": "OneCycleLR", "max_lr": 0.1, "total_steps": 10}}, make_model())
+    assert type(built.scheduler).__name__ == "OneCycleLR"
 
 
 def test_yaml_syntax_error_position():

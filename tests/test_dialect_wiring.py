@@ -172,3 +172,24 @@ def test_mindspore_order_params_rule_from_yaml():
         """)
     model_order = [p for g in built.optimizer.param_groups for p in g["params"]]
     assert [tuple(p.shape) for p in model_order] == [(3,), (3, 7), (7,), (7, 5)]
+
+
+def test_mindspore_rows_take_bare_tensors():
+    model = make_model()
+    opt = optreg.configure_optimizer("mindspore.Adam", list(model.parameters()), learning_rate=0.1,
+                                     weight_decay=0.01)
+    assert sum(len(g["params"]) for g in opt.param_groups) == 4   # unnamed: every tensor decays
+
+
+def test_mindspore_group_errors_carry_the_section_path_and_position():
+    with pytest.raises(ConfigError) as info:
+        build("""
+            optimizer:
+              name: mindspore.Adam
+              learning_rate: 0.1
+              param_groups:
+                - params: "*.weight"
+                  grad_centralization: 3
+            """)
+    item = info.value.errors[0]
+    assert item.path == "optimizer.param_groups[0].grad_centralization" and item.location.line == 7   # the text starts with a newline

@@ -447,7 +447,7 @@ def test_mindspore_cpu_momentum_kernel_ignores_use_nesterov():
 
 
 # ---------------------------------------------------------------------------------------------
-# benchmarks/bench_optimizers.py --quick (a smoke run of the issue-6 benchmark)
+# benchmarks/bench_optimizers.py --quick (a smoke run of the optimizer benchmark)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -338,13 +338,44 @@ class Optimizer(torch.optim.Optimizer):
     # -- checkpoints ----------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """torch's state dict plus the optimizer-wide step counter (`global_step`)."""
+        """torch's state dict plus the optimizer-wide step counter (`global_step`).
+
+        A dynamic lr (`lr_schedule`) is configuration, not state: it is left out, so that the dict holds
+        tensors and plain values only (loadable with torch.load(weights_only=True))."""
         sd = super().state_dict()
+        sd["param_groups"] = [{k: v for k, v in g.items() if k != "lr_schedule"} for g in sd["param_groups"]]
         sd["global_step"] = self.global_step
         return sd
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """torch's load_state_dict; restores `global_step` (0 when the dict has none, e.g. from torch)."""
+        """torch's load_state_dict; restores `global_step` (0 when the dict has none, e.g. from torch).
+
+        The groups keep their own dynamic lr. torch casts every state tensor but `step` to the
+        parameter's dtype and device; a state that `init_state` keeps in another dtype or on another
+        device (float32 beta powers of a bf16 parameter, AdamOffload's host-side moments, a float16
+        compressed moment) is kept out of that cast and restored with its own layout, losslessly."""
         state_dict = dict(state_dict)
         self.global_step = int(state_dict.pop("global_step", 0))
-        super().load_state_dict(state_dict)
+        schedules = [g.get("lr_schedule") for g in self.param_groups]
+        own_layout: dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor]] = {}
+        saved_state = dict(state_dict.get("state", {}))
+        for saved, group in zip(state_dict.get("param_groups", []), self.param_groups):
+            for key, p in zip(saved.get("params", []), group["params"]):
+                st = saved_state.get(key)
+                if not st:
+                    continue
+                fresh = self.init_state(p, group)
+                for name, value in st.items():
+                    like = fresh.get(name)
+                    if isinstance(value, torch.Tensor) and isinstance(like, torch.Tensor) and name != "step" and \
+                            (like.dtype != p.dtype or like.device != p.device):
+                        own_layout[(id(p), name)] = (value, like)
+                saved_state[key] = {n: v for n, v in st.items() if (id(p), n) not in own_layout}
+        super().load_state_dict({**state_dict, "state": saved_state})
+        for group, schedule in zip(self.param_groups, schedules):
+            if schedule is not None:
+                group["lr_schedule"] = schedule
+            for p in group["params"]:
+                for name in [n for (pid, n) in own_layout if pid == id(p)]:
+                    value, like = own_layout[(id(p), name)]
+                    self.state[p][name] = value.to(dtype=like.dtype, device=like.device)

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path
 from optreg.registry.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.registry.groups import Group, from_dicts, from_rules, named_parameters
-from optreg.registry.names import NAME_KEYS, synonyms
+from optreg.registry.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
 from optreg.registry.registry import REGISTRY
 from optreg.registry.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
                                       to_target_kwargs, validate_options)
@@ -36,7 +36,7 @@ def _adapter(entry: Entry, option: str) -> TypeAdapter:
     return TypeAdapter(opt.type)
 
 
-def _group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
+def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
     """Validate a group's own keys: the entry's options (types and rules) and its `group_keys`;
     other keys go to the row's bind hook when it has one (MindSpore's order_params), else are errors."""
     fields = option_names(entry)
@@ -82,31 +82,25 @@ def wraps_optimizer(entry: Entry) -> bool:
 
 @dataclass
 class OptimizerPlan:
-    """A validated optimizer: its entry, options and resolved groups (or the plan of the optimizer it
-    wraps). `build()` creates it."""
+    """A validated optimizer: its entry, options and the group dicts it will be built with (or the plan
+    of the optimizer it wraps). `build()` creates it."""
 
     entry: Entry
     values: dict[str, Any]
     groups: list[Group]
     grouped: bool
     inner: "OptimizerPlan | None" = None
+    dicts: list[dict[str, Any]] = field(default_factory=list)
 
     def build(self):
         entry = self.entry
         cls = entry.resolve()
         kwargs = to_target_kwargs(entry, self.values)
-        if self.inner is not None:
-            return cls(self.inner.build(), **kwargs)
-        dicts = [{"params": g.params, **{entry.target_name(k): v for k, v in g.options.items()},
-                  **(g.extra if not entry.bind else {})} for g in self.groups]
-        if entry.bind:
-            module, _, attr = entry.bind.partition(":")
-            hook = getattr(importlib.import_module(module), attr)
-            named = [{**d, "param_names": g.names, **g.extra} for d, g in zip(dicts, self.groups)]
-            dicts = hook(named, dict(self.values), self.grouped)
         try:
-            return cls(dicts, **kwargs)
-        except (ValueError, TypeError, KeyError) as exc:  # a constraint the tables missed: still a ConfigError
+            if self.inner is not None:
+                return cls(self.inner.build(), **kwargs)
+            return cls(self.dicts, **kwargs)
+        except (ValueError, TypeError, KeyError, RuntimeError) as exc:  # a constraint the tables missed
             if isinstance(exc, ConfigError):
                 raise
             raise ConfigError(f"{entry.qualname} refused the configuration: {exc}") from exc
@@ -114,6 +108,35 @@ class OptimizerPlan:
     @property
     def defaults(self) -> dict[str, Any]:
         return self.inner.defaults if self.inner is not None else to_target_kwargs(self.entry, self.values)
+
+    def group_keys(self) -> frozenset[str]:
+        """The keys a scheduler can drive in the built optimizer's groups: the options under their
+        canonical names (MindSpore's learning_rate -> lr, beta1/beta2 -> betas), from the alias table."""
+        if self.inner is not None:
+            return self.inner.group_keys()
+        keys = set()
+        for name in self.defaults:
+            keys.add(OPTION_ALIASES.get(name, name))
+            keys.update(t for t, parts in TUPLE_ALIASES.items() if name in parts)
+        return frozenset(keys)
+
+
+def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], grouped: bool, errors: Collector,
+                 path: str) -> list[dict[str, Any]]:
+    """The group dicts the implementation takes: renamed options and group keys, through the row's bind
+    hook (a dialect's group semantics) when it has one; the hook's errors get the section's path."""
+    dicts = [{"params": g.params, **{entry.target_name(k): v for k, v in g.options.items()},
+              **(g.extra if not entry.bind else {})} for g in groups]
+    if not entry.bind:
+        return dicts
+    module, _, attr = entry.bind.partition(":")
+    hook = getattr(importlib.import_module(module), attr)
+    named = [{**d, "param_names": g.names, **g.extra} for d, g in zip(dicts, groups)]
+    try:
+        return hook(named, dict(values), grouped)
+    except ConfigError as exc:
+        errors.extend(exc, prefix=path)
+        return []
 
 
 def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[Any, dict[str, Any]]:
@@ -163,21 +186,28 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     except ConfigError as exc:
         errors.extend(exc)
         named, dicts = None, None
+    if param_groups is not None and not isinstance(param_groups, (list, tuple)):
+        errors.add(join_path(path, "param_groups"), f"expected a list of rules ({{params: <glob>, ...}}), got "
+                                                    f"{type(param_groups).__name__}")
+        param_groups = None
     paramless = entry.bind is not None  # a dialect hook may take groups without params (order_params)
     if dicts is not None:
         if param_groups:
             errors.add(join_path(path, "param_groups"), "give either torch-style group dicts as params or "
                                                         "param_groups rules, not both")
-        groups = from_dicts(dicts, errors, paramless_ok=paramless)
+        groups = from_dicts(dicts, errors, join_path(path, "params"), paramless_ok=paramless)
     elif named is not None:
         groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"),
                             paramless_ok=paramless)
     grouped = bool(param_groups) or dicts is not None
     for group in groups:
-        _group_options(entry, group, values, errors, path if group.rule == "default" else join_path(path, group.rule))
+        group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
     _check_params(entry, groups, errors, path)
     errors.raise_if_any()
-    return OptimizerPlan(entry, values, groups, grouped)
+    plan = OptimizerPlan(entry, values, groups, grouped)
+    plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path)
+    errors.raise_if_any()
+    return plan
 
 
 def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: str) -> None:
@@ -192,7 +222,7 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
                     errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}")
 
 
-def configure_optimizer(optimizer_type: str, params: Any, *, dialect: str | None = None,
+def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | None = None,
                         unknown_keys: UnknownKeys = "error", **kwargs: Any):
     """Build an optimizer by name: `configure_optimizer("adamw", model, lr=3e-4, param_groups=[...])`.
 
@@ -200,6 +230,8 @@ def configure_optimizer(optimizer_type: str, params: Any, *, dialect: str | None
     `param_groups` rules (glob patterns over names) need. Unknown keys raise, or warn and are dropped
     with unknown_keys="warn" (Cerebras' lenient behaviour).
     """
+    if unknown_keys not in ("error", "warn"):
+        raise ConfigError(f"must be 'error' or 'warn', got {unknown_keys!r}", "unknown_keys")
     param_groups = kwargs.pop("param_groups", None)
     return plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
                           param_groups=param_groups, options=kwargs).build()
@@ -216,6 +248,7 @@ class Context:
     option_names: frozenset[str]
     dialect: str | None = None
     known_groups: bool = True
+    known_options: bool = True
 
 
 NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler specs
@@ -275,7 +308,7 @@ class SchedulerPlan:
                 return cls(optimizer=optimizer, **kwargs)
         try:
             return cls(optimizer, **kwargs)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RuntimeError) as exc:
             if isinstance(exc, ConfigError):
                 raise
             raise ConfigError(f"{self.entry.qualname} refused the configuration: {exc}") from exc
@@ -382,14 +415,20 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
         plan.children = _plan_children(spec, context, path, dialect, errors)
     restart = spec.get("restart", "local")
     milestones = spec.get("milestones")
+    modes = ("local", "global")
+    if not (restart in modes or isinstance(restart, list) and all(r in modes for r in restart)):
+        errors.add(join_path(path, "restart"), f"must be 'local', 'global' or a list of them, got {restart!r}")
     errors.raise_if_any()
     torch_only = all(c.entry is not None and c.schedule is None and c.entry.dialect == "torch"
                      for c in plan.children)
     if torch_only and restart == "local" and plan.key == "lr" and plan.last_epoch == -1:
         entry = REGISTRY.lookup(SCHEDULER, "SequentialLR" if kind == "sequential" else "ChainedScheduler", "torch")
-        plan.entry, plan.values = entry, {"schedulers": raw}
-        if kind == "sequential":
-            plan.values["milestones"] = milestones
+        raw_values = {"schedulers": raw, **({"milestones": milestones} if kind == "sequential" else {})}
+        try:
+            plan.entry, plan.values = entry, validate_options(entry, raw_values, path=path)
+        except ConfigError as exc:
+            errors.extend(exc)
+        errors.raise_if_any()
         _check_context(plan, context, errors, path)
         errors.raise_if_any()
         return plan
@@ -453,11 +492,10 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         if isinstance(value, list) and plan.schedule is not None:
             errors.add(join_path(path, name), "per-group lists are not supported by closed-form schedules; "
                                               "use one value (or a torch-dialect scheduler)")
-    if values.get("cycle_momentum") and not ({"momentum", "betas"} & context.option_names):
+    if values.get("cycle_momentum") and context.known_options and not ({"momentum", "betas"} & context.option_names):
         errors.add(join_path(path, "cycle_momentum"), "the optimizer has neither momentum nor betas; "
                                                       "set cycle_momentum: false")
-    if plan.key.startswith("betas") and context.known_groups and "betas" not in context.option_names or \
-            plan.key != "lr" and plan.key.split("[")[0] not in context.option_names and context.known_groups:
+    if context.known_options and plan.key != "lr" and plan.key.split("[")[0] not in context.option_names:
         errors.add(join_path(path, "key"), f"the optimizer has no {plan.key.split('[')[0]!r} to schedule")
     for i, child in enumerate(plan.children):
         if child.entry is not None and "ReduceLROnPlateau" in child.entry.name:
@@ -486,10 +524,11 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
 
 
 def context_of(optimizer: Any, dialect: str | None = None) -> Context:
-    return Context(len(optimizer.param_groups), frozenset(optimizer.defaults), dialect)
+    keys = frozenset(optimizer.defaults).union(*(set(g) - {"params"} for g in optimizer.param_groups))
+    return Context(len(optimizer.param_groups), keys, dialect)
 
 
-def configure_lr_scheduler(optimizer: Any, learning_rate: Any, *, dialect: str | None = None, **kwargs: Any):
+def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
     - a number: every group's lr is set to it and None is returned (no scheduler object);

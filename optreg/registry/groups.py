@@ -111,6 +111,14 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         target = groups[owner[name]] if name in owner else rest
         target.params.append(tensor)
         target.names.append(name)
+    for i, group in enumerate(groups):  # every match taken by an earlier rule: the rule would do nothing
+        taken = sorted({owner[n] for p in group.patterns for n in names if fnmatch.fnmatchcase(n, p)})
+        if group.patterns and not group.params and taken:
+            earlier = ", ".join(f"{path}[{k}]" for k in taken)
+            errors.add(join_path(group.rule, "params"), f"every parameter it matches is already taken by {earlier} "
+                                                        f"(the first matching rule wins); put this rule first")
+    if any(n is None for n in names):  # bare tensors: no names to report or to match
+        rest.names = None
     return [g for g in groups if g.params or g is not rest] + ([rest] if rest.params else [])
 
 
@@ -128,7 +136,13 @@ def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
         if raw is None:
             errors.add(join_path(here, "params"), "group has no 'params'")
             continue
-        tensors = [raw] if _is_tensor(raw) else list(raw)
+        if _is_tensor(raw):
+            tensors = [raw]
+        elif isinstance(raw, Iterable) and not isinstance(raw, (str, bytes, Mapping)):
+            tensors = list(raw)
+        else:
+            errors.add(join_path(here, "params"), f"expected tensors, got {type(raw).__name__}")
+            continue
         pairs = [(t[0], t[1]) if isinstance(t, tuple) else ((names_of or {}).get(id(t)), t) for t in tensors]
         for j, (_, t) in enumerate(pairs):
             if not _is_tensor(t):

@@ -93,8 +93,9 @@ class Registry:
             raise ConfigError(f"{kind} name must be a non-empty string, got {name!r}", path)
         if dialect is not None and dialect not in DIALECTS:
             hint = closest(dialect, DIALECTS)
+            where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
             raise ConfigError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}"
-                              + (f" (did you mean {hint!r}?)" if hint else ""), "dialect")
+                              + (f" (did you mean {hint!r}?)" if hint else ""), where)
         entry = self.find(kind, name, dialect)
         if entry is not None:
             return entry

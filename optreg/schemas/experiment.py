@@ -12,7 +12,9 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, closest, join_path
-from optreg.registry.build import Context, cerebras_form, plan_optimizer, plan_scheduler, wraps_optimizer
+from optreg.registry.build import (Context, OptimizerPlan, cerebras_form, group_options, plan_optimizer,
+                                   plan_scheduler, wraps_optimizer)
+from optreg.registry.groups import Group
 from optreg.registry.entry import OPTIMIZER
 from optreg.registry.names import NAME_KEYS
 from optreg.registry.registry import REGISTRY
@@ -71,7 +73,9 @@ def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
 def split_optimizer(section: Mapping[str, Any]) -> tuple[str, str | None, list, dict[str, Any]]:
     """(name, dialect, param_groups rules, options) of a normalised optimizer section."""
     options = {k: v for k, v in section.items() if k not in ("name", *SECTION_KEYS)}
-    return section["name"], section.get("dialect"), list(section.get("param_groups") or []), options
+    rules = section.get("param_groups") or []
+    return section["name"], section.get("dialect"), list(rules) if isinstance(rules, (list, tuple)) else rules, \
+        options
 
 
 def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
@@ -84,12 +88,20 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             if inner is not None and "name" in inner:
                 _check_optimizer_section(inner, inner.get("dialect") or entry.dialect, errors,
                                          join_path(path, "optimizer"))
-        validate_options(entry, options, path=path)
+        values = validate_options(entry, options, path=path)
     except ConfigError as exc:
         errors.extend(exc)
         return
     if "param_groups" in section and not isinstance(section["param_groups"], list):
-        errors.add("optimizer.param_groups", f"expected a list of rules, got {section['param_groups']!r}")
+        errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {section['param_groups']!r}")
+        return
+    for i, rule in enumerate(rules if not wraps_optimizer(entry) else []):  # rule options, before any model
+        here = join_path(join_path(path, "param_groups"), i)
+        if not isinstance(rule, Mapping):
+            errors.add(here, f"expected a mapping with params: <glob> and options, got {rule!r}")
+            continue
+        group_options(entry, Group([], [], {k: v for k, v in rule.items() if k != "params"}, rule=here), values,
+                      errors, here)
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
@@ -122,11 +134,13 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
         for item in models.pydantic_errors(exc):
             errors.add(join_path("train", item.path), item.message)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
-    if scheduler is not None and optimizer is not None and not errors:
-        rules = optimizer.get("param_groups") or []
-        try:  # group count is not known before the model: per-group list lengths are checked by build()
-            plan_scheduler(scheduler, Context(len(rules) + 1, frozenset(_option_names(optimizer, dialect)),
-                                              dialect, known_groups=False), "scheduler")
+    if scheduler is not None:
+        # The group count is not known before the model (per-group list lengths are checked by build());
+        # the optimizer's group keys are known only when its section is valid.
+        keys = _group_keys(optimizer, dialect) if optimizer is not None and not errors else None
+        context = Context(1, keys or frozenset(), dialect, known_groups=False, known_options=keys is not None)
+        try:
+            plan_scheduler(scheduler, context, "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
     if errors:
@@ -134,14 +148,13 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     return experiment
 
 
-def _option_names(section: Mapping[str, Any], dialect: str | None) -> list[str]:
-    from optreg.registry.validate import to_target_kwargs
-
+def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:
+    """The keys the optimizer's param groups will have (what a scheduler may drive)."""
     name, own, _, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
     if wraps_optimizer(entry):
-        return _option_names(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
-    return list(to_target_kwargs(entry, validate_options(entry, options)))
+        return _group_keys(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
+    return OptimizerPlan(entry, validate_options(entry, options), [], False).group_keys()
 
 
 def load_config(path_or_text: Any) -> Experiment:
@@ -161,7 +174,7 @@ def plans(experiment: Experiment, params: Any):
     except ConfigError as exc:
         errors.extend(exc)
     if opt_plan is not None and experiment.scheduler is not None:
-        context = Context(len(opt_plan.groups), frozenset(opt_plan.defaults), experiment.dialect)
+        context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect)
         try:
             sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
         except ConfigError as exc:

@@ -84,9 +84,9 @@ def _evaluate(node: ast.AST, step: float) -> float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body, step)
     if isinstance(node, ast.Constant):
-        return node.value
+        return float(node.value)  # float arithmetic: an overflow raises at once instead of growing an int
     if isinstance(node, ast.Name):
-        return step if node.id == "step" else _NAMES[node.id]
+        return float(step) if node.id == "step" else _NAMES[node.id]
     if isinstance(node, ast.BinOp):
         left, right = _evaluate(node.left, step), _evaluate(node.right, step)
         if isinstance(node.op, ast.Pow) and abs(right) > _MAX_POWER:
@@ -108,30 +108,44 @@ def _evaluate(node: ast.AST, step: float) -> float:
     return _CALLS[node.func.id](*(_evaluate(a, step) for a in node.args))
 
 
+_TREES: dict[str, ast.Expression] = {}   # parsed, checked expressions by source text
+
+
+def _parse(source: str) -> ast.Expression:
+    """The checked tree of `source` (cached); ConfigError when it is not a finite whitelisted expression."""
+    tree = _TREES.get(source)
+    if tree is None:
+        if len(source) > _MAX_LENGTH:
+            raise ConfigError(f"expression longer than {_MAX_LENGTH} characters")
+        try:
+            tree = ast.parse(source, mode="eval")
+            _check(tree)
+            value = float(_evaluate(tree, 0))
+        except (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+            raise ConfigError(f"invalid step expression {source!r}: {exc}") from None
+        if not math.isfinite(value):
+            raise ConfigError(f"invalid step expression {source!r}: not finite at step 0 ({value})")
+        _TREES[source] = tree
+    return tree
+
+
 class StepFunction:
-    """f(step) -> float from a registered function name or a whitelisted arithmetic expression."""
+    """f(step) -> float from a registered function name or a whitelisted arithmetic expression.
+
+    Its only attribute is the source text, so torch schedulers store it in `state_dict()` as a plain
+    string (loadable with torch.load(weights_only=True)); the parsed tree is cached by source."""
 
     def __init__(self, source: str):
         if not isinstance(source, str):
             raise ConfigError(f"expected a function name or an expression in 'step', got {type(source).__name__}")
         self.source = source.strip()
-        if self.source in STEP_FUNCTIONS:
-            self._tree = None
-            return
-        if len(self.source) > _MAX_LENGTH:
-            raise ConfigError(f"expression longer than {_MAX_LENGTH} characters")
-        try:
-            tree = ast.parse(self.source, mode="eval")
-            _check(tree)
-            float(_evaluate(tree, 0))
-        except (SyntaxError, ValueError, TypeError, ArithmeticError) as exc:
-            raise ConfigError(f"invalid step expression {self.source!r}: {exc}") from None
-        self._tree = tree
+        if self.source not in STEP_FUNCTIONS:
+            _parse(self.source)
 
     def __call__(self, step: int | float) -> float:
-        if self._tree is None:
+        if self.source in STEP_FUNCTIONS:
             return float(STEP_FUNCTIONS[self.source](step))
-        return float(_evaluate(self._tree, step))
+        return float(_evaluate(_parse(self.source), step))
 
     def __repr__(self) -> str:
         return f"StepFunction({self.source!r})"
@@ -141,10 +155,6 @@ class StepFunction:
 
     def __hash__(self) -> int:
         return hash(self.source)
-
-    # Pickle/state_dict by source text, so a resumed scheduler re-parses the same expression.
-    def __getstate__(self) -> dict:
-        return {"source": self.source}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["source"])

@@ -92,10 +92,14 @@ def model(entry: Entry) -> type[BaseModel]:
     )
 
 
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit - 12]}…({len(text)} chars)"
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e16:
         return f"{value:.1f}"
-    return repr(value) if isinstance(value, str) else str(value)
+    return _short(repr(value) if isinstance(value, str) else str(value))
 
 
 def _message(err: Mapping[str, Any]) -> str:
@@ -112,7 +116,7 @@ def _message(err: Mapping[str, Any]) -> str:
         return f"must be a finite number, got {_fmt(value)}"
     if kind in ("float_parsing", "float_type", "int_parsing", "int_type"):
         what = "an integer" if kind.startswith("int") else "a number"
-        return f"expected {what}, got {type(value).__name__} {value!r}"
+        return f"expected {what}, got {type(value).__name__} {_short(repr(value))}"
     if kind == "int_from_float":
         return f"must be an integer, got {_fmt(value)}"
     if kind in ("bool_type", "bool_parsing"):

@@ -43,7 +43,12 @@ def number(**bounds: float) -> Any:
     return Annotated[float, Field(allow_inf_nan=False, **bounds), NoBool]
 
 
+MAX_INT = 1 << 53   # step counts and lengths above this are typos (and overflow float arithmetic)
+
+
 def integer(**bounds: int) -> Any:
+    """An int with bounds; at most MAX_INT unless `le` says otherwise; booleans refused."""
+    bounds.setdefault("le", MAX_INT)
     return Annotated[int, Field(**bounds), NoBool]
 
 

@@ -38,6 +38,9 @@ class SpecLoader(yaml.SafeLoader):
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool, type(None))):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a mapping key must be a scalar, got {type(key).__name__}", key_node.start_mark)
             if key in seen:
                 first = seen[key].start_mark
                 raise yaml.constructor.ConstructorError(
@@ -147,6 +150,8 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
         raise _error(problem, name, mark) from None
     except yaml.YAMLError as exc:
         raise _error(f"invalid YAML: {exc}", name, None) from None
+    except RecursionError:
+        raise _error("YAML input is nested too deeply", name, None) from None
     return data, Source(name, marks)
 
 
@@ -161,6 +166,8 @@ def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         return load_yaml(text, str(path))
     if not isinstance(path_or_text, str):
         raise ConfigError(f"expected a YAML path or text, got {type(path_or_text).__name__}")

@@ -6,7 +6,7 @@ import math
 import numbers
 from typing import Annotated, Any, Mapping, Optional
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, WithJsonSchema
 
 from optreg.registry.entry import optimizer
 from optreg.schemas.types import Bool, NonNegFloat, StrictFloat, StrictNonNegFloat, StrictPosFloat, strict_number
@@ -79,7 +79,8 @@ def _schedule(spec: Mapping) -> Any:
     from optreg.registry.build import Context, plan_scheduler
 
     try:
-        schedule = plan_scheduler(dict(spec), Context(1, frozenset(), "mindspore", known_groups=False)).closed_form("")
+        schedule = plan_scheduler(dict(spec), Context(1, frozenset(), "mindspore", known_groups=False,
+                                                    known_options=False)).closed_form("")
     except ConfigError as exc:
         raise ValueError("; ".join(str(e) for e in exc.errors)) from None
     if schedule.values != "absolute":
@@ -88,7 +89,10 @@ def _schedule(spec: Mapping) -> Any:
     return schedule
 
 
-MS_LEARNING_RATE = Annotated[Any, BeforeValidator(_ms_learning_rate)]
+MS_LEARNING_RATE = Annotated[Any, BeforeValidator(_ms_learning_rate), WithJsonSchema({
+    "anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "number", "minimum": 0}},
+              {"type": "object", "description": "an absolute schedule spec, e.g. {name: CosineDecayLR, ...}"}],
+    "description": "a number, a per-step list (step k uses entry k), or an absolute schedule"})]
 """MindSpore learning_rate: float/int >= 0, per-step list or 1-D tensor, or a callable schedule."""
 
 LARS_FILTER = Optional[list[str]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from optreg.registry.entry import Rule, scheduler
-from optreg.schemas.types import Bool, PosInt, StrictFloat, StrictNonNegFloat, StrictPosFloat
+from optreg.schemas.types import Bool, PosInt, StrictFloat, StrictNonNegFloat, StrictPosFloat, integer
 
 SRC = "MindSpore 2.x mindspore.nn"
 MOD = "optreg.schedulers.mindspore"
@@ -19,8 +19,13 @@ F32 = "MindSpore evaluates the cells in float32; optreg uses float64."
 LIST = ("The list is read at min(step, len - 1): past its end the last value holds (MindSpore's optimizer "
         "would gather past the end of its lr tensor).", "Epoch-granular: epoch = ⌊step/step_per_epoch⌋.")
 
+# The dynamic-lr functions materialise their list, as MindSpore's do: bounded so that a typo cannot
+# allocate gigabytes (use the schedule classes, e.g. CosineDecayLR, for longer runs).
+MAX_LIST = 1 << 22
+TotalStep = integer(ge=1, le=MAX_LIST)
+
 DECAY = {"learning_rate": StrictPosFloat, "decay_rate": StrictPosFloat, "decay_steps": PosInt, "is_stair": Bool}
-DYN = {"learning_rate": StrictPosFloat, "decay_rate": StrictPosFloat, "total_step": PosInt, "step_per_epoch": PosInt,
+DYN = {"learning_rate": StrictPosFloat, "decay_rate": StrictPosFloat, "total_step": TotalStep, "step_per_epoch": PosInt,
        "decay_epoch": PosInt, "is_stair": Bool}
 MIN_BELOW_MAX = Rule("max_lr", ("min_lr", "max_lr"), lambda lo, hi: lo < hi, "must be greater than min_lr")
 
@@ -68,16 +73,16 @@ ROWS = [
     _row("dynamic_cosine_decay_lr", "DynamicCosineDecayLR",
          "cosine_decay_lr: min_lr + ½(max_lr - min_lr)(1 + cos(π·min(epoch, decay_epoch)/decay_epoch)).",
          length="total_step",
-         types={"min_lr": StrictNonNegFloat, "max_lr": StrictPosFloat, "total_step": PosInt,
+         types={"min_lr": StrictNonNegFloat, "max_lr": StrictPosFloat, "total_step": TotalStep,
                 "step_per_epoch": PosInt, "decay_epoch": PosInt},
          rules=(MIN_BELOW_MAX,), notes=LIST),
     _row("dynamic_polynomial_decay_lr", "DynamicPolynomialDecayLR",
          "polynomial_decay_lr: (lr - end)(1 - e'/D')^power + end per step.", length="total_step",
-         types={"learning_rate": StrictPosFloat, "end_learning_rate": StrictNonNegFloat, "total_step": PosInt,
+         types={"learning_rate": StrictPosFloat, "end_learning_rate": StrictNonNegFloat, "total_step": TotalStep,
                 "step_per_epoch": PosInt, "decay_epoch": PosInt, "power": StrictPosFloat,
                 "update_decay_epoch": Bool}, notes=LIST),
     _row("dynamic_warmup_lr", "DynamicWarmupLR", "warmup_lr: lr·min(epoch, warmup_epoch)/warmup_epoch.",
          length="total_step",
-         types={"learning_rate": StrictNonNegFloat, "total_step": PosInt, "step_per_epoch": PosInt,
+         types={"learning_rate": StrictNonNegFloat, "total_step": TotalStep, "step_per_epoch": PosInt,
                 "warmup_epoch": PosInt}, notes=LIST),
 ]

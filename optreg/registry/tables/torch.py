@@ -61,7 +61,8 @@ OPTIMIZERS = [
 SCHEDULERS = [
     _sched("LambdaLR", "lr = base_lr · λ(t).", types={"lr_lambda": StepFn}),
     _sched("MultiplicativeLR", "lr_t = lr_{t-1} · λ(t).", types={"lr_lambda": StepFn}),
-    _sched("StepLR", "lr = base_lr · γ^⌊t/step_size⌋.", length="step_size"),
+    _sched("StepLR", "lr = base_lr · γ^⌊t/step_size⌋.",
+           notes=("Periodic, so it has no length: inside a sequential give milestones.",)),
     _sched("MultiStepLR", "lr = base_lr · γ^(number of milestones ≤ t).", types={"milestones": IncreasingInts}),
     _sched("ConstantLR", "lr = base_lr · (factor if t < total_iters else 1).", length="total_iters"),
     _sched("LinearLR", "lr = base_lr · (s + (e-s)·min(t,T)/T).", length="total_iters",
