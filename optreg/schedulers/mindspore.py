@@ -29,8 +29,8 @@ def _decay_problems(errors: Collector, decay_steps: int) -> None:
 
 
 @dataclass(frozen=True)
-class ExponentialDecayLR(MindSporeSchedule):
-    """lr = learning_rate·decay_rate^p, p = t/decay_steps (⌊t/decay_steps⌋ when is_stair)."""
+class _DecayLR(MindSporeSchedule):
+    """The options MindSpore's three step-decay schedules share (learning_rate, decay_rate, decay_steps, is_stair)."""
 
     learning_rate: float
     decay_rate: float
@@ -39,6 +39,11 @@ class ExponentialDecayLR(MindSporeSchedule):
 
     def problems(self, errors: Collector) -> None:
         _decay_problems(errors, self.decay_steps)
+
+
+@dataclass(frozen=True)
+class ExponentialDecayLR(_DecayLR):
+    """lr = learning_rate·decay_rate^p, p = t/decay_steps (⌊t/decay_steps⌋ when is_stair)."""
 
     def __call__(self, step: int) -> float:
         p = step // self.decay_steps if self.is_stair else step / self.decay_steps
@@ -46,20 +51,12 @@ class ExponentialDecayLR(MindSporeSchedule):
 
 
 @dataclass(frozen=True)
-class NaturalExpDecayLR(MindSporeSchedule):
+class NaturalExpDecayLR(_DecayLR):
     """lr = learning_rate·e^(-decay_rate·p) with p = t, or ⌊t/decay_steps⌋·decay_steps when is_stair.
 
     MindSpore documents p = t/decay_steps but its construct() never divides by decay_steps; the
     implemented behaviour is reproduced (a bug in MindSpore, kept for faithfulness).
     """
-
-    learning_rate: float
-    decay_rate: float
-    decay_steps: int
-    is_stair: bool = False
-
-    def problems(self, errors: Collector) -> None:
-        _decay_problems(errors, self.decay_steps)
 
     def __call__(self, step: int) -> float:
         p = (step // self.decay_steps) * self.decay_steps if self.is_stair else step
@@ -67,16 +64,8 @@ class NaturalExpDecayLR(MindSporeSchedule):
 
 
 @dataclass(frozen=True)
-class InverseDecayLR(MindSporeSchedule):
+class InverseDecayLR(_DecayLR):
     """lr = learning_rate/(1 + decay_rate·p), p = t/decay_steps (floored when is_stair)."""
-
-    learning_rate: float
-    decay_rate: float
-    decay_steps: int
-    is_stair: bool = False
-
-    def problems(self, errors: Collector) -> None:
-        _decay_problems(errors, self.decay_steps)
 
     def __call__(self, step: int) -> float:
         p = step // self.decay_steps if self.is_stair else step / self.decay_steps
