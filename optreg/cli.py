@@ -194,8 +194,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_hydra_configs(args: argparse.Namespace) -> int:
     from optreg import hydra_configs as hc
 
+    if args.provider != "optreg" and not args.output:
+        raise ConfigError("a plugin's group files go to its own package: give -o DIR", "provider")
+    entries = hc.entries_of(args.provider)
+    if not entries:
+        raise ConfigError(f"no registered component comes from {args.provider!r}", "provider")
     root = Path(args.output) if args.output else hc.default_root()
-    files = hc.group_files(hc.entries_of(args.provider))
+    files = hc.group_files(entries)
     if args.check:
         problems = hc.stale(root, files)
         for line in problems:
@@ -220,7 +225,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     run.add_argument("overrides", nargs="*", help="Hydra overrides: optimizer.lr=1e-3, optimizer=sgd, "
                                                    "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
-    run.add_argument("--steps", type=int, help="override train.steps")
+    run.add_argument("--steps", type=_positive, help="override train.steps")
     run.set_defaults(fn=cmd_run)
     ls = sub.add_parser("list", help="list registered optimizers and schedulers")
     ls.add_argument("kind", nargs="?", choices=("optimizers", "schedulers"))
@@ -240,7 +245,7 @@ def parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="draw lr (and momentum / weight decay when scheduled) of every param group")
     plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     plot.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
-    plot.add_argument("--steps", type=int, help="steps to draw (default: train.steps)")
+    plot.add_argument("--steps", type=_positive, help="steps to draw (default: train.steps)")
     plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
@@ -255,12 +260,22 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.fn(args)
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
+        return 1
+    except (ValueError, OSError) as exc:  # e.g. a scheduler stepped past its total_steps, an unwritable -o
+        print(f"error: {exc}", file=sys.stderr)
         return 1
 
 

@@ -389,7 +389,9 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
                 return compose("__optreg_run__", list(overrides))
             except (HydraException, OmegaConfBaseException) as exc:
                 raise _composition_error(exc, parsed) from None
-    except (HydraException, OmegaConfBaseException) as exc:
+    except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
         raise ConfigError(f"cannot compose the config: {_first_line(exc)}") from None
 
 

@@ -89,3 +89,21 @@ def test_unknown_command_exits_2():
     with pytest.raises(SystemExit) as info:
         main(["nope"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["run", "examples/quickstart.yaml", "optimizer=null"], "cannot compose the config"),
+    (["run", "examples/quickstart.yaml", "optimizer=[1,2]"], "cannot compose the config"),
+    (["hydra-configs", "--provider", "no-such-plugin"], "give -o DIR"),
+])
+def test_odd_command_lines_are_errors_not_tracebacks(argv, fragment, capsys):
+    assert main(argv) == 1
+    assert fragment in capsys.readouterr().err
+
+
+def test_scheduler_stepped_past_its_end_is_reported(tmp_path, capsys):
+    cfg = tmp_path / "oc.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
+                   "scheduler: {name: OneCycleLR, max_lr: 0.1, total_steps: 10}\n")
+    assert main(["plot", str(cfg), "--steps", "50", "--text"]) == 1
+    assert "total steps is 10" in capsys.readouterr().err

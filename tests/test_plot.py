@@ -125,5 +125,6 @@ def test_sparkline():
 
 
 def test_bad_arguments(capsys):
-    assert main(["plot", str(QUICKSTART), "--steps", "0"]) == 1
-    assert "--steps must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["plot", str(QUICKSTART), "--steps", "0"])
+    assert info.value.code == 2 and "must be >= 1, got 0" in capsys.readouterr().err
