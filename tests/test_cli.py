@@ -63,6 +63,8 @@ def test_list_and_show(capsys):
     assert main(["show", "AdamW"]) == 0
     out = capsys.readouterr().out
     assert "weight_decay" in out and "0.01" in out and "optimizer:" in out and "name: AdamW" in out
+    import optreg
+    assert all(p.doc for p in optreg.describe("AdamW").params if p.name in ("lr", "betas", "weight_decay"))
     assert main(["show", "adamx"]) == 1
     assert "did you mean 'Adamax'" in capsys.readouterr().err
 

@@ -90,6 +90,9 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
     schema = models.model(entry).model_json_schema(mode="validation")
     props = schema.get("properties", {})
     defs = schema.get("$defs", {})
+    from optreg.schemas.json_schema import option_docs
+
+    docs = option_docs(entry)
     out = []
     for opt in models.options(entry):
         prop = props.get(opt.name, {})
@@ -97,7 +100,8 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
             prop = defs.get(prop["$ref"].split("/")[-1], prop)
         rules = [r.message for r in entry.rules if r.path == opt.name]
         constraint = "; ".join(filter(None, [_constraint_text(prop), *rules]))
-        out.append(Param(opt.name, _type_text(prop), opt.default, constraint, prop.get("description", "")))
+        out.append(Param(opt.name, _type_text(prop), opt.default, constraint,
+                         prop.get("description") or docs.get(opt.name, "")))
     return tuple(out)
 
 
