@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch.optim import lr_scheduler as L
 
+from optreg.dialects.torch import torch_forms as T
 from optreg.reference import schedules as R
-from optreg.schedulers import torch_forms as T
-from optreg.schedulers.adapter import ScheduleLR
+from optreg.schedules.adapter import ScheduleLR
 
 LR, ETA_MIN = 0.1, 1e-5
 

@@ -13,18 +13,18 @@ from optreg.errors import ConfigError, ErrorItem, Location
 __version__ = "0.1.0"
 
 _LAZY = {
-    "configure_optimizer": "optreg.registry.build",
-    "configure_lr_scheduler": "optreg.registry.build",
-    "load_config": "optreg.schemas.experiment",
-    "Experiment": "optreg.schemas.experiment",
+    "configure_optimizer": "optreg.core.build",
+    "configure_lr_scheduler": "optreg.core.build",
+    "load_config": "optreg.config.experiment",
+    "Experiment": "optreg.config.experiment",
     "build": "optreg.api",
     "Built": "optreg.api",
-    "list_optimizers": "optreg.registry.describe",
-    "list_schedulers": "optreg.registry.describe",
-    "describe": "optreg.registry.describe",
-    "register_optimizer": "optreg.registry.registry",
-    "register_scheduler": "optreg.registry.registry",
-    "register_step_function": "optreg.schemas.expr",
+    "list_optimizers": "optreg.core.describe",
+    "list_schedulers": "optreg.core.describe",
+    "describe": "optreg.core.describe",
+    "register_optimizer": "optreg.core.registry",
+    "register_scheduler": "optreg.core.registry",
+    "register_step_function": "optreg.config.expr",
 }
 
 __all__ = ["ConfigError", "ErrorItem", "Location", "__version__", "json_schema", *_LAZY]
@@ -32,7 +32,7 @@ __all__ = ["ConfigError", "ErrorItem", "Location", "__version__", "json_schema",
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema (draft-07) of the experiment config, covering every registered component."""
-    return import_module("optreg.schemas.json_schema").experiment_schema()
+    return import_module("optreg.config.json_schema").experiment_schema()
 
 
 def __getattr__(name: str) -> Any:
@@ -50,7 +50,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from optreg.api import Built, build
-    from optreg.registry.build import configure_lr_scheduler, configure_optimizer
-    from optreg.registry.describe import describe, list_optimizers, list_schedulers
-    from optreg.registry.registry import register_optimizer, register_scheduler
-    from optreg.schemas.experiment import Experiment, load_config
+    from optreg.core.build import configure_lr_scheduler, configure_optimizer
+    from optreg.core.describe import describe, list_optimizers, list_schedulers
+    from optreg.core.registry import register_optimizer, register_scheduler
+    from optreg.config.experiment import Experiment, load_config

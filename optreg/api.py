@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from optreg.config.experiment import Experiment, load_config, plans, validate_experiment
+from optreg.core.groups import Group
 from optreg.errors import ConfigError
-from optreg.registry.groups import Group
-from optreg.schemas.experiment import Experiment, load_config, plans, validate_experiment
 
 
 @dataclass
@@ -42,17 +42,17 @@ def to_experiment(config: Any) -> Experiment:
     """Accept an Experiment, a mapping, a YAML path or text, or a Hydra/OmegaConf DictConfig.
 
     A DictConfig is resolved (`???` and broken interpolations are errors naming the key); an application's own
-    top-level keys are ignored; `_target_` may only name optreg's builders (see optreg.hydra_support)."""
+    top-level keys are ignored; `_target_` may only name optreg's builders (see optreg.integrations.hydra.support)."""
     if isinstance(config, Experiment):
         return config
     if isinstance(config, (str, Path)):
         return load_config(config)
     if type(config).__module__.startswith("omegaconf"):
-        from optreg.hydra_support import experiment_from_omegaconf
+        from optreg.integrations.hydra.support import experiment_from_omegaconf
 
         return experiment_from_omegaconf(config)
     if hasattr(config, "keys"):
-        from optreg.hydra_support import strip_builders
+        from optreg.integrations.hydra.support import strip_builders
 
         return validate_experiment(strip_builders(dict(config)))
     raise ConfigError(f"expected an experiment config (mapping, YAML path or text, DictConfig), got "

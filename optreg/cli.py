@@ -37,9 +37,9 @@ def _load(config: str | None, overrides: Sequence[str]):
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
-    from optreg.hydra_support import load_with_overrides, strip_builders
-    from optreg.schemas.experiment import validate_experiment
-    from optreg.schemas.yaml_loader import load_yaml, read_yaml
+    from optreg.integrations.hydra.support import load_with_overrides, strip_builders
+    from optreg.config.experiment import validate_experiment
+    from optreg.config.yaml_loader import load_yaml, read_yaml
 
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from optreg.registry.describe import list_optimizers, list_schedulers
+    from optreg.core.describe import list_optimizers, list_schedulers
 
     kinds = {"optimizers": list_optimizers, "schedulers": list_schedulers}
     for kind, fn in kinds.items():
@@ -123,7 +123,7 @@ def yaml_snippet(description) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from optreg.registry.describe import describe
+    from optreg.core.describe import describe
 
     d = describe(args.name, args.dialect)
     console = _console()
@@ -140,7 +140,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     console.print(table)
     for note in d.notes:
         console.print(f"note: {note}")
-    from optreg.hydra_configs import option_name
+    from optreg.integrations.hydra.configs import option_name
 
     console.print("\n" + yaml_snippet(d) + f"# Hydra group option: {d.kind}={option_name(d)}", markup=False)
     return 0
@@ -159,7 +159,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from optreg.schemas.json_schema import experiment_schema
+    from optreg.config.json_schema import experiment_schema
 
     text = json.dumps(experiment_schema(), indent=1, sort_keys=False)
     if args.output:
@@ -192,7 +192,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_hydra_configs(args: argparse.Namespace) -> int:
-    from optreg import hydra_configs as hc
+    from optreg.integrations.hydra import configs as hc
 
     if args.provider != "optreg" and not args.output:
         raise ConfigError("a plugin's group files go to its own package: give -o DIR", "provider")

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch_cases import make_model
 
-import optreg
 from optreg import ConfigError
+import optreg
 
 
 @pytest.mark.parametrize("spelling", ["AdamW", "adamw", "adam_w", "ADAM-W", "torch.AdamW"])
@@ -76,7 +76,7 @@ def test_group_table_from_build():
 @pytest.fixture
 def scratch_registry():
     """Registrations made by a test are removed afterwards, so later tests see the shipped registry."""
-    from optreg.registry.registry import REGISTRY
+    from optreg.core.registry import REGISTRY
 
     REGISTRY._load()
     saved = dict(REGISTRY._entries)

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch_cases import make_model, make_sgd
 
-import optreg
 from optreg import ConfigError
+import optreg
 
 
 def build(text: str, model=None):
@@ -122,7 +122,7 @@ def test_mindspore_lars_wraps_a_nested_optimizer_from_yaml():
           optimizer: {name: Momentum, learning_rate: 0.1, momentum: 0.9, weight_decay: 0.0001}
         """)
     assert type(built.optimizer).__name__ == "LARS"
-    from optreg.registry.registry import REGISTRY
+    from optreg.core.registry import REGISTRY
 
     assert isinstance(built.optimizer.optimizer, REGISTRY.lookup("optimizer", "Momentum", "mindspore").resolve())
     assert built.optimizer.optimizer.param_groups[0]["lr"] == 0.1

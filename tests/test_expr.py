@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from optreg import ConfigError
-from optreg.schemas.expr import StepFunction, register_step_function
+from optreg.config.expr import StepFunction, register_step_function
 
 
 @pytest.mark.parametrize("text, step, value", [

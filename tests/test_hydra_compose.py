@@ -12,10 +12,10 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
-import optreg
 from optreg import ConfigError
+import optreg
 from optreg.cli import main
-from optreg.hydra_configs import builtin_entries, option_name
+from optreg.integrations.hydra.configs import builtin_entries, option_name
 from optreg.train import make_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,10 +160,10 @@ def test_foreign_target_is_refused(where, path):
 
 
 def test_target_of_the_wrong_kind_and_nested_targets_are_refused():
-    data = {"optimizer": {"_target_": "optreg.hydra_support.scheduler_factory", "name": "SGD"},
+    data = {"optimizer": {"_target_": "optreg.integrations.hydra.support.scheduler_factory", "name": "SGD"},
             "scheduler": {"name": "sequential", "schedulers": [
                 {"_target_": "torch.optim.lr_scheduler.StepLR", "name": "StepLR", "step_size": 2},
-                {"_target_": "optreg.hydra_support.scheduler_factory", "name": "ConstantLR"}]}}
+                {"_target_": "optreg.integrations.hydra.support.scheduler_factory", "name": "ConstantLR"}]}}
     with pytest.raises(ConfigError) as exc:
         optreg.build(OmegaConf.create(data), model())
     assert [e.path for e in exc.value.errors] == ["optimizer._target_", "scheduler.schedulers[0]._target_"]

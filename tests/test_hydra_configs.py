@@ -8,11 +8,11 @@ import pytest
 from omegaconf import OmegaConf
 
 from optreg import ConfigError
-from optreg import hydra_configs as hc
 from optreg.cli import main
-from optreg.registry.registry import REGISTRY
-from optreg.registry.validate import validate_options
-from optreg.schemas import models
+from optreg.core import models
+from optreg.core.registry import REGISTRY
+from optreg.core.validate import validate_options
+from optreg.integrations.hydra import configs as hc
 
 ENTRIES = hc.builtin_entries()
 ROOT = hc.default_root()
@@ -51,13 +51,13 @@ def test_every_registered_component_of_every_dialect_has_a_file():
     ("nemo", "T5InverseSquareRootAnnealing", "scheduler", "nemo_t5_inverse_square_root_annealing"),
 ])
 def test_file_name_rule(dialect, name, kind, expected):
-    from optreg.registry.entry import Entry
+    from optreg.core.entry import Entry
 
     assert hc.option_name(Entry(kind, dialect, name, "x:y")) == expected
 
 
 def test_file_names_are_unique():
-    from optreg.registry.entry import Entry
+    from optreg.core.entry import Entry
 
     with pytest.raises(ValueError, match="both map to optimizer/adamw.yaml"):
         hc.group_files([REGISTRY.lookup("optimizer", "AdamW"), Entry("optimizer", "torch", "ADAMW", "torch.optim:AdamW")])

@@ -169,7 +169,7 @@ def test_dynamic_lr_indexing_and_past_the_end():
 
 
 def test_schedule_from_the_engine_drives_the_lr():
-    from optreg.schedulers import mindspore as ms_sched
+    from optreg.dialects.mindspore import schedules as ms_sched
     names = [n for n in dir(ms_sched) if n.lower().startswith("cosinedecay")]
     if not names:
         pytest.skip("no MindSpore cosine schedule in this tree")

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import optreg
-from optreg.registry.entry import OPTIMIZER
-from optreg.registry.registry import REGISTRY
+from optreg.core.entry import OPTIMIZER
+from optreg.core.registry import REGISTRY
 
 FIRST_PARTY = [e for e in REGISTRY.entries(OPTIMIZER) if e.dialect != "torch" and e.name != "LARS"]
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import torch
 
+from optreg.core.entry import Entry
 from optreg.reference import sgd as ref
-from optreg.registry.entry import Entry
 
 # ---------------------------------------------------------------------------------------------
 # harness: three float64 tensors in two groups, gradients that depend on the parameter
@@ -94,7 +94,7 @@ def max_err(a: list[np.ndarray], b: list[np.ndarray]) -> float:
 
 
 def row(table: str, dialect: str, name: str) -> Entry:
-    module = importlib.import_module(f"optreg.registry.tables.{table}")
+    module = importlib.import_module(f"optreg.core.legacy_tables.{table}")
     return next(e for e in module.ROWS if e.dialect == dialect and e.name == name)
 
 

@@ -1,6 +1,7 @@
 """Third-party plugins through entry points: a real package (tests/plugin_pkg/good) installed into a temporary
 directory with pip; its components register lazily with provenance, its broken entry point only warns, its Hydra
-groups appear; a package reusing a built-in name (tests/plugin_pkg/clash) raises."""
+groups appear; a package reusing a built-in name (tests/plugin_pkg/clash) raises; a package can add a dialect
+(tests/plugin_pkg/dialect)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-import optreg
 from optreg import ConfigError
-from optreg import hydra_configs as hc
-from optreg.registry.registry import REGISTRY
+import optreg
+from optreg.core.registry import REGISTRY
+from optreg.integrations.hydra import configs as hc
 
 TESTS = Path(__file__).resolve().parent
 PLUGINS = TESTS / "plugin_pkg"
@@ -29,7 +30,7 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     """pip-install both test packages (no deps, no network, no build isolation) into their own target dirs."""
     root = tmp_path_factory.mktemp("plugins")
     jobs = {}
-    for name in ("good", "clash"):
+    for name in ("good", "clash", "dialect"):
         source = root / "src" / name        # a copy: pip builds in the source tree
         shutil.copytree(PLUGINS / name, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
         jobs[name] = subprocess.Popen(
@@ -47,8 +48,9 @@ def _activate(path: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(path))
     importlib.invalidate_caches()
     monkeypatch.setattr(REGISTRY, "_entries", {})
+    monkeypatch.setattr(REGISTRY, "_dialects", [])
     monkeypatch.setattr(REGISTRY, "_loaded", False)
-    for module in [m for m in sys.modules if m.startswith(("optreg_testplugin", "optreg_clashplugin"))]:
+    for module in [m for m in sys.modules if m.startswith(("optreg_testplugin", "optreg_clashplugin", "optreg_dialectplugin"))]:
         monkeypatch.delitem(sys.modules, module)
 
 
@@ -132,6 +134,40 @@ def test_a_name_clash_raises(installed, monkeypatch):
     with pytest.raises(ConfigError, match=r"optimizer name 'torch.AdamW' \(optreg-clashplugin\) clashes with "
                                           r"'torch.AdamW' \(optreg\)"):
         REGISTRY.entries("optimizer")
+
+
+def test_a_plugin_adds_a_dialect(installed, monkeypatch):
+    _activate(installed["dialect"], monkeypatch)
+    assert "optreg_dialectplugin" not in sys.modules
+    assert REGISTRY.dialects() == ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo", "mydialect")
+    assert optreg.list_optimizers(dialect="mydialect") == ["X"]
+    assert "mydialect.X" in optreg.list_optimizers()
+    d = optreg.describe("mydialect.X")
+    assert (d.qualname, d.provider) == ("mydialect.X", "optreg-dialectplugin")
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = optreg.configure_optimizer("mydialect.X", [w], lr=0.5)
+    assert type(opt).__name__ == "X" and opt.param_groups[0]["lr"] == 0.5
+    assert type(optreg.configure_optimizer("x", [w], dialect="mydialect")).__name__ == "X"
+    w.grad = torch.tensor([1.0, -2.0, 0.0])
+    opt.step()
+    torch.testing.assert_close(w.detach(), torch.tensor([0.5, 2.0, 1.0]))
+    # built-in dialect prefixes still split; an unknown dialect still errors, with a did-you-mean
+    assert type(optreg.configure_optimizer("mindspore.Adam", [w])).__name__ == "Adam"
+    with pytest.raises(ConfigError, match=r"unknown dialect 'mydialekt'; dialects: torch, .*, nemo, mydialect "
+                                          r"\(did you mean 'mydialect'\?\)"):
+        optreg.configure_optimizer("X", [w], dialect="mydialekt")
+    with pytest.raises(ConfigError, match=r"'X' is not a torch optimizer; mydialect.X has it"):
+        optreg.configure_optimizer("X", [w])
+
+
+def test_without_the_plugin_its_dialect_is_unknown(monkeypatch):
+    monkeypatch.setattr(REGISTRY, "_entries", {})
+    monkeypatch.setattr(REGISTRY, "_dialects", [])
+    monkeypatch.setattr(REGISTRY, "_loaded", False)
+    assert "mydialect" not in REGISTRY.dialects()
+    with pytest.raises(ConfigError, match=r"unknown dialect 'mydialect'"):
+        optreg.configure_optimizer("X", [torch.nn.Parameter(torch.ones(1))], dialect="mydialect")
 
 
 def _model():

@@ -10,14 +10,15 @@ import pytest
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
+from optreg.dialects.cerebras import schedules as C
+from optreg.dialects.hf import schedules as HF
+from optreg.dialects.nemo import schedules as NEMO
+from optreg.dialects.oneflow import schedules as O
+from optreg.dialects.torch import torch_forms as T
 from optreg.errors import ConfigError
 from optreg.reference import schedules as R
-from optreg.schedulers import cerebras as C
-from optreg.schedulers import oneflow as O
-from optreg.schedulers import torch_forms as T
-from optreg.schedulers import warmup as W
-from optreg.schedulers.adapter import ScheduleLR
-from optreg.schedulers.engine import Sequential
+from optreg.schedules.adapter import ScheduleLR
+from optreg.schedules.engine import Sequential
 
 
 @pytest.fixture(autouse=True)
@@ -141,11 +142,11 @@ def test_state_dict_is_plain_and_picklable():
 
 
 def test_schedules_pickle():
-    from optreg.schemas.expr import StepFunction
+    from optreg.config.expr import StepFunction
 
     for schedule in (T.MultiplicativeLR(StepFunction("0.99")),
                      Sequential([T.LinearLR(0.1, 1.0, 5), T.ExponentialLR(0.9)]),
-                     W.Polynomial(10, 100, lr_init=0.1), C.SequentialLR([C.ConstantLR(0.1, 5), C.ConstantLR(0.1)])):
+                     HF.Polynomial(10, 100, lr_init=0.1), C.SequentialLR([C.ConstantLR(0.1, 5), C.ConstantLR(0.1)])):
         schedule.apply(20, 0.1)
         clone = pickle.loads(pickle.dumps(schedule))
         assert [clone.apply(t, 0.1) for t in range(30)] == [schedule.apply(t, 0.1) for t in range(30)]
@@ -169,7 +170,7 @@ def test_warns_when_stepped_before_the_optimizer_like_torch():
 
 def test_hf_polynomial_reads_the_optimizer_default_lr_not_the_groups():
     opt = torch.optim.SGD([{"params": params(), "lr": 0.2}, {"params": params(), "lr": 0.05}], lr=0.2)
-    sched = ScheduleLR(opt, W.Polynomial(10, 100, lr_end=1e-3, power=1.0))
+    sched = ScheduleLR(opt, HF.Polynomial(10, 100, lr_end=1e-3, power=1.0))
     for _ in range(150):
         opt.step()
         sched.step()
@@ -179,7 +180,7 @@ def test_hf_polynomial_reads_the_optimizer_default_lr_not_the_groups():
 
 def test_hf_polynomial_lr_end_must_be_below_the_initial_lr():
     with pytest.raises(ConfigError) as err:
-        W.Polynomial(10, 100, lr_end=0.5, lr_init=0.1)
+        HF.Polynomial(10, 100, lr_end=0.5, lr_init=0.1)
     assert err.value.errors[0].path == "lr_end"
 
 
@@ -193,7 +194,7 @@ def test_oneflow_linear_warmup_into_a_scheduler_needs_equal_group_lrs():
 
 def test_nemo_warmup_annealing_decays_every_group_from_the_first_groups_lr():
     opt = torch.optim.SGD([{"params": params(), "lr": 0.2}, {"params": params(), "lr": 0.05}], lr=0.2)
-    sched = ScheduleLR(opt, W.WarmupAnnealing(100, 0.0, 10))
+    sched = ScheduleLR(opt, NEMO.WarmupAnnealing(100, 0.0, 10))
     for _ in range(55):
         opt.step()
         sched.step()
@@ -204,5 +205,5 @@ def test_nemo_warmup_annealing_decays_every_group_from_the_first_groups_lr():
 def test_nemo_cosine_refuses_a_base_lr_below_min_lr():
     opt = torch.optim.SGD(params(), lr=1e-5)
     with pytest.raises(ConfigError) as err:
-        ScheduleLR(opt, W.CosineAnnealing(100, min_lr=1e-4))
+        ScheduleLR(opt, NEMO.CosineAnnealing(100, min_lr=1e-4))
     assert err.value.errors[0].path == "min_lr"

@@ -12,13 +12,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from optreg.config.expr import StepFunction
+from optreg.dialects.cerebras import schedules as C
+from optreg.dialects.hf import schedules as HF
+from optreg.dialects.mindspore import schedules as M
+from optreg.dialects.nemo import schedules as NEMO
+from optreg.dialects.oneflow import schedules as O
+from optreg.dialects.timm import schedules as TIMM
+from optreg.dialects.torch import torch_forms as T
 from optreg.reference import schedules as R
-from optreg.schedulers import cerebras as C
-from optreg.schedulers import mindspore as M
-from optreg.schedulers import oneflow as O
-from optreg.schedulers import torch_forms as T
-from optreg.schedulers import warmup as W
-from optreg.schemas.expr import StepFunction
 
 STEPS = 1200
 
@@ -199,88 +201,88 @@ CASES: list[Case] = [
     Case("ms-dyn-warmup", "mindspore.dynamic_warmup_lr", lambda: M.DynamicWarmupLR(0.1, 1000, 10, 20),
          lambda t, b: R.ms_list(R.ms_dyn_warmup(0.1, 1000, 10, 20), t)),
     # ------------------------------------------------------------------ hf
-    Case("hf-linear", "hf.linear", lambda: W.Linear(100, 1000), lambda t, b: R.hf_linear(t, b, 100, 1000)),
-    Case("hf-linear-frac", "hf.linear", lambda: W.Linear(0.05, 1000), lambda t, b: R.hf_linear(t, b, 50, 1000)),
-    Case("hf-cosine", "hf.cosine", lambda: W.Cosine(100, 1000), lambda t, b: R.hf_cosine(t, b, 100, 1000)),
-    Case("hf-cosine-cycles", "hf.cosine", lambda: W.Cosine(0, 900, 1.5), lambda t, b: R.hf_cosine(t, b, 0, 900, 1.5)),
-    Case("hf-restarts", "hf.cosine_with_restarts", lambda: W.CosineWithRestarts(100, 1000, 3),
+    Case("hf-linear", "hf.linear", lambda: HF.Linear(100, 1000), lambda t, b: R.hf_linear(t, b, 100, 1000)),
+    Case("hf-linear-frac", "hf.linear", lambda: HF.Linear(0.05, 1000), lambda t, b: R.hf_linear(t, b, 50, 1000)),
+    Case("hf-cosine", "hf.cosine", lambda: HF.Cosine(100, 1000), lambda t, b: R.hf_cosine(t, b, 100, 1000)),
+    Case("hf-cosine-cycles", "hf.cosine", lambda: HF.Cosine(0, 900, 1.5), lambda t, b: R.hf_cosine(t, b, 0, 900, 1.5)),
+    Case("hf-restarts", "hf.cosine_with_restarts", lambda: HF.CosineWithRestarts(100, 1000, 3),
          lambda t, b: R.hf_cosine_restarts(t, b, 100, 1000, 3)),
-    Case("hf-poly", "hf.polynomial", lambda: W.Polynomial(100, 1000, 1e-4, 2.0), default=0.2,
+    Case("hf-poly", "hf.polynomial", lambda: HF.Polynomial(100, 1000, 1e-4, 2.0), default=0.2,
          ref=lambda t, b: R.hf_polynomial(t, b, 100, 1000, 0.2, 1e-4, 2.0)),
-    Case("hf-constant", "hf.constant", lambda: W.Constant(), lambda t, b: np.full(len(t), b)),
-    Case("hf-constant-warmup", "hf.constant_with_warmup", lambda: W.ConstantWithWarmup(150),
+    Case("hf-constant", "hf.constant", lambda: HF.Constant(), lambda t, b: np.full(len(t), b)),
+    Case("hf-constant-warmup", "hf.constant_with_warmup", lambda: HF.ConstantWithWarmup(150),
          lambda t, b: R.hf_constant_with_warmup(t, b, 150)),
-    Case("hf-inverse-sqrt", "hf.inverse_sqrt", lambda: W.InverseSqrt(100), lambda t, b: R.hf_inverse_sqrt(t, b, 100)),
-    Case("hf-inverse-sqrt-0", "hf.inverse_sqrt", lambda: W.InverseSqrt(0, 500),
+    Case("hf-inverse-sqrt", "hf.inverse_sqrt", lambda: HF.InverseSqrt(100), lambda t, b: R.hf_inverse_sqrt(t, b, 100)),
+    Case("hf-inverse-sqrt-0", "hf.inverse_sqrt", lambda: HF.InverseSqrt(0, 500),
          lambda t, b: R.hf_inverse_sqrt(t, b, 0, 500)),
-    Case("hf-cosine-min-lr", "hf.cosine_with_min_lr", lambda: W.CosineWithMinLR(100, 1000, min_lr=0.01), default=0.2,
+    Case("hf-cosine-min-lr", "hf.cosine_with_min_lr", lambda: HF.CosineWithMinLR(100, 1000, min_lr=0.01), default=0.2,
          ref=lambda t, b: R.hf_cosine(t, b, 100, 1000, 0.5, 0.05)),
-    Case("hf-cosine-min-rate", "hf.cosine_with_min_lr", lambda: W.CosineWithMinLR(100, 1000, min_lr_rate=0.1),
+    Case("hf-cosine-min-rate", "hf.cosine_with_min_lr", lambda: HF.CosineWithMinLR(100, 1000, min_lr_rate=0.1),
          lambda t, b: R.hf_cosine(t, b, 100, 1000, 0.5, 0.1)),
     Case("hf-cosine-warmup-min", "hf.cosine_warmup_with_min_lr",
-         lambda: W.CosineWarmupWithMinLR(100, 1000, min_lr_rate=0.1, warmup_lr_rate=0.05),
+         lambda: HF.CosineWarmupWithMinLR(100, 1000, min_lr_rate=0.1, warmup_lr_rate=0.05),
          lambda t, b: R.hf_cosine_warmup_min(t, b, 100, 1000, 0.1, warmup_lr_rate=0.05)),
     Case("hf-cosine-warmup-min-0", "hf.cosine_warmup_with_min_lr",
-         lambda: W.CosineWarmupWithMinLR(100, 1000, min_lr_rate=0.1),
+         lambda: HF.CosineWarmupWithMinLR(100, 1000, min_lr_rate=0.1),
          lambda t, b: R.hf_cosine_warmup_min(t, b, 100, 1000, 0.1)),
-    Case("hf-wsd", "hf.warmup_stable_decay", lambda: W.WarmupStableDecay(100, 300, 1000, min_lr_ratio=0.1),
+    Case("hf-wsd", "hf.warmup_stable_decay", lambda: HF.WarmupStableDecay(100, 300, 1000, min_lr_ratio=0.1),
          lambda t, b: R.hf_wsd(t, b, 100, 300, 600, min_ratio=0.1)),
     Case("hf-wsd-sqrt", "hf.warmup_stable_decay",
-         lambda: W.WarmupStableDecay(0.1, 0.2, 1000, warmup_type="1-sqrt", decay_type="1-sqrt"),
+         lambda: HF.WarmupStableDecay(0.1, 0.2, 1000, warmup_type="1-sqrt", decay_type="1-sqrt"),
          lambda t, b: R.hf_wsd(t, b, 100, 200, 700, "1-sqrt", "1-sqrt")),
     Case("hf-wsd-cos", "hf.warmup_stable_decay",
-         lambda: W.WarmupStableDecay(50, 200, num_stable_steps=400, warmup_type="cosine", decay_type="linear"),
+         lambda: HF.WarmupStableDecay(50, 200, num_stable_steps=400, warmup_type="cosine", decay_type="linear"),
          lambda t, b: R.hf_wsd(t, b, 50, 200, 400, "cosine", "linear")),
     # ------------------------------------------------------------------ timm
-    Case("timm-cosine", "timm.cosine", lambda: W.TimmCosine(300, 1e-4, 1.0, 0.5, 3, 0.05, 1e-5),
+    Case("timm-cosine", "timm.cosine", lambda: TIMM.TimmCosine(300, 1e-4, 1.0, 0.5, 3, 0.05, 1e-5),
          lambda t, b: R.timm_cycles(t, b, 300, lambda c, i: 0.5 * (1 + np.cos(np.pi * c / i)),
                                     1e-4, 1.0, 0.5, 3, 15, 1e-5)),
-    Case("timm-cosine-mul", "timm.cosine", lambda: W.TimmCosine(100, 1e-4, 2.0, 0.8, 4, 20, 0.0, True, 1.5),
+    Case("timm-cosine-mul", "timm.cosine", lambda: TIMM.TimmCosine(100, 1e-4, 2.0, 0.8, 4, 20, 0.0, True, 1.5),
          lambda t, b: R.timm_cycles(t, b, 100, lambda c, i: 0.5 * (1 + np.cos(np.pi * c ** 1.5 / i ** 1.5)),
                                     1e-4, 2.0, 0.8, 4, 20, 0.0, True)),
-    Case("timm-poly", "timm.poly", lambda: W.TimmPoly(400, 0.7, 1e-4, 1.0, 0.9, 2, 30, 0.0),
+    Case("timm-poly", "timm.poly", lambda: TIMM.TimmPoly(400, 0.7, 1e-4, 1.0, 0.9, 2, 30, 0.0),
          lambda t, b: R.timm_cycles(t, b, 400, lambda c, i: (1 - c / i) ** 0.7, 1e-4, 1.0, 0.9, 2, 30, 0.0)),
-    Case("timm-tanh", "timm.tanh", lambda: W.TimmTanh(300, -6.0, 4.0, 1e-4, 1.0, 0.7, 3, 30, 1e-5),
+    Case("timm-tanh", "timm.tanh", lambda: TIMM.TimmTanh(300, -6.0, 4.0, 1e-4, 1.0, 0.7, 3, 30, 1e-5),
          lambda t, b: _timm_tanh_ref(t, b, False)),
-    Case("timm-tanh-prefix", "timm.tanh", lambda: W.TimmTanh(300, -6.0, 4.0, 1e-4, 1.0, 0.7, 3, 30, 1e-5, True),
+    Case("timm-tanh-prefix", "timm.tanh", lambda: TIMM.TimmTanh(300, -6.0, 4.0, 1e-4, 1.0, 0.7, 3, 30, 1e-5, True),
          lambda t, b: _timm_tanh_ref(t, b, True)),
-    Case("timm-step", "timm.step", lambda: W.TimmStep(150, 0.5, 40, 1e-5),
+    Case("timm-step", "timm.step", lambda: TIMM.TimmStep(150, 0.5, 40, 1e-5),
          lambda t, b: R.timm_step(t, b, 150, 0.5, 40, 1e-5)),
-    Case("timm-multistep", "timm.multistep", lambda: W.TimmMultiStep([200, 600], 0.1, 40, 1e-5, False),
+    Case("timm-multistep", "timm.multistep", lambda: TIMM.TimmMultiStep([200, 600], 0.1, 40, 1e-5, False),
          lambda t, b: R.timm_step(t, b, [200, 600], 0.1, 40, 1e-5, False, multistep=True)),
     # ------------------------------------------------------------------ nemo
-    Case("nemo-warmup", "nemo.WarmupPolicy", lambda: W.WarmupPolicy(warmup_ratio=0.1, max_steps=1000, min_lr=1e-4),
+    Case("nemo-warmup", "nemo.WarmupPolicy", lambda: NEMO.WarmupPolicy(warmup_ratio=0.1, max_steps=1000, min_lr=1e-4),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.full(s.shape, b))),
-    Case("nemo-hold", "nemo.WarmupHoldPolicy", lambda: W.WarmupHoldPolicy(1000, 100, hold_steps=300, min_lr=1e-4),
+    Case("nemo-hold", "nemo.WarmupHoldPolicy", lambda: NEMO.WarmupHoldPolicy(1000, 100, hold_steps=300, min_lr=1e-4),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.full(s.shape, b), 400)),
-    Case("nemo-square", "nemo.SquareAnnealing", lambda: W.SquareAnnealing(1000, 1e-4, 100),
+    Case("nemo-square", "nemo.SquareAnnealing", lambda: NEMO.SquareAnnealing(1000, 1e-4, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.maximum(b * ((900 - (s - 100)) / 900) ** 2, 1e-4))),
-    Case("nemo-sqrt", "nemo.SquareRootAnnealing", lambda: W.SquareRootAnnealing(1000, 1e-4, 100),
+    Case("nemo-sqrt", "nemo.SquareRootAnnealing", lambda: NEMO.SquareRootAnnealing(1000, 1e-4, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.maximum(b * np.sqrt(np.maximum(1000 - s, 0) / 1000),
                                                                 1e-4))),
-    Case("nemo-cosine", "nemo.CosineAnnealing", lambda: W.CosineAnnealing(1000, 1e-4, 100),
+    Case("nemo-cosine", "nemo.CosineAnnealing", lambda: NEMO.CosineAnnealing(1000, 1e-4, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: (b - 1e-4) * _nemo_cos(900)(s - 100) + 1e-4)),
-    Case("nemo-cosine-megatron", "nemo.CosineAnnealing", lambda: W.CosineAnnealing(1000, 1e-4, 100, constant_steps=200),
+    Case("nemo-cosine-megatron", "nemo.CosineAnnealing", lambda: NEMO.CosineAnnealing(1000, 1e-4, 100, constant_steps=200),
          lambda t, b: R.nemo_cosine_megatron(t, b, 100, 200, 1000, 1e-4)),
-    Case("nemo-noam", "nemo.NoamAnnealing", lambda: W.NoamAnnealing(512, 100, min_lr=1e-5), base=2.0,
+    Case("nemo-noam", "nemo.NoamAnnealing", lambda: NEMO.NoamAnnealing(512, 100, min_lr=1e-5), base=2.0,
          ref=lambda t, b: R.nemo_noam(t, b, 512, 100, 1e-5)),
-    Case("nemo-noam-hold", "nemo.NoamHoldAnnealing", lambda: W.NoamHoldAnnealing(1000, 0.5, 1e-5, 100, hold_steps=200),
+    Case("nemo-noam-hold", "nemo.NoamHoldAnnealing", lambda: NEMO.NoamHoldAnnealing(1000, 0.5, 1e-5, 100, hold_steps=200),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-5,
                              lambda s: np.maximum(b * 100 ** 0.5 / np.maximum(1, np.maximum(s - 200, 0) ** 0.5),
                                                   1e-5), 300)),
-    Case("nemo-warmup-annealing", "nemo.WarmupAnnealing", lambda: W.WarmupAnnealing(1000, 1e-4, 100),
+    Case("nemo-warmup-annealing", "nemo.WarmupAnnealing", lambda: NEMO.WarmupAnnealing(1000, 1e-4, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: 1e-4 + (1 - (s - 100) / 900) * (b - 1e-4))),
-    Case("nemo-inv-sqrt", "nemo.InverseSquareRootAnnealing", lambda: W.InverseSquareRootAnnealing(1000, 1e-4, 100),
+    Case("nemo-inv-sqrt", "nemo.InverseSquareRootAnnealing", lambda: NEMO.InverseSquareRootAnnealing(1000, 1e-4, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: b / np.sqrt((s + 1) / 101))),
-    Case("nemo-t5", "nemo.T5InverseSquareRootAnnealing", lambda: W.T5InverseSquareRootAnnealing(1000, 100, 1e-3),
+    Case("nemo-t5", "nemo.T5InverseSquareRootAnnealing", lambda: NEMO.T5InverseSquareRootAnnealing(1000, 100, 1e-3),
          lambda t, b: np.select([t <= 100, t > 1000], [100 ** -0.5, 1e-3], 1 / np.sqrt(np.maximum(t, 1)))),
-    Case("nemo-poly", "nemo.PolynomialDecayAnnealing", lambda: W.PolynomialDecayAnnealing(1000, 1e-4, 2.0, False, 100),
+    Case("nemo-poly", "nemo.PolynomialDecayAnnealing", lambda: NEMO.PolynomialDecayAnnealing(1000, 1e-4, 2.0, False, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: R.nemo_poly(s - 100, b, 900, 2.0, 1e-4, False))),
     Case("nemo-poly-cycle", "nemo.PolynomialDecayAnnealing",
-         lambda: W.PolynomialDecayAnnealing(1000, 1e-4, 1.0, True, 100),
+         lambda: NEMO.PolynomialDecayAnnealing(1000, 1e-4, 1.0, True, 100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: R.nemo_poly(s - 100, b, 900, 1.0, 1e-4, True))),
     Case("nemo-poly-hold", "nemo.PolynomialHoldDecayAnnealing",
-         lambda: W.PolynomialHoldDecayAnnealing(1000, 1e-4, 1.0, False, 100, hold_steps=200),
+         lambda: NEMO.PolynomialHoldDecayAnnealing(1000, 1e-4, 1.0, False, 100, hold_steps=200),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: R.nemo_poly(s - 300, b, 700, 1.0, 1e-4, False), 300)),
 ]
 
@@ -303,8 +305,8 @@ ENGINE_DIALECTS = ("oneflow", "cerebras", "mindspore", "hf", "timm", "nemo")
 
 
 def test_every_engine_row_has_a_reference_case():
-    from optreg.registry.registry import REGISTRY
-    from optreg.schedulers.engine import Schedule
+    from optreg.core.registry import REGISTRY
+    from optreg.schedules.engine import Schedule
 
     covered = {c.entry for c in CASES}
     missing = []
@@ -320,7 +322,7 @@ def test_every_engine_row_has_a_reference_case():
 
 def test_case_rows_target_the_case_class():
     """A case's schedule is an instance of its row's target, so the reference checks the row's code."""
-    from optreg.registry.registry import REGISTRY
+    from optreg.core.registry import REGISTRY
 
     for case in CASES:
         dialect, name = case.entry.split(".", 1)

@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 import torch
 
+from optreg.dialects.cerebras import schedules as C
+from optreg.dialects.hf import schedules as HF
+from optreg.dialects.mindspore import schedules as M
+from optreg.dialects.nemo import schedules as NEMO
+from optreg.dialects.oneflow import schedules as O
+from optreg.dialects.timm import schedules as TIMM
+from optreg.dialects.torch import torch_forms as T
 from optreg.errors import ConfigError
 from optreg.reference import schedules as R
-from optreg.schedulers import cerebras as C
-from optreg.schedulers import mindspore as M
-from optreg.schedulers import oneflow as O
-from optreg.schedulers import torch_forms as T
-from optreg.schedulers import warmup as W
-from optreg.schedulers.adapter import ScheduleLR
-from optreg.schedulers.engine import Chained, Sequential, check_continuity, derive_milestones
+from optreg.schedules.adapter import ScheduleLR
+from optreg.schedules.engine import Chained, Sequential, check_continuity, derive_milestones
 
 
 def paths(exc: pytest.ExceptionInfo) -> list[str]:
@@ -138,16 +140,16 @@ def test_cerebras_milestones_must_be_the_running_sum_of_total_iters():
     (lambda: T.StepLR(0), "step_size"),
     (lambda: C.CosineAnnealingWarmRestarts(0.1, 10, T_mult=2), "T_mult"),
     (lambda: C.PiecewiseConstantLR([0.1, 0.2], [5, 10]), "learning_rates"),
-    (lambda: W.Linear(0.1, None), "num_warmup_steps"),
-    (lambda: W.ConstantWithWarmup(0.1), "num_warmup_steps"),
-    (lambda: W.Linear(1.5, 100), "num_warmup_steps"),
-    (lambda: W.CosineWithMinLR(10, 100), "min_lr_rate"),
-    (lambda: W.CosineWithMinLR(10, 100, min_lr=0.1, min_lr_rate=0.1), "min_lr"),
-    (lambda: W.WarmupStableDecay(10, 10), "num_training_steps"),
-    (lambda: W.WarmupPolicy(warmup_steps=5, warmup_ratio=0.1, max_steps=10), "warmup_ratio"),
-    (lambda: W.WarmupPolicy(warmup_ratio=0.1), "warmup_ratio"),
-    (lambda: W.NoamHoldAnnealing(100), "warmup_steps"),
-    (lambda: W.TimmTanh(100, lb=3.0, ub=-7.0), "ub"),
+    (lambda: HF.Linear(0.1, None), "num_warmup_steps"),
+    (lambda: HF.ConstantWithWarmup(0.1), "num_warmup_steps"),
+    (lambda: HF.Linear(1.5, 100), "num_warmup_steps"),
+    (lambda: HF.CosineWithMinLR(10, 100), "min_lr_rate"),
+    (lambda: HF.CosineWithMinLR(10, 100, min_lr=0.1, min_lr_rate=0.1), "min_lr"),
+    (lambda: HF.WarmupStableDecay(10, 10), "num_training_steps"),
+    (lambda: NEMO.WarmupPolicy(warmup_steps=5, warmup_ratio=0.1, max_steps=10), "warmup_ratio"),
+    (lambda: NEMO.WarmupPolicy(warmup_ratio=0.1), "warmup_ratio"),
+    (lambda: NEMO.NoamHoldAnnealing(100), "warmup_steps"),
+    (lambda: TIMM.TimmTanh(100, lb=3.0, ub=-7.0), "ub"),
 ])
 def test_bad_options_are_config_errors_with_their_path(make, path):
     with pytest.raises(ConfigError) as err:
@@ -189,7 +191,7 @@ def test_oneflow_cyclic_polynomial_starts_one_step_in():
 
 
 def test_nemo_square_root_annealing_ignores_the_warmup_in_its_decay():
-    schedule = W.SquareRootAnnealing(100, 0.0, warmup_steps=20)
+    schedule = NEMO.SquareRootAnnealing(100, 0.0, warmup_steps=20)
     assert schedule.apply(50, 1.0) == pytest.approx(math.sqrt(50 / 100))
 
 
@@ -202,9 +204,9 @@ def test_mindspore_dynamic_lists_hold_their_last_value():
 
 
 def test_fractions_of_the_total():
-    assert W.Linear(0.05, 1000).num_warmup_steps == 50
-    assert W.TimmCosine(300, warmup_t=0.05).warmup_t == 15
-    assert W.WarmupStableDecay(0.1, 0.2, 1000).stable == 700
+    assert HF.Linear(0.05, 1000).num_warmup_steps == 50
+    assert TIMM.TimmCosine(300, warmup_t=0.05).warmup_t == 15
+    assert HF.WarmupStableDecay(0.1, 0.2, 1000).stable == 700
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from optreg.core.registry import REGISTRY
+from optreg.core.validate import to_target_kwargs, validate_options
+from optreg.dialects.cerebras import schedules as C
+from optreg.dialects.cerebras.forms import to_spec, to_specs
 from optreg.errors import ConfigError
-from optreg.registry.registry import REGISTRY
-from optreg.registry.validate import to_target_kwargs, validate_options
-from optreg.schedulers import cerebras as C
-from optreg.schedulers.cerebras_forms import to_spec, to_specs
-from optreg.schedulers.engine import Schedule, Sequential
+from optreg.schedules.engine import Schedule, Sequential
 
 LEGACY = [
     {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 1.77e-4, "steps": 3200},

@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from optreg.schedulers.adapter import ScheduleLR
+from optreg.schedules.adapter import ScheduleLR
 from test_schedule_cases import ALL_CASES, Case
 
 K, MORE = 137, 300

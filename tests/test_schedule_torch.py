@@ -16,10 +16,10 @@ import pytest
 import torch
 from torch.optim import lr_scheduler as L
 
-from optreg.schedulers import torch_forms as T
-from optreg.schedulers.adapter import ScheduleLR
-from optreg.schedulers.engine import Chained, Sequential
-from optreg.schemas.expr import StepFunction
+from optreg.config.expr import StepFunction
+from optreg.dialects.torch import torch_forms as T
+from optreg.schedules.adapter import ScheduleLR
+from optreg.schedules.engine import Chained, Sequential
 
 STEPS = 1000
 LR = 0.1

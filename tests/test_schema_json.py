@@ -10,13 +10,13 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-import optreg
 from optreg import ConfigError
+import optreg
 from optreg.cli import main
-from optreg.hydra_support import strip_builders
-from optreg.schemas.experiment import validate_experiment
-from optreg.schemas.json_schema import parse_args_section
-from optreg.schemas.yaml_loader import read_yaml
+from optreg.config.experiment import validate_experiment
+from optreg.config.json_schema import parse_args_section
+from optreg.config.yaml_loader import read_yaml
+from optreg.integrations.hydra.support import strip_builders
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "optreg" / "configs"
@@ -140,7 +140,7 @@ def test_schema_rejects_what_validation_rejects(doc, bad_path):
 @pytest.mark.parametrize("doc", [
     {"optimizer": {"name": "AdamW", "weight_decay": 0.1, "betas": [0.9, 0.95], "lr": 0.001}},
     {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01}, "scheduler": {"name": "StepLR", "step_size": 3}},
-    {"optimizer": {"name": "SGD", "_target_": "optreg.hydra_support.optimizer_factory", "_recursive_": False}},
+    {"optimizer": {"name": "SGD", "_target_": "optreg.integrations.hydra.support.optimizer_factory", "_recursive_": False}},
 ])
 def test_schema_accepts_what_validation_accepts(doc):
     errors = [e.message for e in VALIDATOR.iter_errors(doc)]

@@ -6,9 +6,9 @@ import inspect
 
 import pytest
 
-from optreg.registry.entry import OPTIMIZER, SCHEDULER
-from optreg.registry.registry import REGISTRY
-from optreg.schemas import models
+from optreg.core import models
+from optreg.core.entry import OPTIMIZER, SCHEDULER
+from optreg.core.registry import REGISTRY
 
 ENTRIES = REGISTRY.entries(OPTIMIZER) + REGISTRY.entries(SCHEDULER)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from optreg import ConfigError
-from optreg.schemas.yaml_loader import MAX_BYTES, load_yaml
+from optreg.config.yaml_loader import MAX_BYTES, load_yaml
 
 
 @pytest.mark.parametrize("text, value", [

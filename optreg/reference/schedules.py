@@ -1,7 +1,7 @@
 """Numpy references for every schedule, written from each framework's documented formula.
 
 Each function takes the step array `t` (integers >= 0) and, for factor schedules, the base value `b`,
-and returns the value every step gets. They are vectorised and independent of optreg.schedulers.
+and returns the value every step gets. They are vectorised and independent of optreg.schedules.
 Sources: torch 2.13 docs, OneFlow master docs, cerebras_pytorch 2.10, MindSpore 2.x nn docs,
 transformers optimization.py, timm 1.0 scheduler, NeMo lr_scheduler.py.
 """

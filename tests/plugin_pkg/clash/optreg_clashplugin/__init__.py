@@ -2,6 +2,6 @@
 
 
 def rows(registry):
-    from optreg.registry.entry import optimizer
+    from optreg.core.entry import optimizer
 
     return [optimizer("torch", "AdamW", "torch.optim:AdamW", "Another AdamW.")]

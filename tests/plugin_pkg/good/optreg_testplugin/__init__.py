@@ -42,14 +42,14 @@ class HalvingLR(LRScheduler):
 
 
 def optimizer_rows(registry):
-    from optreg.registry.entry import optimizer
+    from optreg.core.entry import optimizer
 
     return [optimizer("torch", "SignSGD", "optreg_testplugin:SignSGD", "Sign SGD: w -= lr·sign(g).",
                       source="optreg-testplugin 0.1")]
 
 
 def scheduler_rows(registry):
-    from optreg.registry.entry import scheduler
+    from optreg.core.entry import scheduler
 
     return [scheduler("torch", "HalvingLR", "optreg_testplugin:HalvingLR", "Halves the lr every `every` steps.",
                       values="factor", source="optreg-testplugin 0.1")]

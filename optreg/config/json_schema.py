@@ -1,0 +1,278 @@
+"""JSON Schema (draft-07, what yaml-language-server reads) of the experiment config, from the registry."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from functools import lru_cache
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema
+
+from optreg.core import models
+from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.registry import REGISTRY
+from optreg.integrations.hydra.support import BUILDERS
+
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+class Draft07(GenerateJsonSchema):
+    """Pydantic's generator with draft-07 tuples: `items` + `additionalItems` instead of `prefixItems`."""
+
+    def tuple_schema(self, schema: Any) -> dict[str, Any]:
+        out = super().tuple_schema(schema)
+        if "prefixItems" in out:
+            out["items"] = out.pop("prefixItems")
+            out["additionalItems"] = False
+            out.pop("maxItems", None)
+            out.pop("minItems", None)
+            out["minItems"] = out["maxItems"] = len(out["items"])
+        return out
+
+
+# Descriptions for options whose implementation documents no `Args:` entry.
+COMMON_DOCS = {
+    "lr": "learning rate",
+    "learning_rate": "learning rate",
+    "betas": "coefficients of the running averages of the gradient and of its square",
+    "beta1": "decay rate of the first moment",
+    "beta2": "decay rate of the second moment",
+    "eps": "term added to the denominator for numerical stability",
+    "epsilon": "term added to the denominator for numerical stability",
+    "weight_decay": "weight decay (L2 penalty or decoupled decay, as the component defines it)",
+    "momentum": "momentum factor",
+    "dampening": "dampening for momentum",
+    "nesterov": "use Nesterov momentum",
+    "use_nesterov": "use Nesterov momentum",
+    "amsgrad": "use the AMSGrad variant (maximum of past second moments)",
+    "maximize": "maximize the objective instead of minimizing",
+    "loss_scale": "loss scale: gradients are divided by it before the update",
+    "last_epoch": "index of the last step (-1 starts fresh)",
+    "total_iters": "number of steps the schedule spans",
+    "warmup_steps": "number of warmup steps",
+    "use_locking": "MindSpore's lock flag for parameter updates (no effect on the numbers)",
+    "l1": "L1 regularization strength",
+    "l2": "L2 regularization strength",
+}
+
+# Schedulers only: the vocabulary the frameworks share for schedule shapes.
+SCHEDULE_DOCS = {
+    "initial_learning_rate": "learning rate at step 0 (absolute)",
+    "end_learning_rate": "learning rate at the end of the schedule (absolute)",
+    "min_lr": "lowest learning rate the schedule reaches",
+    "max_lr": "highest learning rate the schedule reaches",
+    "decay_rate": "decay rate of the schedule",
+    "decay_steps": "number of steps of one decay period",
+    "total_step": "total number of steps of the schedule",
+    "step_per_epoch": "number of steps per epoch",
+    "decay_epoch": "number of epochs of one decay period",
+    "warmup_epoch": "number of warmup epochs",
+    "is_stair": "decay in whole periods (a staircase) instead of continuously",
+    "staircase": "decay in whole periods (a staircase) instead of continuously",
+    "power": "exponent of the polynomial",
+    "cycle": "restart the decay after each period instead of holding the end value",
+    "num_warmup_steps": "number of warmup steps (or a fraction of num_training_steps)",
+    "num_training_steps": "total number of training steps",
+    "num_cycles": "number of cosine cycles (or half-cycles, as the component defines it)",
+    "max_steps": "total number of steps of the schedule",
+    "warmup_ratio": "fraction of max_steps spent warming up",
+    "hold_steps": "number of steps held at the peak after warmup",
+    "hold_ratio": "fraction of max_steps held at the peak after warmup",
+    "t_initial": "number of steps of the first cycle",
+    "lr_min": "lowest learning rate (absolute)",
+    "cycle_mul": "factor applied to the cycle length at each restart",
+    "cycle_decay": "factor applied to the peak learning rate at each restart",
+    "cycle_limit": "number of cycles",
+    "warmup_t": "number of warmup steps",
+    "warmup_lr_init": "learning rate at the start of warmup (absolute)",
+    "warmup_prefix": "count warmup steps before the schedule instead of inside it",
+    "k_decay": "exponent applied to the schedule's progress",
+    "decay_t": "step(s) at which the learning rate decays",
+    "milestones": "steps at which the schedule changes",
+    "learning_rates": "learning rate of each piece",
+    "schedulers": "the schedules to combine (each a scheduler spec with name:)",
+    "scheduler": "the schedule to wrap (a scheduler spec with name:)",
+}
+
+_ARGS = re.compile(r"^(\s*)(Args|Arguments|Parameters|Params)\s*:?\s*$")
+_ITEM = re.compile(r"^(\s*)(\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_RST = [(re.compile(r":\w+:`~?([^`]*)`"), r"\1"), (re.compile(r"``([^`]*)``"), r"\1"), (re.compile(r"`([^`]*)`_?"), r"\1")]
+
+
+def _clean_doc(text: str) -> str:
+    """One line, rst roles unwrapped, the first sentence only (hover text, not a manual)."""
+    text = " ".join(text.split())
+    for pattern, repl in _RST:
+        text = pattern.sub(repl, text)
+    text = re.split(r"(?<=[.;])\s+(?=[A-Z])", text, maxsplit=1)[0]
+    return text if len(text) <= 200 else text[:197].rsplit(" ", 1)[0] + " …"
+
+
+def parse_args_section(doc: str) -> dict[str, str]:
+    """`name (type): text` entries of a Google-style `Args:` section (continuation lines joined)."""
+    out: dict[str, str] = {}
+    lines = inspect.cleandoc(doc or "").splitlines()
+    section_indent: int | None = None
+    item_indent: int | None = None
+    current: str | None = None
+    for line in lines:
+        if section_indent is None:
+            m = _ARGS.match(line)
+            if m:
+                section_indent = len(m.group(1))
+            continue
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= section_indent:
+            if _ARGS.match(line):
+                section_indent, item_indent, current = len(_ARGS.match(line).group(1)), None, None
+                continue
+            section_indent, current = None, None
+            continue
+        m = _ITEM.match(line)
+        if m and (item_indent is None or indent == item_indent):
+            item_indent = indent
+            current = m.group(2).lstrip("*")
+            out[current] = m.group(4).strip()
+        elif current is not None:
+            out[current] += " " + line.strip()
+    return {k: _clean_doc(v) for k, v in out.items() if v.strip()}
+
+
+@lru_cache(maxsize=None)
+def _documented(entry: Entry) -> dict[str, str]:
+    """Option name -> the implementation's own `Args:` text."""
+    target = entry.resolve()
+    docs: dict[str, str] = {}
+    for obj in (target, getattr(target, "__init__", None)):
+        if obj is not None and obj is not object.__init__:
+            for key, text in parse_args_section(inspect.getdoc(obj) or "").items():
+                docs.setdefault(key, text)
+    return {opt.name: docs.get(opt.target) or docs.get(opt.name) for opt in models.options(entry)
+            if docs.get(opt.target) or docs.get(opt.name)}
+
+
+def option_docs(entry: Entry) -> dict[str, str]:
+    """Option name (as the dialect spells it) -> description: the implementation's docstring, else the same option
+    of the same-named component of another dialect (OneFlow StepLR's step_size is torch's), else a common table."""
+    own = _documented(entry)
+    borrowed: dict[str, str] = {}
+    for other in REGISTRY.same_name(entry):
+        try:
+            for key, text in _documented(other).items():
+                borrowed.setdefault(key, text)
+        except Exception:  # an unimportable plugin row must not break the schema
+            continue
+    out = {}
+    for opt in models.options(entry):
+        text = (own.get(opt.name) or borrowed.get(opt.name) or COMMON_DOCS.get(opt.name) or COMMON_DOCS.get(opt.target)
+                or (SCHEDULE_DOCS.get(opt.name) if entry.kind == SCHEDULER else None))
+        if text:
+            out[opt.name] = text
+    return out
+
+
+def _hydra_keys(kind: str) -> dict[str, Any]:
+    """`_target_` (optreg's builder only) and Hydra's instantiate flags, which the Hydra group files carry."""
+    flag = "Hydra instantiate flag (ignored by optreg.build)"
+    return {"_target_": {"const": BUILDERS[kind], "description": "optional, for hydra.utils.instantiate: only "
+                                                                 "optreg's own builder is accepted"},
+            "_recursive_": {"type": "boolean", "description": flag},
+            "_convert_": {"enum": ["none", "partial", "object", "all"], "description": flag},
+            "_partial_": {"type": "boolean", "description": flag}}
+
+
+def _names(entry: Entry) -> list[str]:
+    names = []
+    for n in (entry.name, *entry.aliases):
+        names += [n, n.lower(), f"{entry.dialect}.{n}", f"{entry.dialect}.{n}".lower()]
+    return sorted(set(names))
+
+
+def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
+    schema = models.model(entry).model_json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
+    definitions.update(schema.pop("$defs", {}))
+    props = schema.setdefault("properties", {})
+    for option, text in option_docs(entry).items():
+        if option in props and "description" not in props[option]:
+            props[option]["description"] = text
+    for prop in props.values():
+        prop.pop("title", None)
+    props["name"] = {"enum": _names(entry), "description": entry.doc or entry.name}
+    props["dialect"] = {"enum": [entry.dialect], "description": "the framework whose names, defaults and numerics "
+                                                                "this component follows"}
+    props.update(_hydra_keys(entry.kind))
+    schema["required"] = ["name"]
+    schema["additionalProperties"] = False
+    schema["description"] = " ".join(filter(None, [entry.doc, f"Reproduces {entry.source}." if entry.source else ""]))
+    schema["title"] = entry.qualname
+    return schema
+
+
+def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
+    schema = _component(entry, definitions)
+    options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
+    rule = {"type": "object", "additionalProperties": entry.bind is not None,
+            "properties": {"params": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                                      "description": "glob pattern(s) over parameter names; first match wins"},
+                           **options},
+            "required": ["params"]}
+    schema["properties"]["param_groups"] = {"type": "array", "items": rule}
+    return schema
+
+
+def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
+    schema = _component(entry, definitions)
+    props = schema["properties"]
+    if "schedulers" in props:
+        props["schedulers"] = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
+    props["key"] = {"enum": ["lr", "momentum", "betas[0]", "betas[1]", "weight_decay"]}
+    return schema
+
+
+def _combinators() -> list[dict[str, Any]]:
+    """optreg's own `sequential` and `chained` (not registry rows: they compose rows of any dialect)."""
+    nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
+    restart = {"enum": ["local", "global"]}
+    common = {"schedulers": nested, "key": {"enum": ["lr", "momentum", "betas[0]", "betas[1]", "weight_decay"]},
+              "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER)}
+    return [
+        {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
+         "description": "Stages one after another (local steps; restart: global on request); milestones derived "
+                        "from the stages' lengths when omitted.",
+         "properties": {"name": {"enum": ["sequential", "Sequential"]}, **common,
+                        "milestones": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                        "restart": {"anyOf": [restart, {"type": "array", "items": restart}]}}},
+        {"title": "chained", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
+         "description": "Every stage at the same step; factors multiply.",
+         "properties": {"name": {"enum": ["chained", "Chained"]}, **common}},
+    ]
+
+
+def experiment_schema() -> dict[str, Any]:
+    """The whole experiment config; every registered component of every dialect is a member."""
+    from optreg.config.experiment import TrainSpec
+
+    definitions: dict[str, Any] = {}
+    optimizers = [_optimizer(e, definitions) for e in REGISTRY.entries(OPTIMIZER)]
+    schedulers = [_scheduler(e, definitions) for e in REGISTRY.entries(SCHEDULER)]
+    definitions["scheduler"] = {"anyOf": schedulers + _combinators()}
+    train = TrainSpec.model_json_schema(schema_generator=Draft07)
+    return {
+        "$schema": DRAFT_07,
+        "title": "optreg experiment config",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "dialect": {"enum": list(REGISTRY.dialects()), "description": "default dialect of the names below"},
+            "optimizer": {"anyOf": optimizers},
+            "scheduler": {"anyOf": [{"$ref": "#/definitions/scheduler"},
+                                    {"type": "array", "items": {"$ref": "#/definitions/scheduler"}},
+                                    {"type": "null"}]},
+            "train": train,
+        },
+        "required": ["optimizer"],
+        "definitions": definitions,
+    }

@@ -1,0 +1,138 @@
+"""`describe()` and `list_*()`: what a component takes, read from its model (the one source of truth)."""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from optreg.core import models
+from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.registry import REGISTRY
+from optreg.errors import ConfigError
+
+_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    default: Any
+    constraint: str
+    doc: str
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class Description:
+    name: str
+    dialect: str
+    kind: str
+    doc: str
+    source: str
+    values: str | None
+    notes: tuple[str, ...]
+    params: tuple[Param, ...]
+    provider: str
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.dialect}.{self.name}"
+
+    def __str__(self) -> str:
+        lines = [f"{self.qualname} ({self.kind}{', ' + self.values + ' values' if self.values else ''})"]
+        if self.doc:
+            lines.append(f"  {self.doc}")
+        if self.source:
+            lines.append(f"  reproduces: {self.source}")
+        for p in self.params:
+            default = "required" if p.required else repr(p.default)
+            lines.append(f"  {p.name:<24} {p.type:<22} {default:<18} {p.constraint}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _type_text(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        return " | ".join(_type_text(s) for s in schema["anyOf"])
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return " | ".join(repr(v) for v in schema["enum"])
+    kind = schema.get("type", "any")
+    if kind == "array":
+        items = schema.get("prefixItems")
+        if items:
+            return "[" + ", ".join(_type_text(i) for i in items) + "]"
+        return f"list[{_type_text(schema.get('items', {}))}]"
+    return {"number": "float", "integer": "int", "boolean": "bool", "string": "str", "null": "None"}.get(kind, kind)
+
+
+def _constraint_text(schema: dict[str, Any]) -> str:
+    parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if key in schema]
+    for sub in schema.get("anyOf", []) + schema.get("prefixItems", []):
+        text = _constraint_text(sub)
+        if text and text not in parts:
+            parts.append(text)
+    if "items" in schema and isinstance(schema["items"], dict):
+        text = _constraint_text(schema["items"])
+        if text:
+            parts.append(f"each {text}")
+    return ", ".join(parts)
+
+
+def params_of(entry: Entry) -> tuple[Param, ...]:
+    schema = models.model(entry).model_json_schema(mode="validation")
+    props = schema.get("properties", {})
+    defs = schema.get("$defs", {})
+    from optreg.config.json_schema import option_docs
+
+    docs = option_docs(entry)
+    out = []
+    for opt in models.options(entry):
+        prop = props.get(opt.name, {})
+        if "$ref" in prop:
+            prop = defs.get(prop["$ref"].split("/")[-1], prop)
+        rules = [r.message for r in entry.rules if r.path == opt.name]
+        constraint = "; ".join(filter(None, [_constraint_text(prop), *rules]))
+        out.append(Param(opt.name, _type_text(prop), opt.default, constraint,
+                         prop.get("description") or docs.get(opt.name, "")))
+    return tuple(out)
+
+
+def describe(name: str, dialect: str | None = None, kind: str | None = None) -> Description:
+    """Parameters (type, default, constraint, doc), the dialect, and the source a component reproduces."""
+    kinds = (kind,) if kind else (OPTIMIZER, SCHEDULER)
+    entry = None
+    for k in kinds:
+        entry = REGISTRY.find(k, name, dialect)
+        if entry is not None:
+            break
+    if entry is None:  # let lookup produce the did-you-mean message
+        REGISTRY.lookup(kinds[0], name, dialect)
+        raise ConfigError(f"unknown component {name!r}", "name")
+    return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
+                       params_of(entry), entry.provider)
+
+
+def _listing(kind: str, pattern: str | None, dialect: str | None) -> list[str]:
+    names = REGISTRY.names(kind, dialect)
+    if pattern:
+        names = [n for n in names if fnmatch.fnmatch(n.lower(), pattern.lower())
+                 or fnmatch.fnmatch(n.split(".")[-1].lower(), pattern.lower())]
+    return sorted(names, key=str.lower)
+
+
+def list_optimizers(pattern: str | None = None, dialect: str | None = None) -> list[str]:
+    """Sorted optimizer names (`dialect.Name` unless a dialect is given), filtered by an fnmatch pattern."""
+    return _listing(OPTIMIZER, pattern, dialect)
+
+
+def list_schedulers(pattern: str | None = None, dialect: str | None = None) -> list[str]:
+    """Sorted scheduler names (`dialect.Name` unless a dialect is given), filtered by an fnmatch pattern."""
+    return _listing(SCHEDULER, pattern, dialect)

@@ -1,0 +1,155 @@
+"""One Pydantic model per registry entry, generated from the implementation's signature.
+
+Names and defaults come from the signature (renamed and re-defaulted by the entry's row); types and
+ranges from the shared table `PARAM_TYPES`, or the row's `types`. Models are built on first use and cached.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from optreg.core.entry import Entry
+from optreg.core.options import PARAM_TYPES
+from optreg.core.types import Bool, Float, Int
+from optreg.errors import ErrorItem, join_path
+
+_FIRST = ("params", "optimizer", "self")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One user-facing option of a component."""
+
+    name: str           # as the dialect spells it
+    target: str         # the implementation's parameter name
+    type: Any
+    default: Any        # inspect.Parameter.empty when required
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+
+def signature_parameters(entry: Entry) -> list[inspect.Parameter]:
+    """The implementation's keyword parameters, without the leading params/optimizer argument."""
+    impl = entry.resolve()
+    params = list(inspect.signature(impl).parameters.values())
+    if params and params[0].name in _FIRST:
+        params = params[1:]
+    return [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _type_from_default(default: Any) -> Any:
+    if isinstance(default, bool):
+        return Bool
+    if isinstance(default, int):
+        return Int
+    if isinstance(default, float):
+        return Float
+    if isinstance(default, str):
+        return str
+    if isinstance(default, tuple):
+        return tuple[tuple(_type_from_default(v) for v in default)] if default else tuple
+    return Any
+
+
+@lru_cache(maxsize=None)
+def options(entry: Entry) -> tuple[Option, ...]:
+    """The entry's options in signature order."""
+    back = {target: option for option, target in entry.rename.items()}
+    out = []
+    for p in signature_parameters(entry):
+        if p.name in entry.fixed or p.name in entry.hidden:
+            continue
+        name = back.get(p.name, p.name)
+        default = entry.defaults.get(name, p.default)
+        type_ = entry.types.get(name) or PARAM_TYPES.get(name) or _type_from_default(p.default)
+        if default is None and type_ is not Any:
+            type_ = type_ | None
+        out.append(Option(name, p.name, type_, default))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def model(entry: Entry) -> type[BaseModel]:
+    """The entry's Pydantic model: extra keys forbidden, one field per option."""
+    fields: dict[str, Any] = {}
+    for opt in options(entry):
+        default = ... if opt.required else opt.default
+        fields[opt.name] = (opt.type, Field(default, description=opt.doc or None))
+    return create_model(
+        f"{entry.dialect}.{entry.name}",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True, protected_namespaces=()),
+        __doc__=entry.doc or None,
+        **fields,
+    )
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit - 12]}…({len(text)} chars)"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e16:
+        return f"{value:.1f}"
+    return _short(repr(value) if isinstance(value, str) else str(value))
+
+
+def _message(err: Mapping[str, Any]) -> str:
+    """Our wording for a Pydantic error: `must be < 1, got 1.0`."""
+    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    bounds = {"less_than": ("<", "lt"), "less_than_equal": ("<=", "le"),
+              "greater_than": (">", "gt"), "greater_than_equal": (">=", "ge")}
+    if kind in bounds:
+        sign, key = bounds[kind]
+        bound = ctx[key]
+        bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+        return f"must be {sign} {bound}, got {_fmt(value)}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {_fmt(value)}"
+    if kind in ("float_parsing", "float_type", "int_parsing", "int_type"):
+        what = "an integer" if kind.startswith("int") else "a number"
+        return f"expected {what}, got {type(value).__name__} {_short(repr(value))}"
+    if kind == "int_from_float":
+        return f"must be an integer, got {_fmt(value)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"expected true or false, got {type(value).__name__} {value!r}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}, got {value!r}"
+    if kind in ("too_short", "too_long"):
+        return f"expected {ctx.get('min_length', ctx.get('max_length'))} values, got {ctx.get('actual_length')}"
+    if kind == "value_error":
+        return str(ctx.get("error", err.get("msg", "")))
+    if kind == "missing":
+        return "required option is missing"
+    if kind in ("tuple_type", "list_type"):
+        return f"expected a list, got {type(value).__name__} {value!r}"
+    if kind == "string_type":
+        return f"expected a string, got {type(value).__name__} {value!r}"
+    return err["msg"][0].lower() + err["msg"][1:] if err.get("msg") else kind
+
+
+def _path(loc: tuple) -> str:
+    """A Pydantic location as our path; union-member tags (`float`, `list[...]`) are dropped."""
+    path = ""
+    for part in loc:
+        if isinstance(part, str) and ("[" in part or part in ("float", "int", "bool", "str", "none")) and path:
+            continue
+        path = join_path(path, part)
+    return path
+
+
+def pydantic_errors(exc: ValidationError) -> list[ErrorItem]:
+    """ValidationError -> our ErrorItems, one per problem (union duplicates merged)."""
+    items: dict[str, ErrorItem] = {}
+    for err in exc.errors(include_url=False):
+        path = _path(err["loc"])
+        items.setdefault(path, ErrorItem(path, _message(err)))
+    return list(items.values())

@@ -1,0 +1,67 @@
+"""Name normalisation and the one alias table for option names."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from optreg.core.entry import SCHEDULER
+
+
+def normalise(name: str, kind: str | None = None) -> str:
+    """`AdamW` = `adamw` = `adam_w` = `Adam-W`; schedulers also drop a trailing `LR`."""
+    key = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    if kind == SCHEDULER and key.endswith("lr") and len(key) > 2:
+        key = key[:-2]
+    return key
+
+
+def split_dialect(name: str, dialects: Iterable[str] | None = None) -> tuple[str | None, str]:
+    """`mindspore.Adam` -> ("mindspore", "Adam"); `Adam` -> (None, "Adam").
+
+    `dialects`: the known dialects; by default the registry's (built-ins and dialect plugins).
+    """
+    if dialects is None:
+        from optreg.core.registry import REGISTRY
+
+        dialects = REGISTRY.dialects()
+    head, dot, tail = str(name).partition(".")
+    if dot and head.strip().lower() in dialects:
+        return head.strip().lower(), tail
+    return None, str(name)
+
+
+# Option aliases: alias -> canonical name. One table for Python kwargs, YAML and Hydra.
+# A component whose own parameter is the alias (MindSpore's `learning_rate`) keeps it: aliases are
+# resolved towards whichever member of the synonym set the component actually has.
+OPTION_ALIASES: dict[str, str] = {
+    "learning_rate": "lr",
+    "epsilon": "eps",
+    "last_step": "last_epoch",
+    "use_nesterov": "nesterov",
+}
+
+# Options that several frameworks spell as one tuple or as separate scalars.
+TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
+
+# Keys a dialect used to accept and now refuses, with what to write instead (Cerebras rejects its
+# pre-2.2 optimizer and scheduler keys with a migration error rather than translating them).
+LEGACY_KEYS: dict[str, dict[str, str]] = {
+    "cerebras": {
+        "beta1": "betas: [beta1, beta2]",
+        "beta2": "betas: [beta1, beta2]",
+        "weight_decay_rate": "weight_decay",
+        "eps1": "eps: [eps1, eps2]",
+        "eps2": "eps: [eps1, eps2]",
+        "steps": "total_iters",
+        "decay_steps": "total_iters",
+    },
+}
+
+# Keys that name the component itself.
+NAME_KEYS = ("name", "optimizer_type", "type")
+
+
+def synonyms(option: str) -> set[str]:
+    """Every spelling of `option` known to the alias table, itself included."""
+    canonical = OPTION_ALIASES.get(option, option)
+    return {canonical} | {alias for alias, target in OPTION_ALIASES.items() if target == canonical}

@@ -1,0 +1,134 @@
+"""The shared table of option types: one constrained type per option name, written once.
+
+A component's Pydantic model takes each option's type from here (by name), unless its registry
+row overrides it in `Entry.types`. Names not listed fall back to the implementation's annotation.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BeforeValidator
+
+from optreg.core.types import (
+    Beta,
+    Betas,
+    Bool,
+    Float,
+    IncreasingInts,
+    Int,
+    NonNegFloat,
+    NonNegInt,
+    OptionalBool,
+    PosFloat,
+    PosInt,
+    UnitFloat,
+)
+
+PARAM_TYPES: dict[str, Any] = {
+    # optimizers
+    "lr": NonNegFloat,
+    "learning_rate": NonNegFloat,
+    "betas": Betas,
+    "beta1": Beta,
+    "beta2": Beta,
+    "eps": NonNegFloat,
+    "epsilon": NonNegFloat,
+    "weight_decay": NonNegFloat,
+    "momentum": NonNegFloat,
+    "dampening": Float,
+    "nesterov": Bool,
+    "amsgrad": Bool,
+    "maximize": Bool,
+    "foreach": OptionalBool,
+    "fused": OptionalBool,
+    "capturable": Bool,
+    "differentiable": Bool,
+    "decoupled_weight_decay": Bool,
+    "centered": Bool,
+    "alpha": NonNegFloat,
+    "rho": UnitFloat,
+    "lr_decay": NonNegFloat,
+    "initial_accumulator_value": NonNegFloat,
+    "lambd": NonNegFloat,
+    "t0": NonNegFloat,
+    "momentum_decay": NonNegFloat,
+    "etas": tuple[Float, Float],
+    "step_sizes": tuple[NonNegFloat, NonNegFloat],
+    "beta2_decay": Float,
+    "d": PosFloat,
+    "max_iter": PosInt,
+    "max_eval": Optional[PosInt],
+    "tolerance_grad": NonNegFloat,
+    "tolerance_change": NonNegFloat,
+    "history_size": PosInt,
+    "line_search_fn": Optional[Literal["strong_wolfe"]],
+    "ns_coefficients": tuple[Float, Float, Float],
+    "ns_steps": PosInt,
+    "adjust_lr_fn": Optional[Literal["original", "match_rms_adamw"]],
+    "loss_scale": PosFloat,
+    # schedulers
+    "last_epoch": Int,
+    "step_size": PosInt,
+    "gamma": PosFloat,
+    "milestones": IncreasingInts,
+    "factor": UnitFloat,
+    "total_iters": NonNegInt,
+    "start_factor": UnitFloat,
+    "end_factor": UnitFloat,
+    "power": NonNegFloat,
+    "T_max": PosInt,
+    "eta_min": NonNegFloat,
+    "T_0": PosInt,
+    "T_mult": PosInt,
+    "mode": str,
+    "patience": NonNegInt,
+    "threshold": NonNegFloat,
+    "threshold_mode": Literal["rel", "abs"],
+    "cooldown": NonNegInt,
+    "min_lr": NonNegFloat | list[NonNegFloat],
+    "base_lr": NonNegFloat | list[NonNegFloat],
+    "max_lr": NonNegFloat | list[NonNegFloat],
+    "step_size_up": PosInt,
+    "step_size_down": Optional[PosInt],
+    "scale_mode": Literal["cycle", "iterations"],
+    "cycle_momentum": Bool,
+    "base_momentum": NonNegFloat | list[NonNegFloat],
+    "max_momentum": NonNegFloat | list[NonNegFloat],
+    "total_steps": Optional[PosInt],
+    "epochs": Optional[PosInt],
+    "steps_per_epoch": Optional[PosInt],
+    "pct_start": UnitFloat,
+    "anneal_strategy": Literal["cos", "linear"],
+    "div_factor": PosFloat,
+    "final_div_factor": PosFloat,
+    "three_phase": Bool,
+    "warmup_steps": NonNegInt,
+    "decay_steps": PosInt,
+    "decay_rate": PosFloat,
+    "end_learning_rate": NonNegFloat,
+    "initial_learning_rate": NonNegFloat,
+}
+
+
+def _norm_type(value: Any) -> Any:
+    """A p-norm order: a number > 0, or infinity (`inf`, `.inf` in YAML) for the max norm."""
+    import math
+
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number > 0 or 'inf', got boolean {str(value).lower()}")
+    if isinstance(value, str) and value.strip().lower().lstrip("+.") in ("inf", "infinity"):
+        return math.inf
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number > 0 or 'inf', got {value!r}") from None
+    if math.isnan(value) or not value > 0:
+        raise ValueError(f"must be a number > 0 or 'inf', got {value}")
+    return value
+
+
+NormType = Annotated[Any, BeforeValidator(_norm_type)]
+
+# OneFlow's per-group gradient clipping (Entry.group_keys of the oneflow rows; read by Optimizer.clip_grad())
+ONEFLOW_GROUP_KEYS: dict[str, Any] = {"clip_grad_max_norm": NonNegFloat, "clip_grad_norm_type": NormType}

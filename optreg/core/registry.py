@@ -1,0 +1,225 @@
+"""The registry: dialect rows, user registrations and entry-point plugins, looked up by name and dialect."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import warnings
+from typing import Any, Callable, Iterable
+
+from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.names import normalise, split_dialect
+from optreg.errors import ConfigError, closest
+
+DEFAULT_DIALECT = "torch"
+PLUGIN_GROUPS = {OPTIMIZER: "optreg.optimizers", SCHEDULER: "optreg.schedulers"}
+DIALECT_GROUP = "optreg.dialects"
+_DIALECT_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class Registry:
+    """Entries by (kind, dialect, normalised name), and the known dialects in listing order.
+
+    Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), the legacy optimizer
+    tables, then entry-point plugins (dialect plugins first, then optimizer and scheduler plugins).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, str], Entry] = {}
+        self._dialects: list[str] = []
+        self._loaded = False
+        self._loading = False
+
+    # -- loading -------------------------------------------------------------------------------
+    def _load(self) -> None:
+        if self._loaded or self._loading:
+            return
+        self._loading = True
+        try:
+            self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
+            self._load_builtin()
+            self._load_plugins()
+        finally:
+            self._loading = False
+        self._loaded = True
+
+    def _known(self) -> list[str]:
+        if not self._dialects:
+            from optreg.dialects import BUILTIN
+
+            self._dialects = list(BUILTIN)
+        return self._dialects
+
+    def _load_builtin(self) -> None:
+        """optreg's own rows: each built-in dialect's ROWS, then the legacy optimizer tables."""
+        from optreg import dialects
+        from optreg.core import legacy_tables
+
+        self._known()
+        for name in dialects.BUILTIN:
+            for entry in dialects.rows(name):
+                self.add(entry)
+        for info in sorted(pkgutil.iter_modules(legacy_tables.__path__), key=lambda m: m.name):
+            module = importlib.import_module(f"{legacy_tables.__name__}.{info.name}")
+            for entry in getattr(module, "ROWS", ()):
+                self.add(entry)
+
+    def _load_plugins(self) -> None:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=DIALECT_GROUP):
+            self._run_plugin(ep, DIALECT_GROUP, dialect=ep.name)
+        for group in PLUGIN_GROUPS.values():
+            for ep in entry_points(group=group):
+                self._run_plugin(ep, group)
+
+    def _run_plugin(self, ep: Any, group: str, dialect: str | None = None) -> None:
+        """Add one entry point's rows (a module's ROWS, or what a callable returns given the registry).
+
+        A dialect plugin (`dialect` set: the entry point's name) first adds its dialect to the known ones.
+        """
+        try:
+            hook = ep.load()
+            if dialect is not None:
+                declared = getattr(hook, "DIALECT", dialect)
+                if declared != dialect:
+                    raise ConfigError(f"dialect plugin {ep.name!r} declares DIALECT = {declared!r}; the entry "
+                                      f"point's name is the dialect's name", "dialect")
+            rows = list((hook(self) if callable(hook) else getattr(hook, "ROWS", ())) or ())
+            if dialect is not None:
+                self.add_dialect(dialect)
+            for entry in rows:
+                self.add(entry if entry.provider != "optreg" else _with_provider(entry, ep))
+        except ConfigError:
+            raise  # a name clash is the plugin author's error and must be seen
+        except Exception as exc:  # one broken plugin must not break the registry
+            dist = getattr(ep.dist, "name", "?")
+            warnings.warn(f"optreg plugin {ep.name!r} ({group}, from {dist}) failed to load: {exc!r}",
+                          RuntimeWarning, stacklevel=3)
+
+    # -- dialects --------------------------------------------------------------------------------
+    def dialects(self) -> tuple[str, ...]:
+        """The known dialects, in listing order: the built-ins, then those added by plugins."""
+        self._load()
+        return tuple(self._known())
+
+    def add_dialect(self, name: str) -> str:
+        """Make `name` a known dialect (after the built-ins); an existing or malformed name raises."""
+        known = self._known()
+        if not isinstance(name, str) or not _DIALECT_NAME.fullmatch(name):
+            raise ConfigError(f"dialect name {name!r} must be lowercase letters, digits and _ "
+                              f"(starting with a letter)", "dialect")
+        if name in known:
+            raise ConfigError(f"dialect {name!r} is already registered", "dialect")
+        known.append(name)
+        return name
+
+    # -- adding ----------------------------------------------------------------------------------
+    def add(self, entry: Entry) -> Entry:
+        """Add one row; a clash with an existing name or alias of the same kind and dialect raises."""
+        known = self._known()
+        if entry.dialect not in known:
+            raise ConfigError(f"unknown dialect {entry.dialect!r}; dialects: {', '.join(known)}", "dialect")
+        keys = [(entry.kind, entry.dialect, normalise(n, entry.kind)) for n in (entry.name, *entry.aliases)]
+        for key in keys:
+            other = self._entries.get(key)
+            if other is not None and other is not entry:
+                raise ConfigError(
+                    f"{entry.kind} name {entry.qualname!r} ({entry.provider}) clashes with "
+                    f"{other.qualname!r} ({other.provider})", "name")
+        for key in keys:
+            self._entries[key] = entry
+        return entry
+
+    # -- lookup ----------------------------------------------------------------------------------
+    def entries(self, kind: str, dialect: str | None = None) -> list[Entry]:
+        self._load()
+        seen: dict[int, Entry] = {}
+        for (k, d, _), entry in self._entries.items():
+            if k == kind and (dialect is None or d == dialect):
+                seen.setdefault(id(entry), entry)
+        order = {d: i for i, d in enumerate(self._known())}
+        return sorted(seen.values(), key=lambda e: (order.get(e.dialect, len(order)), e.name.lower()))
+
+    def find(self, kind: str, name: str, dialect: str | None = None) -> Entry | None:
+        self._load()
+        prefix, bare = split_dialect(name, self.dialects())
+        return self._entries.get((kind, prefix or dialect or DEFAULT_DIALECT, normalise(bare, kind)))
+
+    def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name") -> Entry:
+        """The entry for `name` (`Adam`, `mindspore.Adam`); ConfigError with close matches otherwise."""
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"{kind} name must be a non-empty string, got {name!r}", path)
+        known = self.dialects()
+        if dialect is not None and dialect not in known:
+            hint = closest(dialect, known)
+            where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
+            raise ConfigError(f"unknown dialect {dialect!r}; dialects: {', '.join(known)}"
+                              + (f" (did you mean {hint!r}?)" if hint else ""), where)
+        entry = self.find(kind, name, dialect)
+        if entry is not None:
+            return entry
+        prefix, bare = split_dialect(name, known)
+        where = prefix or dialect or DEFAULT_DIALECT
+        elsewhere = [e.qualname for e in self.entries(kind)
+                     if e.dialect != where and normalise(bare, kind) in
+                     {normalise(n, kind) for n in (e.name, *e.aliases)}]
+        if elsewhere:
+            raise ConfigError(f"{bare!r} is not a {where} {kind}; {' and '.join(elsewhere)} "
+                              f"{'has' if len(elsewhere) == 1 else 'have'} it (select the dialect "
+                              f"with a prefix or a dialect: key)", path)
+        names = {e.name: e for e in self.entries(kind, where)}
+        aliases = {a: e for e in self.entries(kind, where) for a in e.aliases}
+        hint = closest(bare, [*names, *aliases])
+        if hint is None:  # compare normalised forms: `cosine_anealing` vs `CosineAnnealingLR`
+            norm = {normalise(n, kind): n for n in [*names, *aliases]}
+            hit = closest(normalise(bare, kind), norm)
+            hint = norm[hit] if hit else None
+        if hint is None:
+            qual = {e.qualname: e for e in self.entries(kind)}
+            hint = closest(bare, [q.split(".", 1)[1] for q in qual])
+            hint = next((q for q in qual if q.split(".", 1)[1] == hint), None) if hint else None
+        raise ConfigError(f"unknown {where} {kind} {bare!r}"
+                          + (f" (did you mean {hint!r}?)" if hint else
+                             f"; `optreg list` shows the {len(names)} {where} {kind}s"), path)
+
+    def same_name(self, entry: Entry) -> list[Entry]:
+        """Entries of other dialects with the same name (for `x is an option of cerebras.AdamW`)."""
+        key = normalise(entry.name, entry.kind)
+        return [e for e in self.entries(entry.kind) if e is not entry and normalise(e.name, e.kind) == key]
+
+    def names(self, kind: str, dialect: str | None = None) -> list[str]:
+        return [e.name if dialect else e.qualname for e in self.entries(kind, dialect)]
+
+
+def _with_provider(entry: Entry, ep: Any) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, provider=getattr(ep.dist, "name", ep.name))
+
+
+REGISTRY = Registry()
+
+
+def _decorator(kind: str, name: str | None, dialect: str, aliases: Iterable[str], row: dict[str, Any]
+               ) -> Callable[[Any], Any]:
+    def register(obj: Any) -> Any:
+        REGISTRY._load()
+        REGISTRY.add(Entry(kind, dialect, name or obj.__name__, obj, (obj.__doc__ or "").strip().split("\n")[0],
+                           aliases=tuple(aliases), provider=getattr(obj, "__module__", "user"), **row))
+        return obj
+
+    return register
+
+
+def register_optimizer(name: str | None = None, *, dialect: str = DEFAULT_DIALECT, aliases: Iterable[str] = (),
+                       **row: Any) -> Callable[[Any], Any]:
+    """Decorator: register a `torch.optim.Optimizer` subclass (or factory) under `name`."""
+    return _decorator(OPTIMIZER, name, dialect, aliases, row)
+
+
+def register_scheduler(name: str | None = None, *, dialect: str = DEFAULT_DIALECT, aliases: Iterable[str] = (),
+                       **row: Any) -> Callable[[Any], Any]:
+    """Decorator: register an LR scheduler class (or a closed-form Schedule) under `name`."""
+    return _decorator(SCHEDULER, name, dialect, aliases, row)

@@ -1,0 +1,97 @@
+"""Shared constrained types. Every numeric option of every component is one of these.
+
+Booleans are not numbers (YAML 1.1 reads `on`/`yes` as booleans), NaN and infinities are
+rejected, and numeric strings such as `"1e-3"` are accepted as numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional, Sequence
+
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise PydanticCustomError("bool_not_number", "expected a number, got boolean {value}",
+                                 {"value": str(value).lower()})
+    return value
+
+
+def _no_int(value: Any) -> Any:
+    """MindSpore raises TypeError for an int where it documents a float."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise PydanticCustomError("int_not_float", "must be a float, got int {value}", {"value": value})
+    return value
+
+
+def _increasing(values: Sequence[int]) -> Sequence[int]:
+    for a, b in zip(values, values[1:]):
+        if not b > a:
+            raise PydanticCustomError("not_increasing", "must be strictly increasing, got {values}", {"values": list(values)})
+    return values
+
+
+NoBool = BeforeValidator(_no_bool)
+NoInt = BeforeValidator(_no_int)
+
+
+def number(**bounds: float) -> Any:
+    """A finite float with bounds (ge/gt/le/lt); booleans refused. Bounds sit inside the validators
+    so that they reach the JSON Schema as minimum/maximum."""
+    return Annotated[float, Field(allow_inf_nan=False, **bounds), NoBool]
+
+
+MAX_INT = 1 << 53   # step counts and lengths above this are typos (and overflow float arithmetic)
+
+
+def integer(**bounds: int) -> Any:
+    """An int with bounds; at most MAX_INT unless `le` says otherwise; booleans refused."""
+    bounds.setdefault("le", MAX_INT)
+    return Annotated[int, Field(**bounds), NoBool]
+
+
+def strict_number(**bounds: float) -> Any:
+    """MindSpore-style float: an int is a TypeError there."""
+    return Annotated[float, Field(allow_inf_nan=False, **bounds), NoInt, NoBool]
+
+
+Float = number()
+Int = integer()
+Bool = Annotated[bool, Strict()]
+
+NonNegFloat = number(ge=0)
+PosFloat = number(gt=0)
+UnitFloat = number(ge=0, le=1)          # [0, 1]
+Beta = number(ge=0, lt=1)               # [0, 1)
+OpenUnit = number(gt=0, lt=1)           # (0, 1)
+PosInt = integer(ge=1)
+NonNegInt = integer(ge=0)
+Betas = tuple[Beta, Beta]
+
+StrictFloat = strict_number()
+StrictNonNegFloat = strict_number(ge=0)
+StrictPosFloat = strict_number(gt=0)
+StrictOpenUnit = strict_number(gt=0, lt=1)
+
+IncreasingInts = Annotated[list[NonNegInt], AfterValidator(_increasing)]
+OptionalBool = Optional[Bool]
+
+
+def _step_function(value: Any) -> Any:
+    from optreg.config.expr import StepFunction
+
+    if isinstance(value, StepFunction) or (callable(value) and not isinstance(value, str)):
+        return value
+    if isinstance(value, (list, tuple)):  # one per parameter group
+        return [_step_function(v) for v in value]
+    return StepFunction(value)
+
+
+StepFn = Annotated[
+    Any,
+    BeforeValidator(_step_function),
+    WithJsonSchema({"type": "string", "description": "registered function name or expression in `step`, "
+                                                     "e.g. '0.95 ** step'"}),
+]

@@ -1,0 +1,143 @@
+"""Options of one component: aliases resolved, unknown keys reported, values validated, rules checked."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal, Mapping
+
+from pydantic import ValidationError
+
+from optreg.core import models
+from optreg.core.entry import Entry
+from optreg.core.names import LEGACY_KEYS, TUPLE_ALIASES, synonyms
+from optreg.errors import Collector, closest, join_path
+
+UnknownKeys = Literal["error", "warn"]
+
+
+def option_names(entry: Entry) -> list[str]:
+    return [o.name for o in models.options(entry)]
+
+
+def _unknown(entry: Entry, key: str, fields: list[str]) -> tuple[str, str | None]:
+    """Message and suggestion for a key the component does not have."""
+    from optreg.core.registry import REGISTRY
+
+    owners = []
+    for other in REGISTRY.same_name(entry):
+        try:
+            if key in option_names(other):
+                owners.append(other.qualname)
+        except Exception:  # an unimportable plugin must not hide the real error
+            continue
+    text = f"unknown option of {entry.qualname}"
+    if owners:
+        text = f"{key!r} is not an option of {entry.dialect} {entry.name}; {' and '.join(owners)} " \
+               f"{'has' if len(owners) == 1 else 'have'} it"
+    hint = closest(key, fields)
+    return text, hint
+
+
+def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, path: str,
+                    unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Map user keys onto the entry's option names: synonyms, split/joined tuples, unknown keys.
+
+    extra_keys: other valid keys here (a group's own keys), offered as close matches."""
+    fields = option_names(entry)
+    out: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+
+    def put(name: str, value: Any, key: str) -> None:
+        if name in out:
+            errors.add(join_path(path, key), f"both {given_as[name]!r} and its alias {key!r} are given; keep one")
+            return
+        out[name] = value
+        given_as[name] = key
+
+    joins: dict[str, dict[int, Any]] = {}
+    for key, value in raw.items():
+        key = str(key)
+        if key in fields:
+            put(key, value, key)
+            continue
+        legacy = LEGACY_KEYS.get(entry.dialect, {}).get(key)
+        if legacy is not None:
+            errors.add(join_path(path, key), f"{key!r} is a legacy {entry.dialect} key that "
+                                             f"{entry.qualname} no longer accepts; write {legacy} instead")
+            continue
+        match = next((s for s in synonyms(key) if s in fields), None)
+        if match is not None:
+            put(match, value, key)
+            continue
+        tuple_hit = next(((t, parts.index(key)) for t, parts in TUPLE_ALIASES.items()
+                          if key in parts and t in fields), None)
+        if tuple_hit is not None:
+            joins.setdefault(tuple_hit[0], {})[tuple_hit[1]] = (key, value)
+            continue
+        split_hit = TUPLE_ALIASES.get(key)
+        if split_hit and all(p in fields for p in split_hit):
+            if not isinstance(value, (list, tuple)) or len(value) != len(split_hit):
+                errors.add(join_path(path, key), f"expected {len(split_hit)} values for {', '.join(split_hit)}, "
+                                                 f"got {value!r}")
+                continue
+            for part, v in zip(split_hit, value):
+                put(part, v, key)
+            continue
+        text, hint = _unknown(entry, key, [*fields, *extra_keys])
+        if unknown_keys == "warn":
+            warnings.warn(f"{join_path(path, key)}: {text}; ignored", UserWarning, stacklevel=4)
+        else:
+            errors.add(join_path(path, key), text, hint)
+    for target, parts in joins.items():
+        default = next((o.default for o in models.options(entry) if o.name == target), None)
+        values = list(default) if isinstance(default, (list, tuple)) else [None] * len(TUPLE_ALIASES[target])
+        for index, (key, value) in parts.items():
+            values[index] = value
+        put(target, tuple(values), "/".join(k for k, _ in parts.values()))
+    return out
+
+
+def check_rules(entry: Entry, values: Mapping[str, Any], failed: set[str], errors: Collector, path: str) -> None:
+    """Cross-option rules of the row; a rule whose inputs failed or are None is skipped."""
+    for rule in entry.rules:
+        args = [values.get(f) for f in rule.fields]
+        if any(f in failed for f in rule.fields) or (rule.skip_none and any(a is None for a in args)):
+            continue
+        try:
+            ok = rule.ok(*args)
+        except (TypeError, ValueError, ArithmeticError):
+            ok = False
+        if not ok:
+            errors.add(join_path(path, rule.path), rule.message)
+
+
+def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
+                     unknown_keys: UnknownKeys = "error") -> dict[str, Any]:
+    """Validated options of `entry` (dialect names -> values); ConfigError listing every problem."""
+    errors = Collector()
+    resolved = resolve_aliases(entry, raw, errors, path, unknown_keys)
+    cls = models.model(entry)
+    failed: set[str] = set()
+    values: dict[str, Any] | None = None
+    try:
+        obj = cls.model_validate(resolved)
+        values = {name: getattr(obj, name) for name in cls.model_fields}
+    except ValidationError as exc:
+        for item in models.pydantic_errors(exc):
+            errors.add(join_path(path, item.path), item.message)
+            failed.add(item.path.split(".")[0].split("[")[0])
+        try:  # validate what was fine, so that rules still run on it
+            obj = cls.model_validate({k: v for k, v in resolved.items() if k not in failed})
+            values = {name: getattr(obj, name) for name in cls.model_fields}
+        except ValidationError:
+            values = None
+    if values is not None:
+        check_rules(entry, values, failed, errors, path)
+    errors.raise_if_any()
+    assert values is not None
+    return values
+
+
+def to_target_kwargs(entry: Entry, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated options -> keyword arguments of the implementation (renamed, knobs added)."""
+    return {**{entry.target_name(k): v for k, v in values.items()}, **entry.fixed}

@@ -1,0 +1,26 @@
+"""Dialects: a framework's vocabulary of optimizers and schedulers, one package per dialect.
+
+Each package `optreg.dialects.<name>` exposes `ROWS`, all of its registry entries. `BUILTIN` is the
+built-in set, in listing order; the registry reads each package's `ROWS` on first lookup, then the
+legacy optimizer tables, then plugins. A plugin adds a dialect through the `optreg.dialects`
+entry-point group: the entry point's name is the dialect's name and it points at a module exposing
+`ROWS` (and optionally `DIALECT = "<name>"`).
+
+`import optreg` imports nothing here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo")
+
+PLUGIN_GROUP = "optreg.dialects"
+
+
+def rows(name: str) -> list[Any]:
+    """The rows of the built-in dialect `name` (`optreg.dialects.<name>.ROWS`)."""
+    if name not in BUILTIN:
+        raise KeyError(f"{name!r} is not a built-in dialect; built-in: {', '.join(BUILTIN)}")
+    return list(importlib.import_module(f"{__name__}.{name}").ROWS)

@@ -1,0 +1,309 @@
+"""Cerebras' YAML forms of `learning_rate` / `schedulers` → optreg's canonical scheduler spec.
+
+Forms read (Cerebras modelzoo R1.7-R2.10):
+- a number, or a numeric string (YAML reads `1e-5` as a string): a constant lr;
+- legacy dict `{scheduler: Linear, initial_learning_rate, end_learning_rate, steps, ...}` with the
+  aliases steps/decay_steps/total_iters, learning_rate/initial_learning_rate/base_lr, gamma/decay_rate,
+  values/boundaries (PiecewiseConstant) and t_max/t_0/t_mult;
+- legacy list of such dicts: a SequentialLR whose milestones are the running sums of the stages' steps
+  (every stage but the last needs one), or a ChainedScheduler with `main_scheduler: chained`;
+  `disable_lr_steps_reset: true` makes every stage see the global step;
+- current single-key dicts `{LinearLR: {...}}`, `{SequentialLR: {schedulers: [...]}}`, `{ChainedScheduler: ...}`,
+  and the weight-decay twins (`CosineDecayWD: {initial_val, end_val, total_iters}` → key weight_decay).
+
+Output: `{"name": <Cerebras name>, "dialect": "cerebras", **options}`; combinators
+`{"name": "SequentialLR", "dialect": "cerebras", "schedulers": [...]}` (Cerebras' SequentialLR, local steps,
+stages must meet), `{"name": "sequential", "schedulers": [...], "milestones": [...], "restart": "global"|"local"}`
+(the generic engine combinator, when stages see the global step or lack total_iters) and
+`{"name": "ChainedLR", "dialect": "cerebras", "schedulers": [...]}`. (`sequential` and `chained` without
+`LR` are optreg's generic combinators; `SequentialLR` / `ChainedLR` are the dialect's classes.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, Sequence
+
+from optreg.errors import Collector, ConfigError, join_path
+
+# Cerebras class names by their normalised form (lower case, no `lr` suffix).
+CLASSES = ("ConstantLR", "PolynomialLR", "LinearLR", "ExponentialLR", "InverseExponentialTimeDecayLR",
+           "InverseSquareRootDecayLR", "CosineDecayLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "StepLR", "MultiStepLR", "PiecewiseConstantLR", "LambdaLR", "MultiplicativeLR", "CyclicLR", "OneCycleLR")
+COMBINATORS = {"sequential": "SequentialLR", "chained": "ChainedLR", "chainedscheduler": "ChainedLR"}
+
+# legacy aliases: alias -> (option it means, for which classes; None = any class that has that option)
+STEP_KEYS = ("steps", "decay_steps", "total_iters")
+LR_KEYS = ("learning_rate", "initial_learning_rate", "base_lr")
+RATE_KEYS = ("gamma", "decay_rate")
+RENAMES = {"values": "learning_rates", "boundaries": "milestones", "t_max": "T_max", "t_0": "T_0", "t_mult": "T_mult"}
+# legacy defaults that differ from the current classes (R1.9 Exponential: decay_steps defaulted to 1)
+LEGACY_DEFAULTS = {"ExponentialLR": {"total_iters": 1}}
+# weight-decay twins: generic names -> the lr class's names
+WD_RENAMES = {"initial_val": "initial_learning_rate", "end_val": "end_learning_rate", "val": "learning_rate",
+              "base_val": "base_lr", "max_val": "max_lr", "vals": "learning_rates"}
+TOP_LEVEL = ("main_scheduler", "disable_lr_steps_reset")
+UNSUPPORTED = {"adjust_learning_rate": "per-group lr scaling (muP, ScalePerParamLR) is not supported; "
+                                       "use param_groups with their own lr",
+               "param_group_tags": "param_group_tags is not supported; use param_groups rules"}
+
+
+def _norm(name: str) -> str:
+    key = str(name).strip().lower().replace("_", "").replace("-", "")
+    return key[:-2] if key.endswith("lr") and len(key) > 2 else key
+
+
+_BY_NORM = {_norm(c): c for c in CLASSES}
+
+
+def _options(cls_name: str) -> list[str]:
+    """The option names of the Cerebras engine class (its dataclass init fields)."""
+    from optreg.dialects.cerebras import schedules as cerebras
+
+    target = "PolynomialLR" if cls_name == "LinearLR" else cls_name
+    names = [f.name for f in dataclasses.fields(getattr(cerebras, target)) if f.init]
+    return [n for n in names if not (cls_name == "LinearLR" and n == "power")]
+
+
+def class_name(name: Any, path: str) -> str:
+    """A Cerebras class name from a legacy or current spelling (`Linear`, `linearlr`, `CosineDecayLR`)."""
+    hit = _BY_NORM.get(_norm(name))
+    if hit is None:
+        from optreg.errors import closest
+
+        raise ConfigError([_item(path, f"unknown Cerebras scheduler {name!r}", closest(str(name), CLASSES))])
+    return hit
+
+
+def _item(path: str, message: str, suggestion: str | None = None):
+    from optreg.errors import ErrorItem
+
+    return ErrorItem(path, message, None, suggestion)
+
+
+def _number(value: Any, path: str) -> float:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"expected a number, got {value!r}", path) from None
+
+
+def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Collector,
+              legacy: bool) -> dict[str, Any]:
+    """Legacy/current keys of one scheduler → the class's option names; unknown keys are errors."""
+    fields = _options(cls_name)
+    out: dict[str, Any] = dict(LEGACY_DEFAULTS.get(cls_name, {})) if legacy else {}
+    seen: dict[str, str] = {}
+
+    def put(option: str, value: Any, key: str) -> None:
+        if option in seen and seen[option] != key:
+            errors.add(join_path(path, key), f"both {seen[option]!r} and {key!r} set {option!r}; keep one")
+            return
+        seen[option] = key
+        out[option] = value
+
+    for key, value in params.items():
+        key = str(key)
+        if key in UNSUPPORTED:
+            errors.add(join_path(path, key), UNSUPPORTED[key])
+        elif key in fields:
+            put(key, value, key)
+        elif legacy and key in STEP_KEYS:
+            if "total_iters" in fields:
+                put("total_iters", value, key)
+            # classes without total_iters: the step count only places the next milestone
+        elif legacy and key in LR_KEYS:
+            target = next((k for k in LR_KEYS if k in fields), None)
+            if target is None:
+                errors.add(join_path(path, key), f"{cls_name} has no learning-rate option")
+            else:
+                put(target, value, key)
+        elif legacy and key in RATE_KEYS:
+            target = next((k for k in RATE_KEYS if k in fields), None)
+            if target is None:
+                errors.add(join_path(path, key), f"{cls_name} has no {key!r} option")
+            else:
+                put(target, value, key)
+        elif legacy and key in RENAMES and RENAMES[key] in fields:
+            put(RENAMES[key], value, key)
+        else:
+            from optreg.errors import closest
+
+            errors.add(join_path(path, key), f"unknown option of Cerebras {cls_name}",
+                       closest(key, [*fields, *(STEP_KEYS if legacy else ())]))
+    return out
+
+
+def _steps(params: Mapping[str, Any], path: str, errors: Collector) -> int | None:
+    """The stage length a legacy item declares (steps, decay_steps or total_iters)."""
+    given = [k for k in STEP_KEYS if k in params]
+    if not given:
+        return None
+    value = params[given[0]]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        errors.add(join_path(path, given[0]), f"must be an integer >= 1, got {value!r}")
+        return None
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------
+# legacy form
+# ---------------------------------------------------------------------------------------------------
+def _legacy_one(params: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
+    params = {k: v for k, v in params.items() if k not in TOP_LEVEL}
+    name = params.pop("scheduler", None)
+    if name is None:
+        errors.add(join_path(path, "scheduler"), "required: the scheduler's name")
+        return None
+    try:
+        cls_name = class_name(name, join_path(path, "scheduler"))
+    except ConfigError as exc:
+        errors.extend(exc)
+        return None
+    options = _map_keys(cls_name, params, path, errors, legacy=True)
+    return {"name": cls_name, "dialect": "cerebras", **options}
+
+
+def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disabled: bool) -> dict[str, Any] | None:
+    mains, flags = set(), set()
+    specs, lengths = [], []
+    for i, item in enumerate(items):
+        where = join_path(path, i)
+        if not isinstance(item, Mapping):
+            errors.add(where, f"expected a scheduler mapping, got {item!r}")
+            continue
+        if "main_scheduler" in item:
+            mains.add(str(item["main_scheduler"]).lower())
+        if "disable_lr_steps_reset" in item:
+            flags.add(bool(item["disable_lr_steps_reset"]))
+        lengths.append(_steps(item, where, errors))
+        specs.append(_legacy_one(item, where, errors))
+    if len(mains) > 1:
+        errors.add(join_path(path, "main_scheduler"), f"conflicting main_scheduler values: {sorted(mains)}")
+    if len(flags) > 1:
+        errors.add(join_path(path, "disable_lr_steps_reset"), "conflicting disable_lr_steps_reset values")
+    chained = bool(mains) and next(iter(mains)) in ("chained", "chainedlr", "chainedscheduler")
+    if not chained:
+        for i, item in enumerate(items[:-1]):
+            if isinstance(item, Mapping) and not any(k in item for k in STEP_KEYS):
+                errors.add(join_path(path, i), "every scheduler but the last needs 'steps', 'decay_steps' or "
+                                               "'total_iters' (its length in the sequence)")
+    if errors:
+        return None
+    if chained:
+        return {"name": "ChainedLR", "dialect": "cerebras", "schedulers": specs}
+    if len(specs) == 1:
+        return specs[0]
+    reset_disabled = next(iter(flags)) if flags else reset_disabled
+    milestones, total = [], 0
+    for length in lengths[:-1]:
+        total += length
+        milestones.append(total)
+    all_have_length = all("total_iters" in s for s in specs[:-1])
+    if not reset_disabled and all_have_length:
+        return {"name": "SequentialLR", "dialect": "cerebras", "schedulers": specs}
+    return {"name": "sequential", "schedulers": specs, "milestones": milestones,
+            "restart": "global" if reset_disabled else "local"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# current form
+# ---------------------------------------------------------------------------------------------------
+def _is_current(value: Any) -> bool:
+    return (isinstance(value, Mapping) and len(value) == 1 and "scheduler" not in value
+            and isinstance(next(iter(value.values())), (Mapping, type(None))))
+
+
+def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
+    (name, params), = value.items()
+    params = dict(params or {})
+    where = join_path(path, str(name))
+    key = _norm(name)
+    if key in COMBINATORS:
+        children = params.pop("schedulers", None)
+        if not isinstance(children, list) or not children:
+            errors.add(join_path(where, "schedulers"), "expected a non-empty list of schedulers")
+            return None
+        specs = [_current_one(c, join_path(join_path(where, "schedulers"), i), errors) if _is_current(c)
+                 else _bad(c, join_path(join_path(where, "schedulers"), i), errors) for i, c in enumerate(children)]
+        spec: dict[str, Any] = {"name": COMBINATORS[key], "dialect": "cerebras", "schedulers": specs}
+        if "milestones" in params and COMBINATORS[key] == "SequentialLR":
+            spec["milestones"] = params.pop("milestones")
+        for extra in params:
+            errors.add(join_path(where, extra), UNSUPPORTED.get(extra, f"unknown option of Cerebras {name}"))
+        return spec
+    if key == "scaleperparam":
+        errors.add(where, UNSUPPORTED["adjust_learning_rate"])
+        return None
+    wd = key.endswith("wd")
+    if wd:
+        key = key[:-2]
+        params = {WD_RENAMES.get(k, k): v for k, v in params.items()}
+    try:
+        cls_name = class_name(key, where)
+    except ConfigError as exc:
+        errors.extend(exc)
+        return None
+    options = _map_keys(cls_name, params, where, errors, legacy=False)
+    spec = {"name": cls_name, "dialect": "cerebras", **options}
+    if wd:
+        spec["key"] = "weight_decay"
+    return spec
+
+
+def _bad(value: Any, path: str, errors: Collector) -> None:
+    errors.add(path, f"expected a single-key mapping {{SchedulerName: {{...}}}}, got {value!r}")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# entry points
+# ---------------------------------------------------------------------------------------------------
+def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps_reset: bool = False) -> dict[str, Any]:
+    """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring)."""
+    errors = Collector()
+    spec: dict[str, Any] | None = None
+    if isinstance(learning_rate, (int, float, str)) and not isinstance(learning_rate, bool):
+        return {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": _number(learning_rate, path)}
+    if _is_current(learning_rate):
+        spec = _current_one(learning_rate, path, errors)
+    elif isinstance(learning_rate, Mapping):
+        spec = _legacy_one(learning_rate, path, errors)
+    elif isinstance(learning_rate, (list, tuple)) and learning_rate:
+        if all(_is_current(v) for v in learning_rate):
+            if len(learning_rate) != 1:
+                errors.add(path, "a list of {Name: {...}} schedulers holds independent schedulers (one per "
+                                 "param-group key); convert it with to_specs()")
+            else:
+                spec = _current_one(learning_rate[0], join_path(path, 0), errors)
+        else:
+            spec = _legacy_list(learning_rate, path, errors, disable_lr_steps_reset)
+    else:
+        errors.add(path, f"expected a number, a scheduler mapping or a list of them, got {learning_rate!r}")
+    errors.raise_if_any()
+    assert spec is not None
+    return spec
+
+
+def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dict[str, Any]]:
+    """The trainer's `schedulers:` list (independent schedulers, e.g. one for lr and one for weight decay)."""
+    errors = Collector()
+    specs = []
+    if not isinstance(schedulers, (list, tuple)):
+        raise ConfigError(f"expected a list of {{Name: {{...}}}} schedulers, got {schedulers!r}", path)
+    for i, value in enumerate(schedulers):
+        where = join_path(path, i)
+        spec = _current_one(value, where, errors) if _is_current(value) else _bad(value, where, errors)
+        if spec is not None:
+            specs.append(spec)
+    keys = [s.get("key", "lr") for s in specs]
+    for key in set(keys):
+        if keys.count(key) > 1:
+            errors.add(path, f"two schedulers drive {key!r}; Cerebras allows one per param-group key")
+    errors.raise_if_any()
+    return specs
+
+
+__all__ = ["to_spec", "to_specs", "class_name", "CLASSES"]

@@ -1,0 +1,10 @@
+"""The hf dialect: HF transformers: `get_scheduler` names.
+
+`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+"""
+
+from __future__ import annotations
+
+from optreg.dialects.hf.schedulers import ROWS as SCHEDULER_ROWS
+
+ROWS = [*SCHEDULER_ROWS]

@@ -1,0 +1,10 @@
+"""The nemo dialect: NeMo: the AVAILABLE_SCHEDULERS policies.
+
+`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+"""
+
+from __future__ import annotations
+
+from optreg.dialects.nemo.schedulers import ROWS as SCHEDULER_ROWS
+
+ROWS = [*SCHEDULER_ROWS]

@@ -1,0 +1,10 @@
+"""The oneflow dialect: OneFlow (oneflow.optim): its own schedulers, and torch forms under OneFlow's names.
+
+`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+"""
+
+from __future__ import annotations
+
+from optreg.dialects.oneflow.schedulers import ROWS as SCHEDULER_ROWS
+
+ROWS = [*SCHEDULER_ROWS]

@@ -1,0 +1,10 @@
+"""The timm dialect: timm: timm.scheduler's cycle schedulers.
+
+`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+"""
+
+from __future__ import annotations
+
+from optreg.dialects.timm.schedulers import ROWS as SCHEDULER_ROWS
+
+ROWS = [*SCHEDULER_ROWS]

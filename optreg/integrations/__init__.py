@@ -1,0 +1,1 @@
+"""Integrations with other tools (Hydra). Nothing is imported here."""

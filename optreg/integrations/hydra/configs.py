@@ -1,0 +1,162 @@
+"""Hydra config groups from the registry: one YAML file per component in `configs/optimizer/` and `configs/scheduler/`.
+
+File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()`:
+  * the component's name in snake case: a new word starts at a capital that follows a lowercase letter or a digit
+    (`SparseAdam` -> `sparse_adam`, `T5InverseSquareRootAnnealing` -> `t5_inverse_square_root_annealing`),
+    except a single capital at the end (`AdamW` -> `adamw`); runs of capitals stay one word (`RMSprop` -> `rmsprop`,
+    `RAdam` -> `radam`); `LR` inside a name is its own word (`ReduceLROnPlateau` -> `reduce_lr_on_plateau`);
+  * schedulers drop a trailing `LR` (`CosineAnnealingLR` -> `cosine_annealing`), as name lookup does;
+  * torch-dialect components use that stem alone; every other dialect prefixes it with the dialect
+    (`mindspore_adam`, `cerebras_cosine_decay`, `hf_cosine_with_min_lr`).
+Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect` and every option
+with its default; a required option is `???`. `optreg hydra-configs` writes them; `--check` lists what is stale.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.integrations.hydra.support import BUILDERS
+
+GROUPS = (OPTIMIZER, SCHEDULER)
+HEADER = "# Generated from the optreg registry by `optreg hydra-configs`; do not edit."
+MISSING = "???"
+
+_LR_WORD = re.compile(r"(?<=[a-z0-9])LR(?=[A-Z])")
+_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z].)")
+
+
+def option_name(entry: Entry) -> str:
+    """The Hydra group option (file stem) of an entry: `adamw`, `cosine_annealing`, `mindspore_adam`."""
+    name = entry.name
+    if entry.kind == SCHEDULER and name.endswith("LR") and len(name) > 2:
+        name = name[:-2]
+    name = _LR_WORD.sub("_LR_", name)
+    stem = re.sub(r"_+", "_", _BOUNDARY.sub("_", name)).strip("_").lower()
+    return stem if entry.dialect == "torch" else f"{entry.dialect}_{stem}"
+
+
+def builtin_entries() -> list[Entry]:
+    """optreg's own rows (the built-in dialects and the legacy tables), in registry order; plugins and runtime
+    registrations are not shipped."""
+    from optreg.core.registry import Registry
+
+    registry = Registry()
+    registry._load_builtin()
+    registry._loaded = True  # optreg's own rows only: no entry-point plugins
+    return [e for kind in GROUPS for e in registry.entries(kind)]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"default {value!r} cannot be written to YAML")
+
+
+def group_config(entry: Entry) -> dict[str, Any]:
+    """The content of an entry's group file: builder, name, dialect, then every option with its default."""
+    from optreg.core import models
+
+    body: dict[str, Any] = {"_target_": BUILDERS[entry.kind], "_recursive_": False,
+                            "name": entry.name, "dialect": entry.dialect}
+    for opt in models.options(entry):
+        try:
+            body[opt.name] = MISSING if opt.required else _plain(opt.default)
+        except TypeError as exc:
+            raise TypeError(f"{entry.qualname}.{opt.name}: {exc}") from None
+    return body
+
+
+def _dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        """Block mappings, flow lists (`betas: [0.9, 0.999]`)."""
+
+    Dumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+    return Dumper
+
+
+def render(entry: Entry) -> str:
+    """The YAML text of an entry's group file."""
+    import yaml
+
+    doc = " ".join((entry.doc or "").split())
+    lines = [f"# {entry.qualname}{': ' + doc if doc else ''}", HEADER,
+             f"# Use: {entry.kind}={option_name(entry)} {entry.kind}.<option>=<value>"]
+    text = yaml.dump(group_config(entry), Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=1000,
+                     allow_unicode=True)
+    return "\n".join(lines) + "\n" + text
+
+
+@dataclass(frozen=True)
+class GroupFile:
+    path: Path       # relative to the configs root: optimizer/adamw.yaml
+    entry: Entry
+    text: str
+
+
+def group_files(entries: Iterable[Entry]) -> list[GroupFile]:
+    """One file per entry; two entries with the same file name are an error (the rule must stay one-to-one)."""
+    out: dict[Path, GroupFile] = {}
+    for entry in entries:
+        path = Path(entry.kind) / f"{option_name(entry)}.yaml"
+        if path in out:
+            raise ValueError(f"{entry.qualname} and {out[path].entry.qualname} both map to {path.as_posix()}")
+        out[path] = GroupFile(path, entry, render(entry))
+    return list(out.values())
+
+
+def default_root() -> Path:
+    """The package's own configs directory (in a source checkout: the repository's optreg/configs)."""
+    return Path(__file__).resolve().parents[2] / "configs"
+
+
+def stale(root: Path, files: list[GroupFile]) -> list[str]:
+    """What differs between `root` and the generated files: missing, changed and leftover files."""
+    problems = []
+    wanted = {f.path: f for f in files}
+    for f in files:
+        target = root / f.path
+        if not target.is_file():
+            problems.append(f"missing: {f.path.as_posix()} ({f.entry.qualname})")
+        elif target.read_text(encoding="utf-8") != f.text:
+            problems.append(f"out of date: {f.path.as_posix()} ({f.entry.qualname})")
+    for kind in GROUPS:
+        for target in sorted((root / kind).glob("*.yaml")) if (root / kind).is_dir() else ():
+            if target.relative_to(root) not in wanted:
+                problems.append(f"not generated: {target.relative_to(root).as_posix()}")
+    return problems
+
+
+def write(root: Path, files: list[GroupFile]) -> list[str]:
+    """Write the files that differ and remove generated files no entry produces any more; returns what changed."""
+    changed = []
+    wanted = {f.path for f in files}
+    for f in files:
+        target = root / f.path
+        if not target.is_file() or target.read_text(encoding="utf-8") != f.text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f.text, encoding="utf-8")
+            changed.append(f"wrote {f.path.as_posix()}")
+    for kind in GROUPS:
+        for target in sorted((root / kind).glob("*.yaml")) if (root / kind).is_dir() else ():
+            if target.relative_to(root) not in wanted and HEADER in target.read_text(encoding="utf-8"):
+                target.unlink()
+                changed.append(f"removed {target.relative_to(root).as_posix()}")
+    return changed
+
+
+def entries_of(provider: str = "optreg") -> list[Entry]:
+    """The entries whose files a provider ships: optreg's tables, or a plugin distribution's rows."""
+    if provider == "optreg":
+        return builtin_entries()
+    from optreg.core.registry import REGISTRY
+
+    return [e for kind in GROUPS for e in REGISTRY.entries(kind) if e.provider == provider]

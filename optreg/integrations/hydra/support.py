@@ -1,0 +1,418 @@
+"""Hydra and OmegaConf: composed configs to plain data, Hydra overrides on YAML files, builders for `instantiate`.
+
+Composed configs lose file positions; an error then names the dotted path and, when a command-line override set
+the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1.0`.
+`_target_` in an optimizer or scheduler section may only name optreg's own builders (`optimizer_factory`,
+`scheduler_factory` below); optreg builds components from `name:`, never from an arbitrary import path.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, closest, join_path
+
+OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
+BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
+INSTANTIATE_KEYS = ("_recursive_", "_convert_", "_partial_")
+EXPERIMENT_KEYS = ("dialect", "optimizer", "scheduler", "train")
+GROUPS = (OPTIMIZER, SCHEDULER)
+FILE_OPTION = "__file__"     # the group option that holds a YAML file's own section in `optreg run`
+
+
+@dataclass(frozen=True)
+class OverrideLocation(Location):
+    """Where a value of a composed config came from: the command-line override that set it."""
+
+    def __str__(self) -> str:
+        return f"override {self.file}"
+
+
+def override_location(text: str) -> OverrideLocation:
+    return OverrideLocation(text, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# OmegaConf -> plain data
+# ---------------------------------------------------------------------------------------------------
+def _first_line(exc: Exception) -> str:
+    return str(getattr(exc, "msg", None) or exc).strip().split("\n")[0]
+
+
+def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None) -> None:
+    """Every `???` and every interpolation that does not resolve, by dotted path."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if keys is None:
+        keys = list(cfg.keys()) if isinstance(cfg, DictConfig) else range(len(cfg))
+    for key in keys:
+        where = join_path(path, key if isinstance(key, int) else str(key))
+        if OmegaConf.is_missing(cfg, key):
+            errors.add(where, "missing value (???): set it in the config or with an override")
+            continue
+        try:
+            value = cfg[key]
+        except OmegaConfBaseException as exc:
+            errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}")
+            continue
+        if isinstance(value, (DictConfig, ListConfig)) and not OmegaConf.is_interpolation(cfg, key):
+            _check_nodes(value, where, errors)
+
+
+def container_from_omegaconf(cfg: Any, locate: Callable[[str], Location | None] | None = None,
+                             keys: Sequence[str] | None = None) -> Any:
+    """Resolve interpolations and convert to plain dicts/lists; every missing or unresolvable value is reported.
+
+    With `keys`, only those top-level keys are converted (interpolations still resolve against the whole config)."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if not isinstance(cfg, (DictConfig, ListConfig)):
+        return cfg
+    errors = Collector()
+    _check_nodes(cfg, "", errors, keys)
+    if errors:
+        error = ConfigError(errors.items)
+        raise error.located(locate) if locate else error
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(value, resolve=True, throw_on_missing=True)
+        return value
+
+    try:
+        if keys is None:
+            return plain(cfg)
+        return {key: plain(cfg[key]) for key in keys}
+    except OmegaConfBaseException as exc:  # pragma: no cover - _check_nodes found nothing, so this is unexpected
+        raise ConfigError(f"cannot resolve: {_first_line(exc)}", getattr(exc, "full_key", "") or "") from None
+
+
+def hydra_overrides(cfg: Any = None) -> list[str]:
+    """The command-line overrides of a composed config: from its `hydra:` node (compose(return_hydra_config=True))
+    or, inside a `@hydra.main` task, from HydraConfig."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig) and "hydra" in cfg:
+        task = OmegaConf.select(cfg, "hydra.overrides.task", default=None)
+        return [str(o) for o in task] if task is not None else []
+    if HydraConfig.initialized():
+        return [str(o) for o in HydraConfig.get().overrides.task]
+    return []
+
+
+def _override_key(text: str) -> str:
+    key = text.split("=", 1)[0].lstrip("+~").strip()
+    return key.split("@", 1)[0]
+
+
+def override_locator(overrides: Sequence[str],
+                     fallback: Callable[[str], Location | None] | None = None) -> Callable[[str], Location | None]:
+    """path -> the override that set it (the longest key that is the path or a prefix of it), else `fallback`."""
+    keyed = [(_override_key(o), o) for o in overrides if "=" in o or o.startswith("~")]
+
+    def locate(path: str) -> Location | None:
+        best = None
+        for key, text in keyed:
+            if path == key or path.startswith(key + ".") or path.startswith(key + "["):
+                if best is None or len(key) >= len(best[0]):
+                    best = (key, text)
+        if best is not None:
+            return override_location(best[1])
+        return fallback(path) if fallback else None
+
+    return locate
+
+
+# ---------------------------------------------------------------------------------------------------
+# `_target_` and the other instantiate keys
+# ---------------------------------------------------------------------------------------------------
+def _clean(node: Any, kind: str | None, path: str, errors: Collector) -> Any:
+    if isinstance(node, Mapping):
+        out = {}
+        for key, value in node.items():
+            where = join_path(path, str(key))
+            if key == "_target_":
+                allowed = BUILDERS.get(kind) if kind else None
+                if value != allowed:
+                    errors.add(where, f"_target_ {value!r} is refused (optreg builds components from their name); "
+                               + (f"only {allowed!r} is accepted here" if allowed else
+                                  "_target_ is accepted only in optimizer and scheduler sections"))
+                continue
+            if key in INSTANTIATE_KEYS and kind:
+                continue
+            child = None
+            if kind == OPTIMIZER and key == "optimizer":      # a wrapped optimizer (MindSpore LARS)
+                child = OPTIMIZER
+            elif kind == SCHEDULER and key in ("schedulers", "scheduler"):
+                child = SCHEDULER
+            out[key] = _clean(value, child, where, errors)
+        return out
+    if isinstance(node, (list, tuple)):
+        return [_clean(v, kind if kind == SCHEDULER else None, join_path(path, i), errors)
+                for i, v in enumerate(node)]
+    return node
+
+
+def strip_builders(data: Any, kind: str | None = None, path: str = "") -> Any:
+    """A copy of an experiment (or of one section of `kind`) without Hydra's instantiate keys; a `_target_` that
+    is not optreg's builder for that section is a ConfigError."""
+    errors = Collector()
+    if kind is not None:
+        out = _clean(data, kind, path, errors)
+    elif isinstance(data, Mapping):
+        out = {k: _clean(v, k if k in GROUPS else None, join_path(path, str(k)), errors) for k, v in data.items()}
+    else:
+        out = data
+    errors.raise_if_any()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# composed configs -> Experiment
+# ---------------------------------------------------------------------------------------------------
+def select_experiment(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The experiment's keys of an application's config; the app's own keys (model:, trainer:, …) are left out,
+    but a near-miss of an experiment key (`optimzer:`) is kept so that validation reports it."""
+    return {k: v for k, v in data.items()
+            if k in EXPERIMENT_KEYS or closest(str(k), EXPERIMENT_KEYS, cutoff=0.85) is not None}
+
+
+def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
+    """A composed DictConfig -> validated Experiment. Errors name the dotted path and the override that set it.
+
+    Only the experiment's keys are read (see select_experiment); their interpolations may point anywhere."""
+    from omegaconf import DictConfig
+
+    from optreg.config.experiment import validate_experiment
+
+    if not isinstance(cfg, DictConfig):
+        raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(cfg).__name__}")
+    if overrides is None:
+        overrides = hydra_overrides(cfg)
+    locate = override_locator(overrides)
+    keys = [k for k in select_experiment({k: None for k in cfg.keys()}) if k != "hydra"]
+    data = container_from_omegaconf(cfg, locate, keys)
+    try:
+        data = strip_builders(data)
+    except ConfigError as exc:
+        raise exc.located(locate) from None
+    experiment = validate_experiment(data, locate)
+    experiment.source = locate
+    return experiment
+
+
+# ---------------------------------------------------------------------------------------------------
+# builders for hydra.utils.instantiate
+# ---------------------------------------------------------------------------------------------------
+def _plain_section(section: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    from omegaconf import DictConfig, ListConfig
+
+    data = {k: container_from_omegaconf(v) if isinstance(v, (DictConfig, ListConfig)) else v
+            for k, v in section.items()}
+    return strip_builders(data, kind, kind)
+
+
+class OptimizerFactory:
+    """A validated optimizer section; call it with a model, `named_parameters()` or parameters to build."""
+
+    def __init__(self, section: Mapping[str, Any]):
+        from optreg.config.experiment import validate_experiment
+
+        self.section = validate_experiment({OPTIMIZER: _plain_section(section, OPTIMIZER)}).optimizer
+
+    def __call__(self, params: Any):
+        from optreg.core.build import plan_optimizer
+        from optreg.config.experiment import split_optimizer
+
+        name, dialect, rules, options = split_optimizer(self.section)
+        return plan_optimizer(name, params, dialect=dialect, param_groups=rules, options=options,
+                              path=OPTIMIZER).build()
+
+    def __repr__(self) -> str:
+        return f"OptimizerFactory({self.section!r})"
+
+
+class SchedulerFactory:
+    """A validated scheduler section; call it with the optimizer to build the scheduler."""
+
+    def __init__(self, section: Mapping[str, Any]):
+        from optreg.core.build import Context, plan_scheduler
+
+        self.section = _plain_section(section, SCHEDULER)
+        unknown = Context(1, frozenset(), None, known_groups=False, known_options=False)  # no optimizer yet
+        plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
+
+    def __call__(self, optimizer: Any):
+        from optreg.core.build import context_of, plan_scheduler
+
+        return plan_scheduler(copy.deepcopy(self.section), context_of(optimizer), SCHEDULER).build(optimizer)
+
+    def __repr__(self) -> str:
+        return f"SchedulerFactory({self.section!r})"
+
+
+def optimizer_factory(params: Any = None, /, **section: Any):
+    """`_target_` of the optimizer group files. `instantiate(cfg.optimizer)` validates the section and returns an
+    OptimizerFactory; given parameters (positionally, or `params=` with `_partial_`) it builds the optimizer."""
+    params = section.pop("params", params)
+    factory = OptimizerFactory(section)
+    return factory if params is None else factory(params)
+
+
+def scheduler_factory(optimizer: Any = None, /, **section: Any):
+    """`_target_` of the scheduler group files. `instantiate(cfg.scheduler)` validates the section and returns a
+    SchedulerFactory; given the optimizer (positionally, or `optimizer=` with `_partial_`) it builds the scheduler."""
+    if "optimizer" in section and hasattr(section["optimizer"], "param_groups"):
+        optimizer = section.pop("optimizer")
+    factory = SchedulerFactory(section)
+    return factory if optimizer is None else factory(optimizer)
+
+
+# ---------------------------------------------------------------------------------------------------
+# `optreg run CONFIG [OVERRIDES…]`: Hydra overrides on top of a YAML file
+# ---------------------------------------------------------------------------------------------------
+def _parse_overrides(overrides: Sequence[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    parser = OverridesParser.create()
+    parsed, errors = [], Collector()
+    for text in overrides:
+        try:
+            parsed += parser.parse_overrides([text])
+        except OverrideParseException as exc:
+            errors.add(_override_key(text), f"bad override {text!r}: {_first_line(exc)} (Hydra override syntax: "
+                                            f"key=value, group=option, +key=value, ~key)")
+    errors.raise_if_any()
+    for o in parsed:
+        if o.is_sweep_override():
+            errors.add(o.key_or_group, f"{o.input_line!r} is a sweep; `optreg run` takes one value per key "
+                                       f"(sweeps need a Hydra app with --multirun)")
+    errors.raise_if_any()
+    return parsed
+
+
+def group_options(group: str) -> list[str]:
+    """The options of a Hydra config group on the current search path (optreg's files, plugins' files)."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    return [o for o in GlobalHydra.instance().config_loader().get_group_options(group) if o != FILE_OPTION]
+
+
+def close_options(word: str, options: Sequence[str], n: int = 5) -> list[str]:
+    """Options close to `word`, counting other dialects' files of the same component (`lamb` -> `cerebras_lamb`)."""
+    from optreg.core.registry import REGISTRY
+
+    dialects = REGISTRY.dialects()
+    word = word.lower()
+    same = [o for o in options if any(o == f"{d}_{word}" for d in dialects)]
+    bare = {o.split("_", 1)[1] if o.split("_", 1)[0] in dialects else o: o for o in options}
+    near = difflib.get_close_matches(word, options, n=n, cutoff=0.6)
+    near += [bare[b] for b in difflib.get_close_matches(word, list(bare), n=n, cutoff=0.75)]
+    return list(dict.fromkeys(same + near))[:n]
+
+
+def _composition_error(exc: Exception, parsed: list[Any]) -> ConfigError:
+    from hydra.errors import MissingConfigException
+
+    text = " ".join(line.strip() for line in str(getattr(exc, "msg", None) or exc).strip().split("\n")[:2])
+    if isinstance(exc, MissingConfigException):
+        for o in parsed:
+            group, option = o.key_or_group, o.value()
+            if group in GROUPS and isinstance(option, str) and f"'{group}/{option}'" in str(exc):
+                hint = close_options(option, group_options(group))
+                return ConfigError([ErrorItem(group, f"no {group} config {option!r} in the Hydra group {group!r}"
+                                              + (f"; close: {', '.join(hint)}" if hint else
+                                                 f"; `optreg list {group}s` shows the components"),
+                                              override_location(o.input_line))])
+    key = max((o for o in parsed if o.key_or_group in str(exc)), key=lambda o: len(o.key_or_group), default=None)
+    return ConfigError([ErrorItem(key.key_or_group if key else "", text,
+                                  override_location(key.input_line) if key else None)])
+
+
+def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any], list[Any]]:
+    """The primary config for Hydra: each mapping section becomes the default option of its group, so that
+    `optimizer=sgd` replaces it; `train:` starts from its defaults so that `train.steps=7` always applies."""
+    from optreg.config.experiment import TrainSpec
+
+    primary: dict[str, Any] = {}
+    defaults: list[Any] = []
+    stored: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in GROUPS and isinstance(value, Mapping):
+            stored[key] = dict(value)
+        elif key in GROUPS and key in switched:
+            continue  # a list/string scheduler replaced by a group option
+        else:
+            primary[key] = value
+    for group in GROUPS:
+        defaults.append({group: FILE_OPTION if group in stored else None})
+    defaults.append("_self_")
+    if isinstance(primary.get("train", {}), Mapping):
+        primary["train"] = {**TrainSpec().model_dump(), **(primary.get("train") or {})}
+    return {"defaults": defaults, **primary}, [stored.get(g) for g in GROUPS]
+
+
+def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
+                 config_name: str | None = None) -> Any:
+    """Compose a YAML experiment (already loaded) with Hydra overrides; returns the composed DictConfig.
+
+    A file with its own `defaults:` list is a Hydra primary config and is composed from its directory."""
+    from hydra import compose, initialize, initialize_config_dir
+    from hydra.core.config_store import ConfigStore
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    parsed = _parse_overrides(overrides)
+    try:
+        if "defaults" in data and config_dir is not None:
+            with initialize_config_dir(config_dir=str(config_dir.resolve()), version_base="1.3"):
+                try:
+                    return compose(config_name, list(overrides))
+                except (HydraException, OmegaConfBaseException) as exc:
+                    raise _composition_error(exc, parsed) from None
+        switched = {o.key_or_group for o in parsed if o.key_or_group in GROUPS and not o.is_delete()}
+        primary, sections = _primary(data, switched)
+        store = ConfigStore.instance()
+        for group, section in zip(GROUPS, sections):
+            if section is not None:
+                store.store(group=group, name=FILE_OPTION, node=section)
+        store.store(name="__optreg_run__", node=primary)
+        with initialize(version_base="1.3", config_path=None):
+            try:
+                return compose("__optreg_run__", list(overrides))
+            except (HydraException, OmegaConfBaseException) as exc:
+                raise _composition_error(exc, parsed) from None
+    except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"cannot compose the config: {_first_line(exc)}") from None
+
+
+def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,
+                        overrides: Sequence[str], config_path: Path | None = None):
+    """A YAML experiment plus Hydra overrides -> validated Experiment. Values from the file keep their
+    file:line:column; values set or replaced by an override name that override."""
+    from optreg.config.experiment import validate_experiment
+
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
+    hydra_primary = "defaults" in data
+    cfg = compose_file(data, overrides, config_path.parent if config_path else None,
+                       config_path.stem if config_path else None)
+    locate = override_locator(overrides, None if hydra_primary else source)
+    plain = container_from_omegaconf(cfg, locate)
+    try:
+        plain = strip_builders(plain)
+    except ConfigError as exc:
+        raise exc.located(locate) from None
+    experiment = validate_experiment(plain, locate)
+    experiment.source = locate
+    return experiment

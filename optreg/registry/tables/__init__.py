@@ -1,1 +1,0 @@
-"""Registry tables: every module here defines `ROWS`, a list of `Entry` rows, read on first lookup."""

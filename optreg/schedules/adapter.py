@@ -1,0 +1,185 @@
+"""ScheduleLR: a closed-form Schedule driven through torch's LRScheduler interface.
+
+Each step sets every param group's `key` (lr, momentum, betas[0], betas[1] or weight_decay) to the
+schedule's value at `last_epoch`, computed from scratch, so resuming from `state_dict()` is exact and
+a million steps do not drift. Factor schedules multiply the group's base value, kept in the group as
+`initial_<name>` the way torch keeps `initial_lr`; absolute schedules set the value directly.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from functools import wraps
+from typing import Any, Sequence
+
+import torch
+from torch.optim.lr_scheduler import LRScheduler
+
+from optreg.errors import ConfigError
+from optreg.schedules.engine import Schedule
+
+KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
+_INITIAL = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
+            "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
+
+
+def read_key(group: dict, key: str) -> Any:
+    """group[key], where "betas[i]" reads one element of the betas tuple."""
+    if key.startswith("betas["):
+        return group["betas"][int(key[6])]
+    return group[key]
+
+
+def write_key(group: dict, key: str, value: float) -> None:
+    """group[key] = value without aliasing tensors (a tensor lr is filled in place, as torch does)."""
+    if key.startswith("betas["):
+        betas = list(group["betas"])
+        i = int(key[6])
+        if isinstance(betas[i], torch.Tensor):
+            betas[i].fill_(value)
+        else:
+            betas[i] = value
+        group["betas"] = tuple(betas)
+        return
+    if isinstance(group[key], torch.Tensor):
+        group[key].fill_(value)
+    else:
+        group[key] = value
+
+
+def _scalar(value: Any) -> float:
+    return float(value.item()) if isinstance(value, torch.Tensor) else float(value)
+
+
+def _track_optimizer_step(optimizer: torch.optim.Optimizer) -> None:
+    """Mark optimizer.step so that torch's "scheduler stepped before optimizer" warning works as usual."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    ref = weakref.ref(optimizer)
+    func = optimizer.step.__func__
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = ref()
+        opt._opt_called = True
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
+class ScheduleLR(LRScheduler):
+    """torch LRScheduler over closed-form schedules (one for all groups, or one per group).
+
+    step(epoch=None) advances last_epoch (or jumps to `epoch`: exact, since the value is closed form);
+    get_last_lr() returns the groups' lr; state_dict() holds last_epoch, the base values and the key
+    (the schedules themselves are configuration and are rebuilt from it, not pickled).
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer, schedule: Schedule | Sequence[Schedule], *,
+                 key: str = "lr", last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if key not in KEYS:
+            raise ConfigError(f"must be one of {', '.join(KEYS)}, got {key!r}", "key")
+        groups = optimizer.param_groups
+        schedules = list(schedule) if isinstance(schedule, (list, tuple)) else [schedule] * len(groups)
+        if len(schedules) != len(groups):
+            raise ConfigError(f"expected one schedule per parameter group ({len(groups)}), got {len(schedules)}",
+                              "schedulers")
+        for i, group in enumerate(groups):
+            try:
+                read_key(group, key)
+            except (KeyError, IndexError, TypeError):
+                raise ConfigError(f"parameter group {i} has no {key!r} to schedule", "key") from None
+        self.optimizer = optimizer
+        self.key = key
+        self.initial_key = _INITIAL[key]
+        if last_epoch == -1:
+            for group in groups:
+                value = read_key(group, key)
+                group.setdefault(self.initial_key, value.clone() if isinstance(value, torch.Tensor) else value)
+        else:
+            missing = [i for i, g in enumerate(groups) if self.initial_key not in g]
+            if missing:
+                raise ConfigError(f"resuming with last_epoch={last_epoch} needs {self.initial_key!r} in every "
+                                  f"parameter group (missing in {missing}); build with last_epoch=-1 and "
+                                  f"load_state_dict() instead", "last_epoch")
+        self.base_values = [_scalar(g[self.initial_key]) for g in groups]
+        self.base_lrs = list(self.base_values) if key == "lr" else [g.get("initial_lr", g["lr"]) for g in groups]
+        self.schedules = schedules
+        self._bind()
+        self.last_epoch = last_epoch
+        _track_optimizer_step(optimizer)
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def _bind(self) -> None:
+        default = self.optimizer.defaults.get(self.key) if not self.key.startswith("betas") else None
+        try:
+            default = _scalar(default) if default is not None else None
+        except (TypeError, ValueError):
+            default = None
+        self._bound = [s.bind(self.base_values, default) for s in self.schedules]
+
+    def get_lr(self) -> list[float]:
+        """The values of `key` for every group at last_epoch (named get_lr as torch's API requires)."""
+        return [s.apply(self.last_epoch, base) for s, base in zip(self._bound, self.base_values)]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return self.get_lr()
+
+    def step(self, epoch: int | None = None) -> None:
+        if self._step_count == 1 and not self._is_initial:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                              "initialization.", UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`.",
+                              UserWarning, stacklevel=2)
+        self._step_count += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, value in zip(self.optimizer.param_groups, values):
+            write_key(group, self.key, value)
+        self._last_lr = [_scalar(g["lr"]) for g in self.optimizer.param_groups]
+        self._last_values = list(values)
+
+    def get_last_value(self) -> list[float]:
+        """The last values written to `key` (get_last_lr() is the groups' lr, whatever the key)."""
+        return list(self._last_values)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "last_epoch": self.last_epoch, "_step_count": self._step_count,
+                "base_values": list(self.base_values), "_last_lr": list(self._last_lr),
+                "_last_values": list(self._last_values)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if state_dict.get("key", self.key) != self.key:
+            raise ConfigError(f"state_dict schedules {state_dict['key']!r}, this scheduler {self.key!r}", "key")
+        if len(state_dict["base_values"]) != len(self.schedules):
+            raise ConfigError(f"state_dict has {len(state_dict['base_values'])} parameter groups, the optimizer "
+                              f"{len(self.schedules)}", "base_values")
+        self.last_epoch = int(state_dict["last_epoch"])
+        self._step_count = int(state_dict.get("_step_count", self._step_count))
+        self.base_values = [float(v) for v in state_dict["base_values"]]
+        if self.key == "lr":
+            self.base_lrs = list(self.base_values)
+        self._last_lr = list(state_dict.get("_last_lr", self._last_lr))
+        self._last_values = list(state_dict.get("_last_values", self._last_values))
+        self._bind()
+
+    def __repr__(self) -> str:
+        return f"ScheduleLR(key={self.key!r}, last_epoch={self.last_epoch}, schedules={self.schedules!r})"
+
+
+__all__ = ["ScheduleLR", "KEYS", "read_key", "write_key"]

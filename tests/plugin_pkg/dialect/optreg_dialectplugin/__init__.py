@@ -1,0 +1,20 @@
+"""Adds the dialect `mydialect` with one optimizer, `X` (plain SGD under its own name), through the
+`optreg.dialects` entry point."""
+
+from __future__ import annotations
+
+import torch
+
+from optreg.core.entry import optimizer
+
+DIALECT = "mydialect"
+
+
+class X(torch.optim.SGD):
+    """SGD under another name: w -= lr·g."""
+
+    def __init__(self, params, lr: float = 0.1):
+        super().__init__(params, lr=lr)
+
+
+ROWS = [optimizer(DIALECT, "X", "optreg_dialectplugin:X", "SGD under another name.", source="optreg-dialectplugin 0.1")]
