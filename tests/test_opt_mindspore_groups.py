@@ -8,7 +8,7 @@ import torch
 
 import optreg
 from optreg.optimizers import mindspore as ms
-from optreg.optimizers.base import centralize, lr_at, lr_table
+from optreg.core.optimizer import centralize, lr_at, lr_table
 
 
 class Net(torch.nn.Module):

@@ -46,6 +46,29 @@ def signature_parameters(entry: Entry) -> list[inspect.Parameter]:
     return [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+def _declared_type(entry: Entry, name: str) -> Any:
+    """The constrained type an implementation declares for parameter `name`: an `Annotated[...]`
+    annotation (e.g. `eps: StrictPosFloat = 1e-6`), a tuple of them, or a Literal; plain builtins
+    (`float`) say nothing about ranges and are ignored."""
+    import typing
+
+    impl = entry.resolve()
+    init = impl.__init__ if isinstance(impl, type) else impl
+    try:
+        hints = typing.get_type_hints(init, include_extras=True)
+    except Exception:  # an annotation that does not resolve: fall back to the shared table
+        return None
+    ann = hints.get(name)
+    if ann is None:
+        return None
+    origin = typing.get_origin(ann)
+    if origin is typing.Annotated or origin is typing.Literal:
+        return ann
+    if origin in (tuple, typing.Union) and any(typing.get_origin(a) is typing.Annotated for a in typing.get_args(ann)):
+        return ann
+    return None
+
+
 def _type_from_default(default: Any) -> Any:
     if isinstance(default, bool):
         return Bool
@@ -70,7 +93,8 @@ def options(entry: Entry) -> tuple[Option, ...]:
             continue
         name = back.get(p.name, p.name)
         default = entry.defaults.get(name, p.default)
-        type_ = entry.types.get(name) or PARAM_TYPES.get(name) or _type_from_default(p.default)
+        type_ = (entry.types.get(name) or _declared_type(entry, p.name) or PARAM_TYPES.get(name)
+                 or _type_from_default(p.default))
         if default is None and type_ is not Any:
             type_ = type_ | None
         out.append(Option(name, p.name, type_, default))

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.optimizers.base import Optimizer, StepInfo
+from optreg.core.optimizer import Optimizer, StepInfo
 
 
 def adadelta_update(param: torch.Tensor, grad: torch.Tensor, square_avg: torch.Tensor, acc_delta: torch.Tensor, *,

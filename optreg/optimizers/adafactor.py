@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.optimizers.base import Optimizer
+from optreg.core.optimizer import Optimizer
 
 
 def _rms(x: torch.Tensor) -> torch.Tensor:

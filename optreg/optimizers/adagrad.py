@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.optimizers.base import Optimizer, StepInfo
+from optreg.core.optimizer import Optimizer, StepInfo
 
 
 def adagrad_update(

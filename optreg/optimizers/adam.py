@@ -22,7 +22,7 @@ from typing import Any, Iterable, Literal
 
 import torch
 
-from optreg.optimizers.base import Optimizer, StepInfo
+from optreg.core.optimizer import Optimizer, StepInfo
 
 
 # ---------------------------------------------------------------------------------------------

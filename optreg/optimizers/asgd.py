@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.optimizers.base import Optimizer, StepInfo
+from optreg.core.optimizer import Optimizer, StepInfo
 
 
 def _scalar(value: float, p: torch.Tensor) -> torch.Tensor:

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import torch
 
 from optreg.errors import ConfigError
-from optreg.optimizers.base import Optimizer
+from optreg.core.optimizer import Optimizer
 
 
 def ftrl_step(p: torch.Tensor, grad: torch.Tensor, accum: torch.Tensor, linear: torch.Tensor, *,

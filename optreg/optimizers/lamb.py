@@ -19,7 +19,7 @@ from typing import Any, Iterable, Literal
 
 import torch
 
-from optreg.optimizers.base import Optimizer
+from optreg.core.optimizer import Optimizer
 
 
 def lamb_step(

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence, Union
 import torch
 
 from optreg.errors import ConfigError
-from optreg.optimizers.base import lr_at
+from optreg.core.optimizer import lr_at
 
 LarsFilter = Union[Sequence[str], Callable[[str], bool], None]
 

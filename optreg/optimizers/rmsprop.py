@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.optimizers.base import Optimizer, StepInfo
+from optreg.core.optimizer import Optimizer, StepInfo
 
 
 def rmsprop_update(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from optreg.core.entry import Rule, optimizer
-from optreg.core.legacy_tables.mindspore_misc import BIND_DECAY_ALL, MINDSPORE, MS_LEARNING_RATE
+from optreg.dialects.mindspore.vocabulary import BIND_DECAY_ALL, MINDSPORE, MS_LEARNING_RATE
 from optreg.core.types import Float, NonNegFloat, StrictNonNegFloat, StrictOpenUnit, number
 
 

@@ -1,99 +1,12 @@
-"""MindSpore rows of FTRL and LARS, and MindSpore's `learning_rate` type shared by the MindSpore rows."""
+"""MindSpore rows of FTRL and LARS."""
 
 from __future__ import annotations
 
-import math
-import numbers
-from typing import Annotated, Any, Mapping, Optional
-
-from pydantic import BeforeValidator, WithJsonSchema
+from typing import Optional
 
 from optreg.core.entry import optimizer
 from optreg.core.types import Bool, NonNegFloat, StrictFloat, StrictNonNegFloat, StrictPosFloat, strict_number
-
-MINDSPORE = "MindSpore 1.6 (TinyMS re-export) - 2.x mindspore.nn"
-BIND = "optreg.optimizers.mindspore:bind"
-BIND_DECAY_ALL = "optreg.optimizers.mindspore:bind_decay_all"
-
-PIPELINE_NOTE = (
-    "Gradient pipeline as MindSpore's: g + weight_decay·loss_scale·w (decay_weight), then grad_centralization "
-    "(grouped), then × 1/loss_scale; the net effect is g/loss_scale + weight_decay·w."
-)
-GROUPS_NOTE = (
-    "Without groups, weight decay applies only to parameters whose names contain neither 'beta' nor 'gamma' "
-    "(pass a Module or named_parameters(); bare tensors count as unnamed and are decayed). Group keys: params, "
-    "lr, weight_decay, grad_centralization, order_params; order_params fixes the parameter order."
-)
-GC_NOTE = (
-    "grad_centralization reproduces MindSpore's code, not its docs: a gradient is centralised "
-    "(g - mean over dims 1..n-1) when it has >= 2 dims and shape[1] % 16 == 0, whatever the layer; the docs say "
-    "'convolution layers only, error otherwise', but the code neither checks for convolutions nor raises."
-)
-LR_NOTE = (
-    "learning_rate: a number, a per-step list or 1-D tensor (step k uses entry k; past the end it raises, as "
-    "MindSpore's Gather does), or a schedule (any callable step -> lr, called with the 0-based step)."
-)
-
-
-def _ms_learning_rate(value: Any) -> Any:
-    """MindSpore's learning_rate forms (TypeError/ValueError there, a ConfigError here)."""
-    if isinstance(value, bool):
-        raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got bool {value!r}")
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {value!r}") from None
-    if hasattr(value, "dim") and hasattr(value, "tolist"):  # a tensor
-        if value.dim() > 1:
-            raise ValueError(f"a learning-rate tensor must be 0-d or 1-d, got {value.dim()}-d")
-        value = value.tolist()
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"must be a finite number, got {value}")
-        if value < 0:
-            raise ValueError(f"must be >= 0, got {value}")
-        return value
-    if isinstance(value, (list, tuple)):
-        if not value:
-            raise ValueError("a per-step learning-rate list must not be empty")
-        out = []
-        for i, v in enumerate(value):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
-                raise ValueError(f"entry {i} must be a finite number, got {v!r}")
-            out.append(float(v))
-        return out
-    if isinstance(value, Mapping):  # a schedule spec from YAML: {name: CosineDecayLR, ...}
-        return _schedule(value)
-    if callable(value):
-        return value
-    raise ValueError(
-        f"must be a number, a list of per-step numbers or a schedule, got {type(value).__name__}"
-    )
-
-
-def _schedule(spec: Mapping) -> Any:
-    """A nested scheduler spec as its closed form; it must give absolute values, as MindSpore's do."""
-    from optreg.errors import ConfigError
-    from optreg.core.build import Context, plan_scheduler
-
-    try:
-        schedule = plan_scheduler(dict(spec), Context(1, frozenset(), "mindspore", known_groups=False,
-                                                    known_options=False)).closed_form("")
-    except ConfigError as exc:
-        raise ValueError("; ".join(str(e) for e in exc.errors)) from None
-    if schedule.values != "absolute":
-        raise ValueError(f"{type(schedule).__name__} gives factors of a base lr; MindSpore's learning_rate "
-                         f"needs an absolute schedule (e.g. mindspore.CosineDecayLR)")
-    return schedule
-
-
-MS_LEARNING_RATE = Annotated[Any, BeforeValidator(_ms_learning_rate), WithJsonSchema({
-    "anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "number", "minimum": 0}},
-              {"type": "object", "description": "an absolute schedule spec, e.g. {name: CosineDecayLR, ...}"}],
-    "description": "a number, a per-step list (step k uses entry k), or an absolute schedule"})]
-"""MindSpore learning_rate: float/int >= 0, per-step list or 1-D tensor, or a callable schedule."""
+from optreg.dialects.mindspore.vocabulary import GC_NOTE, MINDSPORE, PIPELINE_NOTE
 
 LARS_FILTER = Optional[list[str]]
 
@@ -111,7 +24,7 @@ ROWS = [
             "loss_scale": StrictPosFloat,
             "weight_decay": NonNegFloat,
         },
-        bind="optreg.optimizers.mindspore:bind_ftrl",
+        bind="optreg.dialects.mindspore.groups:bind_ftrl",
         source=MINDSPORE + ".FTRL (ApplyFtrl / SparseApplyFtrl)",
         notes=(
             PIPELINE_NOTE,

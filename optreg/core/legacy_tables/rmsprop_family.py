@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from optreg.core.entry import Rule, optimizer
-from optreg.core.legacy_tables.mindspore_misc import (BIND, GC_NOTE, GROUPS_NOTE, LR_NOTE, MINDSPORE, MS_LEARNING_RATE,
+from optreg.dialects.mindspore.vocabulary import (BIND, GC_NOTE, GROUPS_NOTE, LR_NOTE, MINDSPORE, MS_LEARNING_RATE,
                                                    PIPELINE_NOTE)
 from optreg.core.options import ONEFLOW_GROUP_KEYS
 from optreg.core.types import NonNegFloat, PosFloat, StrictNonNegFloat, StrictPosFloat

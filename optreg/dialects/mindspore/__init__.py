@@ -7,4 +7,6 @@ from __future__ import annotations
 
 from optreg.dialects.mindspore.schedulers import ROWS as SCHEDULER_ROWS
 
-ROWS = [*SCHEDULER_ROWS]
+from optreg.dialects.mindspore.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
+
+ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]

@@ -1,4 +1,4 @@
-"""Shared base class of the first-party optimizers: the loop around a per-tensor update rule.
+"""The first-party optimizer base: the loop around a per-tensor update rule, and the dialect features.
 
 A subclass defines two hooks:
 

@@ -1,0 +1,28 @@
+"""The last stages of a chain: decoupled weight decay and the step itself."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from optreg.stages.chain import Batch, Stage
+
+
+class DecoupledDecay(Stage):
+    """u += wd·w (AdamW, Loshchilov & Hutter 2019); applied with the lr by `ApplyLR`."""
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        hp["decoupled_on"] = float(group.get("weight_decay", 0.0) or 0.0) != 0.0
+
+    def apply(self, b: Batch) -> None:
+        if b.hp["decoupled_on"]:
+            b.u = b.ops.add(b.u, b.params, alpha=b.hp["weight_decay"])
+
+
+class ApplyLR(Stage):
+    """w -= lr·u."""
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        hp["neg_lr"] = -float(group["lr"])
+
+    def apply(self, b: Batch) -> None:
+        b.ops.add_(b.params, b.u, alpha=b.hp["neg_lr"])

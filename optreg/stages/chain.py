@@ -1,0 +1,132 @@
+"""Stages and chains: an optimizer's update rule as a short list of small per-tensor transformations.
+
+In the manner of optax's gradient transformations: a stage owns its state, reads its
+hyperparameters from the param group, and transforms the update `u` (which starts as the gradient)
+or the parameter. A chain runs its stages in order over a `Batch` of tensors of one param group.
+
+    Adam (OneFlow) = [CoupledDecay, AdamMoments, AdamDirection(eps="torch"), DecoupledDecay, ApplyLR]
+
+Every stage is written once against `optreg.stages.ops.Ops`, so the same code runs eager (per
+tensor), foreach (multi-tensor) and fused (compiled with torch.compile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import torch
+
+from optreg.stages.ops import Ops
+
+
+@dataclass
+class Batch:
+    """One step of one param group over a list of tensors (a chunk of it under `fused`).
+
+    params   the parameters, updated in place by the last stage
+    u        the update being built; starts as the gradient (a fresh tensor the chain may overwrite)
+    state    per-parameter state by name, one list entry per tensor
+    hp       the group's hyperparameters and this step's host scalars (`lr`, `step`, `bc1`, ...):
+             Python numbers, or 0-d tensors under `fused`
+    ops      the execution's operations
+    slots    values that one stage hands to a later one (Adam's numerator and denominator)
+    """
+
+    params: list[torch.Tensor]
+    u: list[torch.Tensor]
+    state: Mapping[str, list[torch.Tensor]]
+    hp: Mapping[str, Any]
+    ops: Ops
+    slots: dict[str, Any] = field(default_factory=dict)
+
+
+class Stage:
+    """One per-tensor transformation. Subclasses set `state_names` and override what they need.
+
+    init(p, group)        this stage's state tensors of parameter `p` (zeros, ones, ...)
+    host(group, hp)       add this step's host-side scalars to `hp` (from the step count, say)
+    apply(batch)          the transformation, in place
+
+    Rules that keep one stage correct in all three executions: branch in `apply` only on flags
+    (bools, strings: `host` derives them, e.g. `hp["l2_on"] = wd != 0`), since numbers arrive as
+    0-d tensors under `fused`; treat `b.u` as read-only and assign a new list (it starts as the
+    user's `p.grad`); write state and parameters in place through `b.ops`.
+    """
+
+    #: names of the per-parameter state this stage owns (in `init`'s order)
+    state_names: ClassVar[tuple[str, ...]] = ()
+    #: state names that have the parameter's shape (Cerebras `state_names_to_sparsify`)
+    sparsify: ClassVar[tuple[str, ...]] = ()
+    #: whether the stage needs the tensor's own shape (factored moments); a chain without such a
+    #: stage runs on flattened tensors under `fused`
+    shape_aware: ClassVar[bool] = False
+
+    def needs_shape(self, hp: Mapping[str, Any]) -> bool:
+        """Whether this step needs the tensors' own shapes (a stage may depend on a group flag)."""
+        return self.shape_aware
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {}
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        """Per-step scalars computed on the host from the group (bias corrections, say)."""
+
+    def apply(self, b: Batch) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        fields = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
+
+
+def zeros(p: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(p, memory_format=torch.preserve_format)
+
+
+def scalar_state(value: float, p: torch.Tensor) -> torch.Tensor:
+    """A 0-d state tensor in the parameter's precision (at least float32)."""
+    return torch.tensor(value, dtype=torch.promote_types(p.dtype, torch.float32), device=p.device)
+
+
+class Chain(tuple):
+    """An ordered tuple of stages; `init`, `host` and `apply` run each stage's in turn."""
+
+    def __new__(cls, *stages: Stage) -> "Chain":
+        return super().__new__(cls, stages)
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(n for s in self for n in s.state_names)
+
+    @property
+    def sparsify(self) -> tuple[str, ...]:
+        return tuple(n for s in self for n in s.sparsify)
+
+    def needs_shape(self, hp: Mapping[str, Any]) -> bool:
+        return any(s.needs_shape(hp) for s in self)
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        state: dict[str, torch.Tensor] = {}
+        for stage in self:
+            state.update(stage.init(p, group))
+        return state
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
+        for stage in self:
+            stage.host(group, hp)
+        return hp
+
+    def apply(self, b: Batch) -> None:
+        for stage in self:
+            stage.apply(b)
+
+    def describe(self) -> str:
+        return " → ".join(type(s).__name__ for s in self)
+
+    def key(self) -> str:
+        """A stable identity for compile caches: the stages and their settings."""
+        return repr(tuple(self))
+
+
+Transform = Callable[[Batch], None]

@@ -1,0 +1,209 @@
+"""The three executions of a chain over one param group: eager, foreach and fused.
+
+    eager    per tensor, Python-float scalars (the default; what torch calls the single-tensor path)
+    foreach  every tensor of a (dtype, device) bucket at once with `torch._foreach_*`
+    fused    the chain compiled with `torch.compile` (Inductor: C++/OpenMP on a CPU, Triton on a
+             GPU), traced per tensor over chunks of CHUNK tensors with dynamic shapes, so that a
+             model's many shapes share one compiled kernel; host scalars are packed into one tensor
+             so that a changing lr or step does not recompile. One compile per chain, static
+             settings and dtype; Inductor's on-disk cache keeps it across processes.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import threading
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from optreg.errors import ConfigError
+from optreg.stages.chain import Batch, Chain
+from optreg.stages.ops import EAGER, FOREACH, TRACED
+
+#: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
+#: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 2 in a test suite)
+CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "16"))
+
+_LOCK = threading.Lock()
+_COMPILED: dict[Any, Any] = {}
+_SCRATCH: dict[Any, torch.Tensor] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# host scalars
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def split_hp(hp: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...], list[float]]:
+    """(static items, layout, values): numbers (and tuples of numbers) go into one packed tensor,
+    everything else (flags, strings, None) is static and part of the compile key."""
+    static, layout, values = [], [], []
+    for key in sorted(hp):
+        v = hp[key]
+        if _is_scalar(v):
+            layout.append((key, len(values)))
+            values.append(float(v))
+        elif isinstance(v, (tuple, list)) and v and all(_is_scalar(x) for x in v):
+            layout.append((key, tuple(range(len(values), len(values) + len(v)))))
+            values.extend(float(x) for x in v)
+        elif v is None or isinstance(v, (bool, str)) or (isinstance(v, tuple) and all(
+                x is None or isinstance(x, (bool, str)) for x in v)):
+            static.append((key, v))
+        # other values (schedules, callables) are configuration the chain does not read
+    return tuple(static), tuple(layout), values
+
+
+# ---------------------------------------------------------------------------------------------
+# eager and foreach
+# ---------------------------------------------------------------------------------------------
+
+
+def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+              states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
+    names = chain.state_names
+    for p, g, st in zip(params, grads, states):
+        chain.apply(Batch([p], [g], {n: [st[n]] for n in names if n in st}, hp, EAGER))
+
+
+def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+                states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
+    names = chain.state_names
+    for idx in _buckets(params, states, names, by_shape=False):
+        chain.apply(Batch([params[i] for i in idx], [grads[i] for i in idx],
+                          {n: [states[i][n] for i in idx] for n in names if n in states[idx[0]]}, hp, FOREACH))
+
+
+def _buckets(params, states, names, by_shape: bool) -> list[list[int]]:
+    """Indices of tensors that can share one call: same dtype, device, the same state names (and
+    the same shape kind when the chain needs shapes)."""
+    out: dict[Any, list[int]] = {}
+    for i, p in enumerate(params):
+        st = states[i]
+        key = (p.dtype, p.device, tuple(n for n in names if n in st),
+               tuple((st[n].dtype, st[n].device, st[n].dim() == 0) for n in names if n in st))
+        if by_shape:
+            key += (p.dim(), tuple(st[n].dim() for n in names if n in st))
+        out.setdefault(key, []).append(i)
+    return list(out.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# fused
+# ---------------------------------------------------------------------------------------------
+
+
+def compile_unavailable() -> str | None:
+    """Why `torch.compile` cannot run here, or None when it can."""
+    try:
+        import torch._dynamo  # noqa: F401
+        import torch._inductor  # noqa: F401
+    except Exception as exc:  # pragma: no cover - depends on the torch build
+        return f"torch.compile is not available in this torch build ({exc})"
+    if not torch._dynamo.is_dynamo_supported():  # pragma: no cover - depends on the Python version
+        return "torch.compile does not support this Python version"
+    import shutil
+    import sys
+
+    if sys.platform.startswith("win") and shutil.which("cl") is None:  # pragma: no cover
+        return "Inductor needs a C++ compiler (cl.exe) on the PATH"
+    if not sys.platform.startswith("win") and shutil.which("g++") is None and shutil.which("c++") is None \
+            and shutil.which("clang++") is None:
+        return "Inductor needs a C++ compiler (g++ or clang++) on the PATH to compile for the CPU"
+    return None
+
+
+def check_fused() -> None:
+    """ConfigError at `fused` when the chain cannot be compiled here (never a silent fallback)."""
+    why = compile_unavailable()
+    if why is not None:
+        raise ConfigError(f"fused=True compiles the update with torch.compile, which cannot run here: {why}; "
+                          f"use foreach=True or the default eager execution", "fused")
+
+
+def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool):
+    key = (chain.key(), static, layout, names, flat)
+    fn = _COMPILED.get(key)
+    if fn is not None:
+        return fn
+    with _LOCK:
+        fn = _COMPILED.get(key)
+        if fn is None:
+            fixed = dict(static)
+
+            def step_chunk(params, u, states, packed):
+                hp = dict(fixed)
+                for name, where in layout:
+                    hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
+                chain.apply(Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp, TRACED))
+
+            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True)
+            _COMPILED[key] = fn
+    return fn
+
+
+def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool) -> torch.Tensor:
+    """A small tensor that pads a chunk (its updates are thrown away)."""
+    shape = () if like.dim() == 0 else ((2,) if flat else (2,) * like.dim())
+    key = (like.dtype, like.device, shape, slot, which)
+    t = _SCRATCH.get(key)
+    if t is None:
+        t = _SCRATCH[key] = torch.ones(shape, dtype=like.dtype, device=like.device)
+    return t
+
+
+def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+              states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any], *, flat: bool = True) -> None:
+    """Compiled execution; tensors that cannot be viewed flat (non-contiguous) run eager."""
+    import torch.fx.experimental._config as shape_config
+
+    names = chain.state_names
+    static, layout, values = split_hp(hp)
+    keep = [i for i, p in enumerate(params) if p.numel() > 0]
+    if flat:
+        odd = [i for i in keep if not _flattenable(params[i], grads[i], states[i])]
+        if odd:
+            run_eager(chain, [params[i] for i in odd], [grads[i] for i in odd], [states[i] for i in odd], hp)
+            keep = [i for i in keep if i not in set(odd)]
+    sub_p = [params[i] for i in keep]
+    sub_s = [states[i] for i in keep]
+    for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
+        first = keep[bucket[0]]
+        present = tuple(n for n in names if n in states[first])
+        fn = _compiled(chain, static, layout, present, flat)
+        p0 = params[first]
+        packed = torch.tensor(values, dtype=torch.float64 if p0.device.type == "cpu" else torch.float32,
+                              device=p0.device)
+        for start in range(0, len(bucket), CHUNK):
+            idx = [keep[j] for j in bucket[start:start + CHUNK]]
+            pad = CHUNK - len(idx)
+            view = (lambda t: t.view(-1) if t.dim() else t) if flat else (lambda t: t)
+            ps = [view(params[i]) for i in idx] + [_scratch(view(p0), k, 0, flat) for k in range(pad)]
+            us = [view(grads[i]) for i in idx] + [_scratch(view(p0), k, 1, flat) for k in range(pad)]
+            ss = [[view(states[i][n]) for i in idx] +
+                  [_scratch(view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
+                  for j, n in enumerate(present)]
+            with shape_config.patch(use_duck_shape=False, backed_size_oblivious=True):
+                fn(ps, us, ss, packed)
+
+
+def _flattenable(p: torch.Tensor, g: torch.Tensor, st: Mapping[str, torch.Tensor]) -> bool:
+    tensors = [p, g, *(v for v in st.values() if isinstance(v, torch.Tensor) and v.dim() > 0)]
+    return all(t.is_contiguous() and t.shape == p.shape for t in tensors) and not g.is_sparse
+
+
+def execute(mode: str, chain: Chain, params, grads, states, hp) -> None:
+    """Run `chain` over one group's tensors in `mode` ("eager", "foreach" or "fused")."""
+    if not params:
+        return
+    if mode == "fused":
+        run_fused(chain, params, grads, states, hp, flat=not chain.needs_shape(hp))
+    elif mode == "foreach":
+        run_foreach(chain, params, grads, states, hp)
+    else:
+        run_eager(chain, params, grads, states, hp)

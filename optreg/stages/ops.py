@@ -1,0 +1,265 @@
+"""List-of-tensor operations that stages are written against, in three executions.
+
+A stage is written once against `Ops`; what runs depends on the execution:
+
+    Eager     one tensor at a time (lists of length 1), Python-float scalars: torch's per-tensor loop
+    Foreach   the whole list at once with `torch._foreach_*` (few kernel launches)
+    Traced    per tensor, scalars as 0-d tensors: the form `torch.compile` traces for `fused=True`
+
+A scalar argument is a number, a 0-d tensor, or a list with one of those per tensor (per-parameter
+state such as Cerebras' `beta1_power`). `alpha=` / `value=` multipliers that are tensors become a
+multiplication, because torch takes only numbers there.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import torch
+
+Tensors = list  # list[torch.Tensor]
+
+
+def _pick(s: Any, i: int) -> Any:
+    return s[i] if isinstance(s, (list, tuple)) else s
+
+
+def _is_number(s: Any) -> bool:
+    return isinstance(s, numbers.Number)
+
+
+class Ops:
+    """Per-tensor loop over lists (the Eager and Traced executions)."""
+
+    name = "eager"
+
+    # -- arithmetic, in place -----------------------------------------------------------------
+    def mul_(self, xs: Tensors, s: Any) -> Tensors:
+        for i, x in enumerate(xs):
+            x.mul_(_pick(s, i))
+        return xs
+
+    def add_(self, xs: Tensors, ys: Any, alpha: Any = 1.0) -> Tensors:
+        """x += alpha * y (y a tensor list, or a scalar added to every element when alpha is 1)."""
+        for i, x in enumerate(xs):
+            y, a = _pick(ys, i), _pick(alpha, i)
+            if _is_number(a):
+                x.add_(y, alpha=a) if a != 1.0 else x.add_(y)
+            else:
+                x.add_(y * a)
+        return xs
+
+    def addcmul_(self, xs: Tensors, ys: Tensors, zs: Tensors, value: Any = 1.0) -> Tensors:
+        for i, x in enumerate(xs):
+            v = _pick(value, i)
+            if _is_number(v):
+                x.addcmul_(ys[i], zs[i], value=v)
+            else:
+                x.add_(ys[i] * zs[i] * v)
+        return xs
+
+    def addcdiv_(self, xs: Tensors, ys: Tensors, zs: Tensors, value: Any = 1.0) -> Tensors:
+        for i, x in enumerate(xs):
+            v = _pick(value, i)
+            if _is_number(v):
+                x.addcdiv_(ys[i], zs[i], value=v)
+            else:
+                x.add_(ys[i] / zs[i] * v)
+        return xs
+
+    def lerp_(self, xs: Tensors, ys: Tensors, weight: Any) -> Tensors:
+        for i, x in enumerate(xs):
+            x.lerp_(ys[i], _pick(weight, i))
+        return xs
+
+    def div_(self, xs: Tensors, ys: Any) -> Tensors:
+        for i, x in enumerate(xs):
+            x.div_(_pick(ys, i))
+        return xs
+
+    def maximum_(self, xs: Tensors, ys: Tensors) -> Tensors:
+        for x, y in zip(xs, ys):
+            torch.maximum(x, y, out=x)
+        return xs
+
+    def copy_(self, xs: Tensors, ys: Tensors) -> Tensors:
+        for x, y in zip(xs, ys):
+            x.copy_(y)
+        return xs
+
+    def clamp_(self, xs: Tensors, lo: Any = None, hi: Any = None) -> Tensors:
+        for i, x in enumerate(xs):
+            x.clamp_(_pick(lo, i), _pick(hi, i))
+        return xs
+
+    def sqrt_(self, xs: Tensors) -> Tensors:
+        for x in xs:
+            x.sqrt_()
+        return xs
+
+    def neg_(self, xs: Tensors) -> Tensors:
+        for x in xs:
+            x.neg_()
+        return xs
+
+    # -- out of place ---------------------------------------------------------------------------
+    def clone(self, xs: Tensors) -> Tensors:
+        return [x.clone() for x in xs]
+
+    def mul(self, xs: Tensors, s: Any) -> Tensors:
+        return [x * _pick(s, i) for i, x in enumerate(xs)]
+
+    def add(self, xs: Tensors, ys: Any, alpha: Any = 1.0) -> Tensors:
+        return self.add_(self.clone(xs), ys, alpha)
+
+    def sqrt(self, xs: Tensors) -> Tensors:
+        return [x.sqrt() for x in xs]
+
+    def abs(self, xs: Tensors) -> Tensors:
+        return [x.abs() for x in xs]
+
+    def sign(self, xs: Tensors) -> Tensors:
+        return [x.sign() for x in xs]
+
+    def div(self, xs: Tensors, ys: Any) -> Tensors:
+        return [x / _pick(ys, i) for i, x in enumerate(xs)]
+
+    def norm(self, xs: Tensors) -> Tensors:
+        """The 2-norm of each tensor, as 0-d tensors."""
+        return [torch.linalg.vector_norm(x) for x in xs]
+
+    def where(self, conds: Tensors, xs: Any, ys: Any) -> Tensors:
+        return [torch.where(c, _pick(xs, i), _pick(ys, i)) for i, c in enumerate(conds)]
+
+    # -- scalars --------------------------------------------------------------------------------
+    def scalar(self, value: Any) -> Any:
+        """A host scalar as this execution passes it (a float here)."""
+        return value
+
+
+class Traced(Ops):
+    """The per-tensor loop as `torch.compile` traces it: host scalars arrive as 0-d tensors."""
+
+    name = "fused"
+
+    def lerp_(self, xs, ys, weight):
+        for i, x in enumerate(xs):
+            w = _pick(weight, i)
+            x.lerp_(ys[i], w) if _is_number(w) else x.add_((ys[i] - x) * w)
+        return xs
+
+
+class Foreach(Ops):
+    """The whole list at once with `torch._foreach_*` operations."""
+
+    name = "foreach"
+
+    def mul_(self, xs, s):
+        torch._foreach_mul_(xs, s)
+        return xs
+
+    def add_(self, xs, ys, alpha=1.0):
+        if not isinstance(ys, (list, tuple)):  # scalar (or 0-d tensor) added everywhere
+            torch._foreach_add_(xs, ys if _is_number(alpha) and alpha == 1.0 else self._scaled_scalar(ys, alpha))
+            return xs
+        if _is_number(alpha):
+            torch._foreach_add_(xs, ys, alpha=alpha)
+        else:
+            torch._foreach_add_(xs, torch._foreach_mul(ys, alpha))
+        return xs
+
+    @staticmethod
+    def _scaled_scalar(y, alpha):
+        return y * alpha
+
+    def addcmul_(self, xs, ys, zs, value=1.0):
+        if _is_number(value) or isinstance(value, (list, tuple)) and all(_is_number(v) for v in value):
+            torch._foreach_addcmul_(xs, ys, zs, value)
+        else:
+            torch._foreach_add_(xs, torch._foreach_mul_(torch._foreach_mul(ys, zs), value))
+        return xs
+
+    def addcdiv_(self, xs, ys, zs, value=1.0):
+        if _is_number(value) or isinstance(value, (list, tuple)) and all(_is_number(v) for v in value):
+            torch._foreach_addcdiv_(xs, ys, zs, value)
+        else:
+            torch._foreach_add_(xs, torch._foreach_mul_(torch._foreach_div(ys, zs), value))
+        return xs
+
+    def lerp_(self, xs, ys, weight):
+        if _is_number(weight):
+            torch._foreach_lerp_(xs, ys, weight)
+        else:
+            super().lerp_(xs, ys, weight)
+        return xs
+
+    def div_(self, xs, ys):
+        torch._foreach_div_(xs, ys)
+        return xs
+
+    def maximum_(self, xs, ys):
+        torch._foreach_maximum_(xs, ys)
+        return xs
+
+    def copy_(self, xs, ys):
+        torch._foreach_copy_(xs, ys)
+        return xs
+
+    def clamp_(self, xs, lo=None, hi=None):
+        if lo is not None:
+            torch._foreach_clamp_min_(xs, lo)
+        if hi is not None:
+            torch._foreach_clamp_max_(xs, hi)
+        return xs
+
+    def sqrt_(self, xs):
+        torch._foreach_sqrt_(xs)
+        return xs
+
+    def neg_(self, xs):
+        torch._foreach_neg_(xs)
+        return xs
+
+    def clone(self, xs):
+        return [x.clone() for x in xs] if not xs else list(torch._foreach_mul(xs, 1.0))
+
+    def mul(self, xs, s):
+        return list(torch._foreach_mul(xs, s))
+
+    def sqrt(self, xs):
+        return list(torch._foreach_sqrt(xs))
+
+    def abs(self, xs):
+        return list(torch._foreach_abs(xs))
+
+    def sign(self, xs):
+        return list(torch._foreach_sign(xs))
+
+    def div(self, xs, ys):
+        return list(torch._foreach_div(xs, ys))
+
+    def norm(self, xs):
+        return list(torch._foreach_norm(xs))
+
+
+EAGER, FOREACH, TRACED = Ops(), Foreach(), Traced()
+
+
+def as_list(values: Sequence[Any]) -> list[Any]:
+    return list(values)
+
+
+def _rsub_eager(self, xs, s):
+    """s - x for each x (a new list)."""
+    return [_pick(s, i) - x for i, x in enumerate(xs)]
+
+
+def _rsub_foreach(self, xs, s):
+    out = torch._foreach_neg(xs)
+    torch._foreach_add_(out, s)
+    return list(out)
+
+
+Ops.rsub = _rsub_eager  # type: ignore[attr-defined]
+Foreach.rsub = _rsub_foreach  # type: ignore[attr-defined]
