@@ -18,7 +18,8 @@ run: $(STAMP)  ## train the built-in model with the embedded quickstart config (
 test: $(STAMP)  ## the test suite (ARGS="-k name" to select)
 	$(BIN)/python -m pytest -q $(ARGS)
 
-bench: $(STAMP)  ## the benchmarks whose figures are in the README
+bench: $(STAMP)  ## the benchmarks whose figures are in the README (installs the `bench` extra)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python benchmarks/bench_import.py
 	$(BIN)/python benchmarks/bench_schedules.py
 	$(BIN)/python benchmarks/bench_optimizers.py

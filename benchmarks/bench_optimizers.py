@@ -1,70 +1,83 @@
-"""One optimizer step of each first-party OneFlow / Cerebras optimizer against the closest torch optimizer.
+"""Every first-party optimizer in its three executions (eager, foreach, fused) against torch's fused
+optimizers and the best peer library, as fractions of the memory roofline measured in the same run.
 
-Every optimizer steps the same 25M float32 parameters (~100 tensors) on the CPU. The table gives the
-median time of one step (ours and torch's steps alternate, so both see the same machine load), and the bytes a step must move at least (read w and g, write w, read and write
-each state tensor) per second, as a share of the machine's memory bandwidth, measured in the same run
-by a large in-place add (read a, read b, write a). Prints markdown.
+All optimizers step the same 25M float32 parameters on the CPU, in 100 tensors and in 1,000 tensors.
+Rounds are interleaved: each round steps every optimizer of an entry once (ours in each execution,
+torch's fused AdamW beside them), so that all see the same machine load; the table gives medians.
+The roofline is the bytes a step must move at least (read w and g, write w, read and write each
+state tensor) at the bandwidth of a large in-place add (read a, read b, write a), measured between
+the entries of the same run. `fused` also reports its first step (the compile) separately.
 
-    python benchmarks/bench_optimizers.py [--repeat 5] [--warmup 1] [--out table.md]
-    python benchmarks/bench_optimizers.py --quick      # small model, one timed step: a smoke run
+    python benchmarks/bench_optimizers.py [--tensors 100 1000] [--rounds 5] [--only 'cerebras.*'] [--out FILE]
+    python benchmarks/bench_optimizers.py --quick     # small model, one round: a smoke run
+
+Peers (the `bench` extra): pytorch_optimizer's Lamb, LARS and AdaFactor, for the algorithms torch lacks.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import platform
 import statistics
 import sys
 import time
 import warnings
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import torch
 
 import optreg
 
-# (dialect, name): (options, closest torch optimizer, its options)
-CASES: dict[tuple[str, str], tuple[dict[str, Any], str, dict[str, Any]]] = {
-    ("oneflow", "SGD"): ({"lr": 1e-3, "momentum": 0.9}, "SGD", {"lr": 1e-3, "momentum": 0.9}),
-    ("oneflow", "Adam"): ({}, "Adam", {}),
-    ("oneflow", "AdamW"): ({"weight_decay": 0.01}, "AdamW", {"weight_decay": 0.01}),
-    ("oneflow", "Adagrad"): ({}, "Adagrad", {}),
-    ("oneflow", "LAMB"): ({"weight_decay": 0.01}, "AdamW", {"weight_decay": 0.01}),
-    ("oneflow", "RMSprop"): ({}, "RMSprop", {}),
-    ("cerebras", "ASGD"): ({}, "ASGD", {}),
-    ("cerebras", "Adadelta"): ({}, "Adadelta", {}),
-    ("cerebras", "Adafactor"): ({"lr": 1e-2}, "Adafactor", {"lr": 1e-2}),
-    ("cerebras", "Adagrad"): ({}, "Adagrad", {}),
-    ("cerebras", "Adam"): ({}, "Adam", {}),
-    ("cerebras", "AdamW"): ({"weight_decay": 0.01}, "AdamW", {"weight_decay": 0.01}),
-    ("cerebras", "Adamax"): ({}, "Adamax", {}),
-    ("cerebras", "Lamb"): ({"weight_decay": 0.01}, "AdamW", {"weight_decay": 0.01}),
-    ("cerebras", "NAdam"): ({}, "NAdam", {}),
-    ("cerebras", "RAdam"): ({}, "RAdam", {}),
-    ("cerebras", "RMSprop"): ({"momentum": 0.9}, "RMSprop", {"momentum": 0.9}),
-    ("cerebras", "Rprop"): ({}, "Rprop", {}),
-    ("cerebras", "SGD"): ({"lr": 1e-3, "momentum": 0.9}, "SGD", {"lr": 1e-3, "momentum": 0.9}),
+EXECUTIONS = ("eager", "foreach", "fused")
+
+# options beyond the defaults: a typical configuration, and what an entry requires
+OPTIONS: dict[str, dict[str, Any]] = {
+    "oneflow.SGD": {"lr": 1e-3, "momentum": 0.9},
+    "oneflow.AdamW": {"weight_decay": 0.01},
+    "oneflow.LAMB": {"weight_decay": 0.01},
+    "cerebras.SGD": {"lr": 1e-3, "momentum": 0.9},
+    "cerebras.AdamW": {"weight_decay": 0.01},
+    "cerebras.Lamb": {"weight_decay": 0.01},
+    "cerebras.Adafactor": {"lr": 1e-2},
+    "cerebras.RMSprop": {"momentum": 0.9},
+    "mindspore.SGD": {"learning_rate": 1e-3, "momentum": 0.9},
+    "mindspore.Momentum": {"learning_rate": 1e-3, "momentum": 0.9},
+    "mindspore.Lamb": {"learning_rate": 1e-3, "weight_decay": 0.01},
+    "mindspore.LARS": {"optimizer": {"name": "Momentum", "learning_rate": 1e-3, "momentum": 0.9}},
+    "mindspore.FTRL": {},
+    "mindspore.RMSProp": {"learning_rate": 1e-3},
+    "mindspore.ProximalAdagrad": {"learning_rate": 1e-3},
+    "mindspore.Adagrad": {"learning_rate": 1e-3},
+}
+
+# algorithm -> the entries it compares (the best peer library for what torch lacks)
+PEERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "LAMB": ("Lamb", {"lr": 1e-3, "weight_decay": 0.01}),
+    "LARS": ("LARS", {"lr": 1e-3, "momentum": 0.9}),
+    "Adafactor": ("AdaFactor", {"lr": 1e-2, "momentum_dtype": torch.float32}),
 }
 
 
-def make_params(quick: bool) -> list[torch.Tensor]:
-    """25.0M float32 parameters: 96 matrices 512x508 and 8 vectors of 512 (quick: 0.2M in 12 tensors)."""
+def family(name: str) -> str | None:
+    bare = name.split(".", 1)[1].lower()
+    return {"lamb": "LAMB", "lars": "LARS", "adafactor": "Adafactor"}.get(bare)
+
+
+def make_params(count: int, quick: bool) -> list[torch.Tensor]:
+    """25.0M float32 parameters in `count` tensors (matrices and a few vectors); quick: 0.2M."""
     g = torch.Generator().manual_seed(0)
-    shapes = [(128, 127)] * 10 + [(512,)] * 2 if quick else [(512, 508)] * 96 + [(512,)] * 8
+    total = 200_000 if quick else 25_000_000
+    vectors = max(1, count // 12)
+    vec = 512
+    rows = 256
+    cols = max(1, (total - vectors * vec) // ((count - vectors) * rows))
+    shapes = [(rows, cols)] * (count - vectors) + [(vec,)] * vectors
     params = [torch.nn.Parameter(0.1 * torch.randn(s, generator=g)) for s in shapes]
     for p in params:
         p.grad = 0.01 * torch.randn(p.shape, generator=g)
     return params
-
-
-def clone(params: list[torch.Tensor]) -> list[torch.Tensor]:
-    out = []
-    for p in params:
-        q = torch.nn.Parameter(p.detach().clone())
-        q.grad = p.grad.clone()
-        out.append(q)
-    return out
 
 
 def bandwidth(quick: bool, repeat: int) -> float:
@@ -76,7 +89,7 @@ def bandwidth(quick: bool, repeat: int) -> float:
     return 3 * a.nbytes / best
 
 
-def _timed(fn) -> float:
+def _timed(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -85,81 +98,167 @@ def _timed(fn) -> float:
 def min_bytes(opt: torch.optim.Optimizer, params: list[torch.Tensor]) -> int:
     """What one step must move at least: read w and g, write w, read and write every state tensor."""
     weights = sum(p.nbytes for p in params)
-    state = sum(v.nbytes for st in opt.state.values() if isinstance(st, dict)
-                for v in st.values() if isinstance(v, torch.Tensor) and v.dim() > 0)
+    seen, state = set(), 0
+    inner = getattr(opt, "optimizer", opt)
+    for st in inner.state.values():
+        for v in (st.values() if isinstance(st, dict) else ()):
+            if isinstance(v, torch.Tensor) and v.dim() > 0 and id(v) not in seen:
+                seen.add(id(v))
+                state += v.nbytes
     return 3 * weights + 2 * state
 
 
 @dataclass
-class Timing:
-    ms: float
-    bytes: int
+class Row:
+    name: str
+    execution: str
+    tensors: int
+    bytes: int = 0
+    times: list[float] = field(default_factory=list)
+    first: float | None = None
 
-    def rate(self) -> float:
-        return self.bytes / (self.ms / 1e3)
+    @property
+    def ms(self) -> float:
+        return 1e3 * statistics.median(self.times)
 
-
-def time_pair(first: torch.optim.Optimizer, second: torch.optim.Optimizer, warmup: int, repeat: int
-              ) -> tuple[float, float]:
-    """Median ms of one step of each; their steps alternate, so that both see the same machine load."""
-    with torch.no_grad():
-        for _ in range(warmup):
-            first.step()
-            second.step()
-        a, b = [], []
-        for _ in range(repeat):
-            a.append(_timed(first.step))
-            b.append(_timed(second.step))
-    return 1e3 * statistics.median(a), 1e3 * statistics.median(b)
+    def fraction(self, bw: float) -> float:
+        return self.bytes / (self.ms / 1e3) / bw
 
 
-def run(quick: bool = False, warmup: int = 1, repeat: int = 5) -> tuple[float, list[dict[str, Any]], int, int]:
-    """Time every case; the bandwidth is the best in-place add measured between the cases."""
-    params = make_params(quick)
-    rows, bw = [], 0.0
-    for (dialect, name), (options, torch_name, torch_options) in CASES.items():
-        bw = max(bw, bandwidth(quick, 1))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ours_params, theirs_params = clone(params), clone(params)
-            ours = optreg.configure_optimizer(name, ours_params, dialect=dialect, **options)
-            theirs = getattr(torch.optim, torch_name)(theirs_params, **torch_options)
-            a, b = time_pair(ours, theirs, warmup, repeat)
-        rows.append({"name": f"{dialect}.{name}", "torch": f"torch.optim.{torch_name}",
-                     "ours": Timing(a, min_bytes(ours, ours_params)), "theirs": Timing(b, min_bytes(theirs, theirs_params))})
-        del ours, theirs, ours_params, theirs_params
-    return max(bw, bandwidth(quick, 3)), rows, sum(p.numel() for p in params), len(params)
+def _build(name: str, execution: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+    extra = {} if execution == "eager" else {execution: True}
+    options = dict(OPTIONS.get(name, {}))
+    if "optimizer" in options:  # a wrapper (MindSpore LARS): the execution is the inner optimizer's
+        options["optimizer"] = {**options["optimizer"], **extra}
+        extra = {}
+    return optreg.configure_optimizer(name, params, **options, **extra)
 
 
-def table(bw: float, rows: list[dict[str, Any]], numel: int, count: int) -> str:
+def references(params: list[torch.Tensor]) -> dict[str, torch.optim.Optimizer]:
+    """torch's fused AdamW, SGD (momentum) and Adagrad, and the peers that are installed."""
+    out = {
+        "torch.AdamW (fused)": torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, fused=True),
+        "torch.SGD (fused)": torch.optim.SGD(params, lr=1e-3, momentum=0.9, fused=True),
+        "torch.Adagrad (fused)": torch.optim.Adagrad(params, lr=1e-3, fused=True),
+    }
+    try:
+        import pytorch_optimizer as po
+    except ImportError:
+        return out
+    for algorithm, (cls, options) in PEERS.items():
+        out[f"pytorch_optimizer.{cls}"] = getattr(po, cls)(params, **options)
+    return out
+
+
+def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[float, list[Row]]:
+    torch.set_flush_denormal(True)
+    rows: list[Row] = []
+    bw = 0.0
+    for count in counts:
+        params = make_params(count, quick)
+        refs = references(params)
+        ref_rows = {k: Row(k, "reference", count) for k in refs}
+        for k, opt in refs.items():
+            opt.step()
+            ref_rows[k].bytes = min_bytes(opt, params)
+        for name in names:
+            bw = max(bw, bandwidth(quick, 2))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                opts = {ex: _build(name, ex, params) for ex in EXECUTIONS}
+                own = {ex: Row(name, ex, count) for ex in EXECUTIONS}
+                for ex, opt in opts.items():
+                    own[ex].first = _timed(opt.step)
+                    own[ex].bytes = min_bytes(opt, params)
+                ref = refs["torch.AdamW (fused)"]
+                for _ in range(rounds):
+                    for ex, opt in opts.items():
+                        own[ex].times.append(_timed(opt.step))
+                    ref_rows["torch.AdamW (fused)"].times.append(_timed(ref.step))
+                    fam = family(name)
+                    if fam:
+                        peer = next((k for k in refs if k.startswith("pytorch_optimizer.") and
+                                     k.split(".")[1] == PEERS[fam][0]), None)
+                        if peer:
+                            ref_rows[peer].times.append(_timed(refs[peer].step))
+            rows += own.values()
+            del opts
+        for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
+            ref_rows[k].times += [_timed(refs[k].step) for _ in range(rounds)]
+        rows += [r for r in ref_rows.values() if r.times]
+        del refs, params
+    return max(bw, bandwidth(quick, 3)), rows
+
+
+def table(bw: float, rows: list[Row], counts: list[int]) -> str:
+    ref = {r.tensors: r for r in rows if r.name == "torch.AdamW (fused)"}
     lines = [
-        f"One step on {numel / 1e6:.1f}M float32 parameters in {count} tensors, CPU ({platform.machine()}, "
-        f"{torch.get_num_threads()} threads, torch {torch.__version__.split('+')[0]}); memory bandwidth "
-        f"measured by an in-place add: {bw / 1e9:.1f} GB/s. GB/s counts the bytes a step must move at least "
-        "(w and g read, w written, each state tensor read and written).",
+        f"One step on {'0.2' if rows and rows[0].bytes < 1e8 else '25.0'}M float32 parameters, CPU "
+        f"({platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__.split('+')[0]}); "
+        f"roofline: an in-place add measured in the same run at {bw / 1e9:.1f} GB/s. `roofline` is the share of it "
+        "that the step's minimal traffic reaches; `× AdamW` divides that by torch's fused AdamW's share in the same "
+        "rounds; `compile s` is fused's first step.",
         "",
-        "| optimizer | closest torch | ms / step | torch ms / step | ratio | GB/s (% of bandwidth) | torch GB/s (%) |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
+        "fused roofline | fused × AdamW | compile s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        a, b = r["ours"], r["theirs"]
-        lines.append(
-            f"| {r['name']} | {r['torch']} | {a.ms:.1f} | {b.ms:.1f} | {a.ms / b.ms:.2f} | "
-            f"{a.rate() / 1e9:.1f} ({100 * a.rate() / bw:.0f}%) | {b.rate() / 1e9:.1f} ({100 * b.rate() / bw:.0f}%) |"
-        )
+    by = {(r.name, r.execution, r.tensors): r for r in rows}
+    names = sorted({r.name for r in rows if r.execution in EXECUTIONS}, key=lambda n: (n.split(".")[0], n))
+    for count in counts:
+        adamw = ref[count].fraction(bw) if count in ref else float("nan")
+        for name in names:
+            e, f, u = (by.get((name, ex, count)) for ex in EXECUTIONS)
+            if not e:
+                continue
+            lines.append(f"| {name} | {count} | {e.ms:.1f} | {f.ms:.1f} | {u.ms:.1f} | {e.fraction(bw):.2f} | "
+                         f"{f.fraction(bw):.2f} | {u.fraction(bw):.2f} | {u.fraction(bw) / adamw:.2f} | "
+                         f"{u.first:.1f} |")
+        for r in rows:
+            if r.execution == "reference" and r.tensors == count:
+                lines.append(f"| {r.name} | {count} | | | {r.ms:.1f} | | | {r.fraction(bw):.2f} | "
+                             f"{r.fraction(bw) / adamw:.2f} | |")
+    if len(counts) > 1:
+        lo, hi = counts[0], counts[-1]
+        lines += ["", f"fused with {hi} tensors against its own {lo}-tensor figure (roofline share ratio):", "",
+                  "| optimizer | ratio |", "|---|---:|"]
+        for name in names:
+            a, b = by.get((name, "fused", lo)), by.get((name, "fused", hi))
+            if a and b:
+                lines.append(f"| {name} | {b.fraction(bw) / a.fraction(bw):.2f} |")
     return "\n".join(lines)
+
+
+def first_party(pattern: str | None) -> list[str]:
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+    from optreg.stages.optimizer import ChainOptimizer
+
+    out = []
+    for entry in REGISTRY.entries(OPTIMIZER):
+        if entry.dialect == "torch" or entry.provider != "optreg":
+            continue
+        impl = entry.resolve()
+        chain = isinstance(impl, type) and issubclass(impl, ChainOptimizer)
+        wraps = entry.qualname == "mindspore.LARS"
+        if (chain or wraps) and (pattern is None or fnmatch.fnmatch(entry.qualname, pattern)):
+            out.append(entry.qualname)
+    return out
 
 
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="0.2M parameters, one timed step (smoke run)")
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="0.2M parameters, one round (smoke run)")
+    parser.add_argument("--tensors", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", help="fnmatch pattern over qualified names, e.g. 'cerebras.*'")
     parser.add_argument("--out", help="also write the markdown table to this file")
     args = parser.parse_args(argv)
     if args.quick:
-        args.warmup, args.repeat = 1, 1
-    text = table(*run(args.quick, args.warmup, args.repeat))
+        args.rounds, args.tensors = 1, [12]
+    names = first_party(args.only)
+    bw, rows = run(names, args.tensors, args.rounds, args.quick)
+    text = table(bw, rows, args.tensors)
     print(text)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

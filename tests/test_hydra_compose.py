@@ -197,7 +197,7 @@ def test_instantiate_returns_validating_factories():
 def test_run_with_group_switch_and_value_override(capsys):
     assert main(["run", QUICKSTART, "optimizer=cerebras_lamb", "optimizer.lr=1e-3", "train.steps=3"]) == 0
     out = capsys.readouterr().out
-    assert "optimizer: optreg.optimizers" in out and "after 3 steps" in out
+    assert "optimizer: optreg.dialects.cerebras.lamb.Lamb" in out and "after 3 steps" in out
 
 
 def test_run_overrides_without_a_config_file(capsys):

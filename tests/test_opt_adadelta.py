@@ -1,4 +1,4 @@
-"""Cerebras Adadelta (and the shared implementation) against the numpy reference and torch.optim.Adadelta."""
+"""Cerebras Adadelta (the class and its registry row) against the numpy reference and torch.optim.Adadelta."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_opt_sgd import STEPS, build, check_resume, drive, max_err, reference, row, torch_params, two_groups
 
-from optreg.optimizers.adadelta import Adadelta
+from optreg.dialects.cerebras.misc import Adadelta
 from optreg.reference import adadelta as ref
 
 CEREBRAS = row("misc_family", "cerebras", "Adadelta")

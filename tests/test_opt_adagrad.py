@@ -8,8 +8,16 @@ import torch
 from test_opt_sgd import (FLOAT32_TOLERANCE, STEPS, build, check_resume, drive, max_err, reference, replay, row,
                           torch_params, two_groups)
 
-from optreg.optimizers.adagrad import Adagrad
+from optreg.dialects.cerebras.adagrad_rmsprop import Adagrad as CerebrasAdagrad
+from optreg.dialects.mindspore import adagrad_rmsprop as ms
 from optreg.reference import adagrad as ref
+from optreg.stages.adagrad import Accumulate, ProximalStep
+from optreg.stages.chain import Chain
+
+
+def Adagrad(groups, **defaults):
+    """torch's Adagrad: Cerebras' (torch numerics, the parameter's own step) with torch's eps default."""
+    return CerebrasAdagrad(groups, **{"eps": 1e-10, **defaults})
 
 
 def gaps(t: int, i: int) -> bool:
@@ -154,11 +162,17 @@ def test_mindspore_cpu_adagrad_kernel_ignores_update_slots():
 
 
 def test_mindspore_cpu_proximal_adagrad_shrinks_by_the_adaptive_step():
-    """Documented: shrink by lr·l1, divide by 1 + lr·l2. The CPU kernel uses lr/√a there (adaptive_shrink)."""
+    """Documented: shrink by lr·l1, divide by 1 + lr·l2. The CPU kernel uses lr/√a there (ProximalStep("adaptive"))."""
     assert replay("proximaladagrad")[0] > 1e-3  # ours follows the documented formula
-    kernel_form = replay("proximaladagrad", make=lambda named, options: build(
-        PROXIMAL, [p for _, p in named], **options, adaptive_shrink=True))
+    kernel_form = replay("proximaladagrad", make=lambda named, options: KernelProximalAdagrad(
+        [p for _, p in named], **options))
     assert kernel_form[0] < FLOAT32_TOLERANCE and kernel_form[1] > 0.05
+
+
+class KernelProximalAdagrad(ms.ProximalAdagrad):
+    """MindSpore 2.10's CPU kernel form: shrink by the adaptive step lr/√a (a stage setting)."""
+
+    chain = Chain(*ms.PIPELINE, Accumulate("accum", "accum"), ProximalStep("adaptive"))
 
 
 # -- exact resume -------------------------------------------------------------------------------------

@@ -13,8 +13,10 @@ import pytest
 import torch
 
 import optreg
-from optreg.optimizers import adam as adam_impl
-from optreg.optimizers import mindspore as ms
+from optreg.dialects.cerebras import adam as cerebras_adam
+from optreg.dialects.mindspore import adam as ms
+from optreg.stages.adam import NAdamDirection
+from optreg.stages.chain import Chain
 from optreg.reference import adam as ref
 from optreg.reference.pipeline import mindspore_grad
 
@@ -158,7 +160,7 @@ def test_adam_offload_matches_adam_and_keeps_state_on_cpu():
     a, b = _params(), _params()
     noise = _noise()
     o1 = ms.Adam(list(a.items()), learning_rate=0.01, weight_decay=0.01)
-    o2 = ms.Adam(list(b.items()), learning_rate=0.01, weight_decay=0.01, offload=True)
+    o2 = ms.AdamOffload(list(b.items()), learning_rate=0.01, weight_decay=0.01)
     r1, r2 = _run_torch(o1, a, noise), _run_torch(o2, b, noise)
     for x, y in zip(r1, r2):
         for n in x:
@@ -375,10 +377,17 @@ def test_cerebras_adamax_equals_torch(maximize):
     _close([{n: p.detach().numpy() for n, p in a.items()}], [w])
 
 
+class TorchFormNAdam(cerebras_adam.NAdam):
+    """Cerebras NAdam's chain with the stage setting extra_mu=False: torch's NAdam."""
+
+    chain = Chain(*(NAdamDirection(extra_mu=False) if isinstance(s, NAdamDirection) else s
+                    for s in cerebras_adam.NAdam.chain))
+
+
 def test_nadam_torch_form_equals_torch_and_cerebras_form_matches_reference():
     a, b, c = _params(), _params(), _params()
     noise = _noise()
-    o1 = adam_impl.NAdam(list(a.values()), lr=2e-3, weight_decay=0.01)       # extra_mu=False: torch's NAdam
+    o1 = TorchFormNAdam(list(a.values()), lr=2e-3, weight_decay=0.01)       # extra_mu=False: torch's NAdam
     o2 = torch.optim.NAdam(list(b.values()), lr=2e-3, weight_decay=0.01)
     # torch keeps mu_product in a float32 scalar; ours follows the parameter's precision
     _close(_run_torch(o1, a, noise), _run_torch(o2, b, noise), rtol=1e-7, atol=1e-9)
@@ -471,7 +480,7 @@ def test_adam_offload_on_cuda_keeps_state_on_host_and_matches_adam():
     w0 = torch.randn(64, 32, generator=gen)
     a = torch.nn.Parameter(w0.clone().cuda())
     b = torch.nn.Parameter(w0.clone().cuda())
-    o1 = ms.Adam([a], learning_rate=0.01, weight_decay=0.01, offload=True)
+    o1 = ms.AdamOffload([a], learning_rate=0.01, weight_decay=0.01)
     o2 = ms.Adam([b], learning_rate=0.01, weight_decay=0.01)
     for k in range(10):
         g = torch.randn(64, 32, generator=gen).cuda()

@@ -1,4 +1,4 @@
-"""Cerebras ASGD (and the shared implementation) against the numpy reference and torch.optim.ASGD."""
+"""Cerebras ASGD (the class and its registry row) against the numpy reference and torch.optim.ASGD."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from test_opt_sgd import STEPS, build, check_resume, drive, max_err, reference, row, torch_params, two_groups
 
-from optreg.optimizers.asgd import ASGD
+from optreg.dialects.cerebras.misc import ASGD
 from optreg.reference import asgd as ref
 
 CEREBRAS = row("misc_family", "cerebras", "ASGD")

@@ -30,7 +30,7 @@ FAMILY_CASES = [
     ("oneflow.SGD", {"lr": -0.1}, ["lr"], "must be >= 0"),
     ("oneflow.SGD", {"momentum": -0.5, "weight_decay": -1}, ["momentum", "weight_decay"], "must be >= 0"),
     ("oneflow.SGD", {"nesterov": "yes"}, ["nesterov"], "expected true or false"),
-    ("oneflow.SGD", {"fused": True}, ["fused"], "torch.SGD has it"),
+    ("oneflow.SGD", {"differentiable": True}, ["differentiable"], "torch.SGD has it"),
     ("oneflow.RMSprop", {"momentum": 0.9}, ["momentum"], "does not support momentum > 0"),
     ("oneflow.RMSprop", {"alpha": -0.1, "eps": -1e-8}, ["alpha", "eps"], "must be >= 0"),
     ("oneflow.RMSprop", {"lr": "fast"}, ["lr"], "expected a number"),

@@ -85,7 +85,7 @@ def test_ftrl_groups_with_centralization():
     params = _params()
     init = {n: p.detach().numpy().copy() for n, p in params.items()}
     noise = _noise()
-    from optreg.optimizers import mindspore as ms
+    from optreg.dialects.mindspore import ftrl as ms
     opt = ms.FTRL([{"params": [params["fc.weight"]], "grad_centralization": True, "weight_decay": 0.1},
                    {"params": [params["fc.bias"], params["bn.gamma"]]}], learning_rate=0.1, l1=0.01)
     _close(_run(opt, params, noise), _reference(init, noise, lr=0.1, l1=0.01, gc_of=lambda n: n == "fc.weight",
@@ -118,7 +118,7 @@ def test_ftrl_refuses_dynamic_and_group_lr():
     with pytest.raises(optreg.ConfigError) as info:
         optreg.configure_optimizer("FTRL", list(params.items()), dialect="mindspore", learning_rate=[0.1, 0.2])
     assert info.value.errors[0].path == "learning_rate"
-    from optreg.optimizers import mindspore as ms
+    from optreg.dialects.mindspore import ftrl as ms
     with pytest.raises(optreg.ConfigError) as info:
         ms.FTRL([{"params": [params["fc.weight"]], "lr": 0.1}, {"params": [params["fc.bias"]]}])
     assert info.value.errors[0].path == "param_groups[0].lr"

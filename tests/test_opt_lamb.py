@@ -111,8 +111,8 @@ def test_mindspore_lamb_groups_dynamic_lr_and_beta_gamma_rule():
     params = _params()
     groups = [{"params": [params["enc.weight"]], "weight_decay": 0.1, "grad_centralization": True},
               {"params": [params["enc.bias"], params["ln.gamma"]], "lr": 0.03}]
-    from optreg.optimizers import mindspore as ms
-    opt = ms.Lamb(groups, learning_rate=0.01)
+    from optreg.dialects.mindspore.lamb import Lamb
+    opt = Lamb(groups, learning_rate=0.01)
     want = _reference(init, noise, lr_of=lambda n, k: 0.01 if n == "enc.weight" else 0.03,
                       wd_of=lambda n: 0.1 if n == "enc.weight" else 0.0, gc_of=lambda n: n == "enc.weight",
                       eps=1e-6, trust_on="update")

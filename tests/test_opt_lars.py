@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import optreg
-from optreg.optimizers import mindspore as ms
-from optreg.optimizers.lars import LARS
+from optreg.dialects.mindspore import adam as ms
+from optreg.dialects.mindspore.lars import LARS
 from optreg.reference import adam as adam_ref
 from optreg.reference.lars import lars_grad
 

@@ -14,14 +14,16 @@ import numpy as np
 import pytest
 import torch
 
-from optreg.optimizers import mindspore as ms
+from optreg.dialects.mindspore.adafactor import AdaFactor
+from optreg.dialects.mindspore.ftrl import FTRL
+from optreg.dialects.mindspore import adam as ms
 
 HERE = Path(__file__).parent / "fixtures" / "mindspore"
 DOC = json.loads((HERE / "cases.json").read_text())
 ARRAYS = np.load(HERE / "trajectories.npz")
-MINE = {"Adam": ms.Adam, "LazyAdam": ms.Adam, "AdamOffload": ms.Adam, "AdamWeightDecay": ms.AdamWeightDecay,
-        "FTRL": ms.FTRL, "AdaFactor": ms.AdaFactor}
-KNOBS = {"LazyAdam": {"lazy": True}, "AdamOffload": {"offload": True}}
+MINE = {"Adam": ms.Adam, "LazyAdam": ms.LazyAdam, "AdamOffload": ms.AdamOffload, "AdamWeightDecay": ms.AdamWeightDecay,
+        "FTRL": FTRL, "AdaFactor": AdaFactor}
+KNOBS: dict = {}
 # MindSpore's CPU ApplyFtrl kernel contradicts the documented formula when l1 > 0 (see below);
 # those cases are compared with the documented formula and with the kernel's, separately.
 KERNEL_DIFFERS = {c["name"] for c in DOC["cases"] if c["optimizer"] == "FTRL" and c["kwargs"].get("l1", 0.0) > 0}

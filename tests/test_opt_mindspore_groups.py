@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import optreg
-from optreg.optimizers import mindspore as ms
+from optreg.dialects.mindspore import adam as ms
 from optreg.core.optimizer import centralize, lr_at, lr_table
 
 

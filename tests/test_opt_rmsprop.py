@@ -7,8 +7,19 @@ import torch
 from test_opt_sgd import (FLOAT32_TOLERANCE, STEPS, build, check_resume, drive, max_err, reference, replay, row,
                           torch_params, two_groups)
 
-from optreg.optimizers.rmsprop import RMSprop
+from optreg.dialects.cerebras.adagrad_rmsprop import RMSprop as CerebrasRMSprop
+from optreg.dialects.mindspore import adagrad_rmsprop as ms
 from optreg.reference import rmsprop as ref
+from optreg.stages.chain import Chain
+from optreg.stages.gradient import Maximize
+from optreg.stages.rmsprop import MeanSquare, RMSDenominator, RMSStep
+
+
+class RMSprop(CerebrasRMSprop):
+    """torch's RMSprop: Cerebras' chain (torch numerics) behind torch's `maximize`."""
+
+    chain = Chain(Maximize(), *CerebrasRMSprop.chain)
+
 
 TORCH_CASES = {
     "plain": ({"lr": 0.01}, {"lr": 0.003, "alpha": 0.9}),
@@ -90,11 +101,18 @@ def test_mindspore_rmsprop_follows_its_reference_with_loss_scale_decay_and_dynam
     assert max_err(got, reference(ref.mindspore_rmsprop, hps)) < 1e-12
 
 
+class LrOutsideMomentum(ms.RMSProp):
+    """MindSpore's RMSProp with torch's momentum form b = μb + g/den, w -= lr·b (a stage setting)."""
+
+    chain = Chain(*ms.PIPELINE, MeanSquare("decay", init=1.0), RMSDenominator("inside", "epsilon"),
+                  RMSStep(lr_in_momentum=False))
+
+
 def test_mindspore_lr_inside_the_buffer_matters_only_when_lr_changes():
     def run(lr, lr_in_momentum):
         params = torch_params()
-        opt = RMSprop(two_groups(params, {"lr": lr}, {"lr": lr}), alpha=0.9, eps=1e-10, momentum=0.9,
-                      eps_inside_sqrt=True, initial_square_avg=1.0, lr_in_momentum=lr_in_momentum)
+        cls = ms.RMSProp if lr_in_momentum else LrOutsideMomentum
+        opt = cls(two_groups(params, {"lr": lr}, {"lr": lr}), decay=0.9, epsilon=1e-10, momentum=0.9)
         return drive(opt, params, STEPS)
 
     changing = [0.02 * 0.8 ** k for k in range(STEPS)]

@@ -1,4 +1,4 @@
-"""Cerebras Rprop (and the shared implementation) against the numpy reference and torch.optim.Rprop."""
+"""Cerebras Rprop (and torch's Rprop from the same stages) against the numpy reference and torch.optim.Rprop."""
 
 from __future__ import annotations
 
@@ -6,10 +6,25 @@ import pytest
 import torch
 from test_opt_sgd import STEPS, build, check_resume, drive, max_err, reference, row, torch_params, two_groups
 
-from optreg.optimizers.rprop import Rprop
+from optreg.core.types import OptionalBool
+from optreg.stages.chain import Chain
+from optreg.stages.gradient import Maximize
+from optreg.stages.misc import Rprop as RpropStage
+from optreg.stages.optimizer import ChainOptimizer
 from optreg.reference import rprop as ref
 
 CEREBRAS = row("misc_family", "cerebras", "Rprop")
+
+
+class Rprop(ChainOptimizer):
+    """torch.optim.Rprop from the shared stages (maximize; p.grad left untouched): checks the stages against torch."""
+
+    chain = Chain(Maximize(), RpropStage())
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50.0), maximize=False, *,
+                 foreach: OptionalBool = None, fused: OptionalBool = None):
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize),
+                         foreach=foreach, fused=fused)
 CASES = {
     "defaults": ({"lr": 0.01}, {"lr": 0.001}),
     "clamped": ({"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2)},

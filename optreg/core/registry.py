@@ -52,17 +52,12 @@ class Registry:
         return self._dialects
 
     def _load_builtin(self) -> None:
-        """optreg's own rows: each built-in dialect's ROWS, then the legacy optimizer tables."""
+        """optreg's own rows: each built-in dialect's ROWS."""
         from optreg import dialects
-        from optreg.core import legacy_tables
 
         self._known()
         for name in dialects.BUILTIN:
             for entry in dialects.rows(name):
-                self.add(entry)
-        for info in sorted(pkgutil.iter_modules(legacy_tables.__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{legacy_tables.__name__}.{info.name}")
-            for entry in getattr(module, "ROWS", ()):
                 self.add(entry)
 
     def _load_plugins(self) -> None:

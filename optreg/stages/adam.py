@@ -19,11 +19,17 @@ class AdamMoments(Stage):
 
     nesterov=True puts MindSpore's `use_nesterov` numerator β1·m + (1-β1)·g in `slots["num"]`
     (read from the group's `use_nesterov` / `nesterov` flag); otherwise the numerator is m.
+    amsgrad=False: the algorithm has no amsgrad (Cerebras NAdam, RAdam): no `max_exp_avg_sq` among
+    the state names to sparsify.
     Slots out: `num`, `den_sq` (v or v̂).
     """
 
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     sparsify = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+
+    def __init__(self, amsgrad: bool = True) -> None:
+        if not amsgrad:
+            self.state_names = self.sparsify = ("exp_avg", "exp_avg_sq")
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         state = {"exp_avg": zeros(p), "exp_avg_sq": zeros(p)}
@@ -50,13 +56,13 @@ class AdamMoments(Stage):
 
 
 class BiasCorrection(Stage):
-    """bc1 = 1 - β1ᵗ, bc2 = 1 - β2ᵗ into `slots` (`bc1`, `bc2_sqrt`), or 1 when off.
+    """bc1 = 1 - β1ᵗ, bc2 = 1 - β2ᵗ into `slots` (`bc1`, `bc2_sqrt`); no slots when off.
 
     counter="global": t is the optimizer-wide step (OneFlow, MindSpore; host scalars).
     counter="power":  per-parameter `beta1_power` / `beta2_power` state, initialised to the betas
                       and multiplied by them after use (Cerebras AdamBase), plus a float32 `step`.
     flag:             the group option that switches the correction (OneFlow `do_bias_correction`,
-                      Cerebras `correct_bias`); None: always on. Read per group.
+                      Cerebras `correct_bias`); None: always on. Read per group. Off: no slots.
     """
 
     state_names = ("step", "beta1_power", "beta2_power")
@@ -89,13 +95,13 @@ class BiasCorrection(Stage):
 
     def apply(self, b: Batch) -> None:
         if self.counter == "global":
-            b.slots["bc1"], b.slots["bc2_sqrt"] = b.hp["bc1"], b.hp["bc2_sqrt"]
+            if b.hp["bias_correction_on"]:
+                b.slots["bc1"], b.slots["bc2_sqrt"] = b.hp["bc1"], b.hp["bc2_sqrt"]
             return
         ops = b.ops
         ops.add_(b.state["step"], 1.0)
         if not b.hp["bias_correction_on"]:
-            b.slots["bc1"] = b.slots["bc2_sqrt"] = 1.0
-            return
+            return  # no slots: AdamDirection applies no correction
         beta1, beta2 = b.hp["betas"]
         b1p, b2p = b.state["beta1_power"], b.state["beta2_power"]
         b.slots["bc1"] = ops.rsub(b1p, 1.0)
@@ -117,15 +123,20 @@ class AdamDirection(Stage):
 
     def apply(self, b: Batch) -> None:
         ops, s = b.ops, b.slots
+        # no `bc1` slot (no BiasCorrection stage before, or its flag off): no correction (Cerebras Lamb,
+        # MindSpore AdamWeightDecay); the divisions by 1 are skipped
+        corrected = "bc1" in s
         denom = ops.sqrt(s["den_sq"])
         if self.eps == "torch":
-            ops.add_(ops.div_(denom, s["bc2_sqrt"]), b.hp["eps"])
-            b.u = ops.div_(ops.div(s["num"], s["bc1"]), denom)
+            if corrected:
+                ops.div_(denom, s["bc2_sqrt"])
+            ops.add_(denom, b.hp["eps"])
+            b.u = ops.div_(ops.div(s["num"], s["bc1"]), denom) if corrected else ops.div(s["num"], denom)
         else:
             ops.add_(denom, b.hp["eps"])
-            scale = s["bc2_sqrt"] if isinstance(s["bc1"], float) and s["bc1"] == 1.0 else \
-                _ratio(ops, s["bc2_sqrt"], s["bc1"])
-            b.u = ops.mul_(ops.div(s["num"], denom), scale)
+            b.u = ops.div(s["num"], denom)
+            if corrected:
+                ops.mul_(b.u, _ratio(ops, s["bc2_sqrt"], s["bc1"]))
 
 
 def _ratio(ops, a: Any, b: Any) -> Any:
@@ -135,3 +146,128 @@ def _ratio(ops, a: Any, b: Any) -> Any:
         pick = lambda x, i: x[i] if isinstance(x, list) else x  # noqa: E731
         return [pick(a, i) / pick(b, i) for i in range(n)]
     return a / b
+
+
+def _sqrt(x: Any) -> Any:
+    """√x of a host float (math.sqrt, as the legacy host code) or of a 0-d tensor (traced)."""
+    return math.sqrt(x) if isinstance(x, float) else x.sqrt()
+
+
+def param_step(p: torch.Tensor) -> torch.Tensor:
+    """Cerebras' per-parameter step (`enable_global_step`): a float32 0-d tensor."""
+    return torch.tensor(0.0, dtype=torch.float32, device=p.device)
+
+
+class AdamaxDirection(Stage):
+    """Adamax (Kingma & Ba 2015, sec. 7.1), as torch.optim.Adamax and Cerebras Adamax (2.x):
+
+        m = β1·m + (1-β1)·g;   e = max(β2·e, |g| + eps);   u = m / e / (1 - β1ᵗ)
+
+    β1ᵗ is the per-parameter `beta1_power` state (initialised to β1, multiplied by β1 after use).
+    """
+
+    state_names = ("exp_avg", "exp_inf", "beta1_power")
+    sparsify = ("exp_avg", "exp_inf")
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {"exp_avg": zeros(p), "exp_inf": zeros(p), "beta1_power": scalar_state(group["betas"][0], p)}
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        hp["one_minus_beta1"] = 1.0 - group["betas"][0]
+
+    def apply(self, b: Batch) -> None:
+        ops, hp = b.ops, b.hp
+        beta1, beta2 = hp["betas"]
+        m, e, b1p = b.state["exp_avg"], b.state["exp_inf"], b.state["beta1_power"]
+        ops.add_(ops.mul_(m, beta1), b.u, alpha=hp["one_minus_beta1"])
+        ops.maximum_(ops.mul_(e, beta2), ops.add_(ops.abs(b.u), hp["eps"]))
+        b.u = ops.div_(ops.div(m, e), ops.rsub(b1p, 1.0))
+        ops.mul_(b1p, beta1)
+
+
+class NAdamDirection(Stage):
+    """NAdam (Dozat 2016) in torch's form, with the per-parameter float32 `step` t (Cerebras NAdam 2.x):
+
+        μₜ = β1·(1 - ½·0.96^(t·ψ)),  μₜ₊₁ likewise;  Πₜ = Πₜ₋₁·μₜ (state `mu_product`, starts at 1)
+        u = [(1-μₜ)/(1-Πₜ)·g + μₜ₊₁/(1-Π')·m] / (√(v/(1-β2ᵗ)) + eps)
+
+    extra_mu=True:  Π' = Πₜ·μₜ·μₜ₊₁ (Cerebras: μₜ twice);  extra_mu=False: Π' = Πₜ·μₜ₊₁ (torch.optim.NAdam).
+    Reads m, v from `slots` (AdamMoments before it) and g from `u`; ψ is the group's `momentum_decay`.
+    """
+
+    state_names = ("step", "mu_product")
+
+    def __init__(self, extra_mu: bool = True) -> None:
+        self.extra_mu = extra_mu
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {"step": param_step(p), "mu_product": scalar_state(1.0, p)}
+
+    def apply(self, b: Batch) -> None:
+        ops, hp = b.ops, b.hp
+        beta1, beta2 = hp["betas"]
+        psi = hp["momentum_decay"]
+        ts = ops.host_scalars(ops.add_(b.state["step"], 1.0))
+        mu = [beta1 * (1.0 - 0.5 * 0.96 ** (t * psi)) for t in ts]
+        mu_next = [beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1.0) * psi)) for t in ts]
+        prods = ops.host_scalars(ops.mul_(b.state["mu_product"], mu))
+        nexts = [p * m * n if self.extra_mu else p * n for p, m, n in zip(prods, mu, mu_next)]
+        denom = ops.add_(ops.sqrt_(ops.div(b.slots["den_sq"], [1.0 - beta2 ** t for t in ts])), hp["eps"])
+        u = ops.mul_(ops.div(b.u, denom), [(1.0 - m) / (1.0 - p) for m, p in zip(mu, prods)])
+        b.u = ops.addcdiv_(u, b.slots["num"], denom, value=[n / (1.0 - p) for n, p in zip(mu_next, nexts)])
+
+
+class RAdamDirection(Stage):
+    """RAdam (Liu et al. 2020), as torch.optim.RAdam and Cerebras RAdam (2.x), t the per-parameter
+    float32 `step`:
+
+        ρ∞ = 2/(1-β2) - 1,   ρₜ = ρ∞ - 2t·β2ᵗ/(1-β2ᵗ)
+        ρₜ > 5:  u = r·√(1-β2ᵗ)/(1-β1ᵗ) · m/(√v + eps),  r = √((ρₜ-4)(ρₜ-2)ρ∞ / ((ρ∞-4)(ρ∞-2)ρₜ))
+        else:    u = m/(1-β1ᵗ)
+
+    Reads m, v from `slots` (AdamMoments before it).
+    """
+
+    state_names = ("step",)
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {"step": param_step(p)}
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        rho_inf = 2.0 / (1.0 - group["betas"][1]) - 1.0
+        hp["rho_inf"], hp["rho_k"] = rho_inf, (rho_inf - 4.0) * (rho_inf - 2.0)
+
+    def apply(self, b: Batch) -> None:
+        ops, hp = b.ops, b.hp
+        beta1, beta2 = hp["betas"]
+        rho_inf, rho_k = hp["rho_inf"], hp["rho_k"]
+        ts = ops.host_scalars(ops.add_(b.state["step"], 1.0))
+        bc1 = [1.0 - beta1 ** t for t in ts]
+        bc2 = [1.0 - beta2 ** t for t in ts]
+        rho = [rho_inf - 2.0 * t * beta2 ** t / c for t, c in zip(ts, bc2)]
+        m, v = b.slots["num"], b.slots["den_sq"]
+
+        def rectified(idx: list[int]) -> list[torch.Tensor]:
+            scale = [_sqrt((rho[i] - 4.0) * (rho[i] - 2.0) * rho_inf / (rho_k * rho[i])) * _sqrt(bc2[i]) / bc1[i]
+                     for i in idx]
+            denom = ops.add_(ops.sqrt([v[i] for i in idx]), hp["eps"])
+            return ops.mul_(ops.div([m[i] for i in idx], denom), scale)
+
+        def plain(idx: list[int]) -> list[torch.Tensor]:
+            return ops.div([m[i] for i in idx], [bc1[i] for i in idx])
+
+        b.u = ops.select([r > 5.0 for r in rho], rectified, plain)
+
+
+class Offload(Stage):
+    """MindSpore AdamOffload (AdamNoUpdateParam): the direction is computed where the state lives
+    (the host); to="state" moves `u` there, to="param" moves it back to the parameter's device."""
+
+    def __init__(self, to: Literal["state", "param"]) -> None:
+        self.to = to
+
+    def apply(self, b: Batch) -> None:
+        if self.to == "param":
+            b.u = [u.to(p.device) for u, p in zip(b.u, b.params)]
+        else:
+            b.u = [u.to("cpu") for u in b.u]

@@ -8,10 +8,17 @@ from optreg.stages.chain import Batch, Stage
 
 
 class DecoupledDecay(Stage):
-    """u += wd·w (AdamW, Loshchilov & Hutter 2019); applied with the lr by `ApplyLR`."""
+    """u += wd·w (AdamW, Loshchilov & Hutter 2019); applied with the lr by `ApplyLR`.
+
+    when: a group option that switches this decay on (OneFlow LAMB `adam_w_mode`); None: always.
+    """
+
+    def __init__(self, when: str | None = None) -> None:
+        self.when = when
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
-        hp["decoupled_on"] = float(group.get("weight_decay", 0.0) or 0.0) != 0.0
+        hp["decoupled_on"] = float(group.get("weight_decay", 0.0) or 0.0) != 0.0 and \
+            (self.when is None or bool(group.get(self.when, True)))
 
     def apply(self, b: Batch) -> None:
         if b.hp["decoupled_on"]:

@@ -142,6 +142,9 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
                     hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
                 chain.apply(Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp, TRACED))
 
+            # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
+            # code object, which every chain's step_chunk would otherwise share
+            step_chunk.__code__ = step_chunk.__code__.replace()
             fn = torch.compile(step_chunk, dynamic=True, fullgraph=True)
             _COMPILED[key] = fn
     return fn
@@ -182,7 +185,9 @@ def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
         for start in range(0, len(bucket), CHUNK):
             idx = [keep[j] for j in bucket[start:start + CHUNK]]
             pad = CHUNK - len(idx)
-            view = (lambda t: t.view(-1) if t.dim() else t) if flat else (lambda t: t)
+            # detached views: a chunk's tensors must agree on requires_grad with the padding, else
+            # Dynamo guards on it and recompiles whenever a chunk is padded differently
+            view = (lambda t: t.detach().view(-1) if t.dim() else t.detach()) if flat else (lambda t: t.detach())
             ps = [view(params[i]) for i in idx] + [_scratch(view(p0), k, 0, flat) for k in range(pad)]
             us = [view(grads[i]) for i in idx] + [_scratch(view(p0), k, 1, flat) for k in range(pad)]
             ss = [[view(states[i][n]) for i in idx] +

@@ -27,19 +27,22 @@ class CoupledDecay(Stage):
 
     loss_scaled=True is MindSpore's `decay_weight`: `g += wd·loss_scale·w` on the gradient that is
     still multiplied by the loss scale (an `Unscale` stage follows).
+    unless: a group option that, when true, turns this decay off (OneFlow LAMB `adam_w_mode`: the
+    decay is decoupled instead, see `DecoupledDecay(when=...)`).
     """
 
-    def __init__(self, loss_scaled: bool = False) -> None:
+    def __init__(self, loss_scaled: bool = False, unless: str | None = None) -> None:
         self.loss_scaled = loss_scaled
+        self.unless = unless
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("weight_decay", 0.0) or 0.0)
-        hp["l2"] = wd * float(group.get("loss_scale", 1.0)) if self.loss_scaled else wd
-        hp["l2_on"] = wd != 0.0
+        hp["coupled_wd"] = wd * float(group.get("loss_scale", 1.0)) if self.loss_scaled else wd  # not "l2": an option of FTRL, ProximalAdagrad
+        hp["l2_on"] = wd != 0.0 and not (self.unless is not None and bool(group.get(self.unless)))
 
     def apply(self, b: Batch) -> None:
         if b.hp["l2_on"]:
-            b.u = b.ops.add(b.u, b.params, alpha=b.hp["l2"])
+            b.u = b.ops.add(b.u, b.params, alpha=b.hp["coupled_wd"])
 
 
 def centralize(grad: torch.Tensor) -> torch.Tensor:

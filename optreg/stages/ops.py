@@ -143,6 +143,16 @@ class Traced(Ops):
 
     name = "fused"
 
+    def mul_(self, xs, s):
+        """As eager: a host scalar times a 0-d state (Cerebras' beta powers) in the state's precision
+        (a packed float64 scalar would otherwise promote the product to float64 before rounding)."""
+        for i, x in enumerate(xs):
+            v = _pick(s, i)
+            if isinstance(v, torch.Tensor) and x.dim() == 0 and v.dtype != x.dtype:
+                v = v.to(torch.promote_types(x.dtype, torch.float32))
+            x.mul_(v)
+        return xs
+
     def lerp_(self, xs, ys, weight):
         for i, x in enumerate(xs):
             w = _pick(weight, i)
@@ -263,3 +273,86 @@ def _rsub_foreach(self, xs, s):
 
 Ops.rsub = _rsub_eager  # type: ignore[attr-defined]
 Foreach.rsub = _rsub_foreach  # type: ignore[attr-defined]
+
+
+def _smap_eager(self, fn, *lists):
+    """fn over per-tensor 0-d tensors (norms, say), one call per tensor: a new list."""
+    return [fn(*args) for args in zip(*lists)]
+
+
+def _smap_foreach(self, fn, *lists):
+    """fn over per-tensor 0-d tensors, once on their stacked vector (few launches): a new list."""
+    if not lists or not lists[0]:
+        return []
+    return list(torch.unbind(fn(*(torch.stack(list(xs)) for xs in lists))))
+
+
+def _rms_eager(self, xs):
+    """The root mean square of each tensor, as 0-d tensors."""
+    return [x.square().mean().sqrt() for x in xs]
+
+
+def _rms_foreach(self, xs):
+    return [n / (x.numel() ** 0.5) for n, x in zip(torch._foreach_norm(xs), xs)]
+
+
+Ops.smap = _smap_eager  # type: ignore[attr-defined]
+Foreach.smap = _smap_foreach  # type: ignore[attr-defined]
+Ops.rms = _rms_eager  # type: ignore[attr-defined]
+Foreach.rms = _rms_foreach  # type: ignore[attr-defined]
+
+
+# -- adagrad_rmsprop family: per-tensor host scalars, powers, comparisons ------------------------
+
+
+def _host_scalars_eager(self, xs):
+    """Per-tensor 0-d state (Cerebras' float32 `step`) as Python floats, as torch's eager and foreach
+    paths read it (`_get_value`: one sync per tensor); traced, the 0-d tensors themselves."""
+    return [float(x) for x in xs]
+
+
+def _host_scalars_traced(self, xs):
+    return list(xs)
+
+
+def _pow_eager(self, xs, e):
+    """x ** e for each x (a new list)."""
+    return [x.pow(_pick(e, i)) for i, x in enumerate(xs)]
+
+
+def _pow_foreach(self, xs, e):
+    return list(torch._foreach_pow(xs, e))
+
+
+def _gt_eager(self, xs, s):
+    """x > s for each x (boolean tensors, a new list)."""
+    return [x > _pick(s, i) for i, x in enumerate(xs)]
+
+
+Ops.host_scalars = _host_scalars_eager  # type: ignore[attr-defined]
+Traced.host_scalars = _host_scalars_traced  # type: ignore[attr-defined]
+Ops.pow = _pow_eager  # type: ignore[attr-defined]
+Foreach.pow = _pow_foreach  # type: ignore[attr-defined]
+Ops.gt = _gt_eager  # type: ignore[attr-defined]
+Foreach.gt = _gt_eager  # type: ignore[attr-defined]
+
+
+# -- adam family: a per-tensor choice between two computations ------------------------------------
+
+
+def _select(self, conds, on, off):
+    """Per tensor, `on(idx)` where the condition holds and `off(idx)` elsewhere (a new list); `on` and
+    `off` compute the lists for the tensor indices `idx`. Host conditions (bools: eager, foreach) run
+    each computation only on its own tensors; traced (0-d tensors) both run and `torch.where` picks."""
+    if all(isinstance(c, bool) for c in conds):
+        out: list = [None] * len(conds)
+        for flag, fn in ((True, on), (False, off)):
+            idx = [i for i, c in enumerate(conds) if c is flag]
+            for i, x in zip(idx, fn(idx) if idx else ()):
+                out[i] = x
+        return out
+    idx = list(range(len(conds)))
+    return [torch.where(c, x, y) for c, x, y in zip(conds, on(idx), off(idx))]
+
+
+Ops.select = _select  # type: ignore[attr-defined]

@@ -21,8 +21,8 @@ from typing import Any, Callable, ClassVar, Iterable
 
 import torch
 
+from optreg.core.optimizer import Optimizer
 from optreg.errors import ConfigError
-from optreg.core.optimizer import Optimizer, lr_at
 from optreg.stages.chain import Chain
 from optreg.stages.execute import check_fused, execute, run_eager
 

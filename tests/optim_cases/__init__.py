@@ -18,13 +18,14 @@ from typing import Any, Mapping
 class Case:
     """name: the qualified registry name (`cerebras.AdamW`); options: what the optimizer is built with
     (an `lr` that moves the weights visibly in a few steps); group: the options of a second param group;
-    sparse: whether the entry takes sparse gradients; id: a suffix when one entry has several cases."""
+    sparse: whether the entry takes sparse gradients; bias: whether the model has biases; id: a suffix when one entry has several cases."""
 
     name: str
     options: Mapping[str, Any] = field(default_factory=dict)
     group: Mapping[str, Any] = field(default_factory=dict)
     sparse: bool = False
     id: str = ""
+    bias: bool = True
 
     @property
     def key(self) -> str:

@@ -3,11 +3,99 @@ the family module beside this file. Targets are strings, so that reading the reg
 
 from __future__ import annotations
 
-from optreg.core.entry import optimizer  # noqa: F401
+from optreg.core.entry import Rule, optimizer
+from optreg.core.options import ONEFLOW_GROUP_KEYS
+
+# adam family
+ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"
+ADAM_ONEFLOW_NOTES = (
+    "Bias correction uses OneFlow's single optimizer-wide step, which advances on every step() even for "
+    "parameters that got no gradient (torch counts per parameter).",
+    "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by its own norm. "
+    "zero_grad() defaults to set_to_none=False.",
+    "OneFlow's contiguous_params (a memory-layout switch with no numeric effect) is not an option; fused=True "
+    "compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
+)
 
 ROWS = [
     # -- adam family --
+    optimizer(
+        "oneflow", "Adam", "optreg.dialects.oneflow.adam:Adam",
+        "Adam: w -= lr/bc1 · m/(√v/√bc2 + eps), L2 weight decay; bc = 1 - βᵗ with the optimizer-wide step.",
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source=ADAM_ONEFLOW + ".Adam",
+        notes=("Numerically torch.optim.Adam when every parameter gets a gradient every step; "
+               "do_bias_correction=False sets bc1 = bc2 = 1.",) + ADAM_ONEFLOW_NOTES,
+    ),
+    optimizer(
+        "oneflow", "AdamW", "optreg.dialects.oneflow.adam:AdamW",
+        "AdamW: w -= lr·(m̂/(√v̂ + eps) + wd·w) with the optimizer-wide step.",
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source=ADAM_ONEFLOW + ".AdamW",
+        notes=("Numerically torch.optim.AdamW when every parameter gets a gradient every step; weight_decay "
+               "defaults to 0 (torch 0.01).",) + ADAM_ONEFLOW_NOTES,
+    ),
     # -- sgd family --
+    optimizer(
+        "oneflow", "SGD", "optreg.dialects.oneflow.sgd:SGD",
+        "SGD with momentum: V = βV + (1-dampening)·g' (V₀ = 0), g' = g + wd·w; w -= lr·(g' + βV if nesterov else V).",
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source="OneFlow master (2025-08) oneflow.optim.SGD, kernel MomentumUpdateFunctor",
+        notes=(
+            "The momentum buffer starts at 0, so the first step is already damped: V₁ = (1-dampening)·g "
+            "(torch sets V₁ = g). Identical to torch.optim.SGD when dampening = 0.",
+            "maximize acts only when momentum > 0 and then flips the sign of the whole update, L2 term "
+            "included (OneFlow's kernel uses +lr instead of -lr); with momentum = 0 it is ignored with a warning.",
+            "nesterov is not validated against momentum/dampening, as in OneFlow.",
+            "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by "
+            "its own norm. zero_grad() defaults to set_to_none=False. support_sparse is True: a sparse "
+            "gradient is applied as its dense equivalent.",
+            "OneFlow's contiguous_params (a memory-layout switch with no numeric effect) is not an option; "
+            "fused=True compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
+        ),
+    ),
     # -- adagrad_rmsprop family --
+    optimizer(
+        "oneflow", "Adagrad", "optreg.dialects.oneflow.adagrad_rmsprop:Adagrad",
+        "Adagrad: S += g'², lr_t = lr/(1 + (t-1)·lr_decay), w -= lr_t·g'/(√S + ε), t = optimizer-wide step.",
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source="OneFlow master (2025-08) oneflow.optim.Adagrad, kernel AdagradUpdateFunctor",
+        notes=(
+            "t in the lr decay is OneFlow's single optimizer-wide step (state['step'] + 1): it also counts "
+            "steps in which a parameter had no gradient, where torch counts each parameter's own steps.",
+            "eps is added after the square root, as OneFlow's kernel does; its docstring writes √(S + ε).",
+            "lr_decay is not range-checked, as in OneFlow. Per-group clip_grad_max_norm / clip_grad_norm_type "
+            "with optimizer.clip_grad(); zero_grad() defaults to set_to_none=False.",
+        ),
+    ),
+    optimizer(
+        "oneflow", "RMSprop", "optreg.dialects.oneflow.adagrad_rmsprop:RMSprop",
+        "RMSprop: r = αr + (1-α)g'², w -= lr·g'/√(r + ε) (centered: √(r - G² + ε)), g' = g + wd·w.",
+        rules=(Rule("momentum", ("momentum",), lambda m: m == 0,
+                    "OneFlow RMSprop does not support momentum > 0 (it asserts momentum == 0)"),),
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source="OneFlow master (2025-08) oneflow.optim.RMSprop, kernel RmsPropUpdateFunctor",
+        notes=(
+            "eps is added inside the square root: w -= lr·g/√(r + ε) (torch: g/(√r + ε)).",
+            "momentum must be 0: OneFlow asserts it; the option exists only to be refused with a clear message.",
+            "lr defaults to 1e-3 as in OneFlow's signature (its docstring says 1e-2).",
+            "Per-group clip_grad_max_norm / clip_grad_norm_type with optimizer.clip_grad(); zero_grad() "
+            "defaults to set_to_none=False.",
+        ),
+    ),
     # -- lamb family --
+    optimizer(
+        "oneflow", "LAMB", "optreg.dialects.oneflow.lamb:LAMB",
+        "LAMB: u = m̂/(√v̂ + eps); trust ratio ‖w‖/‖u‖ (1 if a norm is 0); w -= lr·tr·(u + wd·w) (adam_w_mode).",
+        rules=(Rule("amsgrad", ("amsgrad",), lambda a: not a, "LAMB does not support amsgrad"),),
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source="OneFlow master (2025-08) oneflow.optim.LAMB, kernels LambGradFunctor / LambUpdateFunctor",
+        notes=(
+            "The trust ratio is computed on the Adam direction u without the decay term (apex and timm include it) "
+            "and is never clipped; adam_w_mode=False adds weight_decay·w to the gradient (L2) instead.",
+            "Bias correction uses the optimizer-wide step (do_bias_correction=False: none). amsgrad=True is refused, "
+            "as OneFlow raises. Per-group clip_grad via optimizer.clip_grad(); zero_grad() defaults to "
+            "set_to_none=False.",
+        ),
+    ),
 ]

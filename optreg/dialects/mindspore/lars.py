@@ -1,5 +1,5 @@
-"""LARS (You et al. 2017) as MindSpore's `nn.LARS`: a wrapper that rescales gradients, then steps
-another optimizer.
+"""LARS (You et al. 2017) as MindSpore's `nn.LARS`: a wrapper that rescales gradients with the
+`LarsScale` stage (optreg.stages.trust), then steps another optimizer.
 
 For every parameter that `lars_filter` keeps, with wd the parameter group's weight decay and lr
 its learning rate for this step:
@@ -22,24 +22,17 @@ from typing import Any, Callable, Sequence, Union
 
 import torch
 
-from optreg.errors import ConfigError
 from optreg.core.optimizer import lr_at
+from optreg.core.types import Bool, StrictFloat
+from optreg.errors import ConfigError
+from optreg.stages.chain import Batch
+from optreg.stages.ops import EAGER
+from optreg.stages.trust import LarsScale
 
 LarsFilter = Union[Sequence[str], Callable[[str], bool], None]
 
 DEFAULT_EXCLUDE = ("*LayerNorm*", "*bias*")
 """MindSpore's default filter `'LayerNorm' not in name and 'bias' not in name`, as exclusion globs."""
-
-
-def lars_scale(p: torch.Tensor, grad: torch.Tensor, *, weight_decay: float, lr: float, coefficient: float,
-               epsilon: float, use_clip: bool) -> torch.Tensor:
-    """The LARS gradient `c * (g + wd * w)` for one tensor (see the module docstring)."""
-    w_norm = p.norm()
-    g_norm = grad.norm()
-    coeff = coefficient * w_norm / (g_norm + weight_decay * w_norm + epsilon)
-    if use_clip:
-        coeff = torch.clamp(coeff / lr if lr else torch.full_like(coeff, float("inf")), max=1.0)
-    return grad.add(p, alpha=weight_decay).mul_(coeff) if weight_decay else grad.mul(coeff)
 
 
 def keeps(lars_filter: LarsFilter, name: str) -> bool:
@@ -56,7 +49,10 @@ def keeps(lars_filter: LarsFilter, name: str) -> bool:
 
 
 class LARS(torch.optim.Optimizer):
-    """Layer-wise adaptive rate scaling around `optimizer` (MindSpore nn.LARS).
+    """Layer-wise adaptive rate scaling around `optimizer` (MindSpore nn.LARS 1.6 - 2.x, LARSUpdate).
+
+    A wrapper, not a chain: the gradients of the parameters `lars_filter` keeps are rescaled by the
+    `LarsScale` stage, then the inner optimizer steps on them.
 
     `param_groups` and `state` are the inner optimizer's own objects, so LR schedulers, `zero_grad`
     and checkpoints see one optimizer. Parameter names come from the groups' `param_names`
@@ -66,9 +62,9 @@ class LARS(torch.optim.Optimizer):
     def __init__(
         self,
         optimizer: torch.optim.Optimizer,
-        epsilon: float = 1e-5,
-        coefficient: float = 0.001,
-        use_clip: bool = False,
+        epsilon: StrictFloat = 1e-5,
+        coefficient: StrictFloat = 0.001,
+        use_clip: Bool = False,
         lars_filter: LarsFilter = DEFAULT_EXCLUDE,
     ) -> None:
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -94,6 +90,12 @@ class LARS(torch.optim.Optimizer):
         self.loss_scale = float(getattr(optimizer, "loss_scale", 1.0))
         if hasattr(optimizer, "loss_scale"):
             optimizer.loss_scale = 1.0
+        for group in optimizer.param_groups:   # a chain optimizer reads its loss scale from the groups
+            if "loss_scale" in group:
+                group["loss_scale"] = 1.0
+        if "loss_scale" in optimizer.defaults:
+            optimizer.defaults["loss_scale"] = 1.0
+        self._scale = LarsScale()
         self._flags = [
             [keeps(self.lars_filter, name) for name in _names(group)] for group in optimizer.param_groups
         ]
@@ -117,16 +119,24 @@ class LARS(torch.optim.Optimizer):
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
         reciprocal = 1.0 / self.loss_scale
         for group, flags in zip(self.param_groups, self._flags):
-            wd = group.get("lars_weight_decay", 0.0)
-            lr = self._group_lr(group) if self.use_clip else 0.0
+            hp = {"coefficient": self.coefficient, "epsilon": self.epsilon, "use_clip": self.use_clip,
+                  "lr": self._group_lr(group) if self.use_clip else 0.0}
+            self._scale.host(group, hp)
+            params, grads = [], []
             for p, apply in zip(group["params"], flags):
                 if p.grad is None:
                     continue
                 grad = p.grad if self.loss_scale == 1.0 else p.grad * reciprocal
                 if apply:
-                    grad = lars_scale(p, grad, weight_decay=wd, lr=lr, coefficient=self.coefficient,
-                                      epsilon=self.epsilon, use_clip=self.use_clip)
-                if grad is not p.grad:
+                    params.append(p)
+                    grads.append(grad)
+                elif grad is not p.grad:
+                    saved.append((p, p.grad))
+                    p.grad = grad
+            if params:
+                batch = Batch(params, grads, {}, hp, EAGER)
+                self._scale.apply(batch)
+                for p, grad in zip(params, batch.u):
                     saved.append((p, p.grad))
                     p.grad = grad
         try:

@@ -1,0 +1,51 @@
+"""OneFlow's Adam and AdamW (oneflow.optim, master 2025-08; kernel AdamUpdateFunctor) as chains of stages.
+
+OneFlow counts one optimizer-wide step (it advances for parameters without a gradient too) and its
+`zero_grad()` keeps the gradients (`set_to_none=False`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
+from optreg.stages.apply import ApplyLR, DecoupledDecay
+from optreg.stages.chain import Chain
+from optreg.stages.gradient import CoupledDecay
+from optreg.stages.optimizer import ChainOptimizer
+
+
+class Adam(ChainOptimizer):
+    """oneflow.optim.Adam: torch's Adam with the optimizer-wide step t and L2 decay,
+
+        g += wd·w;  m, v EMAs (amsgrad: v̂ = max(v̂, v));  w -= lr/bc1 · m/(√v̂/√bc2 + eps),  bc = 1 - βᵗ
+        (bc1 = bc2 = 1 with do_bias_correction=False)
+    """
+
+    chain = Chain(CoupledDecay(), AdamMoments(), BiasCorrection("global", "do_bias_correction"),
+                  AdamDirection("torch"), ApplyLR())
+
+    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
+                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
+                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      do_bias_correction=do_bias_correction),
+                         foreach=foreach, fused=fused, set_to_none=False)
+
+
+class AdamW(ChainOptimizer):
+    """oneflow.optim.AdamW: torch's AdamW with the optimizer-wide step t,
+
+        m, v EMAs (amsgrad: v̂ = max(v̂, v));  w -= lr·(m̂/(√v̂ + eps) + wd·w)
+    """
+
+    chain = Chain(AdamMoments(), BiasCorrection("global", "do_bias_correction"), AdamDirection("torch"),
+                  DecoupledDecay(), ApplyLR())
+
+    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
+                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
+                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      do_bias_correction=do_bias_correction),
+                         foreach=foreach, fused=fused, set_to_none=False)
