@@ -24,7 +24,7 @@ from optreg.stages.ops import EAGER, FOREACH, TRACED
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 2 in a test suite)
-CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "16"))
+CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "32"))
 
 _LOCK = threading.Lock()
 _COMPILED: dict[Any, Any] = {}
@@ -64,11 +64,27 @@ def split_hp(hp: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], tuple[
 # ---------------------------------------------------------------------------------------------
 
 
+#: eager runs consecutive small tensors together, up to this many elements per call of the chain:
+#: the Python cost of a stage is paid once for them, and temporaries stay small
+EAGER_ELEMENTS = 1 << 16
+
+
 def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
               states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
+    """Per tensor (torch's single-tensor loop): a large tensor alone, small neighbours with the same
+    state names together, each tensor through the same operations as alone."""
     names = chain.state_names
-    for p, g, st in zip(params, grads, states):
-        chain.apply(Batch([p], [g], {n: [st[n]] for n in names if n in st}, hp, EAGER))
+    start, n = 0, len(params)
+    while start < n:
+        have = tuple(k for k in names if k in states[start])
+        end, size = start + 1, params[start].numel()
+        while end < n and size + params[end].numel() <= EAGER_ELEMENTS and len(states[end]) == len(states[start]) \
+                and all(k in states[end] for k in have):
+            size += params[end].numel()
+            end += 1
+        chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
+                          {k: [st[k] for st in states[start:end]] for k in have}, hp, EAGER))
+        start = end
 
 
 def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
@@ -160,54 +176,101 @@ def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool) -> torch.Ten
     return t
 
 
+class FusedPlan:
+    """How one param group's tensors go through the compiled chain: buckets of tensors that share a
+    compiled function, split into chunks of CHUNK, with the flat views of the parameters and state
+    and the padding made once. Reused while the group's tensors and state stay the same objects."""
+
+    def __init__(self, chain: Chain, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
+                 hp: Mapping[str, Any], flat: bool) -> None:
+        self.flat = flat
+        self.params = list(params)
+        self.states = [dict(st) for st in states]
+        self.ptrs = [p.data_ptr() for p in params]
+        static, layout, _ = split_hp(hp)
+        self.static = static
+        names = chain.state_names
+        keep = [i for i, p in enumerate(params) if p.numel() > 0]
+        self.eager = [i for i in keep if flat and not _flattenable(params[i], states[i])]
+        odd = set(self.eager)
+        keep = [i for i in keep if i not in odd]
+        sub_p, sub_s = [params[i] for i in keep], [states[i] for i in keep]
+        self.chunks: list[tuple[Any, list[int], list[torch.Tensor], list[list[torch.Tensor]], list[torch.Tensor]]] = []
+        self.devices: list[torch.device] = []
+        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
+            first = keep[bucket[0]]
+            present = tuple(n for n in names if n in states[first])
+            fn = _compiled(chain, static, layout, present, flat)
+            p0 = self._view(params[first])
+            for start in range(0, len(bucket), CHUNK):
+                idx = [keep[j] for j in bucket[start:start + CHUNK]]
+                pad = CHUNK - len(idx)
+                ps = [self._view(params[i]) for i in idx] + [_scratch(p0, k, 0, flat) for k in range(pad)]
+                ss = [[self._view(states[i][n]) for i in idx] +
+                      [_scratch(self._view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
+                      for j, n in enumerate(present)]
+                us_pad = [_scratch(p0, k, 1, flat) for k in range(pad)]
+                self.chunks.append((fn, idx, ps, ss, us_pad))
+                self.devices.append(p0.device)
+
+    def _view(self, t: torch.Tensor) -> torch.Tensor:
+        # detached views: a chunk's tensors must agree on requires_grad with the padding, else Dynamo
+        # guards on it and recompiles whenever a chunk is padded differently
+        t = t.detach()
+        return t.view(-1) if self.flat and t.dim() else t
+
+    def fits(self, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
+             hp: Mapping[str, Any], flat: bool) -> bool:
+        """Whether the plan still describes these tensors (same objects, storage, state and flags)."""
+        return (flat == self.flat and len(params) == len(self.params)
+                and all(a is b for a, b in zip(params, self.params))
+                and all(p.data_ptr() == ptr for p, ptr in zip(params, self.ptrs))
+                and all(len(a) == len(b) and all(a[k] is v for k, v in b.items())
+                        for a, b in zip(states, self.states))
+                and split_hp(hp)[0] == self.static)
+
+    def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any]) -> None:
+        import torch.fx.experimental._config as shape_config
+
+        if self.eager:
+            run_eager(chain, [self.params[i] for i in self.eager], [grads[i] for i in self.eager],
+                      [self.states[i] for i in self.eager], hp)
+        _, _, values = split_hp(hp)
+        packed: dict[torch.device, torch.Tensor] = {}
+        with shape_config.patch(use_duck_shape=False, backed_size_oblivious=True):
+            for (fn, idx, ps, ss, us_pad), device in zip(self.chunks, self.devices):
+                scalars = packed.get(device)
+                if scalars is None:
+                    scalars = packed[device] = torch.tensor(
+                        values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+                us = [grads[i].detach().reshape(-1) if self.flat else grads[i].detach() for i in idx]
+                fn(ps, us + us_pad if us_pad else us, ss, scalars)
+
+
 def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
-              states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any], *, flat: bool = True) -> None:
-    """Compiled execution; tensors that cannot be viewed flat (non-contiguous) run eager."""
-    import torch.fx.experimental._config as shape_config
-
-    names = chain.state_names
-    static, layout, values = split_hp(hp)
-    keep = [i for i, p in enumerate(params) if p.numel() > 0]
-    if flat:
-        odd = [i for i in keep if not _flattenable(params[i], grads[i], states[i])]
-        if odd:
-            run_eager(chain, [params[i] for i in odd], [grads[i] for i in odd], [states[i] for i in odd], hp)
-            keep = [i for i in keep if i not in set(odd)]
-    sub_p = [params[i] for i in keep]
-    sub_s = [states[i] for i in keep]
-    for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
-        first = keep[bucket[0]]
-        present = tuple(n for n in names if n in states[first])
-        fn = _compiled(chain, static, layout, present, flat)
-        p0 = params[first]
-        packed = torch.tensor(values, dtype=torch.float64 if p0.device.type == "cpu" else torch.float32,
-                              device=p0.device)
-        for start in range(0, len(bucket), CHUNK):
-            idx = [keep[j] for j in bucket[start:start + CHUNK]]
-            pad = CHUNK - len(idx)
-            # detached views: a chunk's tensors must agree on requires_grad with the padding, else
-            # Dynamo guards on it and recompiles whenever a chunk is padded differently
-            view = (lambda t: t.detach().view(-1) if t.dim() else t.detach()) if flat else (lambda t: t.detach())
-            ps = [view(params[i]) for i in idx] + [_scratch(view(p0), k, 0, flat) for k in range(pad)]
-            us = [view(grads[i]) for i in idx] + [_scratch(view(p0), k, 1, flat) for k in range(pad)]
-            ss = [[view(states[i][n]) for i in idx] +
-                  [_scratch(view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
-                  for j, n in enumerate(present)]
-            with shape_config.patch(use_duck_shape=False, backed_size_oblivious=True):
-                fn(ps, us, ss, packed)
+              states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any], *, flat: bool = True,
+              plan: FusedPlan | None = None) -> FusedPlan:
+    """Compiled execution (tensors that cannot be viewed flat run eager); returns the plan for reuse."""
+    if plan is None or not plan.fits(params, states, hp, flat):
+        plan = FusedPlan(chain, params, states, hp, flat)
+    plan.run(chain, grads, hp)
+    return plan
 
 
-def _flattenable(p: torch.Tensor, g: torch.Tensor, st: Mapping[str, torch.Tensor]) -> bool:
-    tensors = [p, g, *(v for v in st.values() if isinstance(v, torch.Tensor) and v.dim() > 0)]
-    return all(t.is_contiguous() and t.shape == p.shape for t in tensors) and not g.is_sparse
+def _flattenable(p: torch.Tensor, st: Mapping[str, torch.Tensor]) -> bool:
+    """Whether the parameter and its full-size state can be viewed flat (a gradient that cannot is
+    made contiguous when the step runs)."""
+    tensors = [p, *(v for v in st.values() if isinstance(v, torch.Tensor) and v.dim() > 0)]
+    return all(t.is_contiguous() and t.shape == p.shape for t in tensors)
 
 
-def execute(mode: str, chain: Chain, params, grads, states, hp) -> None:
-    """Run `chain` over one group's tensors in `mode` ("eager", "foreach" or "fused")."""
+def execute(mode: str, chain: Chain, params, grads, states, hp, plan: FusedPlan | None = None) -> FusedPlan | None:
+    """Run `chain` over one group's tensors in `mode` ("eager", "foreach" or "fused"); under fused,
+    returns the plan to hand back next step."""
     if not params:
-        return
+        return plan
     if mode == "fused":
-        run_fused(chain, params, grads, states, hp, flat=not chain.needs_shape(hp))
+        return run_fused(chain, params, grads, states, hp, flat=not chain.needs_shape(hp), plan=plan)
     elif mode == "foreach":
         run_foreach(chain, params, grads, states, hp)
     else:

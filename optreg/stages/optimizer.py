@@ -76,7 +76,8 @@ class ChainOptimizer(Optimizer):
             with torch.enable_grad():
                 loss = closure()
         self.global_step += 1
-        for group in self.param_groups:
+        plans = self.__dict__.setdefault("_fused_plans", {})
+        for index, group in enumerate(self.param_groups):
             self._group_lr(group)
             params, grads, states = [], [], []
             for p in group["params"]:
@@ -98,5 +99,5 @@ class ChainOptimizer(Optimizer):
                     dense.append(i)
             if len(dense) < len(params):
                 params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
-            execute(self.execution(group), self.chain, params, grads, states, hp)
+            plans[index] = execute(self.execution(group), self.chain, params, grads, states, hp, plans.get(index))
         return loss
