@@ -182,6 +182,9 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
                         if peer:
                             ref_rows[peer].times.append(_timed(refs[peer].step))
             rows += own.values()
+            print(f"{name} ({count} tensors): " + ", ".join(
+                f"{ex} {r.ms:.1f} ms" for ex, r in own.items()) + f", compile {own['fused'].first:.1f} s",
+                file=sys.stderr, flush=True)
             del opts
         for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
             ref_rows[k].times += [_timed(refs[k].step) for _ in range(rounds)]

@@ -63,6 +63,12 @@ def build(config: Any, model_or_named_params: Any) -> Built:
     """Validate `config` against the model's parameters, then build the optimizer and scheduler."""
     experiment = to_experiment(config)
     opt_plan, sched_plan = plans(experiment, model_or_named_params)
-    optimizer = opt_plan.build()
-    scheduler = sched_plan.build(optimizer) if sched_plan is not None else None
+    try:
+        optimizer = opt_plan.build()
+    except ConfigError as exc:  # a constraint only the implementation knows: still at the section's path
+        raise experiment.locate(exc.prefixed("optimizer")) from None
+    try:
+        scheduler = sched_plan.build(optimizer) if sched_plan is not None else None
+    except ConfigError as exc:
+        raise experiment.locate(exc.prefixed("scheduler")) from None
     return Built(optimizer, scheduler, opt_plan.groups, experiment)

@@ -43,7 +43,7 @@ def _load(config: str | None, overrides: Sequence[str]):
 
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
-    data, source = read_yaml(config) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
     if overrides or (isinstance(data, dict) and "defaults" in data):
         return load_with_overrides(data, source, overrides, Path(config) if config else None)
     try:
@@ -115,7 +115,7 @@ def yaml_snippet(description) -> str:
     if description.dialect != "torch":
         body["dialect"] = description.dialect
     for p in description.params:
-        value = "???" if p.required else p.default
+        value = p.example if p.example is not None else "???" if p.required else p.default
         body[p.name] = list(value) if isinstance(value, tuple) else value
     return yaml.safe_dump({description.kind: body}, sort_keys=False, default_flow_style=None)
 
@@ -132,6 +132,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(d.doc)
     if d.source:
         console.print(f"reproduces: {d.source}")
+    if d.chain:
+        console.print(f"chain: {d.chain}", markup=False)
     table = Table()
     for column in ("parameter", "type", "default", "constraint", "doc"):
         table.add_column(column, overflow="fold")
@@ -147,13 +149,19 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Every file is read and reported, whatever an earlier one did; errors carry the file's name."""
     status = 0
     for path in args.files:
         try:
             _load(path, [])
             print(f"{path}: ok")
         except ConfigError as exc:
-            print(str(exc), file=sys.stderr)
+            lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]
+            print("\n".join(lines), file=sys.stderr)
+            status = 1
+        except Exception as exc:  # a bug must not hide the files after this one
+            print(f"{path}: internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it",
+                  file=sys.stderr)
             status = 1
     return status
 

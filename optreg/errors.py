@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
+
+MAX_DEPTH = 32            # containers nested in one config (a `sequential` level is two: the mapping and its list)
+MAX_INT_BITS = 1023       # integers below 2**1023 convert to float; larger ones are typos that float() overflows on
+SHOW_LIMIT = 60           # characters of a user value quoted in a message
 
 
 @dataclass(frozen=True)
 class Location:
-    """A position in a YAML source (1-based line and column)."""
+    """A position in a YAML source (1-based line and column; 0 when the problem is the whole file)."""
 
     file: str
-    line: int
-    column: int
+    line: int = 0
+    column: int = 0
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class ErrorItem:
     def __str__(self) -> str:
         text = f"{self.path}: {self.message}" if self.path else self.message
         if self.suggestion and "did you mean" not in self.message:
-            text += f" (did you mean {self.suggestion!r}?)"
+            text += f" (did you mean {show(self.suggestion)}?)"
         return f"{self.location}: {text}" if self.location else text
 
     # Tuple-like access: (path, message, location, suggestion).
@@ -74,8 +78,11 @@ def join_path(prefix: str, key: str | int) -> str:
 
 def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The candidate closest to `word` (difflib), compared case-insensitively, or None."""
+    word = key_text(word)
+    if len(word) > 4 * SHOW_LIMIT:  # nothing registered is that long; difflib would only spend time
+        return None
     pool = {c.lower(): c for c in candidates}
-    hits = difflib.get_close_matches(str(word).lower(), list(pool), n=1, cutoff=cutoff)
+    hits = difflib.get_close_matches(word.lower(), list(pool), n=1, cutoff=cutoff)
     return pool[hits[0]] if hits else None
 
 
@@ -98,3 +105,116 @@ class Collector:
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+# ---------------------------------------------------------------------------------------------------
+# bounded formatting of user values and one bounded walk over user input
+# ---------------------------------------------------------------------------------------------------
+def _show(value: Any, depth: int, budget: int) -> str:
+    """repr() of `value`, at most `depth` containers deep and about `budget` characters long."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        bits = value.bit_length()
+        if bits > 13_000:  # never build (or fail to build: 4300 digits) a huge decimal string
+            return f"{'-' if value < 0 else ''}<integer of about {int(bits * 0.30103) + 1} digits>"
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value[:budget + 1])
+    if isinstance(value, (bytes, bytearray)):
+        return repr(bytes(value[:budget + 1]))
+    if isinstance(value, Mapping) or isinstance(value, (list, tuple)):
+        is_map = isinstance(value, Mapping)
+        open_, close = ("{", "}") if is_map else ("[", "]") if isinstance(value, list) else ("(", ")")
+        if depth <= 0:
+            return f"{open_}…{close}" if len(value) else f"{open_}{close}"
+        parts: list[str] = []
+        used = 0
+        items = value.items() if is_map else value
+        for i, item in enumerate(items):
+            if used > budget or i >= 8:
+                parts.append("…")
+                break
+            text = (f"{_show(item[0], depth - 1, budget // 2)}: {_show(item[1], depth - 1, budget // 2)}" if is_map
+                    else _show(item, depth - 1, budget // 2))
+            used += len(text) + 2
+            parts.append(text)
+        return open_ + ", ".join(parts) + close
+    try:
+        text = repr(value)
+    except Exception:  # a user object whose repr fails must not hide the real error
+        text = f"<{type(value).__name__}>"
+    return text[:budget + 1]
+
+
+def show(value: Any, limit: int = SHOW_LIMIT) -> str:
+    """A user value as a message quotes it: repr-like, never longer than about `limit` characters, never
+    deeper than 3 levels, never raising (huge integers, deep nesting, broken __repr__). Every message that
+    quotes a user value goes through here."""
+    try:
+        text = _show(value, 3, limit)
+    except Exception:  # pragma: no cover - _show is written not to raise; this is the last guard
+        text = f"<{type(value).__name__}>"
+    if len(text) > limit:
+        if isinstance(value, (str, bytes)):
+            tail = f"…({len(value)} chars)"
+        elif isinstance(value, (list, tuple, dict)):
+            tail = f"…({len(value)} items)"
+        elif isinstance(value, int):
+            tail = f"…({len(text)} chars)"
+        else:
+            tail = "…"
+        text = text[:max(limit - len(tail), 8)] + tail
+    return text
+
+
+def key_text(key: Any) -> str:
+    """A mapping key as a path part: str() for names and small numbers, bounded for anything else."""
+    if isinstance(key, str):
+        return key if len(key) <= 4 * SHOW_LIMIT else show(key)
+    if isinstance(key, (bool, float, type(None))) or isinstance(key, int) and key.bit_length() <= 64:
+        return str(key)
+    return show(key)
+
+
+def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *, skip: Sequence[str] = ()) -> None:
+    """One bounded, iterative walk over raw user input before anything recurses over it or formats it:
+    containers at most MAX_DEPTH deep, integers within float range, mapping keys that are names or
+    small numbers. Problems go to `errors` (or raise ConfigError), each at its path. Keys in `skip` (e.g.
+    `params`, which holds tensors) are not entered."""
+    local = errors if errors is not None else Collector()
+    stack: list[tuple[Any, str, int]] = [(data, path, 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            if value.bit_length() > MAX_INT_BITS:
+                local.add(where, f"must be <= 2**{MAX_INT_BITS} (beyond that no float holds it), got {show(value)}")
+            continue
+        if isinstance(value, Mapping):
+            children = list(value.items())
+        elif isinstance(value, (list, tuple)):
+            children = list(enumerate(value))
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            local.add(where, f"nested too deeply (more than {MAX_DEPTH} levels)")
+            continue
+        is_map = isinstance(value, Mapping)
+        for key, child in reversed(children):
+            if is_map:
+                if not isinstance(key, (str, int, float, bool, type(None))) or (
+                        isinstance(key, int) and not isinstance(key, bool) and key.bit_length() > 64):
+                    local.add(where, f"a key must be a name, got {type(key).__name__} {show(key)}")
+                    continue
+                if key in skip:
+                    continue
+                here = join_path(where, key_text(key))
+            else:
+                here = join_path(where, key)
+            stack.append((child, here, depth + 1))
+    if errors is None:
+        local.raise_if_any()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
+from optreg.schedules.engine import KEYS
 BARS = "▁▂▃▄▅▆▇█"
 STYLES = ("-", "--", ":", "-.")
 

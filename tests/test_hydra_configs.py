@@ -5,11 +5,14 @@ from __future__ import annotations
 import inspect
 
 import pytest
+import torch
 from omegaconf import OmegaConf
 
+import optreg
 from optreg import ConfigError
 from optreg.cli import main
 from optreg.core import models
+from optreg.core.build import wraps_optimizer
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import validate_options
 from optreg.integrations.hydra import configs as hc
@@ -70,11 +73,17 @@ def test_file_holds_defaults_and_marks_required_options(entry):
     assert cfg._target_ == hc.BUILDERS[entry.kind] and cfg._recursive_ is False
     assert REGISTRY.lookup(entry.kind, cfg.name, cfg.dialect) is entry
     options = models.options(entry)
-    assert [k for k in cfg if not k.startswith("_") and k not in ("name", "dialect")] == [o.name for o in options]
+    # a wrapping optimizer (MindSpore LARS) carries its required nested `optimizer:` as an example that builds
+    nested = ("optimizer",) if wraps_optimizer(entry) else ()
+    assert [k for k in cfg if not k.startswith("_") and k not in ("name", "dialect")] == \
+        [*nested, *(o.name for o in options)]
+    if nested:
+        assert isinstance(optreg.build({"optimizer": OmegaConf.to_container(cfg)}, torch.nn.Linear(2, 2)).optimizer,
+                          torch.optim.Optimizer)
     missing = set(OmegaConf.missing_keys(cfg))
     assert missing == {o.name for o in options if o.default is inspect.Parameter.empty}
     given = {k: v for k, v in OmegaConf.to_container(cfg).items()
-             if k not in missing and not k.startswith("_") and k not in ("name", "dialect")}
+             if k not in missing and not k.startswith("_") and k not in ("name", "dialect", *nested)}
     try:
         values = validate_options(entry, given, path=entry.kind)
     except ConfigError as exc:

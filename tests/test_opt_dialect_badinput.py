@@ -45,6 +45,8 @@ FAMILY_CASES = [
     ("cerebras.RMSprop", {"alpha": -0.5, "eps": -1.0, "momentum": -0.1}, ["alpha", "eps", "momentum"], ">= 0"),
     ("cerebras.RMSprop", {"maximize": True}, ["maximize"], "torch.RMSprop"),
     ("cerebras.Adagrad", {"lr_decay": -0.1, "eps": -1.0}, ["lr_decay", "eps"], "must be >= 0"),
+    # OneFlow does not check lr_decay, but a negative one divides by zero at step 1 + 1/|lr_decay| (issue 10)
+    ("oneflow.Adagrad", {"lr_decay": -0.01}, ["lr_decay"], "must be >= 0"),
     ("cerebras.Adagrad", {"initial_accumulator_value": -1}, ["initial_accumulator_value"], "must be >= 0"),
     ("cerebras.Adadelta", {"rho": 1.5}, ["rho"], "must be <= 1"),
     ("cerebras.Adadelta", {"eps": -1e-6, "lr": -1.0}, ["lr", "eps"], "must be >= 0"),
@@ -99,7 +101,6 @@ ACCEPTED = [
     ("mindspore.Momentum", {"learning_rate": [0.1, 0.05], "momentum": 0.9}),
     ("mindspore.RMSProp", {"decay": 1.5}),  # no upper bound in MindSpore
     ("oneflow.RMSprop", {"momentum": 0.0}),
-    ("oneflow.Adagrad", {"lr_decay": -0.01}),  # OneFlow does not check lr_decay
     ("oneflow.SGD", {"nesterov": True}),  # nor nesterov against momentum
     ("cerebras.SGD", {"lr": "1e-3", "dampening": -0.5}),
 ]

@@ -8,7 +8,8 @@ import torch
 
 import optreg
 from optreg.dialects.mindspore import adam as ms
-from optreg.core.optimizer import centralize, lr_at, lr_table
+from optreg.core.optimizer import lr_at, lr_table
+from optreg.stages.gradient import centralize
 
 
 class Net(torch.nn.Module):

@@ -220,3 +220,28 @@ def test_fused_without_a_compiler_is_a_config_error_not_a_fallback(monkeypatch):
     with pytest.raises(optreg.ConfigError) as info:
         _build(case, _model(case), fused=True)
     assert "no C++ compiler found" in str(info.value) and info.value.errors[0].path == "fused"
+
+
+@pytest.mark.parametrize("entry", FIRST_PARTY, ids=[e.qualname for e in FIRST_PARTY])
+def test_describe_shows_the_chain(entry):
+    impl = entry.resolve()
+    if not (isinstance(impl, type) and issubclass(impl, ChainOptimizer)):
+        pytest.skip(f"{entry.qualname} wraps another optimizer")
+    text = str(optreg.describe(entry.qualname))
+    chain = [line for line in text.splitlines() if line.strip().startswith("chain: ")]
+    assert chain and chain[0].strip() == f"chain: {impl.chain.describe()}"
+    assert [type(s).__name__ for s in impl.chain] == [part.split("(")[0] for part in impl.chain.describe().split(" → ")]
+
+
+SPARSE_REFUSED = [e for e in FIRST_PARTY if isinstance(e.resolve(), type) and issubclass(e.resolve(), ChainOptimizer)
+                  and not e.resolve().supports_sparse]
+
+
+@pytest.mark.parametrize("entry", SPARSE_REFUSED, ids=[e.qualname for e in SPARSE_REFUSED])
+def test_a_sparse_gradient_is_refused_by_name_where_it_is_not_supported(entry):
+    case = next(c for c in CASES if c.name == entry.qualname)
+    model = make_model(EmbeddingNet)
+    opt = _build(Case(case.name, case.options), model)
+    _loss(model, 0).backward()
+    with pytest.raises(RuntimeError, match=f"{type(opt).__name__} does not support sparse gradients"):
+        opt.step()

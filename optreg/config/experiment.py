@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from optreg.errors import Collector, ConfigError, closest, join_path
-from optreg.core.build import (Context, OptimizerPlan, cerebras_form, group_options, plan_optimizer,
+from optreg.errors import Collector, ConfigError, check_input, closest, join_path, key_text, show
+from optreg.core.build import (Context, OptimizerPlan, cerebras_form, check_schedule, group_options, plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.core import models
@@ -55,7 +55,7 @@ class Experiment:
 
 def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
     if not isinstance(raw, Mapping):
-        errors.add(path, f"expected a mapping, got {type(raw).__name__} {raw!r}")
+        errors.add(path, f"expected a mapping, got {type(raw).__name__} {show(raw)}")
         return None
     out = dict(raw)
     given = [k for k in NAME_KEYS if k in out]
@@ -93,12 +93,12 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
         errors.extend(exc)
         return
     if "param_groups" in section and not isinstance(section["param_groups"], list):
-        errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {section['param_groups']!r}")
+        errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {show(section['param_groups'])}")
         return
     for i, rule in enumerate(rules if not wraps_optimizer(entry) else []):  # rule options, before any model
         here = join_path(join_path(path, "param_groups"), i)
         if not isinstance(rule, Mapping):
-            errors.add(here, f"expected a mapping with params: <glob> and options, got {rule!r}")
+            errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             continue
         group_options(entry, Group([], [], {k: v for k, v in rule.items() if k != "params"}, rule=here), values,
                       errors, here)
@@ -114,10 +114,18 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     """A raw mapping (from YAML, Hydra or Python) -> Experiment; ConfigError lists every problem."""
     errors = Collector()
     if not isinstance(data, Mapping):
-        raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
-    for key in data:
-        if key not in TOP_KEYS:
-            errors.add(str(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}", closest(str(key), TOP_KEYS))
+        error = ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
+        raise error.located(source) if source else error
+    try:
+        check_input(data)
+    except ConfigError as exc:
+        raise exc.located(source) if source else exc from None
+    from optreg.core.validate import MAX_HINTS
+
+    unknown = [key for key in data if key not in TOP_KEYS]
+    for i, key in enumerate(unknown):  # a did-you-mean for the first MAX_HINTS (bounded time for thousands)
+        errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}",
+                   closest(key, TOP_KEYS) if i < MAX_HINTS else None)
     dialect = data.get("dialect")
     if "optimizer" not in data:
         errors.add("optimizer", "required: the optimizer section (name: and its options)")
@@ -174,11 +182,24 @@ def plans(experiment: Experiment, params: Any):
     except ConfigError as exc:
         errors.extend(exc)
     if opt_plan is not None and experiment.scheduler is not None:
-        context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect)
+        context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect,
+                          unschedulable=opt_plan.unschedulable())
         try:
             sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
+        if sched_plan is not None:
+            # what the schedule checks against the groups' values when it is bound (NeMo's min_lr below every
+            # lr, ...) and the values it gives them in the first steps, checked now: a refused config builds
+            # nothing, not even the optimizer
+            key = sched_plan.key if sched_plan.schedule is not None else "lr"
+            default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
+            bases, problem = opt_plan.base_values(key)
+            if problem:
+                errors.add("scheduler.key", problem)
+            else:
+                errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
+                                             not isinstance(default, bool) else None, "scheduler"))
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return opt_plan, sched_plan

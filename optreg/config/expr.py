@@ -11,7 +11,7 @@ import math
 import operator
 from typing import Callable
 
-from optreg.errors import ConfigError
+from optreg.errors import ConfigError, show
 
 _BINARY = {
     ast.Add: operator.add,
@@ -30,7 +30,12 @@ _CALLS: dict[str, Callable[..., float]] = {
 }
 _NAMES = {"step": None, "pi": math.pi, "e": math.e}
 _MAX_LENGTH = 500
-_MAX_POWER = 1e6
+_MAX_POWER = float(1 << 53)   # exponents beyond any step count (float pow is O(1); this only bounds typos)
+MAX_VALUE = 1e9         # |f(step)|: a factor (or value) a float32 optimizer step can still use (types.MAX_FLOAT)
+# Steps an expression is checked at when it is read: the first 17 exhaustively, then powers of two to ~10^6.
+# Where it cannot be computed (overflow, division by zero, domain error, not finite, beyond MAX_VALUE) it is
+# refused; at any other step it is evaluated under the same guard (a ConfigError naming the step).
+CHECK_STEPS = (*range(17), *(1 << k for k in range(5, 21)))
 
 # Named step functions (`lr_lambda: warmup_linear_100`-style names are registered here by users).
 STEP_FUNCTIONS: dict[str, Callable[[int], float]] = {}
@@ -111,6 +116,19 @@ def _evaluate(node: ast.AST, step: float) -> float:
 _TREES: dict[str, ast.Expression] = {}   # parsed, checked expressions by source text
 
 
+def _value(tree: ast.Expression, step: int | float) -> float:
+    """f(step) as a float; ValueError saying why when it cannot be used as a schedule value."""
+    try:
+        value = float(_evaluate(tree, step))
+    except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"{str(exc)[:80] or type(exc).__name__} at step {step}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"not finite at step {step} ({value})")
+    if abs(value) > MAX_VALUE:
+        raise ValueError(f"{value:g} at step {step} is beyond ±{MAX_VALUE:g}")
+    return value
+
+
 def _parse(source: str) -> ast.Expression:
     """The checked tree of `source` (cached); ConfigError when it is not a finite whitelisted expression."""
     tree = _TREES.get(source)
@@ -120,11 +138,10 @@ def _parse(source: str) -> ast.Expression:
         try:
             tree = ast.parse(source, mode="eval")
             _check(tree)
-            value = float(_evaluate(tree, 0))
-        except (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError) as exc:
-            raise ConfigError(f"invalid step expression {source!r}: {exc}") from None
-        if not math.isfinite(value):
-            raise ConfigError(f"invalid step expression {source!r}: not finite at step 0 ({value})")
+            for step in CHECK_STEPS:
+                _value(tree, step)
+        except (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
+            raise ConfigError(f"invalid step expression {show(source)}: {str(exc)[:120]}") from None
         _TREES[source] = tree
     return tree
 
@@ -137,7 +154,8 @@ class StepFunction:
 
     def __init__(self, source: str):
         if not isinstance(source, str):
-            raise ConfigError(f"expected a function name or an expression in 'step', got {type(source).__name__}")
+            raise ConfigError(f"expected a function name or an expression in 'step', got {type(source).__name__} "
+                              f"{show(source)}")
         self.source = source.strip()
         if self.source not in STEP_FUNCTIONS:
             _parse(self.source)
@@ -145,7 +163,10 @@ class StepFunction:
     def __call__(self, step: int | float) -> float:
         if self.source in STEP_FUNCTIONS:
             return float(STEP_FUNCTIONS[self.source](step))
-        return float(_evaluate(_parse(self.source), step))
+        try:
+            return _value(_parse(self.source), step)
+        except ValueError as exc:  # a step the read-time check did not sample: a clear error, not an OverflowError
+            raise ConfigError(f"step expression {show(self.source)} cannot be used: {exc}") from None
 
     def __repr__(self) -> str:
         return f"StepFunction({self.source!r})"

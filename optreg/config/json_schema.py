@@ -13,6 +13,7 @@ from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.registry import REGISTRY
 from optreg.integrations.hydra.support import BUILDERS
+from optreg.schedules.engine import KEYS
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
@@ -220,6 +221,15 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
                            **options},
             "required": ["params"]}
     schema["properties"]["param_groups"] = {"type": "array", "items": rule}
+    from optreg.core.build import wrapped_example, wraps_optimizer
+
+    if wraps_optimizer(entry):  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
+        example = wrapped_example(entry)
+        schema["properties"]["optimizer"] = {
+            "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+            "description": "the optimizer to wrap: a nested spec with name: and its options (its dialect defaults "
+                           "to this one's)", "examples": [example]}
+        schema["required"] = [*schema["required"], "optimizer"]
     return schema
 
 
@@ -228,7 +238,7 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     props = schema["properties"]
     if "schedulers" in props:
         props["schedulers"] = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
-    props["key"] = {"enum": ["lr", "momentum", "betas[0]", "betas[1]", "weight_decay"]}
+    props["key"] = {"enum": list(KEYS)}
     return schema
 
 
@@ -236,7 +246,7 @@ def _combinators() -> list[dict[str, Any]]:
     """optreg's own `sequential` and `chained` (not registry rows: they compose rows of any dialect)."""
     nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     restart = {"enum": ["local", "global"]}
-    common = {"schedulers": nested, "key": {"enum": ["lr", "momentum", "betas[0]", "betas[1]", "weight_decay"]},
+    common = {"schedulers": nested, "key": {"enum": list(KEYS)},
               "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER)}
     return [
         {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],

@@ -7,6 +7,7 @@ ConfigError before any optimizer or scheduler exists.
 from __future__ import annotations
 
 import importlib
+import math
 import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,12 +19,12 @@ from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import Group, from_dicts, from_rules, named_parameters
 from optreg.core.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
 from optreg.core.registry import REGISTRY
-from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path
+from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
+from optreg.schedules.engine import KEYS
 
-SCHEDULE_KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
 PER_GROUP = ("base_lr", "max_lr", "min_lr", "base_momentum", "max_momentum", "lr_lambda")
 
 
@@ -80,6 +81,12 @@ def wraps_optimizer(entry: Entry) -> bool:
     return entry.kind == OPTIMIZER and bool(params) and params[0] == "optimizer"
 
 
+def wrapped_example(entry: Entry) -> dict[str, Any]:
+    """The nested optimizer that `optreg show`, the JSON Schema and the Hydra group file carry for an optimizer
+    that wraps another (required, so not a default): the implementation's `example_optimizer`."""
+    return dict(getattr(entry.resolve(), "example_optimizer", None) or {"name": "SGD"})
+
+
 @dataclass
 class OptimizerPlan:
     """A validated optimizer: its entry, options and the group dicts it will be built with (or the plan
@@ -109,6 +116,44 @@ class OptimizerPlan:
     def defaults(self) -> dict[str, Any]:
         return self.inner.defaults if self.inner is not None else to_target_kwargs(self.entry, self.values)
 
+    def base_values(self, key: str) -> tuple[list[float] | None, str | None]:
+        """(values, problem) of group key `key` (lr, momentum, betas[i], weight_decay) in the groups the built
+        optimizer will have: the numbers when the plan knows them (else None), and why a schedule could not drive
+        the key at all (a group without it, or with None), as the adapter would find once the optimizer exists."""
+        if self.inner is not None:
+            return self.inner.base_values(key)
+        from optreg.schedules.adapter import read_key
+
+        defaults = self.defaults
+        out: list[float] | None = []
+        for i, d in enumerate(self.dicts):
+            merged = {**defaults, **d}
+            if key == "lr" and "lr" not in merged:  # MindSpore's learning_rate becomes the group's lr
+                merged["lr"] = merged.get("learning_rate")
+            try:
+                value = read_key(merged, key)
+            except (KeyError, IndexError, TypeError):
+                value = None
+            part = TUPLE_ALIASES["betas"][int(key[6])] if key.startswith("betas[") else None
+            given_none = key in defaults or key[:5] in defaults or key in d or (
+                part is not None and {**defaults, **d}.get(part, 0.0) is None)
+            if value is None and given_none:
+                return None, f"parameter group {i} has no {key!r} to schedule (it is None)"
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                out = None
+            elif out is not None:
+                out.append(float(value))
+        return out or None, None
+
+    def unschedulable(self) -> frozenset[str]:
+        """Group keys a schedule must not drive: a first-party optimizer built with momentum 0 has no
+        momentum buffer (its stages create one only for momentum > 0), so raising momentum later fails."""
+        if self.inner is not None:
+            return self.inner.unschedulable()
+        momenta = [g.options.get("momentum", self.values.get("momentum")) for g in self.groups] or \
+            [self.values.get("momentum")]
+        return _unschedulable(self.entry.resolve(), momenta)
+
     def group_keys(self) -> frozenset[str]:
         """The keys a scheduler can drive in the built optimizer's groups: the options under their
         canonical names (MindSpore's learning_rate -> lr, beta1/beta2 -> betas), from the alias table."""
@@ -117,7 +162,8 @@ class OptimizerPlan:
         keys = set()
         for name in self.defaults:
             keys.add(OPTION_ALIASES.get(name, name))
-            keys.update(t for t, parts in TUPLE_ALIASES.items() if name in parts)
+        # a tuple (betas) only from all of its parts: an optimizer with beta1 alone (Adafactor) keeps beta1
+        keys.update(t for t, parts in TUPLE_ALIASES.items() if all(p in self.defaults for p in parts))
         return frozenset(keys)
 
 
@@ -186,6 +232,10 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     except ConfigError as exc:
         errors.extend(exc)
         named, dicts = None, None
+    if dicts is not None:  # torch-style group dicts carry options too: the same bounded walk (tensors skipped)
+        check_input(dicts, join_path(path, "params"), errors, skip=("params", "param_names"))
+        if errors:
+            errors.raise_if_any()
     if param_groups is not None and not isinstance(param_groups, (list, tuple)):
         errors.add(join_path(path, "param_groups"), f"expected a list of rules ({{params: <glob>, ...}}), got "
                                                     f"{type(param_groups).__name__}")
@@ -203,6 +253,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     for group in groups:
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
     _check_params(entry, groups, errors, path)
+    _check_steppable(entry, values, groups, errors, path)
     errors.raise_if_any()
     plan = OptimizerPlan(entry, values, groups, grouped)
     plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path)
@@ -222,6 +273,34 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
                     errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}")
 
 
+CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True
+
+
+def _check_steppable(entry: Entry, values: Mapping[str, Any], groups: list[Group], errors: Collector,
+                     path: str) -> None:
+    """Flags torch's optimizers accept when built but refuse in the first step() with these parameters."""
+    if not getattr(entry.resolve(), "__module__", "").startswith("torch."):
+        return
+    checks = (
+        ("differentiable", lambda p: p.is_leaf and p.requires_grad,
+         "differentiable=True updates the parameters with autograd recording, which leaf tensors that require grad "
+         "refuse (torch's step() raises); pass non-leaf tensors or set differentiable: false"),
+        ("capturable", lambda p: p.device.type not in CAPTURABLE_DEVICES,
+         f"capturable=True needs parameters on {', '.join(CAPTURABLE_DEVICES)} (torch's step() asserts it); "
+         f"these are on another device"),
+    )
+    for option, bad, message in checks:
+        if option == "differentiable" and values.get("fused"):
+            continue  # torch refuses fused + differentiable when it is built (a "refused the configuration")
+        for group in groups:
+            on = group.options.get(option, values.get(option))
+            if on is True and any(bad(p) for p in group.params):
+                where = path if group.rule == "default" else group.rule
+                errors.add(join_path(where, option) if option in group.options else join_path(path, option),
+                           message)
+                break
+
+
 def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | None = None,
                         unknown_keys: UnknownKeys = "error", **kwargs: Any):
     """Build an optimizer by name: `configure_optimizer("adamw", model, lr=3e-4, param_groups=[...])`.
@@ -231,7 +310,8 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     with unknown_keys="warn" (Cerebras' lenient behaviour).
     """
     if unknown_keys not in ("error", "warn"):
-        raise ConfigError(f"must be 'error' or 'warn', got {unknown_keys!r}", "unknown_keys")
+        raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
+    check_input(kwargs)
     param_groups = kwargs.pop("param_groups", None)
     return plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
                           param_groups=param_groups, options=kwargs).build()
@@ -240,18 +320,27 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
 # ---------------------------------------------------------------------------------------------------
 # scheduler
 # ---------------------------------------------------------------------------------------------------
+def _unschedulable(implementation: Any, momenta: Sequence[Any]) -> frozenset[str]:
+    first_party = not getattr(implementation, "__module__", "").startswith("torch.")
+    zero = any(isinstance(m, (int, float)) and not isinstance(m, bool) and m == 0 for m in momenta)
+    return frozenset({"momentum"}) if first_party and zero else frozenset()
+
+
 @dataclass
 class Context:
-    """What a scheduler plan may check against: the optimizer's group count and option names."""
+    """What a scheduler plan may check against: the optimizer's group count and option names, and the keys
+    it cannot have scheduled (see OptimizerPlan.unschedulable)."""
 
     n_groups: int
     option_names: frozenset[str]
     dialect: str | None = None
     known_groups: bool = True
     known_options: bool = True
+    unschedulable: frozenset[str] = frozenset()
 
 
 NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler specs
+TORCH_UNNESTABLE = ("ChainedScheduler", "SequentialLR")   # torch's SequentialLR cannot step these at a milestone
 COMBINATORS = ("sequential", "chained")    # optreg's own; `SequentialLR` etc. are the dialects' classes
 
 
@@ -293,7 +382,16 @@ class SchedulerPlan:
         if self.children:
             kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i))
                                     for i, c in enumerate(self.children)]
-        return form(**kwargs)
+        try:
+            return form(**kwargs)
+        except ConfigError:
+            raise
+        except TypeError as exc:  # an option the closed form does not model (cycle_momentum, ...)
+            raise ConfigError(f"{self.entry.qualname} has no closed form with these options ({str(exc)[:80]})",
+                              path) from None
+        except (ArithmeticError, ValueError) as exc:
+            raise ConfigError(f"{self.entry.qualname} cannot be computed with these values ({str(exc)[:80]})",
+                              path) from None
 
     def build(self, optimizer):
         if self.schedule is not None:
@@ -304,9 +402,9 @@ class SchedulerPlan:
         kwargs = to_target_kwargs(self.entry, self.values)
         if self.children:
             kwargs["schedulers"] = [child.build(optimizer) for child in self.children]
-            if _target_params(self.entry)[0] == "schedulers":  # ChainedScheduler(schedulers, optimizer=None)
-                return cls(optimizer=optimizer, **kwargs)
         try:
+            if self.children and _target_params(self.entry)[0] == "schedulers":  # ChainedScheduler(schedulers, ...)
+                return cls(optimizer=optimizer, **kwargs)
             return cls(optimizer, **kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:
             if isinstance(exc, ConfigError):
@@ -337,7 +435,18 @@ def cerebras_form(spec: Any) -> bool:
     return isinstance(spec, (list, tuple)) and bool(spec) and all(cerebras_form(s) for s in spec)
 
 
+def _stage_item(spec: Any) -> bool:
+    """A `{Name: {...}}` item (Cerebras' current form of one scheduler)."""
+    return isinstance(spec, Mapping) and len(spec) == 1 and "scheduler" not in spec and \
+        next(iter(spec)) not in NAME_KEYS and isinstance(next(iter(spec.values())), (Mapping, type(None)))
+
+
 def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | None:
+    # One rule for a list, from Python and YAML alike: a sequential schedule of its items, whatever their form
+    # ({name: ...} specs or {Name: {...}} items); only a list of legacy Cerebras items ({scheduler: ..., steps})
+    # is read as Cerebras reads it (milestones from the items' steps).
+    if isinstance(spec, (list, tuple)) and spec and all(_stage_item(s) for s in spec):
+        return {"name": "sequential", "schedulers": list(spec)}
     if cerebras_form(spec):
         from optreg.dialects.cerebras.forms import to_spec
 
@@ -351,7 +460,7 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     if isinstance(spec, (list, tuple)):
         return {"name": "sequential", "schedulers": list(spec)}
     if not isinstance(spec, Mapping):
-        errors.add(path, f"expected a scheduler spec (a mapping with name:), got {spec!r}")
+        errors.add(path, f"expected a scheduler spec (a mapping with name:), got {show(spec)}")
         return None
     spec = dict(spec)
     given = [k for k in NAME_KEYS if k in spec]
@@ -369,13 +478,13 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
 def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str) -> None:
     """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule."""
     plan.key = spec.pop("key", "lr")
-    if plan.key not in SCHEDULE_KEYS:
-        errors.add(join_path(path, "key"), f"must be one of {', '.join(SCHEDULE_KEYS)}, got {plan.key!r}")
+    if plan.key not in KEYS:
+        errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}")
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
             if isinstance(plan.last_epoch, bool) or not isinstance(plan.last_epoch, int) or plan.last_epoch < -1:
-                errors.add(join_path(path, alias), f"must be an integer >= -1, got {plan.last_epoch!r}")
+                errors.add(join_path(path, alias), f"must be an integer >= -1, got {show(plan.last_epoch)}")
 
 
 def _plan_children(spec: Mapping[str, Any], context: Context, path: str, dialect: str | None,
@@ -403,9 +512,10 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     kind = spec.pop("name").strip().lower()
     allowed = {"schedulers", "key", *synonyms("last_epoch")} | ({"milestones", "restart"} if kind == "sequential"
                                                                   else set())
-    for key in spec:
-        if key not in allowed:
-            errors.add(join_path(path, key), f"unknown option of {kind}", closest(key, sorted(allowed)))
+    unknown = [key for key in spec if key not in allowed]
+    for i, key in enumerate(unknown):
+        errors.add(join_path(path, key_text(key)), f"unknown option of {kind}",
+                   closest(key, sorted(allowed)) if i < 50 else None)
     plan = SchedulerPlan(None, {})
     _pop_adapter_options(spec, plan, errors, path)
     raw = spec.get("schedulers")
@@ -417,10 +527,10 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     milestones = spec.get("milestones")
     modes = ("local", "global")
     if not (restart in modes or isinstance(restart, list) and all(r in modes for r in restart)):
-        errors.add(join_path(path, "restart"), f"must be 'local', 'global' or a list of them, got {restart!r}")
+        errors.add(join_path(path, "restart"), f"must be 'local', 'global' or a list of them, got {show(restart)}")
     errors.raise_if_any()
     torch_only = all(c.entry is not None and c.schedule is None and c.entry.dialect == "torch"
-                     for c in plan.children)
+                     and c.entry.name not in TORCH_UNNESTABLE for c in plan.children)
     if torch_only and restart == "local" and plan.key == "lr" and plan.last_epoch == -1:
         entry = REGISTRY.lookup(SCHEDULER, "SequentialLR" if kind == "sequential" else "ChainedScheduler", "torch")
         raw_values = {"schedulers": raw, **({"milestones": milestones} if kind == "sequential" else {})}
@@ -439,6 +549,10 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
         plan.schedule = Sequential(stages, milestones, restart) if kind == "sequential" else Chained(stages)
     except ConfigError as exc:
         errors.extend(exc, prefix=path)
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        errors.add(path, f"{kind} cannot be computed with these values ({str(exc)[:80]})")
+    if not errors:
+        _check_context(plan, context, errors, path)
     errors.raise_if_any()
     return plan
 
@@ -476,14 +590,29 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
             plan.schedule = entry.resolve()(**kwargs)
         except ConfigError as exc:
             errors.extend(exc, prefix=path)
+        except (ArithmeticError, ValueError) as exc:  # the closed form cannot be computed with these values
+            errors.add(path, f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")
     if not errors:
         _check_context(plan, context, errors, path)
     errors.raise_if_any()
     return plan
 
 
+_INITIAL_KEYS = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
+                 "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
+
+
 def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, path: str) -> None:
     values = plan.values
+    # Resuming (last_epoch >= 0) reads the initial values a scheduler left in the groups; a fresh optimizer has
+    # none, and torch / the adapter would refuse only after the optimizer exists.
+    last_epoch = plan.last_epoch if plan.entry is None or plan.schedule is not None else values.get("last_epoch")
+    initial = _INITIAL_KEYS.get(plan.key if plan.schedule is not None else "lr", "initial_lr")
+    if isinstance(last_epoch, int) and last_epoch != -1 and context.known_options and \
+            initial not in context.option_names:
+        errors.add(join_path(path, "last_epoch"), f"resuming at last_epoch={last_epoch} needs {initial!r} in every "
+                                                  f"parameter group (what a scheduler leaves there); build with "
+                                                  f"last_epoch=-1 and load_state_dict() instead")
     for name in PER_GROUP:
         value = values.get(name)
         if isinstance(value, list) and context.known_groups and len(value) != context.n_groups:
@@ -497,10 +626,20 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
                                                       "set cycle_momentum: false")
     if context.known_options and plan.key != "lr" and plan.key.split("[")[0] not in context.option_names:
         errors.add(join_path(path, "key"), f"the optimizer has no {plan.key.split('[')[0]!r} to schedule")
+    drives_momentum = plan.key == "momentum" or (values.get("cycle_momentum") and "momentum" in context.option_names)
+    if drives_momentum and "momentum" in context.unschedulable:
+        errors.add(join_path(path, "key" if plan.key == "momentum" else "cycle_momentum"),
+                   "the optimizer was built with momentum 0, so it has no momentum buffer to schedule; build it "
+                   "with momentum > 0")
     for i, child in enumerate(plan.children):
         if child.entry is not None and "ReduceLROnPlateau" in child.entry.name:
             errors.add(join_path(join_path(path, "schedulers"), i), "ReduceLROnPlateau steps on a metric and "
                                                                   "cannot be nested")
+        elif plan.entry is not None and plan.entry.dialect == "torch" and plan.entry.name == "SequentialLR" and \
+                child.entry is not None and child.entry.dialect == "torch" and child.entry.name in TORCH_UNNESTABLE:
+            errors.add(join_path(join_path(path, "schedulers"), i),
+                       f"torch's SequentialLR cannot hold a {child.entry.name} (torch raises NotImplementedError "
+                       f"at the milestone); use optreg's `sequential`")
     if plan.schedule is None and plan.children and "milestones" in values:
         n = len(plan.children)
         if values["milestones"] is None:
@@ -523,9 +662,75 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
 
 
+MAX_SCHEDULED = 1e18   # |value| a schedule may give: MAX_FLOAT times a factor of MAX_FLOAT, still float32-safe in a step
+
+
+def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: float | None,
+                   path: str = "") -> list[ErrorItem]:
+    """Values a schedule gives the groups it will drive, at the steps a run starts with (0-16) and then at powers
+    of two up to ~10^6 (within its length): each must be computable (no overflow, no division by zero), finite,
+    within ±MAX_SCHEDULED, and a beta within [0, 1). Problems the steps would otherwise meet later, found before
+    anything is built. `bases`: the groups' values of the key (None when unknown: nothing to check)."""
+    from optreg.config.expr import CHECK_STEPS
+
+    schedule = plan.schedule
+    if schedule is None:
+        try:
+            schedule = plan.closed_form(path)
+        except ConfigError:   # a torch class without a closed form (ReduceLROnPlateau): torch's own numbers
+            return []
+    key = plan.key if plan.schedule is not None else "lr"
+    nominal = not bases
+    if bases:
+        try:
+            bound = schedule.bind(list(bases), default)
+        except ConfigError as exc:
+            return ConfigError(exc.errors).prefixed(path).errors
+        except (ArithmeticError, ValueError) as exc:
+            return [ErrorItem(path, f"{plan.name} gives no usable {key}: it cannot be bound to the groups' values "
+                                    f"({str(exc)[:80]})")]
+    else:  # the groups' values are not known here (a per-step list, a callable): the schedule's own arithmetic,
+        bases = [1.0]  # on a nominal base of 1
+        try:
+            bound = schedule.bind(bases, None)
+        except (ConfigError, ArithmeticError, ValueError):
+            bound = schedule
+    try:
+        length = schedule.length
+    except (ArithmeticError, ValueError) as exc:
+        return [ErrorItem(path, f"{plan.name} gives no usable {key}: its length cannot be computed ({str(exc)[:60]})")]
+    # products over steps (MultiplicativeLR) cost a step each: the samples stop at 4096; around the end of a
+    # schedule with a length too (a run goes on past it)
+    steps = [s for s in CHECK_STEPS if s <= 4096] + \
+        ([length - 1, length, length + 1] if length is not None and length <= 1 << 20 else [])
+    beta = key.startswith("betas")
+    for step in steps:
+        for base in bases:
+            try:
+                value = bound.apply(step, base)
+                bad = "" if math.isfinite(value) and abs(value) <= MAX_SCHEDULED else f"({value:g})"
+                if not bad and beta and not 0 <= value < 1:
+                    bad = f"({value:g}; a beta stays in [0, 1))"
+            except ConfigError as exc:
+                if nominal:   # a form that needs what only the built groups have (HF's lr_init)
+                    return []
+                return [ErrorItem(path, f"{plan.name} gives no usable {key} at step {step} "
+                                        f"({exc.errors[0].message[:80]})")]
+            except (ArithmeticError, ValueError) as exc:
+                if str(exc).startswith("Tried to step"):   # torch's OneCycleLR past total_steps: documented
+                    break
+                bad = f"({str(exc)[:60]})"
+            except (AttributeError, TypeError, KeyError):  # a form that needs what only the built groups have
+                return []
+            if bad:
+                return [ErrorItem(path, f"{plan.name} gives no usable {key} at step {step} {bad}")]
+    return []
+
+
 def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     keys = frozenset(optimizer.defaults).union(*(set(g) - {"params"} for g in optimizer.param_groups))
-    return Context(len(optimizer.param_groups), keys, dialect)
+    momenta = [g.get("momentum") for g in optimizer.param_groups]
+    return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
 def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
@@ -536,10 +741,20 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`);
     - a list of specs: a sequential schedule whose milestones come from the stages' lengths.
     """
+    errors = Collector()
+    # the paths the rest of validation uses: a spec's own keys, a list's stages, else the argument itself
+    check_input(learning_rate, "" if isinstance(learning_rate, Mapping) else "schedulers"
+                if isinstance(learning_rate, (list, tuple)) else "learning_rate", errors)
+    check_input(kwargs, "", errors)
+    errors.raise_if_any()
     if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
+        from optreg.core.types import MAX_FLOAT
+
+        if not learning_rate >= 0:
+            raise ConfigError(f"must be a finite number >= 0, got {show(learning_rate)}", "learning_rate")
+        if not learning_rate <= MAX_FLOAT:  # compared before float(): a huge int would overflow
+            raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(learning_rate)}", "learning_rate")
         lr = float(learning_rate)
-        if not lr >= 0 or lr == float("inf"):
-            raise ConfigError(f"must be a finite number >= 0, got {learning_rate}", "learning_rate")
         for group in optimizer.param_groups:
             group["lr"] = lr
         return None
@@ -547,12 +762,24 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
         spec: Any = {"name": learning_rate, **kwargs}
     elif isinstance(learning_rate, Mapping):
         spec = {**learning_rate, **kwargs}
-    elif isinstance(learning_rate, (list, tuple)):
-        spec = {"name": "sequential", "schedulers": list(learning_rate), **kwargs}
+    elif isinstance(learning_rate, (list, tuple)):  # read by the same rule as a list in YAML (_normal_spec)
+        spec = {"name": "sequential", "schedulers": list(learning_rate), **kwargs} if kwargs else list(learning_rate)
     else:
         raise ConfigError(f"expected a number, a scheduler name, a spec mapping or a list of specs, got "
                           f"{type(learning_rate).__name__}", "learning_rate")
-    return plan_scheduler(spec, context_of(optimizer, dialect)).build(optimizer)
+    plan = plan_scheduler(spec, context_of(optimizer, dialect))
+    key = plan.key if plan.schedule is not None else "lr"
+    bases = []
+    for group in optimizer.param_groups:
+        value = group.get(key[:5], None) if key.startswith("betas") else group.get(key)
+        value = value[int(key[6])] if key.startswith("betas") and isinstance(value, (list, tuple)) else value
+        bases.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+    default = optimizer.defaults.get(key) if not key.startswith("betas") else None
+    problems = check_schedule(plan, None if None in bases else bases,
+                              default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
+    if problems:
+        raise ConfigError(problems)
+    return plan.build(optimizer)
 
 
 __all__ = ["OptimizerPlan", "SchedulerPlan", "Context", "plan_optimizer", "plan_scheduler", "configure_optimizer",

@@ -22,6 +22,7 @@ class Param:
     default: Any
     constraint: str
     doc: str
+    example: Any = None     # a value to paste where the option is required and has no default (or None)
 
     @property
     def required(self) -> bool:
@@ -39,6 +40,7 @@ class Description:
     notes: tuple[str, ...]
     params: tuple[Param, ...]
     provider: str
+    chain: str = ""
 
     @property
     def qualname(self) -> str:
@@ -50,6 +52,8 @@ class Description:
             lines.append(f"  {self.doc}")
         if self.source:
             lines.append(f"  reproduces: {self.source}")
+        if self.chain:
+            lines.append(f"  chain: {self.chain}")
         for p in self.params:
             default = "required" if p.required else repr(p.default)
             lines.append(f"  {p.name:<24} {p.type:<22} {default:<18} {p.constraint}")
@@ -74,7 +78,10 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def _constraint_text(schema: dict[str, Any]) -> str:
-    parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if key in schema]
+    from optreg.core.types import MAX_FLOAT
+
+    # ±MAX_FLOAT bounds every number (the executable range, documented once), so it is not repeated here
+    parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if key in schema and abs(schema[key]) != MAX_FLOAT]
     for sub in schema.get("anyOf", []) + schema.get("prefixItems", []):
         text = _constraint_text(sub)
         if text and text not in parts:
@@ -94,6 +101,12 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
 
     docs = option_docs(entry)
     out = []
+    from optreg.core.build import wrapped_example, wraps_optimizer
+
+    if wraps_optimizer(entry):  # the wrapped optimizer: required, a nested spec (not a field of the model)
+        out.append(Param("optimizer", "optimizer spec", inspect.Parameter.empty,
+                         "a mapping with name: and the wrapped optimizer's options",
+                         "the optimizer to wrap (its dialect defaults to this one's)", wrapped_example(entry)))
     for opt in models.options(entry):
         prop = props.get(opt.name, {})
         if "$ref" in prop:
@@ -117,7 +130,14 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
-                       params_of(entry), entry.provider)
+                       params_of(entry), entry.provider, chain_of(entry))
+
+
+def chain_of(entry: Entry) -> str:
+    """The stages of a first-party optimizer, in order (`CoupledDecay → AdamMoments → ...`); "" otherwise."""
+    impl = entry.resolve() if entry.kind == OPTIMIZER else None
+    chain = getattr(impl, "chain", None) if isinstance(impl, type) else None
+    return chain.describe() if chain is not None and hasattr(chain, "describe") else ""
 
 
 def _listing(kind: str, pattern: str | None, dialect: str | None) -> list[str]:

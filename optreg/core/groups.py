@@ -6,7 +6,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, closest, join_path
+from optreg.errors import Collector, ConfigError, closest, join_path, show
 
 _GLOB = set("*?[")
 
@@ -63,7 +63,7 @@ def named_parameters(params: Any) -> tuple[list[tuple[str | None, Any]] | None, 
 def _patterns(value: Any, path: str, errors: Collector) -> list[str]:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) for v in values):
-        errors.add(path, f"expected a glob pattern or a list of them, got {value!r}")
+        errors.add(path, f"expected a glob pattern or a list of them, got {show(value)}")
         return []
     return list(values)
 
@@ -85,7 +85,7 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
     for i, rule in enumerate(rules):
         here = join_path(path, i)
         if not isinstance(rule, Mapping):
-            errors.add(here, f"expected a mapping with params: <glob> and options, got {rule!r}")
+            errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             groups.append(Group([], [], rule=here))
             continue
         if "params" not in rule and not (paramless_ok and rule):
@@ -94,14 +94,14 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         for pattern in patterns:
             if not (_GLOB & set(pattern)):
                 if pattern in claimed:
-                    errors.add(join_path(here, "params"), f"parameter {pattern!r} is claimed twice "
+                    errors.add(join_path(here, "params"), f"parameter {show(pattern)} is claimed twice "
                                                           f"(also by {path}[{claimed[pattern]}])")
                 claimed.setdefault(pattern, i)
         for pattern in patterns:
             hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
             if not hits:
                 hint = closest(pattern, names)
-                errors.add(join_path(here, "params"), f"pattern {pattern!r} matches no parameter", hint)
+                errors.add(join_path(here, "params"), f"pattern {show(pattern)} matches no parameter", hint)
             for n in hits:
                 owner.setdefault(n, i)
         options = {k: v for k, v in rule.items() if k != "params"}
@@ -143,7 +143,8 @@ def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
         else:
             errors.add(join_path(here, "params"), f"expected tensors, got {type(raw).__name__}")
             continue
-        pairs = [(t[0], t[1]) if isinstance(t, tuple) else ((names_of or {}).get(id(t)), t) for t in tensors]
+        pairs = [(t[0], t[1]) if isinstance(t, tuple) and len(t) == 2 else ((names_of or {}).get(id(t)), t)
+                 for t in tensors]
         for j, (_, t) in enumerate(pairs):
             if not _is_tensor(t):
                 errors.add(join_path(join_path(here, "params"), j), f"expected a tensor, got {type(t).__name__}")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from optreg.core.entry import Entry
 from optreg.core.options import PARAM_TYPES
 from optreg.core.types import Bool, Float, Int
-from optreg.errors import ErrorItem, join_path
+from optreg.errors import ErrorItem, join_path, show
 
 _FIRST = ("params", "optimizer", "self")
 
@@ -116,14 +116,10 @@ def model(entry: Entry) -> type[BaseModel]:
     )
 
 
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else f"{text[:limit - 12]}…({len(text)} chars)"
-
-
 def _fmt(value: Any) -> str:
     if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e16:
         return f"{value:.1f}"
-    return _short(repr(value) if isinstance(value, str) else str(value))
+    return show(value)
 
 
 def _message(err: Mapping[str, Any]) -> str:
@@ -140,13 +136,13 @@ def _message(err: Mapping[str, Any]) -> str:
         return f"must be a finite number, got {_fmt(value)}"
     if kind in ("float_parsing", "float_type", "int_parsing", "int_type"):
         what = "an integer" if kind.startswith("int") else "a number"
-        return f"expected {what}, got {type(value).__name__} {_short(repr(value))}"
+        return f"expected {what}, got {type(value).__name__} {show(value)}"
     if kind == "int_from_float":
         return f"must be an integer, got {_fmt(value)}"
     if kind in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {type(value).__name__} {value!r}"
+        return f"expected true or false, got {type(value).__name__} {show(value)}"
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}, got {value!r}"
+        return f"must be one of {ctx.get('expected')}, got {show(value)}"
     if kind in ("too_short", "too_long"):
         return f"expected {ctx.get('min_length', ctx.get('max_length'))} values, got {ctx.get('actual_length')}"
     if kind == "value_error":
@@ -154,9 +150,9 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind == "missing":
         return "required option is missing"
     if kind in ("tuple_type", "list_type"):
-        return f"expected a list, got {type(value).__name__} {value!r}"
+        return f"expected a list, got {type(value).__name__} {show(value)}"
     if kind == "string_type":
-        return f"expected a string, got {type(value).__name__} {value!r}"
+        return f"expected a string, got {type(value).__name__} {show(value)}"
     return err["msg"][0].lower() + err["msg"][1:] if err.get("msg") else kind
 
 

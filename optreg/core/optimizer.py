@@ -1,27 +1,19 @@
-"""The first-party optimizer base: the loop around a per-tensor update rule, and the dialect features.
+"""The first-party optimizer base: torch's Optimizer with the dialect features every entry may use.
 
-A subclass defines two hooks:
-
-    init_state(p, group) -> dict          every state tensor of `p` (zeros, ones, ...)
-    update(p, grad, state, group, info)   one in-place update of `p` (a per-tensor rule)
-
-and the loop here does the rest the same way for every algorithm: the closure, params without a
-gradient, `maximize`, and the dialect features below. Every feature is off by default; a dialect
-row turns it on through the implementation's keyword arguments (the row's `fixed`).
+The update itself is a chain of stages (`optreg.stages.optimizer.ChainOptimizer` runs it); this class
+holds what the frameworks add around it. Every feature is off by default; a dialect's class turns it
+on through the keyword arguments it passes here.
 
 MindSpore (nn.Optimizer, 1.6 - 2.x)
     * `lr` given as a number, a per-step list / 1-D tensor (step k uses entry k; past the end
       `step()` raises IndexError, as MindSpore's Gather does), or a schedule (any callable
       `step -> lr`, e.g. an absolute-valued `Schedule`, called with the 0-based step).
-    * `loss_scale` (> 0): gradients are multiplied by `1 / loss_scale` before the rule.
-    * coupled weight decay in the gradient pipeline (`coupled_decay=True`): MindSpore adds
-      `weight_decay * loss_scale * w` to the still-scaled gradient, then centralises, then unscales.
-    * per-group `grad_centralization`, reproduced from MindSpore's code: see `centralize`.
+    * `loss_scale` (> 0), validated here; the gradient stages unscale.
     * an optimizer-wide step counter (`global_step`) that advances once per `step()`.
 OneFlow (oneflow.optim.Optimizer)
     * the same optimizer-wide step counter (it advances for params that got no gradient too);
     * per-group `clip_grad_max_norm` / `clip_grad_norm_type` and `clip_grad()`;
-    * `zero_grad(set_to_none=False)` by default (`set_to_none=False` knob).
+    * `zero_grad(set_to_none=False)` by default (`set_to_none=False`).
 Cerebras (cerebras.pytorch.optim.Optimizer)
     * `preinit=True`: `preinitialize()` allocates every state tensor in the constructor, so the
       state dict is complete before the first step and `step()` creates no new state;
@@ -33,7 +25,6 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence, Union
 
 import torch
@@ -42,18 +33,6 @@ from optreg.errors import ConfigError
 
 LearningRate = Union[float, Sequence[float], torch.Tensor, Callable[[int], float]]
 
-
-
-@dataclass(frozen=True)
-class StepInfo:
-    """What the loop hands to the per-tensor rule for one step of one group.
-
-    step  the optimizer-wide step count, 1-based (the first `step()` sees 1)
-    lr    the group's learning rate for this step (a dynamic lr already resolved)
-    """
-
-    step: int
-    lr: float
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,63 +96,31 @@ def lr_at(table: float | list[float] | Callable[[int], float], index: int) -> fl
 
 
 # ---------------------------------------------------------------------------------------------
-# gradient pipeline pieces
-# ---------------------------------------------------------------------------------------------
-
-
-def centralize(grad: torch.Tensor) -> torch.Tensor:
-    """MindSpore's gradient centralisation: `g - mean(g over dims 1..n-1)`, or `g` unchanged.
-
-    MindSpore's code centralises a gradient when it has at least 2 dims and `shape[1] % 16 == 0`
-    (the docs say "convolution layers"; the code checks only these two conditions).
-    """
-    if grad.dim() < 2 or grad.shape[1] % 16 != 0:
-        return grad
-    return grad - grad.mean(dim=tuple(range(1, grad.dim())), keepdim=True)
-
-
-def _map_values(grad: torch.Tensor, fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], p: torch.Tensor):
-    """Apply `fn(values, rows_of_p)` to a dense grad, or to the values of a sparse COO grad (per row slice)."""
-    if not grad.is_sparse:
-        return fn(grad, p)
-    idx = grad._indices()
-    values = fn(grad._values(), p[idx[0]])
-    return torch.sparse_coo_tensor(idx, values, grad.shape)
-
-
-# ---------------------------------------------------------------------------------------------
 # the base class
 # ---------------------------------------------------------------------------------------------
 
 
 class Optimizer(torch.optim.Optimizer):
-    """Loop + dialect features around a per-tensor rule (`init_state`, `update`)."""
+    """torch's Optimizer plus the dialect features; `init_state` gives a parameter's state."""
 
     #: state names with the parameter's shape (Cerebras `state_names_to_sparsify`)
     sparsify_states: tuple[str, ...] = ()
     #: whether the rule accepts sparse COO gradients (otherwise a sparse grad is an error)
     supports_sparse: bool = False
-    #: whether groups' `grad_centralization` is honoured (MindSpore AdamOffload and
-    #: AdamWeightDecay skip centralisation)
-    centralizes: bool = True
 
     def __init__(
         self,
         params: Iterable[Any],
         defaults: dict[str, Any],
         *,
-        maximize: bool = False,
         loss_scale: float = 1.0,
-        coupled_decay: bool = False,
         preinit: bool = False,
         enable_global_step: bool = False,
         set_to_none: bool = True,
     ) -> None:
         if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or not loss_scale > 0:
             raise ConfigError(f"must be a number > 0, got {loss_scale!r}", "loss_scale")
-        self.maximize = bool(maximize)
         self.loss_scale = float(loss_scale)
-        self.coupled_decay = bool(coupled_decay)
         self.preinit = bool(preinit)
         self.enable_global_step = bool(enable_global_step)
         self.set_to_none = bool(set_to_none)
@@ -247,60 +194,6 @@ class Optimizer(torch.optim.Optimizer):
         step = self.state[p]["step"]
         step.add_(1.0)
         return step
-
-    # -- gradient pipeline ----------------------------------------------------------------------
-
-    def prepare_grad(self, p: torch.Tensor, group: dict[str, Any]) -> torch.Tensor:
-        """The gradient the rule sees, built in MindSpore's order.
-
-        `g = -g` if maximize; `g += weight_decay * loss_scale * w` if `coupled_decay` (on the
-        still-scaled gradient, as MindSpore's `decay_weight`); centralised if the group asks for
-        `grad_centralization`; multiplied by `1 / loss_scale`.  Sparse COO gradients are handled
-        row-slice by row-slice on their (uncoalesced) values.
-        """
-        grad = p.grad
-        if grad.is_sparse and not self.supports_sparse:
-            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-        if self.maximize:
-            grad = -grad
-        wd = group.get("weight_decay", 0.0)
-        if self.coupled_decay and wd:
-            scaled_wd = wd * self.loss_scale
-            grad = _map_values(grad, lambda g, w: g.add(w, alpha=scaled_wd), p)
-        if self.centralizes and group.get("grad_centralization", False):
-            grad = _map_values(grad, lambda g, w: centralize(g), p)
-        if self.loss_scale != 1.0:
-            reciprocal = 1.0 / self.loss_scale
-            grad = _map_values(grad, lambda g, w: g * reciprocal, p)
-        return grad
-
-    # -- the loop -------------------------------------------------------------------------------
-
-    def update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, Any], group: dict[str, Any], info: StepInfo) -> None:
-        """One in-place update of `p` (the per-tensor rule); subclasses override."""
-        raise NotImplementedError
-
-    def begin_group(self, group: dict[str, Any], info: StepInfo) -> None:
-        """Hook before a group's tensors are updated (group-wide quantities); default: nothing."""
-
-    @torch.no_grad()
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One step over every group; the optimizer-wide counter advances even for params without grads."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        self.global_step += 1
-        for group in self.param_groups:
-            info = StepInfo(step=self.global_step, lr=self._group_lr(group))
-            self.begin_group(group, info)
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self._state_for(p, group)
-                grad = self.prepare_grad(p, group)
-                self.update(p, grad, state, group, info)
-        return loss
 
     # -- OneFlow features -----------------------------------------------------------------------
 

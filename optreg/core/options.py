@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BeforeValidator
 
 from optreg.core.types import (
+    integer,
     Beta,
     Betas,
     Bool,
@@ -57,14 +58,14 @@ PARAM_TYPES: dict[str, Any] = {
     "step_sizes": tuple[NonNegFloat, NonNegFloat],
     "beta2_decay": Float,
     "d": PosFloat,
-    "max_iter": PosInt,
+    "max_iter": integer(ge=1, le=10_000),   # LBFGS iterations per step(): beyond this a step() does not end
     "max_eval": Optional[PosInt],
     "tolerance_grad": NonNegFloat,
     "tolerance_change": NonNegFloat,
-    "history_size": PosInt,
+    "history_size": integer(ge=1, le=100_000),   # LBFGS allocates a list of this length
     "line_search_fn": Optional[Literal["strong_wolfe"]],
     "ns_coefficients": tuple[Float, Float, Float],
-    "ns_steps": PosInt,
+    "ns_steps": integer(ge=1, le=100),      # Newton-Schulz iterations per step() (torch's default 5)
     "adjust_lr_fn": Optional[Literal["original", "match_rms_adamw"]],
     "loss_scale": PosFloat,
     # schedulers
@@ -119,10 +120,15 @@ def _norm_type(value: Any) -> Any:
         raise ValueError(f"expected a number > 0 or 'inf', got boolean {str(value).lower()}")
     if isinstance(value, str) and value.strip().lower().lstrip("+.") in ("inf", "infinity"):
         return math.inf
+    from optreg.core.types import MAX_FLOAT
+    from optreg.errors import show
+
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a number > 0 or 'inf', got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"expected a number > 0 or 'inf', got {show(value)}") from None
+    if value != math.inf and value > MAX_FLOAT:
+        raise ValueError(f"must be at most {MAX_FLOAT:g} or 'inf', got {show(value)}")
     if math.isnan(value) or not value > 0:
         raise ValueError(f"must be a number > 0 or 'inf', got {value}")
     return value

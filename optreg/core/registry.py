@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
+import threading
 import warnings
 from typing import Any, Callable, Iterable
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import normalise, split_dialect
-from optreg.errors import ConfigError, closest
+from optreg.errors import ConfigError, closest, show
 
 DEFAULT_DIALECT = "torch"
 PLUGIN_GROUPS = {OPTIMIZER: "optreg.optimizers", SCHEDULER: "optreg.schedulers"}
@@ -21,8 +20,9 @@ _DIALECT_NAME = re.compile(r"[a-z][a-z0-9_]*")
 class Registry:
     """Entries by (kind, dialect, normalised name), and the known dialects in listing order.
 
-    Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), the legacy optimizer
-    tables, then entry-point plugins (dialect plugins first, then optimizer and scheduler plugins).
+    Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), then entry-point
+    plugins (dialect plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
+    thread that asks while another loads waits for the whole registry.
     """
 
     def __init__(self) -> None:
@@ -30,19 +30,23 @@ class Registry:
         self._dialects: list[str] = []
         self._loaded = False
         self._loading = False
+        self._lock = threading.RLock()
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self) -> None:
-        if self._loaded or self._loading:
+        if self._loaded:
             return
-        self._loading = True
-        try:
-            self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
-            self._load_builtin()
-            self._load_plugins()
-        finally:
-            self._loading = False
-        self._loaded = True
+        with self._lock:  # other threads wait here; the loading thread itself re-enters (plugins look up)
+            if self._loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
+                self._load_builtin()
+                self._load_plugins()
+            finally:
+                self._loading = False
+            self._loaded = True
 
     def _known(self) -> list[str]:
         if not self._dialects:
@@ -145,12 +149,12 @@ class Registry:
     def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name") -> Entry:
         """The entry for `name` (`Adam`, `mindspore.Adam`); ConfigError with close matches otherwise."""
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"{kind} name must be a non-empty string, got {name!r}", path)
+            raise ConfigError(f"{kind} name must be a non-empty string, got {show(name)}", path)
         known = self.dialects()
         if dialect is not None and dialect not in known:
             hint = closest(dialect, known)
             where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
-            raise ConfigError(f"unknown dialect {dialect!r}; dialects: {', '.join(known)}"
+            raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
                               + (f" (did you mean {hint!r}?)" if hint else ""), where)
         entry = self.find(kind, name, dialect)
         if entry is not None:
@@ -161,7 +165,7 @@ class Registry:
                      if e.dialect != where and normalise(bare, kind) in
                      {normalise(n, kind) for n in (e.name, *e.aliases)}]
         if elsewhere:
-            raise ConfigError(f"{bare!r} is not a {where} {kind}; {' and '.join(elsewhere)} "
+            raise ConfigError(f"{show(bare)} is not a {where} {kind}; {' and '.join(elsewhere)} "
                               f"{'has' if len(elsewhere) == 1 else 'have'} it (select the dialect "
                               f"with a prefix or a dialect: key)", path)
         names = {e.name: e for e in self.entries(kind, where)}
@@ -175,7 +179,7 @@ class Registry:
             qual = {e.qualname: e for e in self.entries(kind)}
             hint = closest(bare, [q.split(".", 1)[1] for q in qual])
             hint = next((q for q in qual if q.split(".", 1)[1] == hint), None) if hint else None
-        raise ConfigError(f"unknown {where} {kind} {bare!r}"
+        raise ConfigError(f"unknown {where} {kind} {show(bare)}"
                           + (f" (did you mean {hint!r}?)" if hint else
                              f"; `optreg list` shows the {len(names)} {where} {kind}s"), path)
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Optional, Sequence
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from optreg.errors import show
+
 
 def _no_bool(value: Any) -> Any:
     if isinstance(value, bool):
@@ -22,14 +24,15 @@ def _no_bool(value: Any) -> Any:
 def _no_int(value: Any) -> Any:
     """MindSpore raises TypeError for an int where it documents a float."""
     if isinstance(value, int) and not isinstance(value, bool):
-        raise PydanticCustomError("int_not_float", "must be a float, got int {value}", {"value": value})
+        raise PydanticCustomError("int_not_float", "must be a float, got int {value}", {"value": show(value)})
     return value
 
 
 def _increasing(values: Sequence[int]) -> Sequence[int]:
     for a, b in zip(values, values[1:]):
         if not b > a:
-            raise PydanticCustomError("not_increasing", "must be strictly increasing, got {values}", {"values": list(values)})
+            raise PydanticCustomError("not_increasing", "must be strictly increasing, got {values}",
+                                     {"values": show(list(values))})
     return values
 
 
@@ -37,13 +40,25 @@ NoBool = BeforeValidator(_no_bool)
 NoInt = BeforeValidator(_no_int)
 
 
-def number(**bounds: float) -> Any:
-    """A finite float with bounds (ge/gt/le/lt); booleans refused. Bounds sit inside the validators
-    so that they reach the JSON Schema as minimum/maximum."""
-    return Annotated[float, Field(allow_inf_nan=False, **bounds), NoBool]
-
-
+MAX_FLOAT = 1e9     # every number an option takes is within ±MAX_FLOAT unless its bounds say less: a product
+                    # of four such numbers (lr · a scheduled factor² · weight decay) still fits float32
+                    # (3.4e38), the narrowest dtype the steps run in
 MAX_INT = 1 << 53   # step counts and lengths above this are typos (and overflow float arithmetic)
+
+
+def _bounded(bounds: dict[str, float]) -> dict[str, float]:
+    """`bounds` with the executable range filled in: at most MAX_FLOAT in magnitude."""
+    if "le" not in bounds and "lt" not in bounds:
+        bounds["le"] = MAX_FLOAT
+    if "ge" not in bounds and "gt" not in bounds:
+        bounds["ge"] = -MAX_FLOAT
+    return bounds
+
+
+def number(**bounds: float) -> Any:
+    """A finite float with bounds (ge/gt/le/lt), within ±MAX_FLOAT unless the bounds say less; booleans
+    refused. Bounds sit inside the validators so that they reach the JSON Schema as minimum/maximum."""
+    return Annotated[float, Field(allow_inf_nan=False, **_bounded(bounds)), NoBool]
 
 
 def integer(**bounds: int) -> Any:
@@ -54,7 +69,7 @@ def integer(**bounds: int) -> Any:
 
 def strict_number(**bounds: float) -> Any:
     """MindSpore-style float: an int is a TypeError there."""
-    return Annotated[float, Field(allow_inf_nan=False, **bounds), NoInt, NoBool]
+    return Annotated[float, Field(allow_inf_nan=False, **_bounded(bounds)), NoInt, NoBool]
 
 
 Float = number()

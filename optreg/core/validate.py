@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from optreg.core import models
 from optreg.core.entry import Entry
 from optreg.core.names import LEGACY_KEYS, TUPLE_ALIASES, synonyms
-from optreg.errors import Collector, closest, join_path
+from optreg.errors import Collector, closest, join_path, key_text, show
 
 UnknownKeys = Literal["error", "warn"]
 
@@ -19,17 +19,28 @@ def option_names(entry: Entry) -> list[str]:
     return [o.name for o in models.options(entry)]
 
 
-def _unknown(entry: Entry, key: str, fields: list[str]) -> tuple[str, str | None]:
-    """Message and suggestion for a key the component does not have."""
+MAX_HINTS = 50   # unknown keys of one mapping that get a did-you-mean; the rest are listed without the search
+
+
+def _others(entry: Entry) -> list[tuple[str, frozenset[str]]]:
+    """(qualname, option names) of the same-named components of the other dialects."""
     from optreg.core.registry import REGISTRY
 
-    owners = []
+    out = []
     for other in REGISTRY.same_name(entry):
         try:
-            if key in option_names(other):
-                owners.append(other.qualname)
+            out.append((other.qualname, frozenset(option_names(other))))
         except Exception:  # an unimportable plugin must not hide the real error
             continue
+    return out
+
+
+def _unknown(entry: Entry, key: str, fields: list[str],
+             others: list[tuple[str, frozenset[str]]] | None = None) -> tuple[str, str | None]:
+    """Message and suggestion for a key the component does not have."""
+    if others is None:
+        others = _others(entry)
+    owners = [name for name, options in others if key in options]
     text = f"unknown option of {entry.qualname}"
     if owners:
         text = f"{key!r} is not an option of {entry.dialect} {entry.name}; {' and '.join(owners)} " \
@@ -55,8 +66,10 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         given_as[name] = key
 
     joins: dict[str, dict[int, Any]] = {}
+    others: list[tuple[str, frozenset[str]]] | None = None
+    n_unknown = 0
     for key, value in raw.items():
-        key = str(key)
+        key = key_text(key)
         if key in fields:
             put(key, value, key)
             continue
@@ -78,12 +91,18 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         if split_hit and all(p in fields for p in split_hit):
             if not isinstance(value, (list, tuple)) or len(value) != len(split_hit):
                 errors.add(join_path(path, key), f"expected {len(split_hit)} values for {', '.join(split_hit)}, "
-                                                 f"got {value!r}")
+                                                 f"got {show(value)}")
                 continue
             for part, v in zip(split_hit, value):
                 put(part, v, key)
             continue
-        text, hint = _unknown(entry, key, [*fields, *extra_keys])
+        n_unknown += 1
+        if n_unknown > MAX_HINTS:  # bounded time: no registry scan or difflib for thousands of keys
+            text, hint = f"unknown option of {entry.qualname}", None
+        else:
+            if others is None:
+                others = _others(entry)
+            text, hint = _unknown(entry, key, [*fields, *extra_keys], others)
         if unknown_keys == "warn":
             warnings.warn(f"{join_path(path, key)}: {text}; ignored", UserWarning, stacklevel=4)
         else:

@@ -8,6 +8,7 @@ a million steps do not drift. Factor schedules multiply the group's base value, 
 
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from functools import wraps
@@ -16,10 +17,10 @@ from typing import Any, Sequence
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
-from optreg.errors import ConfigError
-from optreg.schedules.engine import Schedule
+from optreg.errors import ConfigError, show
+from optreg.schedules.engine import KEYS, Schedule
 
-KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
+FLOAT32_MAX = 3.4028234663852886e38
 _INITIAL = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
             "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
 
@@ -82,7 +83,7 @@ class ScheduleLR(LRScheduler):
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if key not in KEYS:
-            raise ConfigError(f"must be one of {', '.join(KEYS)}, got {key!r}", "key")
+            raise ConfigError(f"must be one of {', '.join(KEYS)}, got {show(key)}", "key")
         groups = optimizer.param_groups
         schedules = list(schedule) if isinstance(schedule, (list, tuple)) else [schedule] * len(groups)
         if len(schedules) != len(groups):
@@ -128,8 +129,22 @@ class ScheduleLR(LRScheduler):
         self._bound = [s.bind(self.base_values, default) for s in self.schedules]
 
     def get_lr(self) -> list[float]:
-        """The values of `key` for every group at last_epoch (named get_lr as torch's API requires)."""
-        return [s.apply(self.last_epoch, base) for s, base in zip(self._bound, self.base_values)]
+        """The values of `key` for every group at last_epoch (named get_lr as torch's API requires).
+
+        A value that cannot be computed or used (an overflow, a division by zero, not finite, beyond float32)
+        is a ConfigError naming the schedule and the step, never an ArithmeticError from inside it."""
+        values = []
+        for schedule, base in zip(self._bound, self.base_values):
+            try:
+                value = schedule.apply(self.last_epoch, base)
+                bad = not math.isfinite(value) or abs(value) > FLOAT32_MAX
+            except ArithmeticError as exc:
+                value, bad = exc, True
+            if bad:
+                raise ConfigError(f"{type(schedule).__name__} gives no usable {self.key} at step {self.last_epoch} "
+                                  f"({str(value)[:60]})")
+            values.append(value)
+        return values
 
     def _get_closed_form_lr(self) -> list[float]:
         return self.get_lr()

@@ -17,7 +17,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping, Sequence, Union
 
-from optreg.errors import Collector, ConfigError, ErrorItem, join_path
+from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
+
+#: the param-group keys a schedule can drive
+KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
 
 FACTOR = "factor"
 ABSOLUTE = "absolute"
@@ -111,10 +114,10 @@ class Schedule:
 def require_schedules(stages: Any, path: str = "schedulers") -> tuple[Schedule, ...]:
     """The stages as a tuple; ConfigError unless it is a non-empty sequence of Schedules."""
     if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages:
-        raise ConfigError(f"expected a non-empty list of schedules, got {stages!r}", path)
+        raise ConfigError(f"expected a non-empty list of schedules, got {show(stages)}", path)
     errors = Collector()
     for i, stage in enumerate(stages):
-        check(errors, isinstance(stage, Schedule), join_path(path, i), f"expected a schedule, got {stage!r}")
+        check(errors, isinstance(stage, Schedule), join_path(path, i), f"expected a schedule, got {show(stage)}")
     errors.raise_if_any()
     return tuple(stages)
 
@@ -150,13 +153,15 @@ def check_milestones(milestones: Sequence[int], n_stages: int, path: str = "mile
     errors = Collector()
     if len(milestones) != n_stages - 1:
         errors.add(path, f"expected {n_stages - 1} milestones for {n_stages} schedules, got {len(milestones)}")
+    from optreg.core.types import MAX_INT
+
     for i, m in enumerate(milestones):
-        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-            errors.add(join_path(path, i), f"must be an integer >= 0, got {m!r}")
-    if all(isinstance(m, int) for m in milestones):
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= MAX_INT:
+            errors.add(join_path(path, i), f"must be an integer in [0, {MAX_INT}], got {show(m)}")
+    if all(isinstance(m, int) and not isinstance(m, bool) for m in milestones):
         for i in range(1, len(milestones)):
             if not milestones[i] > milestones[i - 1]:
-                errors.add(path, f"must be strictly increasing, got {list(milestones)}")
+                errors.add(path, f"must be strictly increasing, got {show(list(milestones))}")
                 break
     return errors.items
 
@@ -186,13 +191,16 @@ def _restarts(restart: Any, n: int, errors: Collector) -> tuple[str, ...]:
     """Per-boundary restart modes: one value for all boundaries, or a list of n - 1 values."""
     modes = ("local", "global")
     if isinstance(restart, str):
-        check(errors, restart in modes, "restart", f"must be 'local' or 'global', got {restart!r}")
+        check(errors, restart in modes, "restart", f"must be 'local' or 'global', got {show(restart)}")
         return (restart,) * max(n - 1, 0)
+    if not isinstance(restart, (list, tuple)):
+        errors.add("restart", f"must be 'local', 'global' or a list of them, got {show(restart)}")
+        return ("local",) * max(n - 1, 0)
     restart = tuple(restart)
     check(errors, len(restart) == n - 1, "restart", f"expected {n - 1} values (one per milestone), "
                                                     f"got {len(restart)}")
     for i, r in enumerate(restart):
-        check(errors, r in modes, join_path("restart", i), f"must be 'local' or 'global', got {r!r}")
+        check(errors, r in modes, join_path("restart", i), f"must be 'local' or 'global', got {show(r)}")
     return restart
 
 
@@ -218,9 +226,12 @@ class Sequential(Schedule):
         object.__setattr__(self, "stages", stages)
         if self.milestones is None:
             milestones = derive_milestones(stages)
-        else:
+        elif isinstance(self.milestones, (list, tuple)):
             milestones = list(self.milestones)
             errors.extend(check_milestones(milestones, len(stages)))
+        else:
+            raise ConfigError(f"expected a list of {len(stages) - 1} step counts, got {show(self.milestones)}",
+                              "milestones")
         modes = _restarts(self.restart, len(stages), errors)
         errors.raise_if_any()
         object.__setattr__(self, "milestones", tuple(milestones))
@@ -354,7 +365,7 @@ def resolve_steps(value: Steps | None, total: int | None, name: str, total_name:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ConfigError(f"expected a step count or a fraction, got {value!r}", name)
+        raise ConfigError(f"expected a step count or a fraction, got {show(value)}", name)
     if isinstance(value, int):
         if value < 0:
             raise ConfigError(f"must be >= 0, got {value}", name)
@@ -365,7 +376,7 @@ def resolve_steps(value: Steps | None, total: int | None, name: str, total_name:
         return math.ceil(round(value * total, 9))  # round first: 0.05·300 is 15.000000000000002
     if value >= 1 and float(value).is_integer():
         return int(value)
-    raise ConfigError(f"expected a step count (int) or a fraction in [0, 1), got {value!r}", name)
+    raise ConfigError(f"expected a step count (int) or a fraction in [0, 1), got {show(value)}", name)
 
 
 

@@ -60,9 +60,9 @@ class AdafactorClock(Stage):
         steps = ops.add_(b.state["step"], 1.0)
         dtype = torch.promote_types(b.params[0].dtype, torch.float32)
         t = [s.to(dtype) for s in steps]
-        b.slots["b2t"] = ops.smap(lambda s: 1.0 - s ** hp["neg_decay"], t)
-        b.slots["rho"] = ops.smap(lambda s: _relative_step(s, hp["warmup_on"]), t) if hp["relative_on"] \
-            else hp["lr"]
+        b.slots["b2t"] = ops.realize(ops.smap(lambda s: 1.0 - s ** hp["neg_decay"], t))
+        b.slots["rho"] = ops.realize(ops.smap(lambda s: _relative_step(s, hp["warmup_on"]), t)) \
+            if hp["relative_on"] else hp["lr"]
 
 
 def _pick(s: Any, i: int) -> Any:

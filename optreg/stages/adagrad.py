@@ -69,7 +69,7 @@ class LRDecay(Stage):
             return
         ops, hp = b.ops, b.hp
         steps = ops.host_scalars(ops.add_(b.state["step"], 1.0))
-        b.slots["neg_lr"] = [-(hp["lr"] / (1 + (t - 1) * hp["lr_decay"])) for t in steps]
+        b.slots["neg_lr"] = ops.realize([-(hp["lr"] / (1 + (t - 1) * hp["lr_decay"])) for t in steps])
 
 
 class AdagradStep(Stage):

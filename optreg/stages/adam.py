@@ -212,9 +212,11 @@ class NAdamDirection(Stage):
         mu_next = [beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1.0) * psi)) for t in ts]
         prods = ops.host_scalars(ops.mul_(b.state["mu_product"], mu))
         nexts = [p * m * n if self.extra_mu else p * n for p, m, n in zip(prods, mu, mu_next)]
-        denom = ops.add_(ops.sqrt_(ops.div(b.slots["den_sq"], [1.0 - beta2 ** t for t in ts])), hp["eps"])
-        u = ops.mul_(ops.div(b.u, denom), [(1.0 - m) / (1.0 - p) for m, p in zip(mu, prods)])
-        b.u = ops.addcdiv_(u, b.slots["num"], denom, value=[n / (1.0 - p) for n, p in zip(mu_next, nexts)])
+        denom = ops.add_(ops.sqrt_(ops.div(b.slots["den_sq"], ops.realize([1.0 - beta2 ** t for t in ts]))), hp["eps"])
+        grad_scale = ops.realize([(1.0 - m) / (1.0 - p) for m, p in zip(mu, prods)])
+        momentum_scale = ops.realize([n / (1.0 - p) for n, p in zip(mu_next, nexts)])
+        u = ops.mul_(ops.div(b.u, denom), grad_scale)
+        b.u = ops.addcdiv_(u, b.slots["num"], denom, value=momentum_scale)
 
 
 class RAdamDirection(Stage):
@@ -244,12 +246,13 @@ class RAdamDirection(Stage):
         ts = ops.host_scalars(ops.add_(b.state["step"], 1.0))
         bc1 = [1.0 - beta1 ** t for t in ts]
         bc2 = [1.0 - beta2 ** t for t in ts]
-        rho = [rho_inf - 2.0 * t * beta2 ** t / c for t, c in zip(ts, bc2)]
+        rho = ops.realize([rho_inf - 2.0 * t * beta2 ** t / c for t, c in zip(ts, bc2)])
+        bc1 = ops.realize(bc1)
         m, v = b.slots["num"], b.slots["den_sq"]
 
         def rectified(idx: list[int]) -> list[torch.Tensor]:
-            scale = [_sqrt((rho[i] - 4.0) * (rho[i] - 2.0) * rho_inf / (rho_k * rho[i])) * _sqrt(bc2[i]) / bc1[i]
-                     for i in idx]
+            scale = ops.realize([_sqrt((rho[i] - 4.0) * (rho[i] - 2.0) * rho_inf / (rho_k * rho[i])) *
+                                 _sqrt(bc2[i]) / bc1[i] for i in idx])
             denom = ops.add_(ops.sqrt([v[i] for i in idx]), hp["eps"])
             return ops.mul_(ops.div([m[i] for i in idx], denom), scale)
 

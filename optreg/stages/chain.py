@@ -76,7 +76,12 @@ class Stage:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        fields = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        """`Name(setting=value)` with the settings that differ from the constructor's defaults."""
+        import inspect
+
+        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
+        fields = {k: v for k, v in vars(self).items()
+                  if not k.startswith("_") and (k not in defaults or defaults[k] != v)}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
 
 
@@ -122,7 +127,8 @@ class Chain(tuple):
             stage.apply(b)
 
     def describe(self) -> str:
-        return " → ".join(type(s).__name__ for s in self)
+        """The stages in order, with their settings: `CoupledDecay → AdamMoments → AdamDirection(eps='hat')`."""
+        return " → ".join(repr(s).removesuffix("()") for s in self)
 
     def key(self) -> str:
         """A stable identity for compile caches: the stages and their settings."""

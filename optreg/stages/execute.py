@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
 import threading
@@ -24,7 +25,7 @@ from optreg.stages.ops import EAGER, FOREACH, TRACED
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 2 in a test suite)
-CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "32"))
+CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "16"))
 
 _LOCK = threading.Lock()
 _COMPILED: dict[Any, Any] = {}
@@ -161,9 +162,24 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
             # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
             # code object, which every chain's step_chunk would otherwise share
             step_chunk.__code__ = step_chunk.__code__.replace()
-            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True)
+            # dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor
+            # decides from the sizes of the first call and a bucket that starts small stays serial
+            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True, options={"cpp.dynamic_threads": True})
             _COMPILED[key] = fn
     return fn
+
+
+def flat_alias(t: torch.Tensor) -> torch.Tensor:
+    """A 1-D tensor on `t`'s memory that is not an autograd view (a 0-d tensor: `t.detach()`).
+
+    Every tensor of a compiled call must look alike to Dynamo's guards: views carry their base, whose
+    rank and requires_grad would differ between a matrix, a vector and the padding, and each
+    difference would recompile the chain.
+    """
+    if t.dim() == 0:
+        return t.detach()
+    out = torch.empty(0, dtype=t.dtype, device=t.device)
+    return out.set_(t.untyped_storage(), t.storage_offset(), (t.numel(),), (1,))
 
 
 def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool) -> torch.Tensor:
@@ -184,6 +200,7 @@ class FusedPlan:
     def __init__(self, chain: Chain, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
                  hp: Mapping[str, Any], flat: bool) -> None:
         self.flat = flat
+        self.warm = False
         self.params = list(params)
         self.states = [dict(st) for st in states]
         self.ptrs = [p.data_ptr() for p in params]
@@ -214,10 +231,7 @@ class FusedPlan:
                 self.devices.append(p0.device)
 
     def _view(self, t: torch.Tensor) -> torch.Tensor:
-        # detached views: a chunk's tensors must agree on requires_grad with the padding, else Dynamo
-        # guards on it and recompiles whenever a chunk is padded differently
-        t = t.detach()
-        return t.view(-1) if self.flat and t.dim() else t
+        return flat_alias(t) if self.flat else t.detach()
 
     def fits(self, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
              hp: Mapping[str, Any], flat: bool) -> bool:
@@ -237,14 +251,19 @@ class FusedPlan:
                       [self.states[i] for i in self.eager], hp)
         _, _, values = split_hp(hp)
         packed: dict[torch.device, torch.Tensor] = {}
-        with shape_config.patch(use_duck_shape=False, backed_size_oblivious=True):
+        # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
+        # config on every step would cost more than the step's own Python
+        settings = contextlib.nullcontext() if self.warm else \
+            shape_config.patch(use_duck_shape=False, backed_size_oblivious=True)
+        with settings:
             for (fn, idx, ps, ss, us_pad), device in zip(self.chunks, self.devices):
                 scalars = packed.get(device)
                 if scalars is None:
                     scalars = packed[device] = torch.tensor(
                         values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
-                us = [grads[i].detach().reshape(-1) if self.flat else grads[i].detach() for i in idx]
+                us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
                 fn(ps, us + us_pad if us_pad else us, ss, scalars)
+        self.warm = True
 
 
 def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],

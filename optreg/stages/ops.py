@@ -111,7 +111,12 @@ class Ops:
         return [x * _pick(s, i) for i, x in enumerate(xs)]
 
     def add(self, xs: Tensors, ys: Any, alpha: Any = 1.0) -> Tensors:
-        return self.add_(self.clone(xs), ys, alpha)
+        """x + alpha * y as new tensors (one pass: the same kernel as clone-then-add_)."""
+        out = []
+        for i, x in enumerate(xs):
+            y, a = _pick(ys, i), _pick(alpha, i)
+            out.append(torch.add(x, y, alpha=a) if _is_number(a) else x + y * a)
+        return out
 
     def sqrt(self, xs: Tensors) -> Tensors:
         return [x.sqrt() for x in xs]
@@ -133,15 +138,40 @@ class Ops:
         return [torch.where(c, _pick(xs, i), _pick(ys, i)) for i, c in enumerate(conds)]
 
     # -- scalars --------------------------------------------------------------------------------
+    def realize(self, values: list) -> list:
+        """Per-tensor scalars, as they are (the Traced execution makes them buffers)."""
+        return list(values)
+
     def scalar(self, value: Any) -> Any:
         """A host scalar as this execution passes it (a float here)."""
         return value
+
+
+@torch.library.custom_op("optreg::vector_norm", mutates_args=())
+def _vector_norm(x: torch.Tensor) -> torch.Tensor:
+    """ATen's 2-norm, opaque to Inductor: its own reduction kernel is several times faster on a CPU
+    than the loop Inductor generates for a dynamic-shape reduction."""
+    return torch.linalg.vector_norm(x)
+
+
+@_vector_norm.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(())
 
 
 class Traced(Ops):
     """The per-tensor loop as `torch.compile` traces it: host scalars arrive as 0-d tensors."""
 
     name = "fused"
+
+    def norm(self, xs):
+        return [torch.ops.optreg.vector_norm(x) for x in xs]
+
+    def realize(self, values):
+        """Per-tensor scalars computed once per call: a 0-d result goes through a reduction (the max of
+        16 copies of itself, exact), which Inductor keeps as a buffer instead of recomputing its
+        arithmetic for every element (reductions of 8 elements or fewer it would unroll and inline)."""
+        return [v.reshape(1).expand(16).amax() if isinstance(v, torch.Tensor) else v for v in values]
 
     def mul_(self, xs, s):
         """As eager: a host scalar times a 0-d state (Cerebras' beta powers) in the state's precision
@@ -232,7 +262,12 @@ class Foreach(Ops):
         return xs
 
     def clone(self, xs):
-        return [x.clone() for x in xs] if not xs else list(torch._foreach_mul(xs, 1.0))
+        return [x.clone() for x in xs]
+
+    def add(self, xs, ys, alpha=1.0):
+        if isinstance(ys, (list, tuple)) and _is_number(alpha):
+            return list(torch._foreach_add(xs, ys, alpha=alpha))
+        return self.add_(self.clone(xs), ys, alpha)
 
     def mul(self, xs, s):
         return list(torch._foreach_mul(xs, s))

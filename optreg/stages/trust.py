@@ -55,7 +55,7 @@ class TrustRatio(Stage):
             return
         ops = b.ops
         d_norm = b.slots["direction_norm"] if self.norm_of == "direction" else ops.norm(b.u)
-        b.u = ops.mul(b.u, ops.smap(self._ratio, ops.norm(b.params), d_norm))
+        b.u = ops.mul(b.u, ops.realize(ops.smap(self._ratio, ops.norm(b.params), d_norm)))
 
 
 class LarsScale(Stage):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, join_path
+from optreg.errors import Collector, ConfigError, join_path, key_text, show
 
 # Cerebras class names by their normalised form (lower case, no `lr` suffix).
 CLASSES = ("ConstantLR", "PolynomialLR", "LinearLR", "ExponentialLR", "InverseExponentialTimeDecayLR",
@@ -71,7 +71,7 @@ def class_name(name: Any, path: str) -> str:
     if hit is None:
         from optreg.errors import closest
 
-        raise ConfigError([_item(path, f"unknown Cerebras scheduler {name!r}", closest(str(name), CLASSES))])
+        raise ConfigError([_item(path, f"unknown Cerebras scheduler {show(name)}", closest(str(name), CLASSES))])
     return hit
 
 
@@ -87,7 +87,7 @@ def _number(value: Any, path: str) -> float:
             raise ValueError
         return float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"expected a number, got {value!r}", path) from None
+        raise ConfigError(f"expected a number, got {show(value)}", path) from None
 
 
 def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Collector,
@@ -105,7 +105,7 @@ def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Colle
         out[option] = value
 
     for key, value in params.items():
-        key = str(key)
+        key = key_text(key)
         if key in UNSUPPORTED:
             errors.add(join_path(path, key), UNSUPPORTED[key])
         elif key in fields:
@@ -143,7 +143,7 @@ def _steps(params: Mapping[str, Any], path: str, errors: Collector) -> int | Non
         return None
     value = params[given[0]]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        errors.add(join_path(path, given[0]), f"must be an integer >= 1, got {value!r}")
+        errors.add(join_path(path, given[0]), f"must be an integer >= 1, got {show(value)}")
         return None
     return value
 
@@ -172,7 +172,7 @@ def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disab
     for i, item in enumerate(items):
         where = join_path(path, i)
         if not isinstance(item, Mapping):
-            errors.add(where, f"expected a scheduler mapping, got {item!r}")
+            errors.add(where, f"expected a scheduler mapping, got {show(item)}")
             continue
         if "main_scheduler" in item:
             mains.add(str(item["main_scheduler"]).lower())
@@ -219,7 +219,7 @@ def _is_current(value: Any) -> bool:
 def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
     (name, params), = value.items()
     params = dict(params or {})
-    where = join_path(path, str(name))
+    where = join_path(path, key_text(name))
     key = _norm(name)
     if key in COMBINATORS:
         children = params.pop("schedulers", None)
@@ -254,7 +254,7 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict
 
 
 def _bad(value: Any, path: str, errors: Collector) -> None:
-    errors.add(path, f"expected a single-key mapping {{SchedulerName: {{...}}}}, got {value!r}")
+    errors.add(path, f"expected a single-key mapping {{SchedulerName: {{...}}}}, got {show(value)}")
     return None
 
 
@@ -281,7 +281,7 @@ def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps
         else:
             spec = _legacy_list(learning_rate, path, errors, disable_lr_steps_reset)
     else:
-        errors.add(path, f"expected a number, a scheduler mapping or a list of them, got {learning_rate!r}")
+        errors.add(path, f"expected a number, a scheduler mapping or a list of them, got {show(learning_rate)}")
     errors.raise_if_any()
     assert spec is not None
     return spec
@@ -292,7 +292,7 @@ def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dic
     errors = Collector()
     specs = []
     if not isinstance(schedulers, (list, tuple)):
-        raise ConfigError(f"expected a list of {{Name: {{...}}}} schedulers, got {schedulers!r}", path)
+        raise ConfigError(f"expected a list of {{Name: {{...}}}} schedulers, got {show(schedulers)}", path)
     for i, value in enumerate(schedulers):
         where = join_path(path, i)
         spec = _current_one(value, where, errors) if _is_current(value) else _bad(value, where, errors)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, UnitFloat
+from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, UnitFloat, number
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
@@ -12,6 +12,9 @@ from optreg.stages.misc import Adadelta as AdadeltaStage
 from optreg.stages.misc import AveragedSGD
 from optreg.stages.misc import Rprop as RpropStage
 from optreg.stages.optimizer import ChainOptimizer
+
+
+ASGDAlpha = number(ge=0, le=8)   # as torch's ASGD row: (1 + λ·lr·t)^α stays a finite float
 
 
 class ASGD(ChainOptimizer):
@@ -25,7 +28,7 @@ class ASGD(ChainOptimizer):
 
     chain = Chain(Maximize(), CoupledDecay(), AveragedSGD())
 
-    def __init__(self, params: Any, lr: NonNegFloat = 1e-2, lambd: NonNegFloat = 1e-4, alpha: NonNegFloat = 0.75,
+    def __init__(self, params: Any, lr: NonNegFloat = 1e-2, lambd: NonNegFloat = 1e-4, alpha: ASGDAlpha = 0.75,
                  t0: NonNegFloat = 1e6, weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,

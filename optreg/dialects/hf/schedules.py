@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Optional, Sequence
 
-from optreg.errors import Collector, ConfigError
+from optreg.errors import Collector, ConfigError, show
 from optreg.schedules.engine import Schedule, Steps, check, resolve_steps
 
 
@@ -247,7 +247,7 @@ class WarmupStableDecay(HFSchedule):
         for name in ("warmup_type", "decay_type"):
             value = getattr(self, name)
             check(errors, value in ("linear", "cosine", "1-sqrt"), name,
-                  f"must be 'linear', 'cosine' or '1-sqrt', got {value!r}")
+                  f"must be 'linear', 'cosine' or '1-sqrt', got {show(value)}")
 
     @property
     def stable(self) -> int:

@@ -17,13 +17,12 @@ Two pieces:
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, Iterable, Mapping
 
 import torch
 
-from optreg.errors import Collector, ConfigError
+from optreg.errors import Collector, ConfigError, show
 from optreg.core.optimizer import lr_table
 
 GROUP_KEYS = ("params", "lr", "weight_decay", "grad_centralization", "order_params")
@@ -79,10 +78,15 @@ def _split_named(items: list[Any], path: str) -> tuple[list[torch.Tensor], list[
 
 
 def _check_weight_decay(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-        raise ConfigError(f"must be an int or float, got {value!r}", path)
+    from optreg.core.types import MAX_FLOAT
+    from optreg.errors import show
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"must be an int or float, got {show(value)}", path)
+    if not -MAX_FLOAT <= value <= MAX_FLOAT:  # compared before float(): a huge int would overflow
+        raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(value)}", path)
     if value < 0:
-        raise ConfigError(f"must be >= 0, got {value}", path)
+        raise ConfigError(f"must be >= 0, got {show(value)}", path)
     return float(value)
 
 
@@ -201,7 +205,7 @@ def resolve_groups(
             errors.extend(exc)
         if "grad_centralization" in raw:
             if not isinstance(raw["grad_centralization"], bool):
-                errors.add(f"{gpath}.grad_centralization", f"must be a bool, got {raw['grad_centralization']!r}")
+                errors.add(f"{gpath}.grad_centralization", f"must be a bool, got {show(raw['grad_centralization'])}")
             else:
                 group["grad_centralization"] = raw["grad_centralization"]
         groups.append(group)
@@ -232,7 +236,7 @@ def _apply_order(groups: list[dict[str, Any]], order: list[Any], path: str) -> l
         elif isinstance(item, str) and item in by_name:
             key = by_name[item]
         else:
-            raise ConfigError(f"{item!r} is not a parameter of any group", f"{path}[{k}]")
+            raise ConfigError(f"{show(item)} is not a parameter of any group", f"{path}[{k}]")
         if key not in owner:
             raise ConfigError("is not a parameter of any group", f"{path}[{k}]")
         if key in resolved:

@@ -59,6 +59,10 @@ class LARS(torch.optim.Optimizer):
     (torch's named-parameter groups); a parameter without a name is matched as "".
     """
 
+    # the nested `optimizer:` that `optreg show`, the JSON Schema and the Hydra group file carry (it is required,
+    # so this is an example, not a default): MindSpore's docs example, LARS(nn.Momentum(params, 0.1, 0.9), ...)
+    example_optimizer = {"name": "Momentum", "learning_rate": 0.1, "momentum": 0.9}
+
     def __init__(
         self,
         optimizer: torch.optim.Optimizer,

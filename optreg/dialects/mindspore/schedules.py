@@ -8,8 +8,9 @@ not defined behaviour).
 
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 from optreg.errors import Collector
@@ -141,6 +142,48 @@ class WarmUpLR(MindSporeSchedule):
 # ---------------------------------------------------------------------------------------------------
 # nn.dynamic_lr: plain functions returning the per-step list (epoch-granular: e = ⌊i/step_per_epoch⌋)
 # ---------------------------------------------------------------------------------------------------
+def _epoch(i: int, step_per_epoch: int) -> int:
+    return math.floor(i / step_per_epoch)
+
+
+def _exponential(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair):
+    epoch = _epoch(i, step_per_epoch)
+    p = math.floor(epoch / decay_epoch) if is_stair else epoch / decay_epoch
+    return learning_rate * decay_rate ** p
+
+
+def _natural_exp(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair):
+    epoch = _epoch(i, step_per_epoch)
+    if is_stair:
+        epoch = math.floor(epoch / decay_epoch) * decay_epoch
+    return learning_rate * math.e ** (-decay_rate * epoch)
+
+
+def _inverse(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair):
+    epoch = _epoch(i, step_per_epoch)
+    if is_stair:
+        return learning_rate / (1 + decay_rate * math.floor(epoch / decay_epoch))
+    return learning_rate / (1 + decay_rate * epoch / decay_epoch)
+
+
+def _cosine(i, min_lr, max_lr, step_per_epoch, decay_epoch):
+    epoch = min(_epoch(i, step_per_epoch), decay_epoch)
+    return min_lr + 0.5 * (max_lr - min_lr) * (1 + math.cos(math.pi * epoch / decay_epoch))
+
+
+def _polynomial(i, learning_rate, end_learning_rate, step_per_epoch, decay_epoch, power, update_decay_epoch):
+    epoch = _epoch(i, step_per_epoch)
+    if update_decay_epoch:
+        decay = decay_epoch * max(math.ceil(epoch / decay_epoch), 1)
+    else:
+        decay, epoch = decay_epoch, min(epoch, decay_epoch)
+    return (learning_rate - end_learning_rate) * (1 - epoch / decay) ** power + end_learning_rate
+
+
+def _warmup(i, learning_rate, step_per_epoch, warmup_epoch):
+    return learning_rate * min(_epoch(i, step_per_epoch), warmup_epoch) / warmup_epoch
+
+
 def piecewise_constant_lr(milestone: Sequence[int], learning_rates: Sequence[float]) -> list[float]:
     """y[i] = learning_rates[k] for i in [milestone[k-1], milestone[k]); length milestone[-1]."""
     lr: list[float] = []
@@ -153,67 +196,37 @@ def piecewise_constant_lr(milestone: Sequence[int], learning_rates: Sequence[flo
 
 def exponential_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair=False):
     """lr·decay_rate^(e/decay_epoch) (⌊e/decay_epoch⌋ when is_stair)."""
-    out = []
-    for i in range(total_step):
-        epoch = math.floor(i / step_per_epoch)
-        p = math.floor(epoch / decay_epoch) if is_stair else epoch / decay_epoch
-        out.append(learning_rate * decay_rate ** p)
-    return out
+    return [_exponential(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair)
+            for i in range(total_step)]
 
 
 def natural_exp_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair=False):
     """lr·e^(-decay_rate·e); with is_stair e becomes ⌊e/decay_epoch⌋·decay_epoch."""
-    out = []
-    for i in range(total_step):
-        epoch = math.floor(i / step_per_epoch)
-        if is_stair:
-            epoch = math.floor(epoch / decay_epoch) * decay_epoch
-        out.append(learning_rate * math.e ** (-decay_rate * epoch))
-    return out
+    return [_natural_exp(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair)
+            for i in range(total_step)]
 
 
 def inverse_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair=False):
     """lr/(1 + decay_rate·e/decay_epoch) (the ratio floored when is_stair)."""
-    out = []
-    for i in range(total_step):
-        epoch = math.floor(i / step_per_epoch)
-        if is_stair:
-            out.append(learning_rate / (1 + decay_rate * math.floor(epoch / decay_epoch)))
-        else:
-            out.append(learning_rate / (1 + decay_rate * epoch / decay_epoch))
-    return out
+    return [_inverse(i, learning_rate, decay_rate, step_per_epoch, decay_epoch, is_stair) for i in range(total_step)]
 
 
 def cosine_decay_lr(min_lr, max_lr, total_step, step_per_epoch, decay_epoch):
     """min_lr + ½(max_lr - min_lr)(1 + cos(π·min(e, decay_epoch)/decay_epoch))."""
-    delta = 0.5 * (max_lr - min_lr)
-    out = []
-    for i in range(total_step):
-        epoch = min(math.floor(i / step_per_epoch), decay_epoch)
-        out.append(min_lr + delta * (1 + math.cos(math.pi * epoch / decay_epoch)))
-    return out
+    return [_cosine(i, min_lr, max_lr, step_per_epoch, decay_epoch) for i in range(total_step)]
 
 
 def polynomial_decay_lr(learning_rate, end_learning_rate, total_step, step_per_epoch, decay_epoch, power,
                         update_decay_epoch=False):
     """(lr - end)(1 - e'/D')^power + end; e' = min(e, D), or with update_decay_epoch e' = e and
     D' = D·max(⌈e/D⌉, 1)."""
-    delta = learning_rate - end_learning_rate
-    out = []
-    for i in range(total_step):
-        epoch = math.floor(i / step_per_epoch)
-        if update_decay_epoch:
-            decay = decay_epoch * max(math.ceil(epoch / decay_epoch), 1)
-        else:
-            decay, epoch = decay_epoch, min(epoch, decay_epoch)
-        out.append(delta * (1 - epoch / decay) ** power + end_learning_rate)
-    return out
+    return [_polynomial(i, learning_rate, end_learning_rate, step_per_epoch, decay_epoch, power, update_decay_epoch)
+            for i in range(total_step)]
 
 
 def warmup_lr(learning_rate, total_step, step_per_epoch, warmup_epoch):
     """lr·min(e, warmup_epoch)/warmup_epoch."""
-    return [learning_rate * min(math.floor(i / step_per_epoch), warmup_epoch) / warmup_epoch
-            for i in range(total_step)]
+    return [_warmup(i, learning_rate, step_per_epoch, warmup_epoch) for i in range(total_step)]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -221,35 +234,40 @@ def warmup_lr(learning_rate, total_step, step_per_epoch, warmup_epoch):
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DynamicList(MindSporeSchedule):
-    """value(step) = table[min(step, len(table) - 1)] over the list a dynamic-lr function returns."""
+    """value(step) = table[min(step, len(table) - 1)] over the list a dynamic-lr function returns.
 
-    _table: tuple = field(init=False, repr=False, compare=False, default=())
+    Entry i is computed when asked for (`entry(i)`, the same expression as the list's), so a total_step of
+    millions costs nothing to build; the entries a run starts and ends with are computed (and so checked) at
+    construction."""
 
     def table(self) -> list[float]:
+        return [self.entry(i) for i in range(self.length)]
+
+    def entry(self, i: int) -> float:
         raise NotImplementedError
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "_table", tuple(float(v) for v in self.table()))
-        if not self._table:
-            from optreg.errors import ConfigError
+        from optreg.core.types import MAX_FLOAT
+        from optreg.errors import ConfigError
 
-            raise ConfigError("the learning-rate list is empty")
+        if self.length < 1:
+            raise ConfigError("the learning-rate list is empty",
+                              "milestone" if hasattr(self, "milestone") else "total_step")
+        for i in sorted({0, 1, 2, self.length // 2, self.length - 1}):  # the formulas are monotone in i
+            if i < self.length:
+                value = float(self.entry(i))
+                if not abs(value) <= MAX_FLOAT:
+                    where = next(n for n in ("learning_rate", "max_lr", "learning_rates") if hasattr(self, n))
+                    raise ConfigError(f"entry {i} of the learning-rate list is {value:g}, beyond ±{MAX_FLOAT:g}",
+                                      where)
 
     def __call__(self, step: int) -> float:
-        return self._table[min(step, len(self._table) - 1)]
+        return float(self.entry(min(step, self.length - 1)))
 
     @property
     def length(self) -> int:
-        return len(self._table)
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_table"}
-
-    def __setstate__(self, state: dict) -> None:
-        for k, v in state.items():
-            object.__setattr__(self, k, v)
-        object.__setattr__(self, "_table", tuple(float(v) for v in self.table()))
+        return self.total_step
 
 
 def _epoch_problems(errors: Collector, total_step: int, step_per_epoch: int, epochs: int, name: str) -> None:
@@ -275,8 +293,13 @@ class DynamicPiecewiseConstantLR(DynamicList):
                 errors.add("milestone", f"must be increasing, got {list(self.milestone)}")
                 break
 
-    def table(self) -> list[float]:
-        return piecewise_constant_lr(self.milestone, self.learning_rates)
+    def entry(self, i: int) -> float:
+        k = bisect.bisect_right(list(self.milestone), i)
+        return float(self.learning_rates[min(k, len(self.learning_rates) - 1)])
+
+    @property
+    def length(self) -> int:
+        return self.milestone[-1] if self.milestone else 0
 
 
 @dataclass(frozen=True)
@@ -293,27 +316,27 @@ class DynamicExponentialDecayLR(DynamicList):
     def problems(self, errors: Collector) -> None:
         _epoch_problems(errors, self.total_step, self.step_per_epoch, self.decay_epoch, "decay_epoch")
 
-    def table(self) -> list[float]:
-        return exponential_decay_lr(self.learning_rate, self.decay_rate, self.total_step, self.step_per_epoch,
-                                    self.decay_epoch, self.is_stair)
+    def entry(self, i: int) -> float:
+        return _exponential(i, self.learning_rate, self.decay_rate, self.step_per_epoch, self.decay_epoch,
+                            self.is_stair)
 
 
 @dataclass(frozen=True)
 class DynamicNaturalExpDecayLR(DynamicExponentialDecayLR):
     """natural_exp_decay_lr(...) as a schedule."""
 
-    def table(self) -> list[float]:
-        return natural_exp_decay_lr(self.learning_rate, self.decay_rate, self.total_step, self.step_per_epoch,
-                                    self.decay_epoch, self.is_stair)
+    def entry(self, i: int) -> float:
+        return _natural_exp(i, self.learning_rate, self.decay_rate, self.step_per_epoch, self.decay_epoch,
+                            self.is_stair)
 
 
 @dataclass(frozen=True)
 class DynamicInverseDecayLR(DynamicExponentialDecayLR):
     """inverse_decay_lr(...) as a schedule."""
 
-    def table(self) -> list[float]:
-        return inverse_decay_lr(self.learning_rate, self.decay_rate, self.total_step, self.step_per_epoch,
-                                self.decay_epoch, self.is_stair)
+    def entry(self, i: int) -> float:
+        return _inverse(i, self.learning_rate, self.decay_rate, self.step_per_epoch, self.decay_epoch,
+                        self.is_stair)
 
 
 @dataclass(frozen=True)
@@ -330,8 +353,8 @@ class DynamicCosineDecayLR(DynamicList):
         _epoch_problems(errors, self.total_step, self.step_per_epoch, self.decay_epoch, "decay_epoch")
         check(errors, self.min_lr < self.max_lr, "max_lr", f"must be > min_lr ({self.min_lr}), got {self.max_lr}")
 
-    def table(self) -> list[float]:
-        return cosine_decay_lr(self.min_lr, self.max_lr, self.total_step, self.step_per_epoch, self.decay_epoch)
+    def entry(self, i: int) -> float:
+        return _cosine(i, self.min_lr, self.max_lr, self.step_per_epoch, self.decay_epoch)
 
 
 @dataclass(frozen=True)
@@ -349,9 +372,9 @@ class DynamicPolynomialDecayLR(DynamicList):
     def problems(self, errors: Collector) -> None:
         _epoch_problems(errors, self.total_step, self.step_per_epoch, self.decay_epoch, "decay_epoch")
 
-    def table(self) -> list[float]:
-        return polynomial_decay_lr(self.learning_rate, self.end_learning_rate, self.total_step, self.step_per_epoch,
-                                   self.decay_epoch, self.power, self.update_decay_epoch)
+    def entry(self, i: int) -> float:
+        return _polynomial(i, self.learning_rate, self.end_learning_rate, self.step_per_epoch, self.decay_epoch,
+                           self.power, self.update_decay_epoch)
 
 
 @dataclass(frozen=True)
@@ -366,8 +389,8 @@ class DynamicWarmupLR(DynamicList):
     def problems(self, errors: Collector) -> None:
         _epoch_problems(errors, self.total_step, self.step_per_epoch, self.warmup_epoch, "warmup_epoch")
 
-    def table(self) -> list[float]:
-        return warmup_lr(self.learning_rate, self.total_step, self.step_per_epoch, self.warmup_epoch)
+    def entry(self, i: int) -> float:
+        return _warmup(i, self.learning_rate, self.step_per_epoch, self.warmup_epoch)
 
 
 DYNAMIC_LR = {

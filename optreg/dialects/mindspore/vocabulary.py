@@ -33,35 +33,48 @@ LR_NOTE = (
 )
 
 
+def _lr_number(value: Any, what: str) -> float:
+    """One learning-rate number: finite, >= 0 and at most MAX_FLOAT (huge ints refused, not overflowed)."""
+    from optreg.core.types import MAX_FLOAT
+    from optreg.errors import show
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be a finite number, got {show(value)}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be a finite number, got {show(value)}")
+    if number < 0:
+        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be >= 0, got {show(value)}")
+    if number > MAX_FLOAT:
+        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be <= {MAX_FLOAT:g}, got {show(value)}")
+    return number
+
+
 def _ms_learning_rate(value: Any) -> Any:
     """MindSpore's learning_rate forms (TypeError/ValueError there, a ConfigError here)."""
+    from optreg.errors import show
+
     if isinstance(value, bool):
         raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got bool {value!r}")
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {value!r}") from None
+            raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {show(value)}") \
+                from None
     if hasattr(value, "dim") and hasattr(value, "tolist"):  # a tensor
         if value.dim() > 1:
             raise ValueError(f"a learning-rate tensor must be 0-d or 1-d, got {value.dim()}-d")
         value = value.tolist()
     if isinstance(value, numbers.Real):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"must be a finite number, got {value}")
-        if value < 0:
-            raise ValueError(f"must be >= 0, got {value}")
-        return value
+        return _lr_number(value, "it")
     if isinstance(value, (list, tuple)):
         if not value:
             raise ValueError("a per-step learning-rate list must not be empty")
-        out = []
-        for i, v in enumerate(value):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
-                raise ValueError(f"entry {i} must be a finite number, got {v!r}")
-            out.append(float(v))
-        return out
+        return [_lr_number(v, f"entry {i}") for i, v in enumerate(value)]
     if isinstance(value, Mapping):  # a schedule spec from YAML: {name: CosineDecayLR, ...}
         return _schedule(value)
     if callable(value):
@@ -80,7 +93,8 @@ def _schedule(spec: Mapping) -> Any:
         schedule = plan_scheduler(dict(spec), Context(1, frozenset(), "mindspore", known_groups=False,
                                                     known_options=False)).closed_form("")
     except ConfigError as exc:
-        raise ValueError("; ".join(str(e) for e in exc.errors)) from None
+        more = f"; and {len(exc.errors) - 5} more" if len(exc.errors) > 5 else ""
+        raise ValueError("; ".join(str(e) for e in exc.errors[:5]) + more) from None
     if schedule.values != "absolute":
         raise ValueError(f"{type(schedule).__name__} gives factors of a base lr; MindSpore's learning_rate "
                          f"needs an absolute schedule (e.g. mindspore.CosineDecayLR)")

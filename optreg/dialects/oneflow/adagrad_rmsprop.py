@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool
+from optreg.core.types import Bool, NonNegFloat, OptionalBool
 from optreg.errors import ConfigError
 from optreg.stages.adagrad import Accumulate, AdagradStep, LRDecay
 from optreg.stages.chain import Chain
@@ -24,7 +24,7 @@ class Adagrad(ChainOptimizer):
 
     chain = Chain(CoupledDecay(), Accumulate(), LRDecay("global"), AdagradStep("outside"))
 
-    def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: Float = 0.0, weight_decay: NonNegFloat = 0.0,
+    def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0,
                  initial_accumulator_value: NonNegFloat = 0.0, eps: NonNegFloat = 1e-10, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,

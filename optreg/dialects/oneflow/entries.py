@@ -64,7 +64,8 @@ ROWS = [
             "t in the lr decay is OneFlow's single optimizer-wide step (state['step'] + 1): it also counts "
             "steps in which a parameter had no gradient, where torch counts each parameter's own steps.",
             "eps is added after the square root, as OneFlow's kernel does; its docstring writes √(S + ε).",
-            "lr_decay is not range-checked, as in OneFlow. Per-group clip_grad_max_norm / clip_grad_norm_type "
+            "lr_decay must be >= 0: OneFlow does not check it, but a negative one makes lr_t grow, change sign "
+            "and divide by zero at step 1 + 1/|lr_decay|. Per-group clip_grad_max_norm / clip_grad_norm_type "
             "with optimizer.clip_grad(); zero_grad() defaults to set_to_none=False.",
         ),
     ),

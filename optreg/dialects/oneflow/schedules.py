@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
-from optreg.errors import Collector, ConfigError
+from optreg.errors import Collector, ConfigError, show
 from optreg.schedules.engine import (Delegate, Schedule, Sequential, anneal, check, half_cosine, require_schedules,
                                       sgdr_cycle)
 from optreg.dialects.torch.torch_forms import ConstantLR, LinearLR
@@ -128,12 +128,12 @@ class WarmupLR(Schedule):
 
     def problems(self, errors: Collector) -> None:
         check(errors, self.warmup_method in ("linear", "constant"), "warmup_method",
-              f"must be 'linear' or 'constant', got {self.warmup_method!r}")
+              f"must be 'linear' or 'constant', got {show(self.warmup_method)}")
         check(errors, self.scheduler is not None or self.warmup_iters > 0, "warmup_iters",
               "must be > 0 when there is no scheduler to warm up")
         check(errors, self.warmup_iters >= 0, "warmup_iters", f"must be >= 0, got {self.warmup_iters}")
         check(errors, self.scheduler is None or isinstance(self.scheduler, Schedule), "scheduler",
-              f"expected a schedule, got {self.scheduler!r}")
+              f"expected a schedule, got {show(self.scheduler)}")
 
     def _warmup(self, base: float) -> Schedule:
         if self.warmup_method == "constant":

@@ -40,10 +40,10 @@ ROWS = [
           length="t_initial", aliases=("TanhLRScheduler",), types={**TIMM_CYCLE, "lb": Float, "ub": Float},
           notes=("Without warmup_prefix the warmup ramps to the curve's value at warmup_t (timm's behaviour).",)),
     _timm("step", "TimmStep", "Warmup, then base·decay_rate^⌊t/decay_t⌋.", aliases=("StepLRScheduler",),
-          types={"decay_t": PosFloat, "decay_rate": PosFloat, "warmup_t": NonNegInt, "warmup_lr_init": NonNegFloat,
+          types={"decay_t": number(ge=1), "decay_rate": number(gt=0, le=1), "warmup_t": NonNegInt, "warmup_lr_init": NonNegFloat,
                  "warmup_prefix": Bool}),
     _timm("multistep", "TimmMultiStep", "Warmup, then base·decay_rate^(number of decay_t <= t).",
           aliases=("MultiStepLRScheduler",),
-          types={"decay_t": list[NonNegInt], "decay_rate": PosFloat, "warmup_t": NonNegInt,
+          types={"decay_t": list[NonNegInt], "decay_rate": number(gt=0, le=1), "warmup_t": NonNegInt,
                  "warmup_lr_init": NonNegFloat, "warmup_prefix": Bool}),
 ]

@@ -32,6 +32,9 @@ def _is_2d(tensor: Any) -> bool:
     return tensor.ndim == 2
 
 
+# torch computes (1 + λ·lr·t)^α in Python floats: with λ, lr <= 1e9 and t <= 2^53 it stays finite for α <= 8
+ASGD_ALPHA = number(ge=0, le=8)
+
 OPTIMIZERS = [
     _opt("Adadelta", "Adadelta: v = ρv + (1-ρ)g², Δ = √(u+ε)/√(v+ε)·g, u = ρu + (1-ρ)Δ², w -= lr·Δ."),
     _opt("Adafactor", "Adafactor (factored second moment, β2_t = 1 - t^beta2_decay, relative step size d).",
@@ -43,8 +46,11 @@ OPTIMIZERS = [
          rules=(NOT_FUSED_AND_FOREACH,)),
     _opt("AdamW", "AdamW: Adam with decoupled weight decay w -= lr·λ·w.", rules=(NOT_FUSED_AND_FOREACH,)),
     _opt("Adamax", "Adamax: u = max(β2·u, |g|+ε), w -= lr/(1-β1^t) · m/u."),
-    _opt("ASGD", "Averaged SGD: w -= η·g with η = lr/(1+λ·lr·t)^α and a running average of w."),
-    _opt("LBFGS", "L-BFGS quasi-Newton (needs a closure; one parameter group).", single_group=True),
+    _opt("ASGD", "Averaged SGD: w -= η·g with η = lr/(1+λ·lr·t)^α and a running average of w.",
+         types={"alpha": ASGD_ALPHA}),
+    _opt("LBFGS", "L-BFGS quasi-Newton (needs a closure; one parameter group).", single_group=True,
+         rules=(Rule("lr", ("lr", "line_search_fn"), lambda lr, search: lr > 0,
+                     "must be > 0 with line_search_fn='strong_wolfe' (its interpolation divides by the step)"),)),
     _opt("Muon", "Muon: momentum, then Newton-Schulz orthogonalisation of 2-D updates.",
          accepts=(_is_2d, "Muon updates only 2-D parameters")),
     _opt("NAdam", "NAdam: Adam with Nesterov momentum and the μ_t momentum-decay schedule."),

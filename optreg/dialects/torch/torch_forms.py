@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Sequence
 
-from optreg.errors import Collector
+from optreg.errors import Collector, show
 from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, anneal, check,
                                       half_cosine, sgdr_cycle)
 
@@ -223,7 +223,7 @@ class CyclicLR(Schedule):
 
     def problems(self, errors: Collector) -> None:
         check(errors, self.mode in ("triangular", "triangular2", "exp_range") or self.scale_fn is not None,
-              "mode", f"must be triangular, triangular2 or exp_range, got {self.mode!r}")
+              "mode", f"must be triangular, triangular2 or exp_range, got {show(self.mode)}")
         check(errors, self.step_size_up >= 1, "step_size_up", f"must be >= 1, got {self.step_size_up}")
         check(errors, self.step_size_down is None or self.step_size_down >= 1, "step_size_down",
               f"must be >= 1, got {self.step_size_down}")
@@ -279,7 +279,7 @@ class OneCycleLR(Schedule):
               "total_steps", "give total_steps, or epochs and steps_per_epoch")
         check(errors, 0 <= self.pct_start <= 1, "pct_start", f"must be in [0, 1], got {self.pct_start}")
         check(errors, self.anneal_strategy in ("cos", "linear"), "anneal_strategy",
-              f"must be 'cos' or 'linear', got {self.anneal_strategy!r}")
+              f"must be 'cos' or 'linear', got {show(self.anneal_strategy)}")
 
     @property
     def length(self) -> int:

@@ -59,12 +59,20 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"default {value!r} cannot be written to YAML")
 
 
+def _plain_mapping(value: Any) -> dict[str, Any]:
+    return {str(k): _plain(v) for k, v in dict(value).items()}
+
+
 def group_config(entry: Entry) -> dict[str, Any]:
     """The content of an entry's group file: builder, name, dialect, then every option with its default."""
     from optreg.core import models
 
     body: dict[str, Any] = {"_target_": BUILDERS[entry.kind], "_recursive_": False,
                             "name": entry.name, "dialect": entry.dialect}
+    from optreg.core.build import wrapped_example, wraps_optimizer
+
+    if wraps_optimizer(entry):  # the required nested optimizer, as its example (the file must build as it is)
+        body["optimizer"] = _plain_mapping(wrapped_example(entry))
     for opt in models.options(entry):
         try:
             body[opt.name] = MISSING if opt.required else _plain(opt.default)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, closest, join_path
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path, key_text, show
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
@@ -43,15 +43,16 @@ def _first_line(exc: Exception) -> str:
     return str(getattr(exc, "msg", None) or exc).strip().split("\n")[0]
 
 
-def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None) -> None:
-    """Every `???` and every interpolation that does not resolve, by dotted path."""
+def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0) -> None:
+    """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels."""
+    from optreg.errors import MAX_DEPTH
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     if keys is None:
         keys = list(cfg.keys()) if isinstance(cfg, DictConfig) else range(len(cfg))
     for key in keys:
-        where = join_path(path, key if isinstance(key, int) else str(key))
+        where = join_path(path, key if isinstance(key, int) else key_text(key))
         if OmegaConf.is_missing(cfg, key):
             errors.add(where, "missing value (???): set it in the config or with an override")
             continue
@@ -61,7 +62,10 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
             errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}")
             continue
         if isinstance(value, (DictConfig, ListConfig)) and not OmegaConf.is_interpolation(cfg, key):
-            _check_nodes(value, where, errors)
+            if depth + 1 >= MAX_DEPTH:
+                errors.add(where, f"nested too deeply (more than {MAX_DEPTH} levels)")
+                continue
+            _check_nodes(value, where, errors, depth=depth + 1)
 
 
 def container_from_omegaconf(cfg: Any, locate: Callable[[str], Location | None] | None = None,
@@ -137,11 +141,11 @@ def _clean(node: Any, kind: str | None, path: str, errors: Collector) -> Any:
     if isinstance(node, Mapping):
         out = {}
         for key, value in node.items():
-            where = join_path(path, str(key))
+            where = join_path(path, key_text(key))
             if key == "_target_":
                 allowed = BUILDERS.get(kind) if kind else None
                 if value != allowed:
-                    errors.add(where, f"_target_ {value!r} is refused (optreg builds components from their name); "
+                    errors.add(where, f"_target_ {show(value)} is refused (optreg builds components from their name); "
                                + (f"only {allowed!r} is accepted here" if allowed else
                                   "_target_ is accepted only in optimizer and scheduler sections"))
                 continue
@@ -164,10 +168,12 @@ def strip_builders(data: Any, kind: str | None = None, path: str = "") -> Any:
     """A copy of an experiment (or of one section of `kind`) without Hydra's instantiate keys; a `_target_` that
     is not optreg's builder for that section is a ConfigError."""
     errors = Collector()
+    check_input(data, path, errors)  # bounded depth before _clean recurses
+    errors.raise_if_any()
     if kind is not None:
         out = _clean(data, kind, path, errors)
     elif isinstance(data, Mapping):
-        out = {k: _clean(v, k if k in GROUPS else None, join_path(path, str(k)), errors) for k, v in data.items()}
+        out = {k: _clean(v, k if k in GROUPS else None, join_path(path, key_text(k)), errors) for k, v in data.items()}
     else:
         out = data
     errors.raise_if_any()
@@ -192,8 +198,9 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
 
     from optreg.config.experiment import validate_experiment
 
-    if not isinstance(cfg, DictConfig):
-        raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(cfg).__name__}")
+    if not isinstance(cfg, DictConfig) or cfg._is_none() or cfg._is_missing():
+        raise ConfigError(f"an experiment config is a mapping with optimizer:, got "
+                          f"{'None' if isinstance(cfg, DictConfig) else type(cfg).__name__}")
     if overrides is None:
         overrides = hydra_overrides(cfg)
     locate = override_locator(overrides)
