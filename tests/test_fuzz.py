@@ -696,3 +696,27 @@ def test_49k_unknown_keys_from_python_are_answered_in_under_a_second():
     exc = _error(lambda: optreg.configure_optimizer("SGD", Net(), **options))
     assert time.perf_counter() - started < 1.0
     assert len(exc.errors) == 49_000 and exc.errors[0].path == "k0"
+
+
+def test_a_sequential_schedule_that_overflows_is_refused_at_its_stages():
+    """Found by `-m fuzz`: timm's tanh cycles at cycle_mul 2 overflow when the sequential engine
+    evaluates them; the refusal must name where (it named no path)."""
+    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
+    stages = [{"name": "TanhLRScheduler", "dialect": "timm", "t_initial": 1, "warmup_prefix": False, "lb": -1.0,
+               "ub": 0.0, "cycle_mul": 2.0, "cycle_limit": 1024}, {"name": "ConstantLR", "dialect": "torch"}]
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, stages)
+    assert [(e.path, e.message.split(" (")[0]) for e in info.value.errors] == [
+        ("schedulers", "sequential cannot be computed with these values")]
+
+
+def test_a_schedule_that_overflows_is_refused_with_a_path():
+    """Found by `-m fuzz`: MindSpore's dynamic exponential decay at decay_rate 1e9 overflows; at the
+    root of a Python call the refusal names the section `scheduler`."""
+    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
+    spec = {"name": "dynamic_exponential_decay_lr", "dialect": "mindspore", "learning_rate": 1e9,
+            "decay_rate": 1e9, "total_step": 210, "step_per_epoch": 3, "decay_epoch": 1}
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, spec)
+    assert [(e.path, e.message.split(" (")[0]) for e in info.value.errors] == [
+        ("scheduler", "mindspore.dynamic_exponential_decay_lr cannot be computed with these values")]

@@ -6,6 +6,7 @@ ConfigError before any optimizer or scheduler exists.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import numbers
@@ -550,7 +551,7 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     except ConfigError as exc:
         errors.extend(exc, prefix=path)
     except (ArithmeticError, ValueError, TypeError) as exc:
-        errors.add(path, f"{kind} cannot be computed with these values ({str(exc)[:80]})")
+        errors.add(join_path(path, "schedulers"), f"{kind} cannot be computed with these values ({str(exc)[:80]})")
     if not errors:
         _check_context(plan, context, errors, path)
     errors.raise_if_any()
@@ -591,7 +592,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
         except ConfigError as exc:
             errors.extend(exc, prefix=path)
         except (ArithmeticError, ValueError) as exc:  # the closed form cannot be computed with these values
-            errors.add(path, f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")
+            # at the root of a Python call the section has no path of its own: name it as a config would
+            errors.add(path or "scheduler", f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")
     if not errors:
         _check_context(plan, context, errors, path)
     errors.raise_if_any()
@@ -767,7 +769,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     else:
         raise ConfigError(f"expected a number, a scheduler name, a spec mapping or a list of specs, got "
                           f"{type(learning_rate).__name__}", "learning_rate")
-    plan = plan_scheduler(spec, context_of(optimizer, dialect))
+    try:
+        plan = plan_scheduler(spec, context_of(optimizer, dialect))
+    except ConfigError as exc:
+        raise _rooted(exc) from None
     key = plan.key if plan.schedule is not None else "lr"
     bases = []
     for group in optimizer.param_groups:
@@ -778,8 +783,16 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     problems = check_schedule(plan, None if None in bases else bases,
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
     if problems:
-        raise ConfigError(problems)
+        raise _rooted(ConfigError(problems))
     return plan.build(optimizer)
+
+
+def _rooted(exc: ConfigError) -> ConfigError:
+    """A problem with the whole spec of a Python call has no path of its own: it is the section
+    `scheduler`, as a config file would say."""
+    if all(e.path or e.location for e in exc.errors):
+        return exc
+    return ConfigError([e if e.path or e.location else dataclasses.replace(e, path="scheduler") for e in exc.errors])
 
 
 __all__ = ["OptimizerPlan", "SchedulerPlan", "Context", "plan_optimizer", "plan_scheduler", "configure_optimizer",
