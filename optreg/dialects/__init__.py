@@ -1,8 +1,8 @@
 """Dialects: a framework's vocabulary of optimizers and schedulers, one package per dialect.
 
 Each package `optreg.dialects.<name>` exposes `ROWS`, all of its registry entries. `BUILTIN` is the
-built-in set, in listing order; the registry reads each package's `ROWS` on first lookup, then the
-legacy optimizer tables, then plugins. A plugin adds a dialect through the `optreg.dialects`
+built-in set, in listing order; the registry reads each package's `ROWS` on first lookup, then
+plugins. A plugin adds a dialect through the `optreg.dialects`
 entry-point group: the entry point's name is the dialect's name and it points at a module exposing
 `ROWS` (and optionally `DIALECT = "<name>"`).
 

@@ -1,6 +1,6 @@
 """The mindspore dialect: MindSpore (mindspore.nn): its learning-rate schedules.
 
-`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`).
 """
 
 from __future__ import annotations

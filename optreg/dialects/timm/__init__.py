@@ -1,6 +1,6 @@
 """The timm dialect: timm: timm.scheduler's cycle schedulers.
 
-`ROWS` holds every entry of the dialect (its schedulers for now); `schedules` has the closed forms.
+`ROWS` holds every entry of the dialect (schedulers only); `schedules` has the closed forms.
 """
 
 from __future__ import annotations
