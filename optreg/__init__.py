@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "configure_optimizer": "optreg.core.build",
     "configure_lr_scheduler": "optreg.core.build",
+    "optimizer_class": "optreg.core.bound",
     "load_config": "optreg.config.experiment",
     "Experiment": "optreg.config.experiment",
     "build": "optreg.api",
@@ -50,6 +51,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from optreg.api import Built, build
+    from optreg.core.bound import optimizer_class
     from optreg.core.build import configure_lr_scheduler, configure_optimizer
     from optreg.core.describe import describe, list_optimizers, list_schedulers
     from optreg.core.registry import register_optimizer, register_scheduler

@@ -1,4 +1,4 @@
-"""The `optreg` command: run, list, show, validate, schema, plot, hydra-configs."""
+"""The `optreg` command: run, list, show, validate, schema, plot, groups, hydra-configs."""
 
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                   console=console, transient=False) as progress:
         task = progress.add_task("train", total=spec.steps, loss=float("nan"), lr=float("nan"))
         result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
-                       on_step=lambda step, loss, lr: progress.update(task, advance=1, loss=loss, lr=lr))
+                       on_step=lambda step, loss, lr: progress.update(task, advance=1, loss=loss, lr=lr),
+                       clip=built.clip_gradients if built.clip else None)
     console.print(f"final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {spec.steps} steps)")
     return 0
 
@@ -199,6 +200,79 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_model(spec: str) -> Any:
+    """`MODULE:CALLABLE` -> the model the user's factory returns (the current directory on sys.path)."""
+    import importlib
+
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise ConfigError(f"expected MODULE:CALLABLE (e.g. examples.finetune_models:tiny_vit), got {spec!r}", "--model")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"cannot import {module_name!r}: {exc}", "--model") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            from optreg.errors import ErrorItem, closest
+
+            hint = closest(part, [n for n in dir(obj) if not n.startswith("_")])
+            raise ConfigError([ErrorItem("--model", f"{module_name} has no {attr!r}", None, hint)])
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigError(f"{spec} is a {type(obj).__name__}, not a callable that returns the model", "--model")
+    try:
+        return obj()
+    except Exception as exc:  # the user's own code: reported with its type, not a traceback
+        raise ConfigError(f"{spec}() raised {type(exc).__name__}: {str(exc)[:200]}", "--model") from None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return f"per-step list ({len(value)})"
+    return str(value)
+
+
+def groups_table(rows: Sequence[dict[str, Any]]) -> Any:
+    """The rich table of `optreg groups`: one line per parameter group, then the frozen parameters."""
+    from rich.table import Table
+
+    table = Table(title="parameter groups")
+    for column in ("group", "rule", "selectors", "params", "numel", "lr", "weight_decay", "layer", "first names"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("params", "numel") else "left")
+    for row in rows:
+        selectors = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in row["selectors"].items()]
+        selectors += [f"{k}: {v:g}" for k, v in row["multipliers"].items()]
+        if row["no_weight_decay"]:
+            selectors.append("no_weight_decay")
+        names = row["names"]
+        shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
+        table.add_row(_cell(row["group"]), row["rule"].removeprefix("optimizer."),
+                      "; ".join(selectors) or ("(the rest)" if row["rule"] == "default" else "requires_grad=False"
+                                               if row["rule"] == "frozen" else ""),
+                      str(row["params"]), str(row["numel"]), _cell(row["lr"]), _cell(row["weight_decay"]),
+                      _cell(row["layer"]), shown, style="dim" if row["rule"] == "frozen" else None)
+    return table
+
+
+def cmd_groups(args: argparse.Namespace) -> int:
+    """Dry run: the parameter groups a config gives the user's model; no optimizer or scheduler is created."""
+    from optreg.api import group_table
+
+    experiment = _load(args.config, args.overrides)
+    rows = group_table(experiment, load_model(args.model))
+    if args.json:
+        print(json.dumps(rows, indent=1, default=str))
+    else:
+        _console().print(groups_table(rows))
+    return 0
+
+
 def cmd_hydra_configs(args: argparse.Namespace) -> int:
     from optreg.integrations.hydra import configs as hc
 
@@ -258,6 +332,14 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
     plot.set_defaults(fn=cmd_plot)
+    groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
+    groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
+    groups.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
+    groups.add_argument("--model", required=True, metavar="MODULE:CALLABLE",
+                        help="a factory that returns your torch.nn.Module (imported with the current directory "
+                             "on sys.path), e.g. examples.finetune_models:tiny_vit")
+    groups.add_argument("--json", action="store_true", help="print the rows as JSON")
+    groups.set_defaults(fn=cmd_groups)
     hydra = sub.add_parser("hydra-configs", help="write the Hydra config groups (configs/optimizer, "
                                                  "configs/scheduler) from the registry")
     hydra.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")

@@ -66,8 +66,10 @@ def make_model(hidden: int, depth: int, seed: int) -> TinyMLP:
 
 
 def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_size: int, seed: int,
-          on_step: Callable[[int, float, float], None] | None = None) -> Result:
-    """Run `steps` optimizer steps (closure form, so LBFGS works); metric-driven schedulers get the loss."""
+          on_step: Callable[[int, float, float], None] | None = None,
+          clip: Callable[[nn.Module], Any] | None = None) -> Result:
+    """Run `steps` optimizer steps (closure form, so LBFGS works); metric-driven schedulers get the loss;
+    `clip(model)` runs between backward() and the update (a config's gradient clipping)."""
     from torch.optim.lr_scheduler import ReduceLROnPlateau
 
     teacher = Teacher(seed)
@@ -79,6 +81,8 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
+            if clip is not None:
+                clip(model)
             return loss
 
         loss = float(optimizer.step(closure).detach())

@@ -72,12 +72,13 @@ def test_cerebras_current_form_in_yaml_builds_the_same_schedule():
     assert got[9] == pytest.approx(0.1) and got[-1] == pytest.approx(0.0, abs=1e-15)
 
 
-def test_cerebras_sequential_stages_must_meet():
-    with pytest.raises(ConfigError) as info:
-        optreg.configure_lr_scheduler(make_sgd(make_model()), {"SequentialLR": {"schedulers": [
-            {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 0.1, "total_iters": 10}},
-            {"CosineDecayLR": {"initial_learning_rate": 0.2, "end_learning_rate": 0.0, "total_iters": 20}}]}})
-    assert any(e.path.endswith("schedulers[1]") and "must meet" in e.message for e in info.value.errors)
+def test_cerebras_sequential_stages_may_jump():
+    opt = make_sgd(make_model())
+    sched = optreg.configure_lr_scheduler(opt, {"SequentialLR": {"schedulers": [
+        {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 0.1, "total_iters": 10}},
+        {"CosineDecayLR": {"initial_learning_rate": 0.2, "end_learning_rate": 0.0, "total_iters": 20}}]}})
+    got = lrs(sched, opt, 11)
+    assert got[8] == pytest.approx(0.09) and got[9] == pytest.approx(0.2)   # steps 9 and 10: the jump
 
 
 def test_generic_sequential_with_torch_stages_is_torch_and_with_restart_global_is_the_engine():

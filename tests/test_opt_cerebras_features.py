@@ -15,11 +15,11 @@ import optreg
 # options that make each optimizer allocate every kind of state it has
 FULL_STATE = {
     "Adadelta": {}, "Adafactor": {"lr": 0.01}, "Adagrad": {}, "Adam": {"amsgrad": True},
-    "Adamax": {}, "AdamW": {"amsgrad": True}, "ASGD": {}, "Lamb": {}, "NAdam": {}, "RAdam": {},
+    "Adamax": {}, "AdamW": {"amsgrad": True}, "ASGD": {}, "Lamb": {}, "Lion": {}, "NAdam": {}, "RAdam": {},
     "RMSprop": {"momentum": 0.9, "centered": True}, "Rprop": {}, "SGD": {"lr": 0.1, "momentum": 0.9},
 }
-SPARSIFY = {  # the rows of the SGD, RMSprop, Adagrad, Adadelta, ASGD and Rprop families
-    "Adadelta": ["square_avg", "acc_delta"], "Adagrad": ["sum"], "ASGD": ["ax"],
+SPARSIFY = {  # the rows of the SGD, RMSprop, Adagrad, Adadelta, ASGD, Rprop and Lion families
+    "Adadelta": ["square_avg", "acc_delta"], "Adagrad": ["sum"], "ASGD": ["ax"], "Lion": ["exp_avg"],
     "RMSprop": ["square_avg", "momentum_buffer", "grad_avg"], "Rprop": ["prev", "step_size"],
     "SGD": ["momentum_buffer"],
 }

@@ -193,7 +193,7 @@ def test_global_step_advances_without_gradients():
         a.grad = torch.ones(3, dtype=torch.float64)
         b.grad = torch.ones(3, dtype=torch.float64) if k == 3 else None
         opt.step()
-    assert opt.global_step == 4 and opt.state_dict()["global_step"] == 4
+    assert opt.global_step == 4 and [g["global_step"] for g in opt.state_dict()["param_groups"]] == [4]
     # b's first update used t = 4: lr·√(1-β2⁴)/(1-β1⁴)·m/(√v + eps) with m = 0.1, v = 0.001
     t = 4
     step = 0.1 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * 0.1 / (np.sqrt(0.001) + 1e-8)

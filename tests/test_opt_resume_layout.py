@@ -35,6 +35,8 @@ def _required(entry) -> dict:
 
 @pytest.mark.parametrize("entry", FIRST_PARTY, ids=[e.qualname for e in FIRST_PARTY])
 def test_bfloat16_resume_is_exact(entry):
+    if entry.takes_model:
+        pytest.skip("takes the model, not parameters: tests/test_opt_thor.py resumes it in bfloat16")
     kwargs = _required(entry)
     straight = _params(torch.bfloat16)
     opt = optreg.configure_optimizer(entry.qualname, straight, **kwargs)
@@ -72,4 +74,5 @@ def test_a_schedule_learning_rate_is_not_pickled_into_the_state_dict():
     buffer.seek(0)
     state = torch.load(buffer, weights_only=True)
     opt.load_state_dict(state)
-    assert opt.param_groups[0].get("lr_schedule") is not None   # the group keeps its own schedule
+    assert opt.lr_schedule(0) is not None   # the optimizer keeps the group's schedule
+    assert all(not callable(v) for g in opt.param_groups for v in g.values())  # and the groups hold no object

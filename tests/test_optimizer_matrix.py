@@ -245,3 +245,95 @@ def test_a_sparse_gradient_is_refused_by_name_where_it_is_not_supported(entry):
     _loss(model, 0).backward()
     with pytest.raises(RuntimeError, match=f"{type(opt).__name__} does not support sparse gradients"):
         opt.step()
+
+
+# --- checkpoints every path carries: ZeRO, torch.distributed.checkpoint, type(opt)(params, **opt.defaults) ----
+_PRIMITIVE = (bool, int, float, str, type(None))
+
+
+def _primitive(value) -> bool:
+    """What torch.load(weights_only=True) and every checkpoint path keep as it is."""
+    if isinstance(value, (list, tuple)):
+        return all(_primitive(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, (str, int)) and _primitive(v) for k, v in value.items())
+    return isinstance(value, _PRIMITIVE)
+
+
+@pytest.mark.parametrize("case", MATRIX, ids=_ids(MATRIX))
+def test_the_state_dict_is_state_and_groups_of_primitives(case):
+    model = _model(case)
+    opt = _build(case, model)
+    _run(model, opt, 2)
+    sd = opt.state_dict()
+    assert set(sd) == {"state", "param_groups"}  # what ZeRO's consolidation and DCP keep
+    for i, group in enumerate(sd["param_groups"]):
+        bad = {k: type(v).__name__ for k, v in group.items() if not _primitive(v)}
+        assert not bad, f"group {i} holds objects: {bad}"
+    for i, group in enumerate(opt.param_groups):  # ZeRO copies the live groups' keys, not the state dict's
+        bad = {k: type(v).__name__ for k, v in group.items() if k != "params" and not _primitive(v)}
+        assert not bad, f"live group {i} holds objects: {bad}"
+
+
+# Every optimizer that takes parameters (MindSpore's LARS takes the optimizer it wraps). torch 2.13's own
+# AdamW keeps `decoupled_weight_decay` in its defaults, which its __init__ refuses: torch's, kept as it is.
+TAKES_PARAMS = [c for c in MATRIX if not isinstance(c.options.get("optimizer"), dict)]
+REBUILDABLE = [pytest.param(c, marks=pytest.mark.xfail(strict=True, raises=TypeError, reason="torch's AdamW"))
+               if c.name == "torch.AdamW" else c for c in TAKES_PARAMS]
+
+
+def _params_of(case: Case, model: torch.nn.Module):
+    """What the class takes: the parameters, or the model itself (MindSpore thor hooks its layers)."""
+    return model if REGISTRY.lookup(OPTIMIZER, case.name).takes_model else list(model.parameters())
+
+
+@pytest.mark.parametrize("case", REBUILDABLE, ids=_ids(TAKES_PARAMS))
+def test_type_of_opt_with_its_defaults_rebuilds_the_same_algorithm(case):
+    """type(opt)(params, **opt.defaults), as ZeroRedundancyOptimizer and FSDP wrappers build an optimizer;
+    `defaults` keep torch's meaning (the groups' starting values: OneCycleLR looks for `betas` there)."""
+    case = Case(case.name, case.options, sparse=case.sparse, id=case.id, bias=case.bias)  # one group, as ZeRO's
+    model = _model(case)
+    again = copy.deepcopy(model)
+    opt = _build(case, model)
+    rebuilt = type(opt)(_params_of(case, again), **opt.defaults)
+    assert rebuilt.defaults == opt.defaults
+    assert all(torch.equal(a, b) for a, b in zip(_run(model, opt, 4), _run(again, rebuilt, 4)))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not isinstance(c.options.get("optimizer"), dict)],
+                         ids=_ids([c for c in CASES if not isinstance(c.options.get("optimizer"), dict)]))
+def test_optimizer_class_binds_the_options(case):
+    case = Case(case.name, case.options, sparse=case.sparse, id=case.id, bias=case.bias)
+    model = _model(case)
+    again = copy.deepcopy(model)
+    cls = optreg.optimizer_class(case.name, **case.options)
+    assert issubclass(cls, type(_build(case, _model(case))))
+    opt, bound = _build(case, model), cls(_params_of(case, again))
+    assert bound.defaults == opt.defaults
+    assert all(torch.equal(a, b) for a, b in zip(_run(model, opt, 4), _run(again, bound, 4)))
+
+
+def test_optimizer_class_refuses_what_configure_optimizer_refuses():
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.optimizer_class("mindspore.Adam", beta3=0.9)
+    assert str(info.value) == "beta3: unknown option of mindspore.Adam (did you mean 'beta2'?)"
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.optimizer_class("mindspore.LARS", optimizer={"name": "Momentum"})
+    assert info.value.errors[0].path == "name" and "wraps another optimizer" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["oneflow.AdamW", "mindspore.Adam"])
+def test_a_checkpoint_with_the_older_top_level_global_step_still_resumes(name):
+    case = Case(name, {"lr": 0.01} if name.startswith("oneflow") else {"learning_rate": [0.01 * k for k in range(1, 7)]})
+    straight_model = _model(case)
+    model = copy.deepcopy(straight_model)
+    straight = _run(straight_model, _build(case, straight_model), 6)
+    first = _build(case, model)
+    _run(model, first, 3)
+    sd = first.state_dict()
+    old = {"state": sd["state"], "global_step": 3,   # how optreg 0.1 wrote it
+           "param_groups": [{k: v for k, v in g.items() if k != "global_step"} for g in sd["param_groups"]]}
+    second = _build(case, model)
+    second.load_state_dict(old)
+    assert second.global_step == 3
+    assert all(torch.equal(a, b) for a, b in zip(straight, _run(model, second, 3, start=3)))

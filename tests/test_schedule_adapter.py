@@ -134,7 +134,7 @@ def test_state_dict_is_plain_and_picklable():
     opt = torch.optim.SGD(params(), lr=0.2)
     sched = ScheduleLR(opt, T.LambdaLR(lambda s: 1.0 / (s + 1)))
     state = sched.state_dict()
-    assert set(state) == {"key", "last_epoch", "_step_count", "base_values", "_last_lr", "_last_values"}
+    assert set(state) == {"key", "last_epoch", "_step_count", "base_values", "_last_lr", "_last_values", "_last_closed"}
     pickle.loads(pickle.dumps(state))
     with pytest.raises(ConfigError):
         ScheduleLR(torch.optim.SGD(params(), lr=0.1, momentum=0.9), T.ExponentialLR(0.9),

@@ -106,21 +106,20 @@ def test_absolute_stage_after_a_factor_stage_is_refused():
 # ---------------------------------------------------------------------------------------------------
 # Cerebras sequential rules
 # ---------------------------------------------------------------------------------------------------
-def test_cerebras_stages_must_meet():
+def test_cerebras_stages_may_jump():
     ok = [C.PolynomialLR(0.0, 1e-3, 100), C.CosineDecayLR(1e-3, 0.0, 900)]
     assert check_continuity(ok, [100]) == []
-    with pytest.raises(ConfigError) as err:
-        C.SequentialLR([C.PolynomialLR(0.0, 1e-3, 100), C.CosineDecayLR(2e-3, 0.0, 900), C.ConstantLR(0.0)])
-    assert paths(err) == ["schedulers[1]"]
-    assert "ends at 0.001" in str(err.value)
+    jump = C.SequentialLR([C.PolynomialLR(0.0, 1e-3, 100), C.CosineDecayLR(2e-3, 0.0, 900), C.ConstantLR(0.0)])
+    assert (jump(99), jump(100), jump(1000)) == (pytest.approx(0.99e-3), 2e-3, 0.0)
 
 
-def test_cerebras_milestones_must_be_the_running_sum_of_total_iters():
-    stages = [C.ConstantLR(0.1, 10), C.ConstantLR(0.1, 20), C.ConstantLR(0.1)]
+def test_cerebras_milestones_default_to_the_running_sum_of_total_iters_and_may_differ():
+    stages = [C.ConstantLR(0.1, 10), C.ConstantLR(0.2, 20), C.ConstantLR(0.3)]
     assert C.SequentialLR(stages).inner.milestones == (10, 30)
-    assert C.SequentialLR(stages, [10, 30])(35) == 0.1
+    assert C.SequentialLR(stages, [10, 30])(35) == 0.3
+    assert [C.SequentialLR(stages, [10, 25])(t) for t in (9, 10, 24, 25)] == [0.1, 0.2, 0.2, 0.3]
     with pytest.raises(ConfigError) as err:
-        C.SequentialLR(stages, [10, 25])
+        C.SequentialLR(stages, [10])
     assert paths(err) == ["milestones"]
 
 

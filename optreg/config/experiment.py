@@ -17,11 +17,11 @@ from optreg.core.build import (Context, OptimizerPlan, cerebras_form, check_sche
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import Group
+from optreg.core.groups import Group, check_support, scaled_lr_keys, scaled_options, split_rule, split_settings
 from optreg.core.names import NAME_KEYS
 from optreg.core.registry import REGISTRY
 from optreg.core.types import NonNegInt, PosInt
-from optreg.core.validate import validate_options
+from optreg.core.validate import option_names, validate_options
 
 TOP_KEYS = ("dialect", "optimizer", "scheduler", "train")
 SECTION_KEYS = ("dialect", "param_groups")
@@ -48,6 +48,7 @@ class Experiment:
     train: TrainSpec = field(default_factory=TrainSpec)
     dialect: str | None = None
     source: Source | None = None
+    modelzoo: Any = None      # a Cerebras Model Zoo config (optreg.dialects.cerebras.modelzoo.Section)
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
@@ -81,6 +82,7 @@ def split_optimizer(section: Mapping[str, Any]) -> tuple[str, str | None, list, 
 def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
     """What can be checked without the model: the name, the options (and a wrapped optimizer's)."""
     name, own, rules, options = split_optimizer(section)
+    settings, options = split_settings(options, path, errors)   # no_weight_decay, layer_decay
     try:
         entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect, path=join_path(path, "name"))
         if wraps_optimizer(entry):
@@ -95,13 +97,18 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
     if "param_groups" in section and not isinstance(section["param_groups"], list):
         errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {show(section['param_groups'])}")
         return
+    scaled = scaled_options(option_names(entry))
+    if not wraps_optimizer(entry):
+        check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path,
+                      errors)
     for i, rule in enumerate(rules if not wraps_optimizer(entry) else []):  # rule options, before any model
         here = join_path(join_path(path, "param_groups"), i)
         if not isinstance(rule, Mapping):
             errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             continue
-        group_options(entry, Group([], [], {k: v for k, v in rule.items() if k != "params"}, rule=here), values,
-                      errors, here)
+        keys, rule_options = split_rule(rule, here, errors)   # selectors and multipliers
+        check_support(scaled, entry.qualname, keys, here, errors)
+        group_options(entry, Group([], [], rule_options, rule=here), values, errors, here)
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
@@ -120,6 +127,10 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
         check_input(data)
     except ConfigError as exc:
         raise exc.located(source) if source else exc from None
+    from optreg.dialects.cerebras import modelzoo
+
+    if modelzoo.is_modelzoo(data):
+        return _modelzoo_experiment(data, source)
     from optreg.core.validate import MAX_HINTS
 
     unknown = [key for key in data if key not in TOP_KEYS]
@@ -135,12 +146,7 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     if optimizer is not None and "name" in optimizer:
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
-    train = TrainSpec()
-    try:
-        train = TrainSpec.model_validate(data.get("train") or {})
-    except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path("train", item.path), item.message)
+    train = _train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
     if scheduler is not None:
         # The group count is not known before the model (per-group list lengths are checked by build());
@@ -156,12 +162,45 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     return experiment
 
 
+def _train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
+    """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
+    try:
+        return TrainSpec.model_validate(data.get("train") or {})
+    except ValidationError as exc:
+        for item in models.pydantic_errors(exc):
+            errors.add(join_path("train", item.path), item.message)
+        return TrainSpec()
+
+
+def _modelzoo_experiment(data: Mapping[str, Any], source: Source | None) -> Experiment:
+    """A Cerebras Model Zoo config, whole (legacy params file or trainer form): its other sections are Model Zoo's
+    own and are not read; `train:` is optreg's run of it (`optreg run`)."""
+    from optreg.dialects.cerebras import modelzoo
+
+    errors = Collector()
+    section = None
+    try:
+        section = modelzoo.read(data)
+        modelzoo.check(section)
+    except ConfigError as exc:
+        errors.extend(exc)
+    train = _train(data, errors)
+    dialect = data.get("dialect", "cerebras")
+    if dialect != "cerebras":
+        errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
+    experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section)
+    if errors:
+        raise experiment.locate(ConfigError(errors.items))
+    return experiment
+
+
 def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:
     """The keys the optimizer's param groups will have (what a scheduler may drive)."""
     name, own, _, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
     if wraps_optimizer(entry):
         return _group_keys(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
+    _, options = split_settings(options, "", Collector())
     return OptimizerPlan(entry, validate_options(entry, options), [], False).group_keys()
 
 
@@ -193,6 +232,11 @@ def plans(experiment: Experiment, params: Any):
             # lr, ...) and the values it gives them in the first steps, checked now: a refused config builds
             # nothing, not even the optimizer
             key = sched_plan.key if sched_plan.schedule is not None else "lr"
+            scaled = scaled_lr_keys(opt_plan.groups)
+            if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
+                errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
+                                        f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
+                                        f"of each group's lr (torch, OneFlow, HF, timm)")
             default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
             bases, problem = opt_plan.base_values(key)
             if problem:

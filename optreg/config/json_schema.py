@@ -212,15 +212,33 @@ def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """Schemas of the group keys (optreg.core.groups: RULE_KEYS, SETTINGS), from their declared types."""
+    from pydantic import TypeAdapter
+
+    out = {}
+    for name, key in keys.items():
+        schema = TypeAdapter(key.type).json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
+        definitions.update(schema.pop("$defs", {}))
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        out[name] = {**schema, "description": key.doc}
+    return out
+
+
 def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
+    from optreg.core.groups import RULE_KEYS, SELECTORS, SETTINGS
+
     schema = _component(entry, definitions)
     options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
     rule = {"type": "object", "additionalProperties": entry.bind is not None,
-            "properties": {"params": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-                                      "description": "glob pattern(s) over parameter names; first match wins"},
-                           **options},
-            "required": ["params"]}
+            "description": "a parameter group: the parameters every selector holds for (the first matching rule "
+                           "wins), with its own options",
+            "properties": {**_group_keys(RULE_KEYS, definitions), **options},
+            "anyOf": [{"required": [k]} for k in SELECTORS]}
     schema["properties"]["param_groups"] = {"type": "array", "items": rule}
+    schema["properties"].update(_group_keys(SETTINGS, definitions))
     from optreg.core.build import wrapped_example, wraps_optimizer
 
     if wraps_optimizer(entry):  # MindSpore LARS: the optimizer it wraps, a nested spec (required)

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import Group, from_dicts, from_rules, named_parameters
+from optreg.core.groups import (Group, apply_settings, check_support, collect, from_dicts, from_rules, locate,
+                                scaled_options, split_settings)
 from optreg.core.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
@@ -99,6 +100,8 @@ class OptimizerPlan:
     grouped: bool
     inner: "OptimizerPlan | None" = None
     dicts: list[dict[str, Any]] = field(default_factory=list)
+    frozen: list[tuple[str, Any]] = field(default_factory=list)   # parameters left out (requires_grad=False)
+    model: Any = None                  # the Module itself, for an entry that `takes_model` (MindSpore thor)
 
     def build(self):
         entry = self.entry
@@ -107,6 +110,8 @@ class OptimizerPlan:
         try:
             if self.inner is not None:
                 return cls(self.inner.build(), **kwargs)
+            if entry.takes_model:
+                return cls(self.model, **kwargs)
             return cls(self.dicts, **kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:  # a constraint the tables missed
             if isinstance(exc, ConfigError):
@@ -125,18 +130,19 @@ class OptimizerPlan:
             return self.inner.base_values(key)
         from optreg.schedules.adapter import read_key
 
-        defaults = self.defaults
+        signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
+        defaults = {**signature, **self.defaults}   # what the implementation gets, its own defaults included
         out: list[float] | None = []
         for i, d in enumerate(self.dicts):
             merged = {**defaults, **d}
-            if key == "lr" and "lr" not in merged:  # MindSpore's learning_rate becomes the group's lr
-                merged["lr"] = merged.get("learning_rate")
+            if key == "lr" and "lr" not in merged and "learning_rate" in merged:  # MindSpore's is the group's lr
+                merged["lr"] = merged["learning_rate"]
             try:
                 value = read_key(merged, key)
             except (KeyError, IndexError, TypeError):
                 value = None
             part = TUPLE_ALIASES["betas"][int(key[6])] if key.startswith("betas[") else None
-            given_none = key in defaults or key[:5] in defaults or key in d or (
+            given_none = key in merged or key[:5] in merged or (
                 part is not None and {**defaults, **d}.get(part, 0.0) is None)
             if value is None and given_none:
                 return None, f"parameter group {i} has no {key!r} to schedule (it is None)"
@@ -182,7 +188,7 @@ def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], g
     try:
         return hook(named, dict(values), grouped)
     except ConfigError as exc:
-        errors.extend(exc, prefix=path)
+        errors.extend(locate(exc, groups, path))
         return []
 
 
@@ -208,11 +214,12 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem."""
     errors = Collector()
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"))
-    options = dict(options or {})
+    settings, options = split_settings(dict(options or {}), path, errors)   # no_weight_decay, layer_decay
     inner: OptimizerPlan | None = None
     if wraps_optimizer(entry):
         inner_name, inner_options = _inner_spec(options, errors, path)
         if inner_name is not None:
+            inner_options = {**settings, **inner_options}   # the settings apply to the wrapped optimizer's groups
             try:
                 inner = plan_optimizer(inner_name, params, dialect=inner_options.pop("dialect", entry.dialect),
                                        unknown_keys=unknown_keys, param_groups=param_groups,
@@ -226,10 +233,14 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         errors.extend(exc)
     if wraps_optimizer(entry):
         errors.raise_if_any()
-        return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner)
+        return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner, frozen=inner.frozen)
+    if entry.takes_model:
+        return _model_plan(entry, params, values, param_groups, settings, errors, path)
     groups: list[Group] = []
+    source = None
     try:
-        named, dicts = named_parameters(params)
+        source = collect(params)
+        named, dicts = source.named, source.dicts
     except ConfigError as exc:
         errors.extend(exc)
         named, dicts = None, None
@@ -249,17 +260,49 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         groups = from_dicts(dicts, errors, join_path(path, "params"), paramless_ok=paramless)
     elif named is not None:
         groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"),
-                            paramless_ok=paramless)
-    grouped = bool(param_groups) or dicts is not None
+                            paramless_ok=paramless, source=source)
+    grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
+    scaled = scaled_options(option_names(entry))
+    check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path, errors)
     for group in groups:
+        check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
+    if not errors:
+        groups = apply_settings(groups, settings, values, scaled, source, errors, path)
     _check_params(entry, groups, errors, path)
     _check_steppable(entry, values, groups, errors, path)
     errors.raise_if_any()
-    plan = OptimizerPlan(entry, values, groups, grouped)
+    plan = OptimizerPlan(entry, values, groups, grouped, frozen=list(source.frozen) if source else [])
     plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path)
     errors.raise_if_any()
     return plan
+
+
+def _model_plan(entry: Entry, model: Any, values: dict[str, Any], param_groups: Any, settings: Mapping[str, Any],
+                errors: Collector, path: str) -> OptimizerPlan:
+    """The plan of an optimizer that takes the model itself (MindSpore thor hooks its layers): a Module, no group
+    rules or fine-tuning settings; one group of its trainable parameters, as the implementation builds it."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        errors.add(join_path(path, "params"), f"{entry.qualname} takes the model (a torch.nn.Module), whose layers "
+                                              f"it hooks, not parameters; got {type(model).__name__}")
+    if param_groups:
+        errors.add(join_path(path, "param_groups"), f"{entry.qualname} updates every trainable parameter of the "
+                                                    f"model; it takes no param_groups")
+    for key, value in settings.items():
+        if value not in (None, False):
+            errors.add(join_path(path, key), f"{entry.qualname} takes the whole model; {key} is not supported")
+    errors.raise_if_any()
+    try:
+        source = collect(model)
+    except ConfigError as exc:
+        errors.extend(exc, prefix=path)
+        errors.raise_if_any()
+    groups = from_rules(source.named, [], errors, join_path(path, "param_groups"), source=source)
+    groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), source, errors, path)
+    errors.raise_if_any()
+    return OptimizerPlan(entry, values, groups, False, frozen=list(source.frozen), model=model)
 
 
 def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: str) -> None:
@@ -313,9 +356,18 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
     check_input(kwargs)
+    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
+    extras: list[dict[str, Any]] = []
+    if entry.dialect == "cerebras":   # Model Zoo 2.0-2.3's call (optreg.dialects.cerebras.modelzoo)
+        from optreg.dialects.cerebras.modelzoo import optimizer_call
+
+        params, kwargs, extras = optimizer_call(entry, params, kwargs, unknown_keys)
     param_groups = kwargs.pop("param_groups", None)
-    return plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
-                          param_groups=param_groups, options=kwargs).build()
+    optimizer = plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
+                               param_groups=param_groups, options=kwargs).build()
+    for group, extra in zip(optimizer.param_groups, extras):
+        group.update(extra)
+    return optimizer
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -741,8 +793,16 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     - a number: every group's lr is set to it and None is returned (no scheduler object);
     - a scheduler name with its options as kwargs: `configure_lr_scheduler(opt, "StepLR", step_size=10)`;
     - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`);
-    - a list of specs: a sequential schedule whose milestones come from the stages' lengths.
+    - a list of specs: a sequential schedule whose milestones come from the stages' lengths;
+    - `adjust_learning_rate=...` (cerebras.pytorch <= 2.3): the schedule times each group's `adjust_learning_rate`
+      (ScalePerParamLR); a trainer-form `{ScalePerParamLR: ...}` or `param_group_tags` is read as Model Zoo 2.10
+      reads it.
     """
+    adjust = kwargs.pop("adjust_learning_rate", None)
+    from optreg.dialects.cerebras import modelzoo
+
+    if not kwargs and modelzoo.wants_trainer_scheduler(learning_rate, optimizer):
+        return modelzoo.trainer_scheduler(optimizer, learning_rate)
     errors = Collector()
     # the paths the rest of validation uses: a spec's own keys, a list's stages, else the argument itself
     check_input(learning_rate, "" if isinstance(learning_rate, Mapping) else "schedulers"
@@ -784,6 +844,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
     if problems:
         raise _rooted(ConfigError(problems))
+    if adjust:   # cerebras.pytorch <= 2.3: the schedule wrapped in ScalePerParamLR (muP)
+        from optreg.dialects.cerebras.modelzoo import scale_per_param
+
+        return scale_per_param(plan, optimizer)
     return plan.build(optimizer)
 
 

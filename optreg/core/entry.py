@@ -44,6 +44,8 @@ class Entry:
     group_keys  extra per-group keys the implementation reads, with their types (OneFlow's
               clip_grad_max_norm); validated like options and passed in the group dicts.
     single_group  the implementation takes one parameter group only (LBFGS).
+    takes_model  the implementation's first argument is the model itself (a torch.nn.Module), not its
+              parameters (MindSpore thor hooks the model's layers); list that argument in `hidden`.
     accepts   (predicate on a parameter tensor, what it requires): parameters it cannot update (Muon: 2-D only).
     bind      "module:function" that turns the resolved parameter groups into what the target takes
               (a dialect's group semantics, e.g. MindSpore's beta/gamma weight-decay rule); None: as torch.
@@ -67,6 +69,7 @@ class Entry:
     length: str | None = None
     group_keys: Mapping[str, Any] = field(default_factory=dict)
     single_group: bool = False
+    takes_model: bool = False
     accepts: tuple[Callable[[Any], bool], str] | None = None
     bind: str | None = None
     source: str = ""

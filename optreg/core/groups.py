@@ -1,16 +1,170 @@
-"""Parameter groups: torch-style group dicts, or config rules whose `params` are glob patterns over names."""
+"""Parameter groups: torch-style group dicts, or config rules that select parameters by name, owning module and
+number of dimensions, with per-rule options and multipliers, plus the optimizer-wide fine-tuning settings
+`no_weight_decay` (timm) and `layer_decay` (BEiT / timm). Every key's type is declared once below (`RULE_KEYS`,
+`SETTINGS`); validation and the JSON Schema read those tables."""
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, closest, join_path, show
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from optreg.core.types import Bool, NonNegFloat, NonNegInt, number
+from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
 
 _GLOB = set("*?[")
 
 
+# ---------------------------------------------------------------------------------------------------
+# the keys: each declared once (type + doc); validation and the JSON Schema read these tables
+# ---------------------------------------------------------------------------------------------------
+def _strings(what: str, allow_empty: bool = False):
+    """A string or a list of non-empty strings -> list (a single string is a list of one)."""
+
+    def check(value: Any) -> list[str]:
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, (list, tuple)) or not (values or allow_empty) or \
+                not all(isinstance(v, str) and v for v in values):
+            raise PydanticCustomError("strings", "expected {what} or a list of them, got {value}",
+                                      {"what": what, "value": show(value)})
+        return list(values)
+
+    one = {"type": "string", "minLength": 1}
+    many = {"type": "array", "items": one, **({} if allow_empty else {"minItems": 1})}
+    return Annotated[list[str], BeforeValidator(check), WithJsonSchema({"anyOf": [one, many]})]
+
+
+Patterns = _strings("a glob pattern")
+ClassNames = _strings("a class name")
+
+
+def _layer_pattern(value: Any) -> Any:
+    if isinstance(value, str) and value.count("{i}") != 1:
+        raise PydanticCustomError("layer_pattern", "must contain {token} once, where the layer index is (e.g. "
+                                                   "{example}), got {value}",
+                                  {"token": "'{i}'", "example": "'blocks.{i}.*'", "value": show(value)})
+    return value
+
+
+class LayerDecay(BaseModel):
+    """`layer_decay: {rate, layer, before}`: layer-wise lr decay (BEiT; timm's `param_groups_layer_decay`).
+
+    A parameter whose name matches `layer` ("blocks.{i}.*") is in layer i + 1, one matching a `before` pattern in
+    layer 0, any other in layer L + 1 (L = the highest index found + 1). lr *= rate ** (L + 1 - layer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate: Annotated[number(gt=0, le=1), Field(description="decay per layer, 0 < rate <= 1: the last "
+                                                                  "layer keeps rate**1, the head rate**0")]
+    layer: Annotated[str, BeforeValidator(_layer_pattern),
+                     Field(min_length=1, pattern=r"\{i\}", description="glob pattern with {i} where the layer index is, "
+                                                     "e.g. 'blocks.{i}.*'")]
+    before: Annotated[_strings("a glob pattern", allow_empty=True),
+                      Field(description="glob patterns of the parameters before the first layer (layer 0): "
+                                        "embeddings, cls_token, pos_embed")] = []
+
+
+@dataclass(frozen=True)
+class Key:
+    """A group key: its type (validation and schema), its description, and the option it scales or sets."""
+
+    type: Any
+    doc: str
+    scales: str | None = None     # "lr" or "weight_decay": the component must have that option
+
+
+SELECTORS: dict[str, Key] = {
+    "params": Key(Patterns, "glob pattern(s) over parameter names"),
+    "modules": Key(ClassNames, "class name(s) of the module that owns the parameter directly (LayerNorm, "
+                               "Embedding; a dotted path for your own class)"),
+    "max_ndim": Key(NonNegInt, "parameters with at most this many dimensions (1: biases and norm weights)"),
+}
+MULTIPLIERS: dict[str, Key] = {
+    "lr_mult": Key(NonNegFloat, "multiplies the optimizer's lr for this rule's parameters (MMEngine)", "lr"),
+    "decay_mult": Key(NonNegFloat, "multiplies the optimizer's weight decay for this rule's parameters (MMEngine)",
+                      "weight_decay"),
+}
+RULE_KEYS: dict[str, Key] = {**SELECTORS, **MULTIPLIERS}
+SETTINGS: dict[str, Key] = {
+    "no_weight_decay": Key(Bool, "weight decay 0 for every parameter with at most one dimension and for the "
+                                 "names the model's no_weight_decay() returns (timm)", "weight_decay"),
+    "layer_decay": Key(LayerDecay, "layer-wise lr decay (BEiT, timm): lr *= rate ** (L + 1 - layer)", "lr"),
+}
+
+
+_ADAPTERS: dict[str, TypeAdapter] = {}
+
+
+def _adapter(key: str) -> TypeAdapter:
+    if key not in _ADAPTERS:
+        _ADAPTERS[key] = TypeAdapter({**RULE_KEYS, **SETTINGS}[key].type)
+    return _ADAPTERS[key]
+
+
+def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any]:
+    """The keys of `table` that `raw` gives, validated; problems at their paths."""
+    from optreg.core.models import pydantic_errors
+
+    out: dict[str, Any] = {}
+    for key in table:
+        if key in raw:
+            try:
+                out[key] = _adapter(key).validate_python(raw[key])
+            except ValidationError as exc:
+                for item in pydantic_errors(exc):
+                    where = join_path(join_path(path, key), item.path)
+                    if item.message == "extra inputs are not permitted":   # an unknown key of layer_decay
+                        fields = list(LayerDecay.model_fields)
+                        errors.add(where, f"unknown key of {key} (expected {', '.join(fields)})",
+                                   closest(where.rpartition(".")[2], fields))
+                    else:
+                        errors.add(where, item.message)
+    return out
+
+
+def split_settings(options: Mapping[str, Any], path: str, errors: Collector) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(validated optimizer-level group settings, the other options) of an optimizer section or kwargs."""
+    settings = _validate(SETTINGS, options, path, errors)
+    return settings, {k: v for k, v in options.items() if k not in SETTINGS}
+
+
+def split_rule(rule: Mapping[str, Any], path: str, errors: Collector) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(validated selectors and multipliers, the optimizer options) of one `param_groups` rule."""
+    keys = _validate(RULE_KEYS, rule, path, errors)
+    for mult, option in ((k, key.scales) for k, key in MULTIPLIERS.items()):
+        if mult in rule and option in rule:
+            errors.add(join_path(path, mult), f"both {option!r} and {mult!r} are given; keep one "
+                                              f"({mult} multiplies the optimizer's {option})")
+    return keys, {k: v for k, v in rule.items() if k not in RULE_KEYS}
+
+
+def scaled_options(option_names: Sequence[str]) -> dict[str, str | None]:
+    """The component's own names of the two options that multipliers scale: {"lr": "learning_rate" (MindSpore),
+    "weight_decay": ...}; None when the component has no such option."""
+    from optreg.core.names import synonyms
+
+    return {target: next((n for n in option_names if n in synonyms(target)), None)
+            for target in ("lr", "weight_decay")}
+
+
+def check_support(names: Mapping[str, str | None], qualname: str, keys: Iterable[str], path: str,
+                  errors: Collector) -> None:
+    """A multiplier or setting needs the option it scales (`lr_mult` an lr, `no_weight_decay` a weight decay)."""
+    declared = {**RULE_KEYS, **SETTINGS}
+    for key in keys:
+        option = declared[key].scales if key in declared else None
+        if option is not None and names.get(option) is None:
+            errors.add(join_path(path, key), f"{qualname} has no {option} option for {key} to "
+                                             f"{'set' if key == 'no_weight_decay' else 'scale'}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# what the user passed
+# ---------------------------------------------------------------------------------------------------
 @dataclass
 class Group:
     """One resolved parameter group: its tensors, their names (when known), its own options."""
@@ -21,9 +175,32 @@ class Group:
     rule: str = "default"          # what made it: "param_groups[1]", "params[0]" or "default"
     extra: dict[str, Any] = field(default_factory=dict)  # dialect group keys handled by the row's bind hook
     patterns: list[str] = field(default_factory=list)    # the rule's glob patterns
+    selectors: dict[str, Any] = field(default_factory=dict)    # the rule's params / modules / max_ndim
+    multipliers: dict[str, float] = field(default_factory=dict)  # the rule's lr_mult / decay_mult
+    origin: dict[str, str] = field(default_factory=dict)   # option -> the key that set it (lr_mult, layer_decay)
+    layer: int | None = None       # layer_decay's layer id of every parameter here
+    no_decay: bool = False         # no_weight_decay put these parameters here
+    lr: Any = None                 # the lr and weight decay the group is built with (before any schedule)
+    weight_decay: Any = None
 
     def torch_dict(self) -> dict[str, Any]:
         return {"params": list(self.params), **self.options}
+
+
+@dataclass
+class Source:
+    """The parameters to optimize: named tensors or torch-style group dicts, the Module when one was given
+    (for `modules` and `no_weight_decay()`), and the frozen parameters (requires_grad=False) left out."""
+
+    named: list[tuple[str | None, Any]] | None
+    dicts: list[dict] | None
+    module: Any = None
+    frozen: list[tuple[str, Any]] = field(default_factory=list)
+
+    @property
+    def every_name(self) -> list[str]:
+        """Trainable and frozen names (what a pattern may legitimately match)."""
+        return [n for n, _ in (self.named or []) if n is not None] + [n for n, _ in self.frozen]
 
 
 def _is_tensor(obj: Any) -> bool:
@@ -32,15 +209,18 @@ def _is_tensor(obj: Any) -> bool:
     return isinstance(obj, torch.Tensor)
 
 
-def named_parameters(params: Any) -> tuple[list[tuple[str | None, Any]] | None, list[dict] | None]:
-    """Split what the user passed into (named tensors) or (torch-style group dicts).
+def collect(params: Any) -> Source:
+    """Split what the user passed into named tensors or torch-style group dicts.
 
-    Accepts a torch Module, `named_parameters()`, an iterable of tensors, or an iterable of group dicts.
-    """
+    Accepts a torch Module, `named_parameters()`, an iterable of tensors, or an iterable of group dicts. Named
+    parameters are placed once (a tied tensor under its first name) and frozen ones (requires_grad=False) are
+    left out and listed in `frozen`."""
     import torch
 
     if isinstance(params, torch.nn.Module):
-        return [(n, p) for n, p in params.named_parameters() if p.requires_grad], None
+        source = _named(list(params.named_parameters()))
+        source.module = params
+        return source
     if _is_tensor(params):
         raise ConfigError("params must be an iterable of tensors, not a single tensor", "params")
     if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
@@ -50,35 +230,114 @@ def named_parameters(params: Any) -> tuple[list[tuple[str | None, Any]] | None, 
     if not items:
         raise ConfigError("optimizer got an empty parameter list", "params")
     if all(isinstance(i, Mapping) for i in items):
-        return None, [dict(i) for i in items]
+        return Source(None, [dict(i) for i in items])
     if all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and _is_tensor(i[1]) for i in items):
-        return list(items), None
+        return _named(items)
     if all(_is_tensor(i) for i in items):
-        return [(None, t) for t in items], None
+        return Source([(None, t) for t in items], None)
     kinds = sorted({type(i).__name__ for i in items})
     raise ConfigError(f"params mixes or contains unsupported items ({', '.join(kinds)}); give tensors, "
                       f"(name, tensor) pairs or group dicts", "params")
 
 
-def _patterns(value: Any, path: str, errors: Collector) -> list[str]:
-    values = [value] if isinstance(value, str) else value
-    if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) for v in values):
-        errors.add(path, f"expected a glob pattern or a list of them, got {show(value)}")
-        return []
-    return list(values)
+def _named(pairs: list[tuple[str, Any]]) -> Source:
+    seen: set[int] = set()
+    named, frozen = [], []
+    for name, tensor in pairs:
+        if id(tensor) in seen:   # tied: placed once, under its first name
+            continue
+        seen.add(id(tensor))
+        (named if tensor.requires_grad else frozen).append((name, tensor))
+    if not named and frozen:
+        raise ConfigError(f"every parameter is frozen (requires_grad=False; {len(frozen)} of them): nothing to "
+                          f"optimize", "params")
+    return Source(named, None, frozen=frozen)
+
+
+def named_parameters(params: Any) -> tuple[list[tuple[str | None, Any]] | None, list[dict] | None]:
+    """(named tensors, torch-style group dicts) of what the user passed (see `collect`)."""
+    source = collect(params)
+    return source.named, source.dicts
+
+
+# ---------------------------------------------------------------------------------------------------
+# rules
+# ---------------------------------------------------------------------------------------------------
+def class_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def class_matches(name: str, cls: type) -> bool:
+    """`LayerNorm` matches the class named so; a dotted name matches the class's module path, or a package of it
+    (`torch.nn.LayerNorm` matches torch.nn.modules.normalization.LayerNorm)."""
+    if "." not in name:
+        return cls.__name__ == name or cls.__qualname__ == name
+    package, _, leaf = name.rpartition(".")
+    full = class_path(cls)
+    return full == name or (cls.__qualname__ == leaf and (cls.__module__ + ".").startswith(package + "."))
+
+
+def _owners(source: Source) -> dict[str, type]:
+    """Parameter name -> class of the module that owns it directly."""
+    module = source.module
+    out: dict[str, type] = {}
+    for name in source.every_name:
+        owner = name.rpartition(".")[0]
+        try:
+            out[name] = type(module.get_submodule(owner) if owner else module)
+        except AttributeError:   # a name the module's own named_parameters() made up: no owner to select by
+            continue
+    return out
+
+
+def _rule_hits(keys: Mapping[str, Any], names: list[str], tensors: Mapping[str, Any],
+               owners: Mapping[str, type]) -> list[str]:
+    """Names that every selector of the rule holds for."""
+    hits = []
+    for name in names:
+        if "params" in keys and not any(fnmatch.fnmatchcase(name, p) for p in keys["params"]):
+            continue
+        if "modules" in keys and not (name in owners and any(class_matches(m, owners[name]) for m in keys["modules"])):
+            continue
+        if "max_ndim" in keys and tensors[name].dim() > keys["max_ndim"]:
+            continue
+        hits.append(name)
+    return hits
+
+
+def _check_modules(keys: Mapping[str, Any], raw: Any, source: Source, owners: Mapping[str, type], path: str,
+                   errors: Collector) -> None:
+    """Every class name of `modules` names a class of the model's modules (did-you-mean from them)."""
+    if source.module is None:
+        errors.add(path, "modules selects by the class of the module that owns a parameter: pass the Module itself, "
+                         "not named_parameters() or tensors")
+        return
+    present = {type(m) for m in source.module.modules()}
+    names = sorted({c.__name__ for c in present} | {class_path(c) for c in present})
+    for j, name in enumerate(keys["modules"]):
+        if not any(class_matches(name, c) for c in present):
+            where = path if isinstance(raw, str) else join_path(path, j)
+            hint = closest(name, names) or closest(name.rpartition(".")[2], [c.__name__ for c in present])
+            errors.add(where, f"no module of the model is a {name} (its module types: "
+                              f"{show(sorted({c.__name__ for c in present}), 200)[1:-1]})", hint)
 
 
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
-               path: str = "param_groups", paramless_ok: bool = False) -> list[Group]:
-    """Rule i -> group i (first matching rule wins); unmatched parameters form a last, default group.
+               path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None) -> list[Group]:
+    """Rule i -> group i (first matching rule wins; every selector of a rule must hold); unmatched parameters form
+    a last, default group.
 
-    paramless_ok: a rule without `params` is kept as a group of no parameters, for a dialect hook
+    Selectors: `params` (glob patterns over names), `modules` (class of the owning module), `max_ndim`.
+    paramless_ok: a rule without selectors is kept as a group of no parameters, for a dialect hook
     (MindSpore's `order_params` dict)."""
+    source = source if source is not None else Source(named, None)
     names = [n for n, _ in named]
-    if rules and any(n is None for n in names):
-        errors.add(path, "param_groups with name patterns need parameter names: pass the Module or "
-                         "model.named_parameters(), not bare tensors")
-        return []
+    unnamed = any(n is None for n in names)
+    frozen = dict(source.frozen)
+    tensors = {n: t for n, t in [*named, *source.frozen] if n is not None}
+    every = [n for n in names if n is not None] + list(frozen)
+    owners = _owners(source) if source.module is not None and any(
+        isinstance(r, Mapping) and "modules" in r for r in rules) else {}
     claimed: dict[str, int] = {}
     owner: dict[str, int] = {}
     groups: list[Group] = []
@@ -88,38 +347,75 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
             errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             groups.append(Group([], [], rule=here))
             continue
-        if "params" not in rule and not (paramless_ok and rule):
-            errors.add(join_path(here, "params"), "required: a glob pattern or list of patterns over parameter names")
-        patterns = _patterns(rule.get("params"), join_path(here, "params"), errors) if "params" in rule else []
-        for pattern in patterns:
+        local = Collector()
+        keys, options = split_rule(rule, here, local)
+        selected = [k for k in SELECTORS if k in rule]
+        if not selected and not (paramless_ok and rule):
+            local.add(join_path(here, "params"), "required: a glob pattern or list of patterns over parameter names "
+                                                 "(or a modules / max_ndim selector)")
+        if unnamed and ("params" in rule or "modules" in rule):
+            if not any(e.path == path for e in errors.items):
+                errors.add(path, "param_groups with name patterns need parameter names: pass the Module or "
+                                 "model.named_parameters(), not bare tensors")
+            local.add(here, "")   # nothing more to check in this rule
+        if "modules" in keys and not unnamed:
+            _check_modules(keys, rule["modules"], source, owners, join_path(here, "modules"), local)
+        patterns = keys.get("params", [])
+        for pattern in patterns if not unnamed else []:
             if not (_GLOB & set(pattern)):
                 if pattern in claimed:
-                    errors.add(join_path(here, "params"), f"parameter {show(pattern)} is claimed twice "
-                                                          f"(also by {path}[{claimed[pattern]}])")
+                    local.add(join_path(here, "params"), f"parameter {show(pattern)} is claimed twice "
+                                                         f"(also by {path}[{claimed[pattern]}])")
                 claimed.setdefault(pattern, i)
-        for pattern in patterns:
-            hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in every):
+                local.add(join_path(here, "params"), f"pattern {show(pattern)} matches no parameter",
+                          closest(pattern, every))
+        group = Group([], [], options, rule=here, patterns=list(patterns),
+                      selectors={k: keys[k] for k in SELECTORS if k in keys},
+                      multipliers={k: keys[k] for k in MULTIPLIERS if k in keys})
+        groups.append(group)
+        errors.extend([e for e in local.items if e.message])
+        if local or not selected:
+            continue
+        if unnamed:   # max_ndim alone: the tensors themselves
+            hits = [j for j, (_, t) in enumerate(named) if t.dim() <= keys["max_ndim"]]
+            for j in hits:
+                owner.setdefault(j, i)
             if not hits:
-                hint = closest(pattern, names)
-                errors.add(join_path(here, "params"), f"pattern {show(pattern)} matches no parameter", hint)
-            for n in hits:
+                errors.add(join_path(here, "max_ndim"), f"no parameter has at most {keys['max_ndim']} dimensions")
+            continue
+        hits = _rule_hits(keys, every, tensors, owners)
+        for n in hits:
+            if n not in frozen:
                 owner.setdefault(n, i)
-        options = {k: v for k, v in rule.items() if k != "params"}
-        groups.append(Group([], [], options, rule=here, patterns=patterns))
+        if not hits and len(selected) > 1:  # each selector matches something, not all of them together
+            errors.add(here, f"no parameter is selected by all of {', '.join(selected)} together")
+        elif not hits and "modules" in keys:
+            errors.add(join_path(here, "modules"), f"no parameter is owned directly by a "
+                                                   f"{' or '.join(keys['modules'])} module")
+        elif not hits and "max_ndim" in keys:
+            errors.add(join_path(here, "max_ndim"), f"no parameter has at most {keys['max_ndim']} dimensions")
+        group.selectors["_hits"] = hits
     rest = Group([], [], rule="default")
-    for name, tensor in named:
-        target = groups[owner[name]] if name in owner else rest
+    for j, (name, tensor) in enumerate(named):
+        k = owner.get(j if unnamed else name)
+        target = groups[k] if k is not None else rest
         target.params.append(tensor)
         target.names.append(name)
-    for i, group in enumerate(groups):  # every match taken by an earlier rule: the rule would do nothing
-        taken = sorted({owner[n] for p in group.patterns for n in names if fnmatch.fnmatchcase(n, p)})
-        if group.patterns and not group.params and taken:
+    for group in groups:  # every match taken by an earlier rule: the rule would do nothing
+        hits = group.selectors.pop("_hits", [])
+        taken = sorted({owner[n] for n in hits if n in owner and groups[owner[n]] is not group})
+        if hits and not group.params and taken:
             earlier = ", ".join(f"{path}[{k}]" for k in taken)
-            errors.add(join_path(group.rule, "params"), f"every parameter it matches is already taken by {earlier} "
-                                                        f"(the first matching rule wins); put this rule first")
-    if any(n is None for n in names):  # bare tensors: no names to report or to match
+            where = join_path(group.rule, "params") if group.patterns else group.rule
+            errors.add(where, f"every parameter it matches is already taken by {earlier} "
+                              f"(the first matching rule wins); put this rule first")
+    if unnamed:  # bare tensors: no names to report or to match
         rest.names = None
-    return [g for g in groups if g.params or g is not rest] + ([rest] if rest.params else [])
+        for group in groups:
+            group.names = None
+    # a rule whose parameters are all frozen makes no group; a rule without selectors is a dialect's (order_params)
+    return [g for g in groups if g.params or not g.selectors] + ([rest] if rest.params else [])
 
 
 def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
@@ -157,3 +453,204 @@ def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
         groups.append(Group([t for _, t in pairs], names if all(n is not None for n in names) else None,
                             options, rule=here))
     return groups
+
+
+# ---------------------------------------------------------------------------------------------------
+# multipliers, no_weight_decay and layer_decay: each rule's group split by (layer, decay) and scaled
+# ---------------------------------------------------------------------------------------------------
+def _layer_index(name: str, head: str, tail: str) -> int | None:
+    """i when `name` is head + i + tail (globs around a whole run of digits), else None."""
+    for m in re.finditer(r"\d+", name):
+        if fnmatch.fnmatchcase(name[:m.start()], head) and fnmatch.fnmatchcase(name[m.end():], tail):
+            return int(m.group())
+    return None
+
+
+def layer_ids(spec: LayerDecay, names: Sequence[str], path: str, errors: Collector) -> tuple[dict[str, int], int]:
+    """({name: layer id}, L) of BEiT's rule: `before` -> 0, `layer` with index i -> i + 1, others -> L + 1, where
+    L = the highest index found + 1 (frozen layers count, so freezing early blocks keeps the later ones' lr)."""
+    head, _, tail = spec.layer.partition("{i}")
+    for j, pattern in enumerate(spec.before):
+        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            errors.add(join_path(join_path(path, "before"), j), f"pattern {show(pattern)} matches no parameter",
+                       closest(pattern, names))
+    found = {n: i for n in names if (i := _layer_index(n, head, tail)) is not None}
+    if not found:
+        near = closest(spec.layer.replace("{i}", "0"), names)
+        errors.add(join_path(path, "layer"), f"pattern {show(spec.layer)} matches no parameter" +
+                   (f" (the closest name is {show(near)})" if near else ""))
+        return {}, 0
+    top = max(found.values()) + 1
+    ids = {}
+    for n in names:
+        if any(fnmatch.fnmatchcase(n, p) for p in spec.before):
+            ids[n] = 0
+        else:
+            ids[n] = found[n] + 1 if n in found else top + 1
+    return ids, top
+
+
+def _model_no_decay(module: Any, path: str, errors: Collector) -> list[str]:
+    """The names (or glob patterns) the model's `no_weight_decay()` returns (timm); none without the method."""
+    method = getattr(module, "no_weight_decay", None)
+    if not callable(method):
+        return []
+    try:
+        value = method()
+    except Exception as exc:  # the model's own code: reported, not raised through
+        errors.add(path, f"the model's no_weight_decay() raised {type(exc).__name__}: {str(exc)[:80]}")
+        return []
+    values = [value] if isinstance(value, str) else list(value) if isinstance(value, Iterable) else None
+    if values is None or not all(isinstance(v, str) for v in values):
+        errors.add(path, f"the model's no_weight_decay() must return parameter names, got {show(value)}")
+        return []
+    return values
+
+
+def _scale(value: Any, factor: float, what: str, path: str, errors: Collector) -> Any:
+    """value * factor for a number or a per-step list of numbers (MindSpore's dynamic lr)."""
+    if factor == 1.0:
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value * factor
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                for v in value):
+        return [v * factor for v in value]
+    errors.add(path, f"cannot scale a {what} of {show(value)}: give the optimizer a number "
+                     f"(or a per-step list) as its {what}")
+    return value
+
+
+def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Mapping[str, Any],
+                   names: Mapping[str, str | None], source: Source | None, errors: Collector,
+                   path: str) -> list[Group]:
+    """Each group split by (layer, decay) and its lr and weight decay set:
+
+        lr = (the rule's lr, else the optimizer's) * lr_mult * rate ** (L + 1 - layer)
+        weight_decay = 0 if no_weight_decay selects the parameter, else (rule's, else optimizer's) * decay_mult
+
+    Fills `Group.lr` / `Group.weight_decay` of every group (the table's values)."""
+    lr_name, wd_name = names.get("lr"), names.get("weight_decay")
+    spec: LayerDecay | None = settings.get("layer_decay")
+    no_decay_on = bool(settings.get("no_weight_decay"))
+    ids: dict[str, int] = {}
+    top = 0
+    if spec is not None or no_decay_on:
+        if source is not None and source.dicts is not None:
+            key = "layer_decay" if spec is not None else "no_weight_decay"
+            errors.add(join_path(path, key), f"{key} needs the Module or named_parameters(), not torch-style group "
+                                             f"dicts (they carry their own options)")
+            return groups
+    if spec is not None:
+        every = source.every_name if source is not None else [n for g in groups for n in (g.names or [])]
+        if not every:
+            errors.add(join_path(path, "layer_decay"), "layer_decay needs parameter names: pass the Module or "
+                                                       "model.named_parameters(), not bare tensors")
+            return groups
+        ids, top = layer_ids(spec, every, join_path(path, "layer_decay"), errors)
+    model_names = _model_no_decay(source.module, join_path(path, "no_weight_decay"), errors) \
+        if no_decay_on and source is not None and source.module is not None else []
+    if errors:
+        return groups
+    out: list[Group] = []
+    for group in groups:
+        if not group.params:   # a dialect's parameterless group (MindSpore's order_params)
+            out.append(group)
+            continue
+        buckets: dict[tuple[int | None, bool], list[int]] = {}
+        for j, tensor in enumerate(group.params):
+            name = group.names[j] if group.names else None
+            layer = ids.get(name) if spec is not None else None
+            nd = no_decay_on and (tensor.dim() <= 1 or (name is not None and any(
+                fnmatch.fnmatchcase(name, p) for p in model_names)))
+            buckets.setdefault((layer, nd), []).append(j)
+        where = path if group.rule == "default" else group.rule
+        for (layer, nd), members in sorted(buckets.items(), key=lambda kv: (-1 if kv[0][0] is None else kv[0][0],
+                                                                            kv[0][1])):
+            options = dict(group.options)
+            lr = options.get(lr_name, values.get(lr_name)) if lr_name else None
+            wd = options.get(wd_name, values.get(wd_name)) if wd_name else None
+            factor = group.multipliers.get("lr_mult", 1.0) * (spec.rate ** (top + 1 - layer) if layer is not None
+                                                               else 1.0)
+            if factor != 1.0:
+                origin = join_path(where, "lr_mult") if "lr_mult" in group.multipliers else \
+                    join_path(path, "layer_decay")
+                lr = _scale(lr, factor, "lr", origin, errors)
+                options[lr_name] = lr
+                part_origin = {"lr": origin}
+            else:
+                part_origin = {}
+            if nd:
+                wd = 0.0
+                options[wd_name] = wd
+                part_origin["weight_decay"] = join_path(path, "no_weight_decay")
+            elif "decay_mult" in group.multipliers:
+                part_origin["weight_decay"] = join_path(where, "decay_mult")
+                wd = _scale(wd if wd is not None else 0.0, group.multipliers["decay_mult"], "weight decay",
+                            join_path(where, "decay_mult"), errors)
+                options[wd_name] = wd
+            part = Group([group.params[j] for j in members],
+                         [group.names[j] for j in members] if group.names is not None else None, options,
+                         rule=group.rule, extra=dict(group.extra), patterns=group.patterns,
+                         selectors=group.selectors, multipliers=group.multipliers, origin=part_origin,
+                         layer=layer, no_decay=nd,
+                         lr=lr, weight_decay=wd)
+            out.append(part)
+    return out
+
+
+def locate(error: ConfigError, groups: Sequence[Group], path: str) -> list[ErrorItem]:
+    """A dialect hook's errors about the group dicts (`param_groups[k].lr`) at what the user wrote: the rule, or
+    the key that set the value (`lr_mult`, `layer_decay`, `no_weight_decay`)."""
+    out = []
+    for item in error.errors:
+        m = re.match(r"param_groups\[(\d+)\]\.?(.*)", item.path)
+        ruled = m is not None and int(m.group(1)) < len(groups) and (
+            groups[int(m.group(1))].rule == "default" or groups[int(m.group(1))].rule.startswith(
+                join_path(path, "param_groups")))
+        if not ruled:   # torch-style group dicts: the hook's paths are the user's
+            out.append(ErrorItem(join_path(path, item.path), item.message, item.location, item.suggestion))
+            continue
+        group, rest = groups[int(m.group(1))], m.group(2)
+        key = rest.split(".")[0].split("[")[0]
+        key = "lr" if key == "learning_rate" else key
+        where = group.origin.get(key) or join_path(path if group.rule == "default" else group.rule, rest)
+        if not any(e.path == where and e.message == item.message for e in out):   # one per key, not per split
+            out.append(ErrorItem(where, item.message, item.location, item.suggestion))
+    return out
+
+
+def scaled_lr_keys(groups: Sequence[Group]) -> list[str]:
+    """The paths of the keys (lr_mult, layer_decay) that gave groups lrs of their own."""
+    return sorted({g.origin["lr"] for g in groups if "lr" in g.origin})
+
+
+# ---------------------------------------------------------------------------------------------------
+# the table (`optreg groups`, Built.group_table)
+# ---------------------------------------------------------------------------------------------------
+def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) -> list[dict[str, Any]]:
+    """One row per group (index, rule, selectors, multipliers, counts, lr, weight decay, names, layer), then one
+    row `frozen` for the parameters left out (requires_grad=False), if any."""
+    rows = []
+    for i, group in enumerate(groups):
+        rows.append({
+            "group": i,
+            "rule": group.rule,
+            "patterns": list(group.patterns),
+            "selectors": dict(group.selectors),
+            "multipliers": dict(group.multipliers),
+            "params": len(group.params),
+            "numel": sum(p.numel() for p in group.params),
+            "names": list(group.names or []),
+            "options": dict(group.options),
+            "lr": group.lr,
+            "weight_decay": group.weight_decay,
+            "layer": group.layer,
+            "no_weight_decay": group.no_decay,
+        })
+    if frozen:
+        rows.append({"group": None, "rule": "frozen", "patterns": [], "selectors": {}, "multipliers": {},
+                     "params": len(frozen), "numel": sum(t.numel() for _, t in frozen),
+                     "names": [n for n, _ in frozen], "options": {}, "lr": None, "weight_decay": None,
+                     "layer": None, "no_weight_decay": False})
+    return rows

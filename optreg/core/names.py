@@ -15,6 +15,11 @@ def normalise(name: str, kind: str | None = None) -> str:
     return key
 
 
+def spelling(name: str) -> str:
+    """A name as spelled, case aside: `exponential_decay_lr` and `ExponentialDecayLR` stay apart."""
+    return str(name).strip().lower()
+
+
 def split_dialect(name: str, dialects: Iterable[str] | None = None) -> tuple[str | None, str]:
     """`mindspore.Adam` -> ("mindspore", "Adam"); `Adam` -> (None, "Adam").
 

@@ -22,6 +22,8 @@ Cerebras (cerebras.pytorch.optim.Optimizer)
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import warnings
@@ -96,17 +98,56 @@ def lr_at(table: float | list[float] | Callable[[int], float], index: int) -> fl
 
 
 # ---------------------------------------------------------------------------------------------
+# the groups' spelling in a constructor call
+# ---------------------------------------------------------------------------------------------
+
+#: group key -> the constructor parameters it spells, where a dialect's constructor names them otherwise
+#: (MindSpore: `learning_rate`, `beta1`, `beta2`), so that `type(opt)(params, **opt.defaults)` works
+GROUP_SPELLING: dict[str, tuple[str, ...]] = {"lr": ("learning_rate",), "betas": ("beta1", "beta2")}
+
+
+def _accepting_group_spelling(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap a constructor so that a call may give options in the groups' spelling (`lr`, `betas`) where
+    the constructor spells them otherwise; they are passed on under the constructor's names."""
+    names = set(inspect.signature(init).parameters)
+    renames = {key: spelled for key, spelled in GROUP_SPELLING.items()
+               if key not in names and all(n in names for n in spelled)}
+    if not renames:
+        return init
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        for key in renames.keys() & kwargs.keys():
+            value, spelled = kwargs.pop(key), renames[key]
+            kwargs.update(zip(spelled, value) if len(spelled) > 1 else [(spelled[0], value)])
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+# ---------------------------------------------------------------------------------------------
 # the base class
 # ---------------------------------------------------------------------------------------------
 
 
 class Optimizer(torch.optim.Optimizer):
-    """torch's Optimizer plus the dialect features; `init_state` gives a parameter's state."""
+    """torch's Optimizer plus the dialect features; `init_state` gives a parameter's state.
+
+    Everything a checkpoint must carry lives where torch's, ZeRO's and torch.distributed.checkpoint's
+    state dicts carry it: tensors in `state`, primitives in `param_groups` (the optimizer-wide step is
+    each group's `global_step`). A dynamic lr is configuration: kept beside the groups, not in them.
+    `type(opt)(params, **opt.defaults)` rebuilds the same optimizer, in every dialect's spelling.
+    """
 
     #: state names with the parameter's shape (Cerebras `state_names_to_sparsify`)
     sparsify_states: tuple[str, ...] = ()
     #: whether the rule accepts sparse COO gradients (otherwise a sparse grad is an error)
     supports_sparse: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _accepting_group_spelling(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(
         self,
@@ -124,35 +165,54 @@ class Optimizer(torch.optim.Optimizer):
         self.preinit = bool(preinit)
         self.enable_global_step = bool(enable_global_step)
         self.set_to_none = bool(set_to_none)
-        self.global_step = 0
+        self._lr_tables: list[Any] = []
         defaults = dict(defaults)
         super().__init__(params, defaults)
         if self.preinit:
             self.preinitialize()
 
+    # -- the optimizer-wide step ----------------------------------------------------------------
+
+    @property
+    def global_step(self) -> int:
+        """Steps taken (MindSpore's and OneFlow's optimizer-wide counter): each group's `global_step`."""
+        groups = self.__dict__.get("param_groups") or [{}]
+        return int(groups[0].get("global_step", 0))
+
+    @global_step.setter
+    def global_step(self, value: int) -> None:
+        for group in self.param_groups:
+            group["global_step"] = int(value)
+
     # -- groups ---------------------------------------------------------------------------------
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """torch's add_param_group, plus the dynamic-lr forms: a list or schedule goes to `lr_schedule`."""
+        """torch's add_param_group, plus the dynamic-lr forms (a per-step list or a schedule, kept in
+        `lr_schedule(index)`; the group holds the lr of the next step) and the optimizer-wide step."""
         index = len(getattr(self, "param_groups", []))
-        lr = param_group.get("lr", self.defaults.get("lr"))
-        if "lr" in self.defaults and not isinstance(lr, float) and "lr_schedule" not in param_group:
+        defaults = self.defaults
+        lr = param_group.get("lr", defaults.get("lr"))
+        table = None
+        param_group = dict(param_group)
+        if "lr" in defaults and lr is not None and not isinstance(lr, float):  # None: none (Adafactor's relative step)
             table = lr_table(lr, f"param_groups[{index}].lr" if index else "lr")
-            param_group = dict(param_group)
-            if isinstance(table, float):
-                param_group["lr"] = table
-            else:
-                param_group["lr_schedule"] = table
-                param_group["lr"] = lr_at(table, self.global_step)
+            param_group["lr"] = table if isinstance(table, float) else lr_at(table, self.global_step)
+            table = None if isinstance(table, float) else table
+        param_group["global_step"] = self.global_step
         super().add_param_group(param_group)
+        self._lr_tables.append(table)
         if getattr(self, "preinit", False) and hasattr(self, "state"):
             self._preinit_group(self.param_groups[-1])
 
-    def _group_lr(self, group: dict[str, Any]) -> float:
+    def lr_schedule(self, index: int) -> list[float] | Callable[[int], float] | None:
+        """Group `index`'s dynamic lr (a per-step list or a callable `step -> lr`), or None for a fixed lr."""
+        return self._lr_tables[index] if index < len(self._lr_tables) else None
+
+    def _group_lr(self, index: int, group: dict[str, Any]) -> float:
         """The group's lr for the step about to run; a dynamic lr is read at the 0-based step index."""
-        table = group.get("lr_schedule")
+        table = self.lr_schedule(index)
         if table is not None:
-            group["lr"] = lr_at(table, self.global_step - 1)
+            group["lr"] = lr_at(table, group["global_step"] - 1)
         return group["lr"]
 
     # -- state ----------------------------------------------------------------------------------
@@ -230,26 +290,16 @@ class Optimizer(torch.optim.Optimizer):
 
     # -- checkpoints ----------------------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, Any]:
-        """torch's state dict plus the optimizer-wide step counter (`global_step`).
-
-        A dynamic lr (`lr_schedule`) is configuration, not state: it is left out, so that the dict holds
-        tensors and plain values only (loadable with torch.load(weights_only=True))."""
-        sd = super().state_dict()
-        sd["param_groups"] = [{k: v for k, v in g.items() if k != "lr_schedule"} for g in sd["param_groups"]]
-        sd["global_step"] = self.global_step
-        return sd
-
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """torch's load_state_dict; restores `global_step` (0 when the dict has none, e.g. from torch).
+        """torch's load_state_dict. The groups' `global_step` comes from the dict: from its groups, else from
+        the top-level `global_step` that optreg 0.1 wrote, else 0 (a dict written by torch).
 
         The groups keep their own dynamic lr. torch casts every state tensor but `step` to the
         parameter's dtype and device; a state that `init_state` keeps in another dtype or on another
         device (float32 beta powers of a bf16 parameter, AdamOffload's host-side moments, a float16
         compressed moment) is kept out of that cast and restored with its own layout, losslessly."""
         state_dict = dict(state_dict)
-        self.global_step = int(state_dict.pop("global_step", 0))
-        schedules = [g.get("lr_schedule") for g in self.param_groups]
+        legacy_step = int(state_dict.pop("global_step", 0))
         own_layout: dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor]] = {}
         saved_state = dict(state_dict.get("state", {}))
         for saved, group in zip(state_dict.get("param_groups", []), self.param_groups):
@@ -265,9 +315,8 @@ class Optimizer(torch.optim.Optimizer):
                         own_layout[(id(p), name)] = (value, like)
                 saved_state[key] = {n: v for n, v in st.items() if (id(p), n) not in own_layout}
         super().load_state_dict({**state_dict, "state": saved_state})
-        for group, schedule in zip(self.param_groups, schedules):
-            if schedule is not None:
-                group["lr_schedule"] = schedule
+        for group in self.param_groups:
+            group.setdefault("global_step", legacy_step)
             for p in group["params"]:
                 for name in [n for (pid, n) in own_layout if pid == id(p)]:
                     value, like = own_layout[(id(p), name)]

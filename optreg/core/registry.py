@@ -8,8 +8,8 @@ import warnings
 from typing import Any, Callable, Iterable
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.names import normalise, split_dialect
-from optreg.errors import ConfigError, closest, show
+from optreg.core.names import normalise, spelling, split_dialect
+from optreg.errors import ConfigError, ErrorItem, closest, show
 
 DEFAULT_DIALECT = "torch"
 PLUGIN_GROUPS = {OPTIMIZER: "optreg.optimizers", SCHEDULER: "optreg.schedulers"}
@@ -18,7 +18,14 @@ _DIALECT_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class Registry:
-    """Entries by (kind, dialect, normalised name), and the known dialects in listing order.
+    """Entries by (kind, dialect, spelling of a name or alias), and the known dialects in listing order.
+
+    Name resolution, the same for every dialect and kind (`resolve`): a name spelled as an entry spells
+    one of its names (case aside) finds that entry; otherwise the normalised name (no case, `-`, `_`,
+    spaces, nor a scheduler's `LR` suffix) finds the one entry of the dialect that normalises to it, and
+    two such entries are an ambiguity (a ConfigError listing both). MindSpore's `exponential_decay_lr`
+    (its dynamic-lr function) and `ExponentialDecayLR` (its schedule class) are both found by their own
+    spellings; `exponential_decay` is ambiguous.
 
     Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), then entry-point
     plugins (dialect plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
@@ -27,6 +34,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str, str], Entry] = {}
+        self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
         self._loaded = False
         self._loading = False
@@ -116,11 +124,12 @@ class Registry:
 
     # -- adding ----------------------------------------------------------------------------------
     def add(self, entry: Entry) -> Entry:
-        """Add one row; a clash with an existing name or alias of the same kind and dialect raises."""
+        """Add one row; a name or alias spelled (case aside) like one of another entry of the same kind and
+        dialect raises. Names that only normalise alike (`warmup_lr`, `WarmUpLR`) may coexist."""
         known = self._known()
         if entry.dialect not in known:
             raise ConfigError(f"unknown dialect {entry.dialect!r}; dialects: {', '.join(known)}", "dialect")
-        keys = [(entry.kind, entry.dialect, normalise(n, entry.kind)) for n in (entry.name, *entry.aliases)]
+        keys = [(entry.kind, entry.dialect, spelling(n)) for n in (entry.name, *entry.aliases)]
         for key in keys:
             other = self._entries.get(key)
             if other is not None and other is not entry:
@@ -141,10 +150,41 @@ class Registry:
         order = {d: i for i, d in enumerate(self._known())}
         return sorted(seen.values(), key=lambda e: (order.get(e.dialect, len(order)), e.name.lower()))
 
-    def find(self, kind: str, name: str, dialect: str | None = None) -> Entry | None:
+    def _by_normalised(self) -> dict[tuple[str, str, str], list[Entry]]:
+        """(kind, dialect, normalised name) -> the entries with a name or alias that normalises to it."""
+        source, size, index = self._normalised
+        if source is not self._entries or size != len(self._entries):  # rebuilt after an add or a swap (tests)
+            index = {}
+            for (kind, dialect, _), entry in self._entries.items():
+                for n in (entry.name, *entry.aliases):
+                    hits = index.setdefault((kind, dialect, normalise(n, kind)), [])
+                    if entry not in hits:
+                        hits.append(entry)
+            self._normalised = (self._entries, len(self._entries), index)
+        return index
+
+    def resolve(self, kind: str, name: str, dialect: str) -> list[Entry]:
+        """The entries `name` finds in `dialect`: the one it spells, else those it matches normalised."""
+        self._load()
+        exact = self._entries.get((kind, dialect, spelling(name)))
+        if exact is not None:
+            return [exact]
+        return list(self._by_normalised().get((kind, dialect, normalise(name, kind)), ()))
+
+    def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name") -> Entry | None:
+        """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path`."""
         self._load()
         prefix, bare = split_dialect(name, self.dialects())
-        return self._entries.get((kind, prefix or dialect or DEFAULT_DIALECT, normalise(bare, kind)))
+        where = prefix or dialect or DEFAULT_DIALECT
+        hits = self.resolve(kind, bare, where)
+        if len(hits) > 1:
+            names = [e.name for e in hits]
+            raise ConfigError([ErrorItem(
+                path, f"{show(bare)} is ambiguous: it matches the {where} {kind}s "
+                      f"{' and '.join(map(repr, names))} (names compare without case, '-', '_'"
+                      + (" and an LR suffix" if kind == SCHEDULER else "")
+                      + "); spell one of them exactly", None, closest(bare, names) or names[0])])
+        return hits[0] if hits else None
 
     def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name") -> Entry:
         """The entry for `name` (`Adam`, `mindspore.Adam`); ConfigError with close matches otherwise."""
@@ -156,7 +196,7 @@ class Registry:
             where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
             raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
                               + (f" (did you mean {hint!r}?)" if hint else ""), where)
-        entry = self.find(kind, name, dialect)
+        entry = self.find(kind, name, dialect, path)
         if entry is not None:
             return entry
         prefix, bare = split_dialect(name, known)

@@ -2,7 +2,8 @@
 
 Each step sets every param group's `key` (lr, momentum, betas[0], betas[1] or weight_decay) to the
 schedule's value at `last_epoch`, computed from scratch, so resuming from `state_dict()` is exact and
-a million steps do not drift. Factor schedules multiply the group's base value, kept in the group as
+a million steps do not drift. Under torch's ChainedScheduler (or after a user's change) a group's value
+is scaled by the schedule's own change instead, as torch's chainable schedulers do. Factor schedules multiply the group's base value, kept in the group as
 `initial_<name>` the way torch keeps `initial_lr`; absolute schedules set the value directly.
 """
 
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import math
 import warnings
-import weakref
-from functools import wraps
 from typing import Any, Sequence
 
 import torch
@@ -53,21 +52,18 @@ def _scalar(value: Any) -> float:
     return float(value.item()) if isinstance(value, torch.Tensor) else float(value)
 
 
+def _mark_step_called(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    optimizer._opt_called = True
+
+
 def _track_optimizer_step(optimizer: torch.optim.Optimizer) -> None:
-    """Mark optimizer.step so that torch's "scheduler stepped before optimizer" warning works as usual."""
-    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
-        return
-    ref = weakref.ref(optimizer)
-    func = optimizer.step.__func__
+    """Note each optimizer.step() (a step pre-hook), for torch's "scheduler stepped before optimizer" warning.
 
-    @wraps(func)
-    def wrapper(*args, **kwargs):
-        opt = ref()
-        opt._opt_called = True
-        return func.__get__(opt, opt.__class__)(*args, **kwargs)
-
-    wrapper._wrapped_by_lr_sched = True
-    optimizer.step = wrapper
+    A hook, not a wrapper of `optimizer.step` as torch's schedulers install: torch.compile(opt.step) traces
+    the hook with the step, where a wrapper in a user file would be re-entered at each graph break."""
+    if not getattr(optimizer, "_optreg_tracks_step", False):
+        optimizer.register_step_pre_hook(_mark_step_called)
+        optimizer._optreg_tracks_step = True
 
 
 class ScheduleLR(LRScheduler):
@@ -151,23 +147,41 @@ class ScheduleLR(LRScheduler):
 
     def step(self, epoch: int | None = None) -> None:
         if self._step_count == 1 and not self._is_initial:
-            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
-                              "initialization.", UserWarning, stacklevel=2)
-            elif not getattr(self.optimizer, "_opt_called", False):
+            if not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`.",
                               UserWarning, stacklevel=2)
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Advance (or jump to `epoch`) and write the values; SequentialLR calls this at its milestones."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         self._get_lr_called_within_step = True
         try:
             values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
+        closed = list(values)
+        if epoch is None:
+            values = self._chained(values)
         for group, value in zip(self.optimizer.param_groups, values):
             write_key(group, self.key, value)
         self._last_lr = [_scalar(g["lr"]) for g in self.optimizer.param_groups]
         self._last_values = list(values)
+        self._last_closed = closed
+
+    def _chained(self, values: list[float]) -> list[float]:
+        """Compose with whatever else scales the same key, as torch's chainable schedulers do.
+
+        A group whose value is this schedule's own value of the last step (at step 0: its initial value)
+        gets the closed form, exactly. One that another scheduler (torch's ChainedScheduler) or the user
+        has scaled gets its value times this schedule's change: v · f(t)/f(t-1), as torch's own do."""
+        before = self.base_values if self.last_epoch == 0 else getattr(self, "_last_closed", None)
+        if before is None:
+            return values
+        return [value if now == was or was == 0 else now * (value / was)
+                for now, value, was in zip((_scalar(read_key(g, self.key)) for g in self.optimizer.param_groups),
+                                           values, before)]
 
     def get_last_value(self) -> list[float]:
         """The last values written to `key` (get_last_lr() is the groups' lr, whatever the key)."""
@@ -176,7 +190,7 @@ class ScheduleLR(LRScheduler):
     def state_dict(self) -> dict[str, Any]:
         return {"key": self.key, "last_epoch": self.last_epoch, "_step_count": self._step_count,
                 "base_values": list(self.base_values), "_last_lr": list(self._last_lr),
-                "_last_values": list(self._last_values)}
+                "_last_values": list(self._last_values), "_last_closed": list(self._last_closed)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         if state_dict.get("key", self.key) != self.key:
@@ -191,6 +205,7 @@ class ScheduleLR(LRScheduler):
             self.base_lrs = list(self.base_values)
         self._last_lr = list(state_dict.get("_last_lr", self._last_lr))
         self._last_values = list(state_dict.get("_last_values", self._last_values))
+        self._last_closed = list(state_dict.get("_last_closed", self._last_values))
         self._bind()
 
     def __repr__(self) -> str:

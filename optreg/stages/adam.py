@@ -11,8 +11,14 @@ from typing import Any, Literal, Mapping
 
 import torch
 
-from optreg.stages.chain import Batch, Stage, scalar_state, zeros
+from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, f32, scalar_state, zeros
 
+
+
+def _betas32(beta1: float, beta2: float) -> dict[str, Any]:
+    """OneFlow's float32 β and 1 - β (1 - 0.999f = 9.9998713e-4)."""
+    beta1, beta2 = f32(beta1), f32(beta2)
+    return {"betas": (beta1, beta2), "one_minus_beta1": f32(1.0 - beta1), "one_minus_beta2": f32(1.0 - beta2)}
 
 class AdamMoments(Stage):
     """m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²; with the group's `amsgrad`, v̂ = max(v̂, v).
@@ -21,15 +27,17 @@ class AdamMoments(Stage):
     (read from the group's `use_nesterov` / `nesterov` flag); otherwise the numerator is m.
     amsgrad=False: the algorithm has no amsgrad (Cerebras NAdam, RAdam): no `max_exp_avg_sq` among
     the state names to sparsify.
+    scalars="float32": β and 1 - β in float32 (OneFlow's kernels: `(1 - beta1)` of a float beta1).
     Slots out: `num`, `den_sq` (v or v̂).
     """
 
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     sparsify = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
-    def __init__(self, amsgrad: bool = True) -> None:
+    def __init__(self, amsgrad: bool = True, scalars: Scalars = "native") -> None:
         if not amsgrad:
             self.state_names = self.sparsify = ("exp_avg", "exp_avg_sq")
+        self.scalars = check_scalars(scalars)
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         state = {"exp_avg": zeros(p), "exp_avg_sq": zeros(p)}
@@ -41,18 +49,20 @@ class AdamMoments(Stage):
         beta1, beta2 = group["betas"]
         hp["one_minus_beta1"], hp["one_minus_beta2"] = 1.0 - beta1, 1.0 - beta2
         hp["nesterov_on"] = bool(group.get("nesterov", group.get("use_nesterov", False)))
+        self.record32(hp, lambda: _betas32(beta1, beta2))
 
     def apply(self, b: Batch) -> None:
         ops, hp = b.ops, b.hp
-        beta1, beta2 = hp["betas"]
+        beta1, beta2 = self.scalar(b, "betas")
+        one_minus_beta1 = self.scalar(b, "one_minus_beta1")
         m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
-        ops.add_(ops.mul_(m, beta1), b.u, alpha=hp["one_minus_beta1"])
-        ops.addcmul_(ops.mul_(v, beta2), b.u, b.u, value=hp["one_minus_beta2"])
+        ops.add_(ops.mul_(m, beta1), b.u, alpha=one_minus_beta1)
+        ops.addcmul_(ops.mul_(v, beta2), b.u, b.u, value=self.scalar(b, "one_minus_beta2"))
         den_sq = v
         if hp.get("amsgrad"):
             den_sq = ops.maximum_(b.state["max_exp_avg_sq"], v)
         b.slots["den_sq"] = den_sq
-        b.slots["num"] = ops.add(ops.mul(m, beta1), b.u, alpha=hp["one_minus_beta1"]) if hp["nesterov_on"] else m
+        b.slots["num"] = ops.add(ops.mul(m, beta1), b.u, alpha=one_minus_beta1) if hp["nesterov_on"] else m
 
 
 class BiasCorrection(Stage):
@@ -63,13 +73,20 @@ class BiasCorrection(Stage):
                       and multiplied by them after use (Cerebras AdamBase), plus a float32 `step`.
     flag:             the group option that switches the correction (OneFlow `do_bias_correction`,
                       Cerebras `correct_bias`); None: always on. Read per group. Off: no slots.
+    scalars="float32" (counter="global"): bc1 and bc2 rounded to float32 from their float64 values
+                      (OneFlow computes them in Python and hands them to the kernel as floats), √bc2
+                      taken in float32.
     """
 
     state_names = ("step", "beta1_power", "beta2_power")
 
-    def __init__(self, counter: Literal["global", "power"] = "global", flag: str | None = None) -> None:
+    def __init__(self, counter: Literal["global", "power"] = "global", flag: str | None = None,
+                 scalars: Scalars = "native") -> None:
         self.counter = counter
         self.flag = flag
+        self.scalars = check_scalars(scalars)
+        if self.scalars != "native" and counter != "global":
+            raise ValueError("scalars='float32' needs counter='global' (the power counter keeps its scalars as state)")
 
     def _on(self, group: Mapping[str, Any]) -> bool:
         return self.flag is None or bool(group.get(self.flag, True))
@@ -92,11 +109,13 @@ class BiasCorrection(Stage):
             t = hp["step"]
             hp["bc1"] = 1.0 - beta1 ** t if on else 1.0
             hp["bc2_sqrt"] = math.sqrt(1.0 - beta2 ** t) if on else 1.0
+            self.record32(hp, lambda: {"bc1": f32(hp["bc1"]),
+                                        "bc2_sqrt": f32(math.sqrt(f32(1.0 - beta2 ** t))) if on else 1.0})
 
     def apply(self, b: Batch) -> None:
         if self.counter == "global":
             if b.hp["bias_correction_on"]:
-                b.slots["bc1"], b.slots["bc2_sqrt"] = b.hp["bc1"], b.hp["bc2_sqrt"]
+                b.slots["bc1"], b.slots["bc2_sqrt"] = self.scalar(b, "bc1"), self.scalar(b, "bc2_sqrt")
             return
         ops = b.ops
         ops.add_(b.state["step"], 1.0)
@@ -116,13 +135,19 @@ class AdamDirection(Stage):
     eps="torch": u = (num/bc1) / (√den_sq/√bc2 + eps)       (torch, OneFlow)
     eps="hat":   u = (√bc2/bc1) · num / (√den_sq + eps)      (MindSpore, Cerebras, HF: eps before
                                                              the bias correction is folded in)
+    scalars="float32": eps in float32.
     """
 
-    def __init__(self, eps: Literal["torch", "hat"] = "torch") -> None:
+    def __init__(self, eps: Literal["torch", "hat"] = "torch", scalars: Scalars = "native") -> None:
         self.eps = eps
+        self.scalars = check_scalars(scalars)
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        self.record32(hp, lambda: {"eps": f32(float(group["eps"]))})
 
     def apply(self, b: Batch) -> None:
         ops, s = b.ops, b.slots
+        eps = self.scalar(b, "eps")
         # no `bc1` slot (no BiasCorrection stage before, or its flag off): no correction (Cerebras Lamb,
         # MindSpore AdamWeightDecay); the divisions by 1 are skipped
         corrected = "bc1" in s
@@ -130,10 +155,10 @@ class AdamDirection(Stage):
         if self.eps == "torch":
             if corrected:
                 ops.div_(denom, s["bc2_sqrt"])
-            ops.add_(denom, b.hp["eps"])
+            ops.add_(denom, eps)
             b.u = ops.div_(ops.div(s["num"], s["bc1"]), denom) if corrected else ops.div(s["num"], denom)
         else:
-            ops.add_(denom, b.hp["eps"])
+            ops.add_(denom, eps)
             b.u = ops.div(s["num"], denom)
             if corrected:
                 ops.mul_(b.u, _ratio(ops, s["bc2_sqrt"], s["bc1"]))

@@ -12,8 +12,9 @@ tensor), foreach (multi-tensor) and fused (compiled with torch.compile).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Literal, Mapping
 
 import torch
 
@@ -52,6 +53,16 @@ class Stage:
     (bools, strings: `host` derives them, e.g. `hp["l2_on"] = wd != 0`), since numbers arrive as
     0-d tensors under `fused`; treat `b.u` as read-only and assign a new list (it starts as the
     user's `p.grad`); write state and parameters in place through `b.ops`.
+
+    `scalars` says how the stage's host scalars reach tensors below float64 (a setting of the stages
+    that have host scalars):
+
+        "native"   Python floats; torch rounds a scalar to float32 where a float32 tensor takes it, so a
+                   derived one (1 - β) is the float32 rounding of its float64 value
+        "float32"  as kernels with C++ `float` attributes form them (OneFlow): from float32
+                   hyperparameters in float32 arithmetic (1 - 0.999f = 9.9998713e-4, not 1e-3); `host`
+                   records these forms under `key + F32` and `apply` reads them through `scalar()`.
+                   float64 tensors keep the native values.
     """
 
     #: names of the per-parameter state this stage owns (in `init`'s order)
@@ -61,6 +72,8 @@ class Stage:
     #: whether the stage needs the tensor's own shape (factored moments); a chain without such a
     #: stage runs on flattened tensors under `fused`
     shape_aware: ClassVar[bool] = False
+    #: "native" or "float32" (see above); an instance setting of the stages that take it
+    scalars: str = "native"
 
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         """Whether this step needs the tensors' own shapes (a stage may depend on a group flag)."""
@@ -75,6 +88,20 @@ class Stage:
     def apply(self, b: Batch) -> None:
         raise NotImplementedError
 
+    def scalar(self, b: Batch, key: str) -> Any:
+        """`b.hp[key]` as this stage hands it to the batch's tensors (one dtype per batch): its float32
+        form for tensors below float64 when the stage's scalars are "float32"."""
+        if self.scalars == "float32" and b.params[0].dtype != torch.float64:
+            return b.hp[key + F32]
+        return b.hp[key]
+
+    def record32(self, hp: dict[str, Any], forms: Callable[[], Mapping[str, Any]]) -> None:
+        """Record the float32 forms of host scalars (`record32(hp, lambda: {"eps": f32(eps)})`) when the setting
+        asks for them; `forms` is not called otherwise (so a traced step never rounds a symbolic lr)."""
+        if self.scalars == "float32":
+            for key, value in forms().items():
+                hp[key + F32] = value
+
     def __repr__(self) -> str:
         """`Name(setting=value)` with the settings that differ from the constructor's defaults."""
         import inspect
@@ -83,6 +110,33 @@ class Stage:
         fields = {k: v for k, v in vars(self).items()
                   if not k.startswith("_") and (k not in defaults or defaults[k] != v)}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
+
+
+Scalars = Literal["native", "float32"]
+
+FLOAT32_MAX = 3.4028234663852886e38
+#: the suffix of a host scalar's float32 form in `hp`
+F32 = "@f32"
+
+
+def f32(x: float) -> float:
+    """x rounded to the nearest float32, as C++ converts a double argument to a `float` parameter.
+
+    An operation on values rounded so, rounded again (`f32(1.0 - f32(b))`), is the float32
+    arithmetic's result: float64 holds more than twice float32's precision. Plain float arithmetic, which
+    torch.compile traces.
+    """
+    if x == 0 or not math.isfinite(x):
+        return x
+    quantum = max(math.frexp(x)[1] - 24, -149)   # 24 significant bits; float32's subnormal step below 2**-126
+    y = math.ldexp(round(math.ldexp(x, -quantum)), quantum)   # round(): to nearest, ties to even
+    return y if abs(y) <= FLOAT32_MAX else math.copysign(math.inf, y)
+
+
+def check_scalars(scalars: str) -> str:
+    if scalars not in ("native", "float32"):
+        raise ValueError(f"scalars must be 'native' or 'float32', got {scalars!r}")
+    return scalars
 
 
 def zeros(p: torch.Tensor) -> torch.Tensor:

@@ -73,14 +73,15 @@ EAGER_ELEMENTS = 1 << 16
 def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
               states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
     """Per tensor (torch's single-tensor loop): a large tensor alone, small neighbours with the same
-    state names together, each tensor through the same operations as alone."""
+    dtype and state names together, each tensor through the same operations as alone (a stage may
+    hand a batch scalars formed for its dtype: `Stage.scalar`)."""
     names = chain.state_names
     start, n = 0, len(params)
     while start < n:
         have = tuple(k for k in names if k in states[start])
         end, size = start + 1, params[start].numel()
         while end < n and size + params[end].numel() <= EAGER_ELEMENTS and len(states[end]) == len(states[start]) \
-                and all(k in states[end] for k in have):
+                and params[end].dtype == params[start].dtype and all(k in states[end] for k in have):
             size += params[end].numel()
             end += 1
         chain.apply(Batch(list(params[start:end]), list(grads[start:end]),

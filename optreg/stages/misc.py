@@ -1,5 +1,5 @@
-"""Stages of the classic per-element rules: Averaged SGD, Adadelta and Rprop (torch 2.x's formulas,
-which Cerebras 2.x reproduces)."""
+"""Stages of the other per-element rules: Averaged SGD, Adadelta and Rprop (torch 2.x's formulas,
+which Cerebras 2.x reproduces), and Lion (Cerebras 2.10)."""
 
 from __future__ import annotations
 
@@ -113,3 +113,35 @@ class Rprop(Stage):
             ops.copy_(b.u, g)
         ops.addcmul_(b.params, ops.sign(g), step_size, value=-1.0)
         ops.copy_(prev, g)
+
+
+class Lion(Stage):
+    """Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms") as cerebras.pytorch
+    2.10's Lion computes it:
+
+        w = w·(1 - lr·wd);  u = sign(β1·m + (1-β1)·g);  m = β2·m + (1-β2)·g     (`ApplyLR` follows)
+
+    The decay factor is formed on the host and multiplies the weight before the update.
+    """
+
+    state_names = ("exp_avg",)
+    sparsify = ("exp_avg",)
+
+    def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {"exp_avg": zeros(p)}
+
+    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        wd = float(group.get("weight_decay", 0.0) or 0.0)
+        hp["one_minus_beta1"], hp["one_minus_beta2"] = 1.0 - beta1, 1.0 - beta2
+        hp["lion_decay_on"] = wd != 0.0
+        hp["lion_decay"] = 1.0 - float(group["lr"]) * wd
+
+    def apply(self, b: Batch) -> None:
+        ops, hp = b.ops, b.hp
+        beta1, beta2 = hp["betas"]
+        m, g = b.state["exp_avg"], b.u
+        if hp["lion_decay_on"]:
+            ops.mul_(b.params, hp["lion_decay"])
+        b.u = ops.sign(ops.add(ops.mul(m, beta1), g, alpha=hp["one_minus_beta1"]))
+        ops.add_(ops.mul_(m, beta2), g, alpha=hp["one_minus_beta2"])

@@ -27,7 +27,7 @@ from optreg.stages.chain import Chain
 from optreg.stages.execute import check_fused, execute, run_eager
 
 #: group keys that are bookkeeping, not hyperparameters a stage reads
-_NOT_HP = ("params", "lr_schedule", "param_names", "foreach", "fused")
+_NOT_HP = ("params", "global_step", "param_names", "foreach", "fused")
 
 
 class ChainOptimizer(Optimizer):
@@ -56,7 +56,7 @@ class ChainOptimizer(Optimizer):
     def hyper(self, group: dict[str, Any]) -> dict[str, Any]:
         """What the stages read for this step of `group`: its options, `lr` and the optimizer-wide `step`."""
         hp = {k: v for k, v in group.items() if k not in _NOT_HP}
-        hp["step"] = self.global_step
+        hp["step"] = group["global_step"]
         return self.chain.host(group, hp)
 
     @staticmethod
@@ -78,7 +78,7 @@ class ChainOptimizer(Optimizer):
         self.global_step += 1
         plans = self.__dict__.setdefault("_fused_plans", {})
         for index, group in enumerate(self.param_groups):
-            self._group_lr(group)
+            self._group_lr(index, group)
             params, grads, states = [], [], []
             for p in group["params"]:
                 if p.grad is None:

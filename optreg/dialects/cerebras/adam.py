@@ -8,6 +8,7 @@ Adamax a `beta1_power`. Every state tensor is allocated by `preinitialize()` in 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterable
 
 import torch
@@ -21,6 +22,12 @@ from optreg.stages.gradient import CoupledDecay, Maximize
 from optreg.stages.optimizer import ChainOptimizer
 
 
+#: the warning of cerebras.Adam for a group whose own weight_decay it ignores
+WEIGHT_DECAY_IGNORED = ("cerebras.Adam ignores param group {index}'s own weight_decay ({own}) and decays it with the "
+                        "constructor's weight_decay ({wd}), as cerebras.pytorch 2.10 does (cerebras.AdamW applies a "
+                        "group's own weight_decay)")
+
+
 class _PowerCounter(ChainOptimizer):
     """Adam/AdamW: loads checkpoints of torch.optim.Adam/AdamW and Hugging Face AdamW too."""
 
@@ -32,7 +39,7 @@ class _PowerCounter(ChainOptimizer):
         writer would.) Group options the dict lacks (torch has no `correct_bias`) keep our values.
         """
         state_dict = from_step_layout(state_dict, bool(self.defaults.get("correct_bias", True)))
-        ours = [{k: v for k, v in g.items() if k not in ("params", "lr_schedule")} for g in self.param_groups]
+        ours = [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups]
         groups = [{**mine, **saved} for mine, saved in zip(ours, state_dict["param_groups"])]
         super().load_state_dict({**state_dict, "param_groups": groups + state_dict["param_groups"][len(groups):]})
 
@@ -66,7 +73,8 @@ class Adam(_PowerCounter):
 
         g += wd·w;  m, v EMAs;  w -= lr·√(1-β2ᵗ)/(1-β1ᵗ)·m/(√v + eps)   (amsgrad: max of the raw v)
 
-    with β1ᵗ, β2ᵗ the per-parameter running products `beta1_power`, `beta2_power`.
+    with β1ᵗ, β2ᵗ the per-parameter running products `beta1_power`, `beta2_power`. wd is the
+    constructor's weight_decay in every group (see `add_param_group`).
     """
 
     chain = Chain(CoupledDecay(), AdamMoments(), BiasCorrection("power"), AdamDirection("hat"), ApplyLR())
@@ -76,6 +84,21 @@ class Adam(_PowerCounter):
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad),
                          foreach=foreach, fused=fused, preinit=True)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """The group decays with the constructor's weight_decay, whatever its own (UserWarning if that differs).
+
+        cerebras.pytorch 2.10 Adam passes weight_decay to AdamBase as the default `l2_regularization_rate`,
+        which torch's add_param_group puts in every group, and `handle_weight_decay` then drops the group's
+        own `weight_decay` (`setdefault` keeps the default): a bug, reproduced. The group's `weight_decay`
+        holds the value applied, so the group table, state_dict and every execution agree.
+        """
+        wd = self.defaults["weight_decay"]
+        own = param_group.get("weight_decay", wd)
+        if own != wd:
+            warnings.warn(WEIGHT_DECAY_IGNORED.format(index=len(getattr(self, "param_groups", ())), own=own, wd=wd),
+                          UserWarning, stacklevel=2)
+        super().add_param_group({**param_group, "weight_decay": wd})
 
 
 class AdamW(_PowerCounter):

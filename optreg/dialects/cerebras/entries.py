@@ -3,7 +3,15 @@ the family module beside this file. Targets are strings, so that reading the reg
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optreg.core.entry import Rule, optimizer
+
+#: shown by describe() for every Cerebras optimizer
+FLOAT64 = ("float64 parameters: Cerebras keeps its scalars (beta powers, bias corrections, step counters, "
+           "constants) in float32 whatever the parameter's dtype; optreg computes them in the parameter's precision "
+           "(float64 for float64 parameters; the per-parameter step stays float32), so a float64 run differs from "
+           "Cerebras' in the float32 rounding of those scalars.")
 
 # adam family
 ADAM_CEREBRAS = "cerebras.pytorch 2.x (modelzoo R1.9.1 AdamBase / 2.10.0) cerebras.pytorch.optim"
@@ -24,7 +32,11 @@ ROWS = [
         source=ADAM_CEREBRAS + ".Adam",
         notes=("eps is added before the bias correction (eps-hat form), so no constant torch eps reproduces it; "
                "equal to torch.optim.Adam only when eps = 0. eps defaults to 1e-6 (torch 1e-8). amsgrad takes the "
-               "max of the raw v.",) + ADAM_CEREBRAS_CKPT,
+               "max of the raw v.",
+               "A param group's own weight_decay is ignored: every group decays with the constructor's weight_decay "
+               "(Cerebras' Adam makes it every group's l2_regularization_rate and drops the group's weight_decay; "
+               "a Cerebras bug, reproduced). The group's weight_decay shows the value applied; a group that sets "
+               "another value gets a UserWarning.") + ADAM_CEREBRAS_CKPT,
     ),
     optimizer(
         "cerebras", "AdamW", "optreg.dialects.cerebras.adam:AdamW",
@@ -32,7 +44,9 @@ ROWS = [
         source=ADAM_CEREBRAS + ".AdamW",
         notes=("eps-hat form: equal to torch.optim.AdamW only when eps = 0 (and correct_bias=True). "
                "correct_bias=False equals MindSpore AdamWeightDecay. Hugging Face AdamW decays with the "
-               "post-update weight; this (Cerebras) decays with the pre-update weight.",) + ADAM_CEREBRAS_CKPT,
+               "post-update weight; this (Cerebras) decays with the pre-update weight.",
+               "weight_decay and correct_bias are read per param group, as Cerebras' AdamBase.step does (a group's "
+               "own weight_decay applies, unlike cerebras.Adam).") + ADAM_CEREBRAS_CKPT,
     ),
     optimizer(
         "cerebras", "Adamax", "optreg.dialects.cerebras.adam:Adamax",
@@ -99,6 +113,17 @@ ROWS = [
             "preinitialize() allocates prev and step_size (= lr); state_names_to_sparsify() = ['prev', 'step_size'].",
         ),
     ),
+    optimizer(
+        "cerebras", "Lion", "optreg.dialects.cerebras.misc:Lion",
+        "Lion: w = w·(1 - lr·wd), w -= lr·sign(β1·m + (1-β1)·g), m = β2·m + (1-β2)·g.",
+        source="cerebras.pytorch 2.x (2.10.0 source) cerebras.pytorch.optim.Lion",
+        notes=(
+            "Lion (Chen et al. 2023, after google/automl's lion_pytorch): the sign of the interpolation with β1 is "
+            "the update, the momentum is kept with β2; weight decay multiplies the weight by 1 - lr·wd before it. "
+            "Defaults lr = 1e-4, betas = (0.9, 0.99); no maximize option.",
+            "preinitialize() allocates exp_avg in the constructor; state_names_to_sparsify() = ['exp_avg'].",
+        ),
+    ),
     # -- adagrad_rmsprop family --
     optimizer(
         "cerebras", "Adagrad", "optreg.dialects.cerebras.adagrad_rmsprop:Adagrad",
@@ -151,3 +176,5 @@ ROWS = [
         ),
     ),
 ]
+
+ROWS = [replace(row, notes=(*row.notes, FLOAT64)) for row in ROWS]

@@ -12,8 +12,9 @@ Forms read (Cerebras modelzoo R1.7-R2.10):
   and the weight-decay twins (`CosineDecayWD: {initial_val, end_val, total_iters}` → key weight_decay).
 
 Output: `{"name": <Cerebras name>, "dialect": "cerebras", **options}`; combinators
-`{"name": "SequentialLR", "dialect": "cerebras", "schedulers": [...]}` (Cerebras' SequentialLR, local steps,
-stages must meet), `{"name": "sequential", "schedulers": [...], "milestones": [...], "restart": "global"|"local"}`
+`{"name": "SequentialLR", "dialect": "cerebras", "schedulers": [...]}` (Cerebras' SequentialLR: each stage on
+its own step from its milestone; `milestones` when the current form gives them),
+`{"name": "sequential", "schedulers": [...], "milestones": [...], "restart": "global"|"local"}`
 (the generic engine combinator, when stages see the global step or lack total_iters) and
 `{"name": "ChainedLR", "dialect": "cerebras", "schedulers": [...]}`. (`sequential` and `chained` without
 `LR` are optreg's generic combinators; `SequentialLR` / `ChainedLR` are the dialect's classes.)
@@ -43,9 +44,12 @@ LEGACY_DEFAULTS = {"ExponentialLR": {"total_iters": 1}}
 WD_RENAMES = {"initial_val": "initial_learning_rate", "end_val": "end_learning_rate", "val": "learning_rate",
               "base_val": "base_lr", "max_val": "max_lr", "vals": "learning_rates"}
 TOP_LEVEL = ("main_scheduler", "disable_lr_steps_reset")
-UNSUPPORTED = {"adjust_learning_rate": "per-group lr scaling (muP, ScalePerParamLR) is not supported; "
-                                       "use param_groups with their own lr",
-               "param_group_tags": "param_group_tags is not supported; use param_groups rules"}
+UNSUPPORTED = {"adjust_learning_rate": "per-group lr scaling (muP, ScalePerParamLR) is read from a whole Model Zoo "
+                                       "config (optreg.build / optreg run) or configure_lr_scheduler(optimizer, "
+                                       "learning_rate, adjust_learning_rate=...), not from a scheduler spec",
+               "param_group_tags": "param_group_tags select the tagged groups of a whole Model Zoo config "
+                                   "(optreg.build / optreg run) or of configure_lr_scheduler(optimizer, "
+                                   "{Name: {...}}), not of an optreg scheduler spec"}
 
 
 def _norm(name: str) -> str:

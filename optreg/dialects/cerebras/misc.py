@@ -1,15 +1,16 @@
-"""Cerebras' ASGD, Adadelta and Rprop as chains of stages."""
+"""Cerebras' ASGD, Adadelta, Rprop and Lion as chains of stages."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, UnitFloat, number
+from optreg.core.types import Betas, Bool, Float, NonNegFloat, OptionalBool, UnitFloat, number
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
 from optreg.stages.misc import Adadelta as AdadeltaStage
 from optreg.stages.misc import AveragedSGD
+from optreg.stages.misc import Lion as LionStage
 from optreg.stages.misc import Rprop as RpropStage
 from optreg.stages.optimizer import ChainOptimizer
 
@@ -69,4 +70,20 @@ class Rprop(ChainOptimizer):
                  step_sizes: tuple[NonNegFloat, NonNegFloat] = (1e-6, 50.0), *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes)),
+                         foreach=foreach, fused=fused, preinit=True)
+
+
+class Lion(ChainOptimizer):
+    """cerebras.pytorch.optim.Lion (cerebras.pytorch 2.10.0 source; Chen et al. 2023):
+
+        w = w·(1 - lr·wd);  w -= lr·sign(β1·m + (1-β1)·g);  m = β2·m + (1-β2)·g
+
+    preinitialize() allocates exp_avg (zeros); no maximize.
+    """
+
+    chain = Chain(LionStage(), ApplyLR())
+
+    def __init__(self, params: Any, lr: NonNegFloat = 1e-4, betas: Betas = (0.9, 0.99), weight_decay: NonNegFloat = 0.0,
+                 *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay),
                          foreach=foreach, fused=fused, preinit=True)

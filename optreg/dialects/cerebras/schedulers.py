@@ -82,10 +82,13 @@ ROWS = [
          rules=(Rule("max_lr", ("initial_learning_rate", "max_lr"), lambda i, m: i <= m,
                      "must be >= initial_learning_rate"),),
          notes=("No momentum cycling. Past total_steps the last phase's formula continues (torch raises).",)),
-    _row("SequentialLR", "Stages on local steps, milestones = running sums of the stages' total_iters.",
+    _row("SequentialLR", "lr = s_k(t - M_{k-1}) on [M_{k-1}, M_k): each stage from its milestone on its own step.",
          types={"schedulers": NESTED, "milestones": Optional[IncreasingInts]},
-         notes=("Given milestones must equal the running sums of the stages' total_iters (Cerebras' "
-                "compute_milestones), and every stage must end where the next one starts.",)),
+         notes=("milestones default to the running sums of the stages' total_iters; given milestones may differ "
+                "from them, as cerebras.pytorch's SequentialLR accepts (the modelzoo trainer's config validator "
+                "compute_milestones refuses a mismatch; optreg follows the class).",
+                "Stages may jump in value at a milestone (Cerebras' PiecewiseConstantLR is built from such "
+                "constants); nothing requires a stage to end where the next one starts.")),
     _row("ChainedLR", "lr = s_0(t)·∏_{k>=1} s_k(t)/s_k.initial_learning_rate.", aliases=("ChainedScheduler",),
          types={"schedulers": NESTED}),
 ]

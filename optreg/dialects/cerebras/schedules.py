@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Literal, Optional, Sequence
 
-from optreg.errors import Collector, ConfigError
+from optreg.errors import Collector
 from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, anneal, check,
-                                      check_continuity, check_milestones, derive_milestones, half_cosine)
+                                      check_milestones, derive_milestones, half_cosine)
 from optreg.dialects.torch.torch_forms import cyclic_scale, cyclic_value, one_cycle_phases, one_cycle_value
 
 StepFunction = Callable[[int], float]
@@ -334,23 +334,22 @@ class OneCycleLR(CerebrasSchedule):
 
 @dataclass(frozen=True)
 class SequentialLR(Delegate):
-    """Cerebras SequentialLR: stages on local steps; milestones are the running sums of the stages'
-    total_iters (given milestones must equal them), and consecutive stages must meet (stage k's end
-    value = stage k+1's first value)."""
+    """Cerebras SequentialLR (cerebras_pytorch 2.10 SequentialScheduler): lr(t) = s_k(t - M_{k-1}) for
+    M_{k-1} <= t < M_k (M_{-1} = 0): stage k starts at its milestone on its own step counter, which
+    SequentialScheduler.increment_last_epoch advances only once t > M_{k-1}.
+
+    milestones default to the running sums of the stages' total_iters; given ones may differ from them (a
+    stage is cut short, or holds its formula past its length). Stages may jump in value at a milestone
+    (Cerebras' PiecewiseConstantLR is a SequentialLR of constants).
+    """
 
     values = ABSOLUTE
     schedulers: Sequence[Schedule]
     milestones: Optional[Sequence[int]] = None
 
     def build(self) -> Schedule:
-        derived = derive_milestones(self.schedulers)
-        if self.milestones is not None and list(self.milestones) != derived:
-            raise ConfigError(f"must be the running sums of the schedulers' total_iters, {derived}, "
-                              f"got {list(self.milestones)}", "milestones")
-        problems = check_continuity(self.schedulers, derived)
-        if problems:
-            raise ConfigError(problems)
-        return Sequential(self.schedulers, derived, "local")
+        milestones = derive_milestones(self.schedulers) if self.milestones is None else list(self.milestones)
+        return Sequential(self.schedulers, milestones, "local")
 
 
 @dataclass(frozen=True)

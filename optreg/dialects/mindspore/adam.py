@@ -46,7 +46,7 @@ class _MindSporeAdam(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         self.use_locking = bool(use_locking)  # accepted, no numeric effect
         super().__init__(
-            resolve_groups(params, weight_decay, learning_rate),
+            resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
             dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, use_locking=use_locking,
                  use_nesterov=use_nesterov, weight_decay=weight_decay, loss_scale=loss_scale),
             foreach=foreach, fused=fused, loss_scale=loss_scale)
@@ -135,6 +135,6 @@ class AdamWeightDecay(ChainOptimizer):
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         super().__init__(
-            resolve_groups(params, weight_decay, learning_rate),
+            resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
             dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay),
             foreach=foreach, fused=fused)

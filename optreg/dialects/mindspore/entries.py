@@ -22,6 +22,44 @@ ADAM_MS_NOTES = (
     "raises TypeError); int learning_rate, weight_decay and loss_scale are converted.",
 )
 
+THOR_NOTES = (
+    "Takes the model, not parameters: configure_optimizer('mindspore.thor', model, ...) or build(config, model); "
+    "no param_groups. Hooks on each nn.Linear, nn.Conv2d (groups=1) and nn.Embedding whose weight is trained "
+    "(exact types, as MindSpore converts nn.Dense / nn.Conv2d / nn.Embedding) record the layer's input a and output "
+    "gradient D in the steps k with k % frequency == 0 (forward with gradients enabled, then backward, then "
+    "step()); those steps recompute A⁻¹ and G⁻¹, the others reuse them (stale), as ModelThor runs its 'train0' "
+    "step and then frequency - 1 'train1' steps. remove_hooks() takes the hooks off.",
+    "Statistics follow the docs' A = E[a aᵀ], G = E[D Dᵀ] over examples, and over output positions for a "
+    "convolution (rows: the layer's im2col patches at its own padding, stride and dilation), as MindSpore's "
+    "Ascend kernels compute them. MindSpore's GPU layers differ in two places, read as slips: DenseThor divides "
+    "xᵀx by in_channels (inputs_shape[0] of the product) instead of the batch, and Conv2dThor averages patches and "
+    "output gradients over the batch before the outer product.",
+    "Normalisation and damping follow MindSpore's code (both backends), not the docs' λ: G is multiplied by "
+    "batch_size²/loss_scale² (D is the gradient of the loss as scaled and averaged by the caller), each factor is "
+    "damped by √λ (A ⊗ G + √λ(A ⊕ G) + λ: the Kronecker product is damped by about λ), a convolution with L "
+    "output positions per example gets √(λ/L) and each inverse scaled by 1/√L (KFC's L·A ⊗ G), and an "
+    "Embedding's A is the id count: A⁻¹ = 1/(count/batch_size + √λ).",
+    "Dense and Conv factors are inverted by Cholesky in 128×128 diagonal blocks (MindSpore's split_dim 128; a "
+    "factor of at most 128 rows whole); an Embedding's G whole (GPU). A factor that is not positive definite "
+    "(damping 0) falls back to the pseudo-inverse; non-finite statistics give NaN, as the kernels do.",
+    "LayerNorm parameters get g / (g²/batch_size + √λ) every step (MindSpore's _process_layernorm); biases, "
+    "BatchNorm and other parameters the plain gradient. Then g += weight_decay·w where decay_filter keeps the "
+    "name, ClipByNorm to 1.0 per tensor with enable_clip_grad, and ApplyMomentum (use_nesterov as on GPU; "
+    "ThorAscend has no nesterov).",
+    "decay_filter: glob patterns of parameter names weight decay skips (default none: MindSpore's default "
+    "`lambda x: x.name not in []` decays every parameter, biases and norms included); in Python a callable "
+    "name -> bool (True: decay). No beta/gamma rule.",
+    "learning_rate and damping: a number, a per-step list or 1-D tensor (step k uses entry k; past the end it "
+    "raises IndexError, as MindSpore's Gather does), or an absolute schedule; damping is read at the refresh steps "
+    "(and every step when the model has a LayerNorm). damping may be 0 (MindSpore checks nothing).",
+    "frequency must be an int >= 2, momentum a float >= 0 (ints refused, as MindSpore raises TypeError), "
+    "loss_scale > 0, weight_decay >= 0, batch_size an int >= 1. split_indices (strictly increasing A/G layer "
+    "indices, each below the number of hooked layers) only sets MindSpore's all-reduce fusion groups in "
+    "distributed runs; it has no numeric effect here (allreduce_groups() lists the groups). Sparse gradients "
+    "are refused. A⁻¹ and G⁻¹ live in the state of each layer's weight: a checkpoint resumes exactly, also "
+    "between refreshes.",
+)
+
 ROWS = [
     # -- adam family --
     optimizer(
@@ -227,5 +265,15 @@ ROWS = [
             "weight_decay = 0) and its loss scale (gradients are divided once, here), as MindSpore does.",
             "use_clip=True with a dynamic learning rate that differs between groups is refused, as MindSpore does.",
         ),
+    ),
+    # -- second order --
+    optimizer(
+        "mindspore", "thor", "optreg.dialects.mindspore.thor:THOR",
+        "THOR: g' = (G + √λI)⁻¹ g (A + √λI)⁻¹ per Linear / Conv2d / Embedding layer (A = E[aaᵀ], G = E[DDᵀ] "
+        "recorded by hooks, inverses refreshed every `frequency` steps), then weight decay and ApplyMomentum.",
+        hidden=("net",),
+        takes_model=True,
+        source=MINDSPORE + ".thor (ThorGpu / ThorAscend; DenseThor, Conv2dThor, EmbeddingThor)",
+        notes=THOR_NOTES,
     ),
 ]

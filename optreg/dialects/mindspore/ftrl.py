@@ -34,12 +34,12 @@ class FTRL(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         items = _as_items(params)
         _refuse_group_lr(items)
-        super().__init__(resolve_groups(items, weight_decay, learning_rate, decay_all=True),
+        super().__init__(resolve_groups(items, weight_decay, learning_rate, decay_all=True, owner=type(self)),
                          dict(lr=learning_rate, initial_accum=initial_accum, lr_power=lr_power, l1=l1, l2=l2,
                               use_locking=use_locking, loss_scale=loss_scale, weight_decay=weight_decay),
                          foreach=foreach, fused=fused, loss_scale=loss_scale)
         for i, group in enumerate(self.param_groups):
-            if group.get("lr_schedule") is not None or group["lr"] != self.defaults["lr"]:
+            if self.lr_schedule(i) is not None or group["lr"] != self.defaults["lr"]:
                 raise ConfigError(
                     "FTRL supports neither a dynamic learning rate nor per-group learning rates",
                     f"param_groups[{i}].lr" if len(self.param_groups) > 1 else "learning_rate",

@@ -17,6 +17,9 @@ Two pieces:
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numbers
 from typing import Any, Iterable, Mapping
 
@@ -119,6 +122,22 @@ def _ungrouped(items: list[Any], weight_decay: float, decay_all: bool) -> list[d
     return groups
 
 
+@functools.lru_cache(maxsize=None)
+def _carried(owner: type | None) -> frozenset[str]:
+    """The options of `owner`'s constructor in the groups' spelling, and the optimizer-wide step."""
+    if owner is None:
+        return frozenset()
+    from optreg.core.optimizer import GROUP_SPELLING
+
+    init = next(k.__dict__["__init__"] for k in owner.__mro__ if "__init__" in k.__dict__ and not any(
+        p.kind is p.VAR_KEYWORD for p in inspect.signature(k.__dict__["__init__"]).parameters.values()))
+    names = set(inspect.signature(init).parameters) - {"self", "params"}
+    for key, spelled in GROUP_SPELLING.items():
+        if all(n in names for n in spelled):
+            names = (names - set(spelled)) | {key}
+    return frozenset(names | {"global_step"}) - set(GROUP_KEYS)
+
+
 def resolve_groups(
     params: Any,
     weight_decay: float = 0.0,
@@ -126,6 +145,7 @@ def resolve_groups(
     *,
     decay_all: bool = False,
     path: str = "param_groups",
+    owner: type | None = None,
 ) -> list[dict[str, Any]]:
     """MindSpore's parameter handling, as torch group dicts (see the module docstring).
 
@@ -133,7 +153,12 @@ def resolve_groups(
     dicts. Returns groups with an explicit `weight_decay` each (and `param_names` when names are
     known); with `order_params`, the groups are split into runs so that the optimizer's parameter
     order is exactly `order_params`. Every problem is a ConfigError with its path.
+
+    A group dict may also carry the options of the `owner` class in the groups' spelling (`betas`, `eps`,
+    `foreach`, ...): torch-side code that rebuilds an optimizer from its own groups (ZeroRedundancyOptimizer,
+    FSDP wrappers) passes them, and they are kept per group as torch keeps them.
     """
+    carried = _carried(owner)
     items = _as_items(params)
     if not items:
         raise ConfigError("must not be empty", "params")
@@ -153,7 +178,7 @@ def resolve_groups(
     for i, raw in enumerate(items):
         gpath = f"{path}[{i}]"
         for key in raw:
-            if key not in GROUP_KEYS and key not in INTERNAL_KEYS:
+            if key not in GROUP_KEYS and key not in INTERNAL_KEYS and key not in carried:
                 errors.add(f"{gpath}.{key}", f"not a MindSpore group key (allowed: {', '.join(GROUP_KEYS)})")
         if "order_params" in raw:
             if len([k for k in raw if k != "order_params"]) > 0:
@@ -203,6 +228,7 @@ def resolve_groups(
             group["weight_decay"] = _check_weight_decay(raw.get("weight_decay", weight_decay), f"{gpath}.weight_decay")
         except ConfigError as exc:
             errors.extend(exc)
+        group.update((k, v) for k, v in raw.items() if k in carried)
         if "grad_centralization" in raw:
             if not isinstance(raw["grad_centralization"], bool):
                 errors.add(f"{gpath}.grad_centralization", f"must be a bool, got {show(raw['grad_centralization'])}")
@@ -307,8 +333,8 @@ def bind_decay_all(groups: list[dict], options: dict, grouped: bool) -> list[dic
 
 def bind_ftrl(groups: list[dict], options: dict, grouped: bool) -> list[dict]:
     """FTRL: as `bind_decay_all`, and no group may set its own `lr` (MindSpore raises)."""
-    if grouped:
-        _refuse_group_lr(groups)
+    if grouped:  # the builder's groups spell the option `learning_rate` (a rule's own, lr_mult's or layer_decay's)
+        _refuse_group_lr([_as_group_dict(g) for g in groups])
     return _bind(groups, options, grouped, decay_all=True)
 
 

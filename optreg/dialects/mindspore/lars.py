@@ -79,8 +79,9 @@ class LARS(torch.optim.Optimizer):
         self.use_clip = bool(use_clip)
         self.lars_filter = tuple(lars_filter) if isinstance(lars_filter, (list, tuple)) else lars_filter
         if self.use_clip:
-            dynamic = [g for g in optimizer.param_groups if g.get("lr_schedule") is not None]
-            specs = {repr(g.get("lr_schedule", g.get("lr"))) for g in optimizer.param_groups}
+            tables = [_lr_schedule(optimizer, i) for i in range(len(optimizer.param_groups))]
+            dynamic = [t for t in tables if t is not None]
+            specs = {repr(g.get("lr") if t is None else t) for t, g in zip(tables, optimizer.param_groups)}
             if dynamic and len(specs) > 1:
                 raise ConfigError(
                     "use_clip=True cannot be combined with a dynamic learning rate that differs between groups",
@@ -107,9 +108,9 @@ class LARS(torch.optim.Optimizer):
         self.param_groups = optimizer.param_groups
         self.state = optimizer.state
 
-    def _group_lr(self, group: dict[str, Any]) -> float:
+    def _group_lr(self, index: int, group: dict[str, Any]) -> float:
         """The lr the inner optimizer will use for this step (dynamic lr read at its step index)."""
-        table = group.get("lr_schedule")
+        table = _lr_schedule(self.optimizer, index)
         if table is not None:
             return lr_at(table, getattr(self.optimizer, "global_step", 0))
         return float(group["lr"])
@@ -122,9 +123,9 @@ class LARS(torch.optim.Optimizer):
                 loss = closure()
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
         reciprocal = 1.0 / self.loss_scale
-        for group, flags in zip(self.param_groups, self._flags):
+        for index, (group, flags) in enumerate(zip(self.param_groups, self._flags)):
             hp = {"coefficient": self.coefficient, "epsilon": self.epsilon, "use_clip": self.use_clip,
-                  "lr": self._group_lr(group) if self.use_clip else 0.0}
+                  "lr": self._group_lr(index, group) if self.use_clip else 0.0}
             self._scale.host(group, hp)
             params, grads = [], []
             for p, apply in zip(group["params"], flags):
@@ -166,6 +167,12 @@ class LARS(torch.optim.Optimizer):
 
     def __repr__(self) -> str:
         return f"LARS(epsilon={self.epsilon}, coefficient={self.coefficient}, use_clip={self.use_clip}, optimizer={self.optimizer!r})"
+
+
+def _lr_schedule(optimizer: torch.optim.Optimizer, index: int) -> Any:
+    """The inner optimizer's dynamic lr of group `index` (None: a fixed lr, or not an optreg optimizer)."""
+    lr_schedule = getattr(optimizer, "lr_schedule", None)
+    return lr_schedule(index) if callable(lr_schedule) else None
 
 
 def _names(group: dict[str, Any]) -> list[str]:

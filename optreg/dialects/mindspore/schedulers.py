@@ -1,9 +1,10 @@
 """The mindspore dialect's schedules: nn.learning_rate_schedule cells and the nn.dynamic_lr lists.
 
 Absolute-valued. Types follow MindSpore's validators: a float option given as an int is a TypeError
-there, and a ConfigError here. The dynamic-lr functions are registered as `dynamic_<function>`
-(`dynamic_cosine_decay_lr`): their own names collide with the cell names once case and the LR suffix
-are ignored (cosine_decay_lr vs CosineDecayLR).
+there, and a ConfigError here. The dynamic-lr functions are registered under their own names
+(`cosine_decay_lr`, with the alias `dynamic_cosine_decay_lr`) and the cells under theirs
+(`CosineDecayLR`): each is found by its own spelling; `cosine_decay`, which fits both once case, `_`
+and the LR suffix are ignored, is ambiguous (see optreg.core.registry).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def _row(name: str, target: str, doc: str, notes: tuple[str, ...] = (), **kw: An
     return scheduler("mindspore", name, f"{MOD}:{target}", doc, source=SRC, values="absolute", notes=notes, **kw)
 
 
+def _fn(name: str, target: str, doc: str, **kw: Any):
+    """A dynamic-lr function (mindspore.nn.<name>, same signature): its per-step list as a schedule; the
+    earlier name `dynamic_<name>` stays an alias."""
+    return _row(name, target, doc, aliases=(f"dynamic_{name}",), **kw)
+
+
 ROWS = [
     _row("ExponentialDecayLR", "ExponentialDecayLR", "lr·decay_rate^(t/decay_steps) (floored with is_stair).",
          types=DECAY, notes=(F32,)),
@@ -53,36 +60,36 @@ ROWS = [
                 "power": StrictPosFloat, "update_decay_steps": Bool}, notes=(F32,)),
     _row("WarmUpLR", "WarmUpLR", "lr·min(t, W)/W: 0 at step 0, lr from step W on.", length="warmup_steps",
          types={"learning_rate": StrictNonNegFloat, "warmup_steps": PosInt}, notes=(F32,)),
-    # nn.dynamic_lr
-    _row("dynamic_piecewise_constant_lr", "DynamicPiecewiseConstantLR",
-         "piecewise_constant_lr(milestone, learning_rates): learning_rates[k] on [M_{k-1}, M_k).", length=None,
-         types={"milestone": list[PosInt], "learning_rates": list[StrictFloat]},
-         rules=(Rule("learning_rates", ("milestone", "learning_rates"), lambda m, v: len(m) == len(v),
-                     "expected one learning rate per milestone"),
-                Rule("milestone", ("milestone",), lambda m: all(b >= a for a, b in zip(m, m[1:])),
-                     "must be increasing")),
-         notes=LIST[:1]),
-    _row("dynamic_exponential_decay_lr", "DynamicExponentialDecayLR",
-         "exponential_decay_lr: lr·decay_rate^(epoch/decay_epoch) per step.", length="total_step", types=DYN,
-         notes=LIST),
-    _row("dynamic_natural_exp_decay_lr", "DynamicNaturalExpDecayLR",
-         "natural_exp_decay_lr: lr·e^(-decay_rate·epoch) (epoch → ⌊epoch/decay_epoch⌋·decay_epoch with is_stair).",
-         length="total_step", types=DYN, notes=LIST),
-    _row("dynamic_inverse_decay_lr", "DynamicInverseDecayLR",
-         "inverse_decay_lr: lr/(1 + decay_rate·epoch/decay_epoch).", length="total_step", types=DYN, notes=LIST),
-    _row("dynamic_cosine_decay_lr", "DynamicCosineDecayLR",
-         "cosine_decay_lr: min_lr + ½(max_lr - min_lr)(1 + cos(π·min(epoch, decay_epoch)/decay_epoch)).",
-         length="total_step",
-         types={"min_lr": StrictNonNegFloat, "max_lr": StrictPosFloat, "total_step": TotalStep,
-                "step_per_epoch": PosInt, "decay_epoch": PosInt},
-         rules=(MIN_BELOW_MAX,), notes=LIST),
-    _row("dynamic_polynomial_decay_lr", "DynamicPolynomialDecayLR",
-         "polynomial_decay_lr: (lr - end)(1 - e'/D')^power + end per step.", length="total_step",
-         types={"learning_rate": StrictPosFloat, "end_learning_rate": StrictNonNegFloat, "total_step": TotalStep,
-                "step_per_epoch": PosInt, "decay_epoch": PosInt, "power": StrictPosFloat,
-                "update_decay_epoch": Bool}, notes=LIST),
-    _row("dynamic_warmup_lr", "DynamicWarmupLR", "warmup_lr: lr·min(epoch, warmup_epoch)/warmup_epoch.",
-         length="total_step",
-         types={"learning_rate": StrictNonNegFloat, "total_step": TotalStep, "step_per_epoch": PosInt,
-                "warmup_epoch": PosInt}, notes=LIST),
+    # nn.dynamic_lr (mindspore.nn.exponential_decay_lr, ...)
+    _fn("piecewise_constant_lr", "DynamicPiecewiseConstantLR",
+        "piecewise_constant_lr(milestone, learning_rates): learning_rates[k] on [M_{k-1}, M_k).", length=None,
+        types={"milestone": list[PosInt], "learning_rates": list[StrictFloat]},
+        rules=(Rule("learning_rates", ("milestone", "learning_rates"), lambda m, v: len(m) == len(v),
+                    "expected one learning rate per milestone"),
+               Rule("milestone", ("milestone",), lambda m: all(b >= a for a, b in zip(m, m[1:])),
+                    "must be increasing")),
+        notes=LIST[:1]),
+    _fn("exponential_decay_lr", "DynamicExponentialDecayLR",
+        "exponential_decay_lr: lr·decay_rate^(epoch/decay_epoch) per step.", length="total_step", types=DYN,
+        notes=LIST),
+    _fn("natural_exp_decay_lr", "DynamicNaturalExpDecayLR",
+        "natural_exp_decay_lr: lr·e^(-decay_rate·epoch) (epoch → ⌊epoch/decay_epoch⌋·decay_epoch with is_stair).",
+        length="total_step", types=DYN, notes=LIST),
+    _fn("inverse_decay_lr", "DynamicInverseDecayLR",
+        "inverse_decay_lr: lr/(1 + decay_rate·epoch/decay_epoch).", length="total_step", types=DYN, notes=LIST),
+    _fn("cosine_decay_lr", "DynamicCosineDecayLR",
+        "cosine_decay_lr: min_lr + ½(max_lr - min_lr)(1 + cos(π·min(epoch, decay_epoch)/decay_epoch)).",
+        length="total_step",
+        types={"min_lr": StrictNonNegFloat, "max_lr": StrictPosFloat, "total_step": TotalStep,
+               "step_per_epoch": PosInt, "decay_epoch": PosInt},
+        rules=(MIN_BELOW_MAX,), notes=LIST),
+    _fn("polynomial_decay_lr", "DynamicPolynomialDecayLR",
+        "polynomial_decay_lr: (lr - end)(1 - e'/D')^power + end per step.", length="total_step",
+        types={"learning_rate": StrictPosFloat, "end_learning_rate": StrictNonNegFloat, "total_step": TotalStep,
+               "step_per_epoch": PosInt, "decay_epoch": PosInt, "power": StrictPosFloat,
+               "update_decay_epoch": Bool}, notes=LIST),
+    _fn("warmup_lr", "DynamicWarmupLR", "warmup_lr: lr·min(epoch, warmup_epoch)/warmup_epoch.",
+        length="total_step",
+        types={"learning_rate": StrictNonNegFloat, "total_step": TotalStep, "step_per_epoch": PosInt,
+               "warmup_epoch": PosInt}, notes=LIST),
 ]

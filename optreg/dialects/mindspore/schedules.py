@@ -1,7 +1,8 @@
 """MindSpore's learning-rate schedules (mindspore.nn, 2.x): the LearningRateSchedule cells as closed forms,
 and the dynamic-lr functions, which return the per-step list a MindSpore optimizer takes as learning_rate.
 
-All values are absolute. The list schedules (`Dynamic*`) evaluate list[min(step, len - 1)]: past the
+All values are absolute. The list schedules (`Dynamic*`, registered under the functions' own names:
+`exponential_decay_lr` builds DynamicExponentialDecayLR) evaluate list[min(step, len - 1)]: past the
 end they hold the last value (MindSpore's optimizer gathers past the end of its lr tensor, which is
 not defined behaviour).
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
 from pydantic import BeforeValidator, WithJsonSchema
 
@@ -53,38 +53,41 @@ def _lr_number(value: Any, what: str) -> float:
     return number
 
 
-def _ms_learning_rate(value: Any) -> Any:
-    """MindSpore's learning_rate forms (TypeError/ValueError there, a ConfigError here)."""
+def per_step(noun: str, example: str) -> Callable[[Any], Any]:
+    """The validator of a value MindSpore reads per step (`learning_rate`; thor's `damping`): a number >= 0, a
+    per-step list or 1-D tensor, an absolute schedule spec (its closed form) or a callable. MindSpore raises
+    TypeError / ValueError for the rest; here they become ConfigErrors. `noun` names the value in messages."""
     from optreg.errors import show
 
-    if isinstance(value, bool):
-        raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got bool {value!r}")
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {show(value)}") \
-                from None
-    if hasattr(value, "dim") and hasattr(value, "tolist"):  # a tensor
-        if value.dim() > 1:
-            raise ValueError(f"a learning-rate tensor must be 0-d or 1-d, got {value.dim()}-d")
-        value = value.tolist()
-    if isinstance(value, numbers.Real):
-        return _lr_number(value, "it")
-    if isinstance(value, (list, tuple)):
-        if not value:
-            raise ValueError("a per-step learning-rate list must not be empty")
-        return [_lr_number(v, f"entry {i}") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):  # a schedule spec from YAML: {name: CosineDecayLR, ...}
-        return _schedule(value)
-    if callable(value):
-        return value
-    raise ValueError(
-        f"must be a number, a list of per-step numbers or a schedule, got {type(value).__name__}"
-    )
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got bool {value!r}")
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {show(value)}") \
+                    from None
+        if hasattr(value, "dim") and hasattr(value, "tolist"):  # a tensor
+            if value.dim() > 1:
+                raise ValueError(f"a {noun} tensor must be 0-d or 1-d, got {value.dim()}-d")
+            value = value.tolist()
+        if isinstance(value, numbers.Real):
+            return _lr_number(value, "it")
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise ValueError(f"a per-step {noun} list must not be empty")
+            return [_lr_number(v, f"entry {i}") for i, v in enumerate(value)]
+        if isinstance(value, Mapping):  # a schedule spec from YAML: {name: CosineDecayLR, ...}
+            return _schedule(value, example)
+        if callable(value):
+            return value
+        raise ValueError(f"must be a number, a list of per-step numbers or a schedule, got {type(value).__name__}")
+
+    return check
 
 
-def _schedule(spec: Mapping) -> Any:
+def _schedule(spec: Mapping, example: str) -> Any:
     """A nested scheduler spec as its closed form; it must give absolute values, as MindSpore's do."""
     from optreg.errors import ConfigError
     from optreg.core.build import Context, plan_scheduler
@@ -96,14 +99,19 @@ def _schedule(spec: Mapping) -> Any:
         more = f"; and {len(exc.errors) - 5} more" if len(exc.errors) > 5 else ""
         raise ValueError("; ".join(str(e) for e in exc.errors[:5]) + more) from None
     if schedule.values != "absolute":
-        raise ValueError(f"{type(schedule).__name__} gives factors of a base lr; MindSpore's learning_rate "
-                         f"needs an absolute schedule (e.g. mindspore.CosineDecayLR)")
+        raise ValueError(f"{type(schedule).__name__} gives factors of a base value; {example}")
     return schedule
 
 
-MS_LEARNING_RATE = Annotated[Any, BeforeValidator(_ms_learning_rate), WithJsonSchema({
-    "anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "number", "minimum": 0}},
-              {"type": "object", "description": "an absolute schedule spec, e.g. {name: CosineDecayLR, ...}"}],
-    "description": "a number, a per-step list (step k uses entry k), or an absolute schedule"})]
+def per_step_schema(example: str, description: str) -> WithJsonSchema:
+    return WithJsonSchema({
+        "anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "number", "minimum": 0}},
+                  {"type": "object", "description": f"an absolute schedule spec, e.g. {{name: {example}, ...}}"}],
+        "description": description})
+
+
+MS_LEARNING_RATE = Annotated[Any, BeforeValidator(per_step(
+    "learning-rate", "MindSpore's learning_rate needs an absolute schedule (e.g. mindspore.CosineDecayLR)")),
+    per_step_schema("CosineDecayLR", "a number, a per-step list (step k uses entry k), or an absolute schedule")]
 """MindSpore learning_rate: float/int >= 0, per-step list or 1-D tensor, or a callable schedule."""
 

@@ -1,7 +1,9 @@
 """OneFlow's Adam and AdamW (oneflow.optim, master 2025-08; kernel AdamUpdateFunctor) as chains of stages.
 
 OneFlow counts one optimizer-wide step (it advances for parameters without a gradient too) and its
-`zero_grad()` keeps the gradients (`set_to_none=False`).
+`zero_grad()` keeps the gradients (`set_to_none=False`). Its kernels take every hyperparameter as a
+C++ float: for tensors below float64 the stages form their scalars so (`scalars="float32"`: float32 β,
+1 - β in float32, bias corrections and √bc2 in float32, float32 lr, eps and weight decay).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay
 from optreg.stages.optimizer import ChainOptimizer
 
+#: the stage setting of OneFlow's Adam-family chains: scalars formed as its kernels' float attributes
+SCALARS = "float32"
+
 
 class Adam(ChainOptimizer):
     """oneflow.optim.Adam: torch's Adam with the optimizer-wide step t and L2 decay,
@@ -23,8 +28,9 @@ class Adam(ChainOptimizer):
         (bc1 = bc2 = 1 with do_bias_correction=False)
     """
 
-    chain = Chain(CoupledDecay(), AdamMoments(), BiasCorrection("global", "do_bias_correction"),
-                  AdamDirection("torch"), ApplyLR())
+    chain = Chain(CoupledDecay(scalars=SCALARS), AdamMoments(scalars=SCALARS),
+                  BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
+                  AdamDirection("torch", scalars=SCALARS), ApplyLR())
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
@@ -40,8 +46,8 @@ class AdamW(ChainOptimizer):
         m, v EMAs (amsgrad: v̂ = max(v̂, v));  w -= lr·(m̂/(√v̂ + eps) + wd·w)
     """
 
-    chain = Chain(AdamMoments(), BiasCorrection("global", "do_bias_correction"), AdamDirection("torch"),
-                  DecoupledDecay(), ApplyLR())
+    chain = Chain(AdamMoments(scalars=SCALARS), BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
+                  AdamDirection("torch", scalars=SCALARS), DecoupledDecay(scalars=SCALARS), ApplyLR())
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,

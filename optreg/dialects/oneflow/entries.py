@@ -3,8 +3,15 @@ the family module beside this file. Targets are strings, so that reading the reg
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optreg.core.entry import Rule, optimizer
 from optreg.core.options import ONEFLOW_GROUP_KEYS
+
+#: shown by describe() for every OneFlow optimizer
+FLOAT64 = ("float64 parameters: OneFlow hands its scalars (lr, weight decay, betas, bias corrections) to the update "
+           "kernels as float32 whatever the parameter's dtype; optreg computes them in the parameter's precision, so a "
+           "float64 run differs from OneFlow's in the float32 rounding of those scalars.")
 
 # adam family
 ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"
@@ -15,6 +22,9 @@ ADAM_ONEFLOW_NOTES = (
     "zero_grad() defaults to set_to_none=False.",
     "OneFlow's contiguous_params (a memory-layout switch with no numeric effect) is not an option; fused=True "
     "compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
+    "float32 parameters: the kernel's scalars are formed as OneFlow forms them, from float32 hyperparameters in "
+    "float32 (1 - β of a float β: 1 - 0.999f = 9.9998713e-4, not 1e-3; bias corrections rounded to float32, √bc2 "
+    "in float32; lr, eps and weight decay in float32); the chain's stages say scalars='float32'.",
 )
 
 ROWS = [
@@ -84,6 +94,23 @@ ROWS = [
             "defaults to set_to_none=False.",
         ),
     ),
+    # -- misc family --
+    optimizer(
+        "oneflow", "Adadelta", "optreg.dialects.oneflow.misc:Adadelta",
+        "Adadelta: v = ρv + (1-ρ)g'², Δ = √(u+ε)/√(v+ε)·g', u = ρu + (1-ρ)Δ², w -= lr·Δ, g' = g + wd·w.",
+        group_keys=ONEFLOW_GROUP_KEYS,
+        source="OneFlow 0.9.0 oneflow.optim.Adadelta, kernel AdadeltaUpdateFunctor",
+        notes=(
+            "Numerically torch.optim.Adadelta (weight_decay is L2, added to the gradient); the defaults are torch's "
+            "(lr 1.0, rho 0.9, eps 1e-6), not the docstring's (lr 1e-3, rho 0.0, eps 1e-10).",
+            "maximize=True: OneFlow 0.9.0's constructor asserts it is False (its graph mode would add the decay "
+            "before the negation); its eager kernel, which a param group's maximize reaches, negates the gradient "
+            "before the L2 term, and so does optreg, for the constructor's option as for a group's.",
+            "The constructor allocates the state of every parameter (zeros; OneFlow names it square_avgs / "
+            "acc_deltas, optreg square_avg / acc_delta, as torch). Per-group clip_grad_max_norm / "
+            "clip_grad_norm_type with optimizer.clip_grad(); zero_grad() defaults to set_to_none=False.",
+        ),
+    ),
     # -- lamb family --
     optimizer(
         "oneflow", "LAMB", "optreg.dialects.oneflow.lamb:LAMB",
@@ -100,3 +127,5 @@ ROWS = [
         ),
     ),
 ]
+
+ROWS = [replace(row, notes=(*row.notes, FLOAT64)) for row in ROWS]

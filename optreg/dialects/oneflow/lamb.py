@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.dialects.oneflow.adam import SCALARS
 from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
 from optreg.stages.apply import ApplyLR, DecoupledDecay
 from optreg.stages.chain import Chain
@@ -20,12 +21,15 @@ class LAMB(ChainOptimizer):
         tr = ‖w‖/‖u‖ (1 if a norm is 0; u without the decay term);  w -= lr·tr·(u + wd·w)
 
     adam_w_mode=False adds wd·w to the gradient (L2) instead of the update. The step count is
-    optimizer-wide; zero_grad() defaults to set_to_none=False; per-group clip_grad.
+    optimizer-wide; zero_grad() defaults to set_to_none=False; per-group clip_grad. Scalars as
+    OneFlow's kernels form them for tensors below float64 (float32 β, 1 - β, bias corrections, eps,
+    weight decay, lr).
     """
 
-    chain = Chain(CoupledDecay(unless="adam_w_mode"), AdamMoments(), BiasCorrection("global", "do_bias_correction"),
-                  AdamDirection("torch"), DirectionNorm(), DecoupledDecay(when="adam_w_mode"),
-                  TrustRatio("direction"), ApplyLR())
+    chain = Chain(CoupledDecay(unless="adam_w_mode", scalars=SCALARS), AdamMoments(scalars=SCALARS),
+                  BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
+                  AdamDirection("torch", scalars=SCALARS), DirectionNorm(),
+                  DecoupledDecay(when="adam_w_mode", scalars=SCALARS), TrustRatio("direction"), ApplyLR())
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, adam_w_mode: Bool = True, do_bias_correction: Bool = True,

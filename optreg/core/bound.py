@@ -1,0 +1,47 @@
+"""`optimizer_class`: a registered optimizer as a class with its options bound, for code that builds the
+optimizer itself from a class and keyword arguments (ZeroRedundancyOptimizer's `optimizer_class`,
+FSDP and DeepSpeed wrappers, `torch.optim.swa_utils` recipes, a trainer's `optimizer_cls`).
+
+    cls = optreg.optimizer_class("mindspore.Adam", learning_rate=sched, beta2=0.98)
+    zero = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls)
+
+The options are validated once, now, exactly as `configure_optimizer` validates them; `cls(params)`
+builds the optimizer and keyword arguments given to `cls` override the bound ones. The bound options
+never pass through the caller, so a schedule bound as the learning rate stays out of a wrapper's
+param groups (and out of its checkpoints).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optreg.core.build import wraps_optimizer
+from optreg.core.entry import OPTIMIZER
+from optreg.core.registry import REGISTRY
+from optreg.core.validate import to_target_kwargs, validate_options
+from optreg.errors import ConfigError, check_input
+
+
+def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
+    """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
+    check_input(options)
+    entry = REGISTRY.lookup(OPTIMIZER, name, dialect)
+    if wraps_optimizer(entry):
+        raise ConfigError(f"{entry.qualname} wraps another optimizer: build that one with optimizer_class() "
+                          f"and wrap it with configure_optimizer({entry.name!r}, ...)", "name")
+    if "param_groups" in options:
+        raise ConfigError("param_groups rules need parameter names: pass torch-style group dicts as the params "
+                          "of the class instead", "param_groups")
+    bound = to_target_kwargs(entry, validate_options(entry, options))
+    target = entry.resolve()
+
+    def __init__(self: Any, params: Any, **overrides: Any) -> None:
+        target.__init__(self, params, **{**bound, **overrides})
+
+    return type(target.__name__, (target,), {
+        "__init__": __init__,
+        "__module__": target.__module__,
+        "__qualname__": target.__qualname__,
+        "__doc__": f"{entry.qualname} with {bound!r} bound.\n\n{target.__doc__ or ''}",
+        "bound_options": dict(bound),
+    })

@@ -1,0 +1,32 @@
+"""OneFlow's Adadelta as a chain of stages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, UnitFloat
+from optreg.stages.apply import ApplyLR
+from optreg.stages.chain import Chain
+from optreg.stages.gradient import CoupledDecay, Maximize
+from optreg.stages.misc import Adadelta as AdadeltaStage
+from optreg.stages.optimizer import ChainOptimizer
+
+
+class Adadelta(ChainOptimizer):
+    """oneflow.optim.Adadelta (OneFlow 0.9.0; AdadeltaUpdateFunctor), torch's Adadelta formula:
+
+        g' = ±g + wd·w;  v = ρ·v + (1-ρ)·g'²;  Δ = √(u + eps)/√(v + eps)·g'
+        u = ρ·u + (1-ρ)·Δ²;  w -= lr·Δ
+
+    The constructor allocates every parameter's state (square_avg, acc_delta: zeros), as OneFlow's
+    does; zero_grad() defaults to set_to_none=False; per-group clip_grad. maximize negates the
+    gradient before the L2 term, as the kernel does.
+    """
+
+    chain = Chain(Maximize(), CoupledDecay(), AdadeltaStage(), ApplyLR())
+
+    def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
+                 weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
+                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
+                         foreach=foreach, fused=fused, set_to_none=False, preinit=True)

@@ -1,0 +1,83 @@
+"""FSDP2 (`fully_shard`, CPU, two gloo ranks): every parameter is a DTensor sharded on dim 0 and the optreg
+optimizer updates the local shards. Resumed at the midpoint through torch.distributed.checkpoint:
+get_model_state_dict / get_optimizer_state_dict -> dcp.save -> fresh model and optimizer -> dcp.load ->
+set_model_state_dict / set_optimizer_state_dict.
+
+Element-wise updates are bit-equal to the single-process run (reduce-scatter averages two ranks exactly); an
+update that takes a norm of the whole parameter (LAMB's trust ratio) adds the shards' partial sums in another
+order, so the comparison allows float32 rounding (rel <= 1e-6)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness import CLOSE, EXACT, MID, STEPS, assert_same, case_params, make_model, run_distributed, \
+    snapshot, train
+
+NORMS = {"oneflow.LAMB", "cerebras.Lamb"}
+
+
+def tolerance(case_id):
+    return CLOSE if case_id in NORMS else EXACT
+
+
+def fsdp2_scenario(rank, world, case, workdir):
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import (get_model_state_dict, get_optimizer_state_dict,
+                                                         set_model_state_dict, set_optimizer_state_dict)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (world,))
+
+    def fresh(seed=0):
+        model = make_model(seed)
+        fully_shard(model.fc1, mesh=mesh)
+        fully_shard(model.fc2, mesh=mesh)
+        fully_shard(model, mesh=mesh)
+        opt, sched = case.build(model)
+        return model, opt, sched
+
+    model, opt, sched = fresh()
+    lrs = train(model, opt, sched, 0, STEPS, rank=rank, world=world)
+    full = {"params": snapshot(model), "lrs": lrs}
+
+    model, opt, sched = fresh()
+    lrs = train(model, opt, sched, 0, MID, rank=rank, world=world)
+    state = {"model": get_model_state_dict(model), "optimizer": get_optimizer_state_dict(model, opt)}
+    dcp.save(state, checkpoint_id=str(workdir / "dcp"))
+    if rank == 0 and sched is not None:
+        torch.save(sched.state_dict(), workdir / "scheduler.pt")
+    dist.barrier()
+    model, opt, sched = fresh(seed=1)
+    state = {"model": get_model_state_dict(model), "optimizer": get_optimizer_state_dict(model, opt)}
+    dcp.load(state, checkpoint_id=str(workdir / "dcp"))
+    set_model_state_dict(model, state["model"])
+    set_optimizer_state_dict(model, opt, state["optimizer"])
+    if sched is not None:
+        sched.load_state_dict(torch.load(workdir / "scheduler.pt", weights_only=True))
+    lrs += train(model, opt, sched, MID, STEPS, rank=rank, world=world)
+    return {"full": full, "resumed": {"params": snapshot(model), "lrs": lrs}}
+
+
+@pytest.fixture(scope="module")
+def fsdp2_runs(tmp_path_factory):
+    return run_distributed(fsdp2_scenario, tmp_path_factory.mktemp("fsdp2"))
+
+
+@pytest.mark.parametrize("case_id", case_params())
+def test_fsdp2_equals_single_process(case_id, fsdp2_runs, references):
+    ranks = fsdp2_runs[case_id].check()
+    expected = references(case_id, sharded=True)
+    for rank, result in enumerate(ranks):
+        assert_same(result["full"], expected, tolerance(case_id), f"FSDP2 rank {rank}")
+
+
+@pytest.mark.parametrize("case_id", case_params())
+def test_fsdp2_dcp_save_and_resume(case_id, fsdp2_runs, references):
+    ranks = fsdp2_runs[case_id].check()
+    expected = references(case_id, sharded=True)
+    for rank, result in enumerate(ranks):
+        assert_same(result["resumed"], expected, tolerance(case_id), f"FSDP2 resumed at step {MID}, rank {rank}")

@@ -1,0 +1,312 @@
+"""Tiny stand-in models for the Model Zoo corpus (plain torch only).
+
+A Model Zoo config groups parameters by their names and by the modules that hold them: bias
+parameters and the parameters of normalisation modules get weight decay 0, muP configs scale the
+learning rate of the parameters whose names match a model's lr-adjustment globs, and tagged
+`params` rules match name globs. A replay therefore needs a model with the names the real model
+would have, not its size. `build(config)` makes that model from the config's `model:` section:
+
+- the family comes from `model.name` (or the legacy `model_name`), else from the provenance line
+  (`.../<family>/configs/...`); `FAMILY_OF` maps Model Zoo model names onto the layouts below;
+- the layout copies Model Zoo's parameter names (`model.embedding_layer.word_embeddings.weight`,
+  `model.transformer_decoder.layers.0.self_attn.proj_q_dense_layer.weight`, `...norm1.weight`,
+  `...ffn.ffn.0.linear_layer.weight`, `model.ln_f.weight`, `model.lm_head.weight`, ...) with two
+  layers (DINO: 24, as its tagged rules name layers 0-23), hidden size 4 and filter size 8;
+- the config's switches that change the set of names are honoured: `norm_type` (layernorm or
+  rmsnorm), `position_embedding_type` (a learned table only for `learned`), `share_embedding_weights`
+  (the lm head shares the word embedding), `use_projection_bias_in_attention`,
+  `use_ffn_bias_in_attention`, `use_ffn_bias`, `use_bias_in_output` (defaults as in Model Zoo's
+  GPT-2 config), and `freeze` (regexes searched in leaf module names; matched modules get
+  requires_grad False, as Model Zoo's `freeze_modules` does);
+- `RMSNorm` here is a plain module; `build(..., rmsnorm_cls=...)` lets a caller substitute another
+  class with the same (hidden_size, eps) signature and a `weight` parameter;
+- models of the GPT-2 layout carry `lr_adjustment_groups` as Model Zoo's GPT-2 model does: a dict
+  name -> (glob patterns, scale), the scales of `decoder_attention` / `decoder_input_ffn` set to
+  mup_base_hidden_size / hidden_size and `decoder_output_ffn` to mup_base_filter_size /
+  filter_size when the config has them (the real widths are used for these ratios). Other layouts
+  carry none, which makes Model Zoo use its default groups (`embedding`, `decoder_kernel`).
+
+Weights and gradients come from numpy (`init_weights`, `gradient`), so two implementations that
+replay a fixture start from the same float32 weights and see the same gradients.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+HIDDEN = 4
+FILTER = 8
+VOCAB = 8
+POSITIONS = 4
+SEED = 1234
+
+FAMILY_OF = {
+    "gpt2": "gpt", "gpt3": "gpt", "gptj": "gpt", "gpt_neox": "gpt", "llama": "gpt", "mistral": "gpt",
+    "falcon": "gpt", "bloom": "gpt", "btlm": "gpt", "dpo": "gpt", "jais": "gpt", "mixtral": "moe",
+    "bert": "bert", "esm2": "esm2", "t5": "t5", "vision_transformer": "vit", "vit": "vit",
+    "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist",
+}
+
+GPT_DEFAULTS = {"norm_type": "layernorm", "position_embedding_type": "learned", "share_embedding_weights": True,
+                "use_projection_bias_in_attention": True, "use_ffn_bias_in_attention": True, "use_ffn_bias": True,
+                "use_bias_in_output": False}
+
+
+class RMSNorm(nn.Module):
+    """A normalisation module with a single `weight` (the shape of Model Zoo's RMSNorm)."""
+
+    def __init__(self, hidden_size: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.eps = eps
+
+
+class Container(nn.Module):
+    """A named node of the stand-in tree."""
+
+
+def _node(root: nn.Module, path: str) -> nn.Module:
+    node = root
+    for part in path.split("."):
+        if not hasattr(node, part):
+            setattr(node, part, Container())
+        node = getattr(node, part)
+    return node
+
+
+def _put(root: nn.Module, path: str, module: nn.Module) -> None:
+    parent, _, leaf = path.rpartition(".")
+    setattr(_node(root, parent) if parent else root, leaf, module)
+
+
+def _param(root: nn.Module, path: str, shape: tuple[int, ...]) -> None:
+    parent, _, leaf = path.rpartition(".")
+    setattr(_node(root, parent), leaf, nn.Parameter(torch.zeros(shape)))
+
+
+class Builder:
+    def __init__(self, opts: Mapping[str, Any], rmsnorm_cls: type):
+        self.opts = {**GPT_DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
+        self.rmsnorm_cls = rmsnorm_cls
+        self.root = Container()
+
+    def norm(self, path: str) -> None:
+        rms = str(self.opts.get("norm_type", "layernorm")).lower() == "rmsnorm"
+        _put(self.root, path, self.rmsnorm_cls(HIDDEN, 1e-6) if rms else nn.LayerNorm(HIDDEN))
+
+    def linear(self, path: str, n_in: int, n_out: int, bias: bool) -> None:
+        _put(self.root, path, nn.Linear(n_in, n_out, bias=bool(bias)))
+
+    def embedding(self, path: str, n: int) -> None:
+        _put(self.root, path, nn.Embedding(n, HIDDEN))
+
+    def attention(self, path: str) -> None:
+        o = self.opts
+        for p in ("q", "k", "v"):
+            self.linear(f"{path}.proj_{p}_dense_layer", HIDDEN, HIDDEN, o["use_projection_bias_in_attention"])
+        self.linear(f"{path}.proj_output_dense_layer", HIDDEN, HIDDEN, o["use_ffn_bias_in_attention"])
+
+    def ffn(self, path: str) -> None:
+        self.linear(f"{path}.ffn.0.linear_layer", HIDDEN, FILTER, self.opts["use_ffn_bias"])
+        self.linear(f"{path}.ffn.1.linear_layer", FILTER, HIDDEN, self.opts["use_ffn_bias"])
+
+    def lm_head(self, path: str, embedding: str) -> None:
+        self.linear(path, HIDDEN, VOCAB, self.opts["use_bias_in_output"])
+        if self.opts["share_embedding_weights"]:
+            _node(self.root, path).weight = _node(self.root, embedding).weight
+
+    def decoder(self, prefix: str, layers: int = 2, moe: bool = False, cross: bool = False) -> None:
+        for i in range(layers):
+            layer = f"{prefix}.layers.{i}"
+            self.attention(f"{layer}.self_attn")
+            self.norm(f"{layer}.norm1")
+            if cross:
+                self.attention(f"{layer}.multihead_attn")
+                self.norm(f"{layer}.norm2")
+            self.norm(f"{layer}.norm3")
+            if moe:
+                self.linear(f"{layer}.ffn.gate.gate", HIDDEN, 2, False)
+                for e in range(2):
+                    self.ffn(f"{layer}.ffn.experts.experts.{e}")
+            else:
+                self.ffn(f"{layer}.ffn")
+
+    def encoder(self, prefix: str, layers: int = 2) -> None:
+        for i in range(layers):
+            layer = f"{prefix}.layers.{i}"
+            self.attention(f"{layer}.self_attn")
+            self.norm(f"{layer}.norm1")
+            self.norm(f"{layer}.norm2")
+            self.ffn(f"{layer}.ffn")
+
+
+def _gpt(b: Builder, moe: bool = False, prefix: str = "model") -> None:
+    b.embedding(f"{prefix}.embedding_layer.word_embeddings", VOCAB)
+    if str(b.opts["position_embedding_type"]).lower() == "learned":
+        b.embedding(f"{prefix}.embedding_layer.position_embeddings.embed", POSITIONS)
+    b.decoder(f"{prefix}.transformer_decoder", moe=moe)
+    b.norm(f"{prefix}.ln_f")
+    b.lm_head(f"{prefix}.lm_head", f"{prefix}.embedding_layer.word_embeddings")
+
+
+def _bert(b: Builder, prefix: str = "bert") -> None:
+    b.embedding(f"{prefix}.embedding_layer.word_embeddings", VOCAB)
+    if str(b.opts["position_embedding_type"]).lower() == "learned":
+        b.embedding(f"{prefix}.embedding_layer.position_embeddings.embed", POSITIONS)
+    if prefix == "bert":
+        b.embedding(f"{prefix}.embedding_layer.segment_embeddings", 2)
+        b.norm(f"{prefix}.embedding_layer.embed_ln")
+    b.encoder(f"{prefix}.transformer_encoder")
+    if prefix == "bert":
+        b.linear(f"{prefix}.pooler.pooler.ffn.0.linear_layer", HIDDEN, HIDDEN, True)
+    else:
+        b.norm(f"{prefix}.transformer_encoder.norm")
+    b.linear("cls.predictions.transform.ffn.ffn.0.linear_layer", HIDDEN, HIDDEN, True)
+    b.norm("cls.predictions.transform.layer_norm")
+    b.lm_head("cls.predictions.decoder", f"{prefix}.embedding_layer.word_embeddings")
+
+
+def _t5(b: Builder) -> None:
+    b.opts.setdefault("use_ffn_bias", False)
+    b.embedding("model.encoder_embeddings.word_embeddings", VOCAB)
+    b.embedding("model.decoder_embeddings.word_embeddings", VOCAB)
+    _node(b.root, "model.decoder_embeddings.word_embeddings").weight = \
+        _node(b.root, "model.encoder_embeddings.word_embeddings").weight
+    b.embedding("model.relative_position_encoder.relative_attention_bias", 4)
+    b.encoder("model.encoder.transformer_encoder")
+    b.norm("model.encoder.final_layer_norm")
+    b.decoder("model.decoder.transformer_decoder", cross=True)
+    b.norm("model.decoder.final_layer_norm")
+    b.lm_head("model.lm_head", "model.encoder_embeddings.word_embeddings")
+
+
+def _vit_trunk(b: Builder, prefix: str, layers: int, dino: bool) -> None:
+    b.linear(f"{prefix}.embedding_layer.linear_proj", 3, HIDDEN, True)
+    _param(b.root, f"{prefix}.embedding_layer.cls_embedding", (HIDDEN,))
+    b.embedding(f"{prefix}.embedding_layer.position_embeddings", POSITIONS)
+    if dino:
+        _param(b.root, f"{prefix}.embedding_layer.mask_token", (HIDDEN,))
+    b.encoder(f"{prefix}.encoder.transformer_encoder", layers=layers)
+    b.norm(f"{prefix}.encoder.transformer_encoder.norm")
+
+
+def _vit(b: Builder) -> None:
+    _vit_trunk(b, "model.ViTModel", 2, dino=False)
+    b.norm("model.ViTModel.pooler.norm")
+    b.linear("model.classifier.classifier.ffn.0.linear_layer", HIDDEN, 3, True)
+
+
+def _dino(b: Builder) -> None:
+    for t in range(2):
+        _vit_trunk(b, f"image_model_trunks.model.{t}.image_model", 24, dino=True)
+    for h in range(3):
+        b.linear(f"heads.model.{h}.mlp.ffn.0.linear_layer", HIDDEN, FILTER, True)
+        b.linear(f"heads.model.{h}.mlp.ffn.1.linear_layer", FILTER, HIDDEN, True)
+        b.linear(f"heads.model.{h}.last_layer", HIDDEN, 3, False)
+
+
+def _llava(b: Builder) -> None:
+    b.opts.update(norm_type="layernorm", position_embedding_type="learned", use_ffn_bias=True)
+    _vit_trunk(b, "image_model.image_model_list.0", 2, dino=False)
+    b.linear("projector_image_model.ffn.0.linear_layer", HIDDEN, FILTER, True)
+    b.linear("projector_image_model.ffn.1.linear_layer", FILTER, HIDDEN, True)
+    b.opts.update(norm_type="rmsnorm", position_embedding_type="rotary", share_embedding_weights=False,
+                  use_projection_bias_in_attention=False, use_ffn_bias_in_attention=False, use_ffn_bias=False)
+    _gpt(b, prefix="text_model")
+
+
+def _fc_mnist(b: Builder) -> None:
+    sizes = b.opts.get("hidden_sizes") or [b.opts.get("hidden_size", 10)] * int(b.opts.get("depth", 2))
+    use_bias = b.opts.get("use_bias", True)
+    n_in = 6
+    for i, _ in enumerate(sizes):
+        b.linear(f"model.fc_layers.{i}", n_in, HIDDEN, use_bias)
+        n_in = HIDDEN
+    b.linear("model.last_layer", n_in, 3, use_bias)
+
+
+LAYOUTS = {"gpt": _gpt, "moe": lambda b: _gpt(b, moe=True), "bert": _bert, "esm2": lambda b: _bert(b, "esm2"),
+           "t5": _t5, "vit": _vit, "dino": _dino, "llava": _llava, "fc_mnist": _fc_mnist}
+
+
+def gpt_lr_adjustment_groups(opts: Mapping[str, Any]) -> dict[str, tuple[list[str], float]]:
+    """Model Zoo GPT-2's lr-adjustment groups and the scales its muP settings give them."""
+    groups = {
+        "embedding": (["*embedding*weight"], 1.0),
+        "decoder_kernel": (["*decoder*dense*weight", "*decoder*linear*weight", "*decoder*linear*expert_weights"], 1.0),
+        "decoder_attention": (["*decoder*attn*dense*weight"], 1.0),
+        "decoder_input_ffn": (["*decoder*ffn.ffn.[!1]*weight", "*decoder*ffn.ffn.[!1]*expert_weights"], 1.0),
+        "decoder_output_ffn": (["*decoder*ffn.ffn.[1]*weight", "*decoder*ffn.ffn.[1]*expert_weights"], 1.0),
+    }
+    if opts.get("mup_base_hidden_size") and opts.get("hidden_size"):
+        scale = 1 / (opts["hidden_size"] / opts["mup_base_hidden_size"])
+        for name in ("decoder_attention", "decoder_input_ffn"):
+            groups[name] = (groups[name][0], scale)
+    if opts.get("mup_base_filter_size") and opts.get("filter_size"):
+        groups["decoder_output_ffn"] = (groups["decoder_output_ffn"][0],
+                                        1 / (opts["filter_size"] / opts["mup_base_filter_size"]))
+    return groups
+
+
+def model_section(config: Mapping[str, Any]) -> dict:
+    """The `model:` mapping of a legacy or trainer-form config (first phase of a multi-phase one)."""
+    if "trainer" in config:
+        trainer = config["trainer"]
+        if isinstance(trainer, list):
+            trainer = trainer[0]["trainer"]
+        return dict(trainer["init"]["model"])
+    return dict(config.get("model") or {})
+
+
+def family(config: Mapping[str, Any], provenance: str = "") -> str:
+    model = model_section(config)
+    name = model.get("name") or model.get("model_name")
+    if not name:
+        match = re.search(r"/([a-z0-9_]+)/(?:pytorch/)?configs/", provenance)
+        name = match.group(1) if match else ""
+    if name not in FAMILY_OF:
+        raise KeyError(f"no stand-in layout for model {name!r}")
+    return FAMILY_OF[name]
+
+
+def build(config: Mapping[str, Any], provenance: str = "", rmsnorm_cls: type = RMSNorm) -> nn.Module:
+    """The stand-in for a config (its whole mapping, as loaded from YAML) with numpy-seeded weights."""
+    opts = model_section(config)
+    fam = family(config, provenance)
+    b = Builder(opts, rmsnorm_cls)
+    LAYOUTS[fam](b)
+    model = b.root
+    if fam in ("gpt", "moe", "llava"):
+        model.lr_adjustment_groups = gpt_lr_adjustment_groups(opts)
+    freeze(model, opts.get("freeze") or [])
+    init_weights(model)
+    return model
+
+
+def freeze(model: nn.Module, patterns: list[str]) -> None:
+    leaves = [(n, m) for n, m in model.named_modules() if not next(m.children(), False)]
+    for pattern in map(re.compile, patterns):
+        hits = [m for n, m in leaves if pattern.search(n)]
+        if not hits:
+            raise ValueError(f"{pattern} did not match any module names!")
+        for m in hits:
+            m.requires_grad_(False)
+
+
+def init_weights(model: nn.Module, seed: int = SEED) -> None:
+    """float32 weights drawn in `named_parameters()` order from one numpy generator."""
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            p.data = torch.from_numpy(rng.uniform(-1.0, 1.0, tuple(p.shape)).astype(np.float32))
+
+
+def gradient(name: str, shape: tuple[int, ...], step: int, seed: int = SEED) -> np.ndarray:
+    """The float32 gradient of parameter `name` at optimizer step `step` (1-based)."""
+    key = [seed, step, *name.encode()]
+    return np.random.default_rng(key).standard_normal(shape).astype(np.float32)

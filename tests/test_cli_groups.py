@@ -1,0 +1,80 @@
+"""`optreg groups CONFIG --model MODULE:CALLABLE [--json]`: the dry run of the parameter groups."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import optreg
+from optreg.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+VIT = str(REPO / "examples" / "finetune_vit.yaml")
+RESNET = str(REPO / "examples" / "finetune_resnet.yaml")
+
+
+@pytest.fixture(autouse=True)
+def in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)          # the factory module is found from the current directory, as a user runs it
+
+
+def test_table_of_the_vit_example(capsys):
+    assert main(["groups", VIT, "--model", "examples.finetune_models:tiny_vit"]) == 0
+    out = capsys.readouterr().out
+    for column in ("group", "rule", "selectors", "params", "numel", "lr", "weight_decay", "layer", "first names"):
+        assert column in out
+    assert "0.000316406" in out and "0.000421875" in out and "0.0005625" in out and "0.00075" in out
+    assert "no_weight_decay" in out and "lr_mult: 10" in out
+
+
+def test_json_rows_are_the_built_rows(capsys):
+    from examples.finetune_models import tiny_resnet
+
+    assert main(["groups", RESNET, "--model", "examples.finetune_models:tiny_resnet", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    built = optreg.build(RESNET, tiny_resnet()).group_table()
+    assert rows == json.loads(json.dumps(built, default=str))
+    assert [(r["rule"], r["params"], r["lr"], r["weight_decay"]) for r in rows] == [
+        ("optimizer.param_groups[0]", 2, 0.1, 1e-4), ("optimizer.param_groups[1]", 10, 0.01, 0.0),
+        ("optimizer.param_groups[2]", 2, 0.001, 1e-4), ("default", 3, 0.01, 1e-4), ("frozen", 3, None, None)]
+
+
+def test_overrides_apply(capsys):
+    assert main(["groups", VIT, "optimizer.layer_decay.rate=0.5", "--model", "examples.finetune_models:tiny_vit",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted({r["lr"] for r in rows}) == pytest.approx([1e-3 * 0.5 ** 4, 1e-3 * 0.5 ** 3, 1e-3 * 0.5 ** 2,
+                                                             1e-3 * 0.5, 1e-3, 1e-2])
+
+
+def test_the_dry_run_creates_no_optimizer(monkeypatch, capsys):
+    created = []
+    monkeypatch.setattr(torch.optim.SGD, "__init__", lambda *a, **k: created.append(1))
+    assert main(["groups", RESNET, "--model", "examples.finetune_models:tiny_resnet"]) == 0
+    assert not created and "frozen" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("examples.finetune_models", "--model: expected MODULE:CALLABLE (e.g. examples.finetune_models:tiny_vit), got "
+                                 "'examples.finetune_models'"),
+    ("no_such_module_here:f", "--model: cannot import 'no_such_module_here': No module named 'no_such_module_here'"),
+    ("examples.finetune_models:tiny_vti", "--model: examples.finetune_models has no 'tiny_vti' (did you mean "
+                                          "'tiny_vit'?)"),
+    ("examples.finetune_models:TinyViT.no_weight_decay", "--model: examples.finetune_models.TinyViT.no_weight_decay() "
+                                                         "raised TypeError"),
+])
+def test_bad_model_specs(spec, message, capsys):
+    assert main(["groups", VIT, "--model", spec]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(message.replace("examples.finetune_models.TinyViT", "examples.finetune_models:TinyViT")), err
+
+
+def test_config_errors_carry_the_file_position(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("optimizer:\n  name: AdamW\n  param_groups:\n    - modules: LayerNrom\n")
+    assert main(["groups", str(bad), "--model", "examples.finetune_models:tiny_vit"]) == 1
+    assert capsys.readouterr().err.startswith(f"{bad}:4:7: optimizer.param_groups[0].modules: no module of the "
+                                              f"model is a LayerNrom")

@@ -1,0 +1,214 @@
+"""Model Zoo configs whole through `optreg.build` / `optreg run`: the two example configs, Model Zoo's grouping and
+its opt-out, ScalePerParamLR and tagged groups, what the trainer applies around the optimizer, and the keys
+Model Zoo 2.10 refuses (ConfigErrors with the path, the position and what replaced the key)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import optreg
+from optreg.errors import ConfigError
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cerebras"
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Linear(4, 4)
+        self.norm = nn.LayerNorm(4)
+
+
+class Net(nn.Module):
+    """decoder.*.dense.weight matches Model Zoo's default `decoder_kernel` lr-adjustment group."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(5, 4)
+        self.decoder = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(4, 2, bias=False)
+
+
+def _names(model, group):
+    ids = {id(p): n for n, p in model.named_parameters()}
+    return [ids[id(p)] for p in group["params"]]
+
+
+def _quiet_build(config, model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return optreg.build(config, model)
+
+
+LEGACY = {"model": {}, "optimizer": {"optimizer_type": "AdamW", "weight_decay": 0.1,
+                                     "learning_rate": [{"scheduler": "Linear", "initial_learning_rate": 0.0,
+                                                        "end_learning_rate": 1.0, "total_iters": 10},
+                                                       {"scheduler": "Constant", "learning_rate": 0.5}]}}
+
+
+@pytest.mark.parametrize("name", ["legacy_gpt3_mup.yaml", "trainer_llama.yaml"])
+def test_optreg_run_runs_the_examples(name):
+    result = subprocess.run([sys.executable, "-m", "optreg.cli", "run", str(EXAMPLES / name), "--steps", "6"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "after 6 steps" in result.stdout
+    assert "not the optimizer's" in result.stderr and "loss_scaling_factor" in result.stderr
+
+
+def test_bias_and_norm_parameters_get_no_weight_decay_and_the_schedule_is_absolute():
+    model = Net()
+    built = _quiet_build(LEGACY, model)
+    g = built.optimizer.param_groups
+    assert [x["weight_decay"] for x in g] == [0.1, 0.0]
+    assert _names(model, g[0]) == ["embedding.weight", "decoder.0.dense.weight", "decoder.1.dense.weight",
+                                   "head.weight"]
+    assert set(_names(model, g[1])) == {"decoder.0.dense.bias", "decoder.0.norm.weight", "decoder.0.norm.bias",
+                                        "decoder.1.dense.bias", "decoder.1.norm.weight", "decoder.1.norm.bias"}
+    lrs = []
+    for _ in range(12):
+        lrs.append(g[0]["lr"])
+        built.scheduler.step()
+    assert lrs[:3] == pytest.approx([0.0, 0.1, 0.2]) and lrs[10:] == [0.5, 0.5]
+
+
+def test_modelzoo_groups_false_keeps_one_group():
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "modelzoo_groups": False}}
+    built = _quiet_build(config, Net())
+    assert len(built.optimizer.param_groups) == 1
+    assert built.optimizer.param_groups[0]["weight_decay"] == 0.1
+
+
+def test_adjust_learning_rate_scales_the_absolute_schedule_per_group():
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "adjust_learning_rate": {"decoder_kernel": 0.25}}}
+    model = Net()
+    built = _quiet_build(config, model)
+    g = built.optimizer.param_groups
+    assert [x["adjust_learning_rate"] for x in g] == [0.25, 1.0, 1.0]
+    assert _names(model, g[0]) == ["decoder.0.dense.weight", "decoder.1.dense.weight"]
+    for _ in range(4):
+        built.scheduler.step()
+    assert [x["lr"] for x in g] == pytest.approx([0.1, 0.4, 0.4])
+
+
+def test_an_unknown_adjustment_group_is_an_error_with_a_suggestion():
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "adjust_learning_rate": {"decoder_kernal": 0.5}}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, Net())
+    (error,) = info.value.errors
+    assert error.path == "optimizer.adjust_learning_rate.decoder_kernal"
+    assert error.suggestion == "decoder_kernel"
+
+
+def test_tagged_groups_and_a_weight_decay_schedule_on_one_tag():
+    config = {"trainer": {"init": {
+        "optimizer": {"AdamW": {"params": [{"params": "*dense.weight", "tag": "wd"}]}},
+        "schedulers": [{"CosineDecayWD": {"initial_val": 0.04, "end_val": 0.4, "total_iters": 10,
+                                          "param_group_tags": "wd"}},
+                       {"ConstantLR": {"learning_rate": 0.01}}]}}}
+    model = Net()
+    built = _quiet_build(config, model)
+    g = built.optimizer.param_groups
+    # groups in the order of their first parameter; the tagged group's empty no-decay half is dropped
+    assert [sorted(x.get("tags", [])) for x in g] == [[], [], ["wd"]]
+    assert _names(model, g[2]) == ["decoder.0.dense.weight", "decoder.1.dense.weight"]
+    assert [x["weight_decay"] for x in g] == pytest.approx([0.0, 0.0, 0.04])
+    for _ in range(10):
+        built.scheduler.step()
+    assert [x["weight_decay"] for x in g] == pytest.approx([0.0, 0.0, 0.4])
+    assert [x["lr"] for x in g] == [0.01] * 3
+
+
+def test_clip_gradients_by_norm():
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "max_gradient_norm": 1.0}}
+    model = Net()
+    built = _quiet_build(config, model)
+    assert built.clip == ("norm", 1.0)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 10.0)
+    built.clip_gradients(model)
+    total = torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters()))
+    assert float(total) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_keys_around_the_optimizer_are_reported_in_one_warning():
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "loss_scaling_factor": "dynamic",
+                                      "log_summaries": True}}
+    with pytest.warns(UserWarning) as record:
+        optreg.build(config, Net())
+    notes = [str(w.message) for w in record if "not the optimizer's" in str(w.message)]
+    assert len(notes) == 1
+    assert "optimizer.loss_scaling_factor='dynamic'" in notes[0] and "optimizer.log_summaries=True" in notes[0]
+    assert "loss scaling" in notes[0]
+
+
+def test_an_older_steps_key_is_refused_with_its_replacement_and_position(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("model: {}\noptimizer:\n  optimizer_type: AdamW\n  learning_rate:\n"
+                    "    - scheduler: Linear\n      initial_learning_rate: 0.0\n      end_learning_rate: 1.0e-4\n"
+                    "      steps: 100\n    - scheduler: Constant\n      learning_rate: 1.0e-4\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    error = info.value.errors[0]
+    assert error.path == "optimizer.learning_rate.SequentialLR.schedulers[0].LinearLR.steps" or \
+        error.path.endswith("steps")
+    assert "Model Zoo 2.10 refuses `steps`" in error.message and "total_iters" in error.message
+    assert error.suggestion == "total_iters"
+
+
+def test_trainer_form_sequential_stage_without_total_iters_is_refused():
+    config = {"trainer": {"init": {"optimizer": {"SGD": {}}, "schedulers": [{"SequentialLR": {"schedulers": [
+        {"ConstantLR": {"learning_rate": 0.1}}, {"ConstantLR": {"learning_rate": 0.01}}]}}]}}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, Net())
+    assert info.value.errors[0].path == "trainer.init.schedulers[0].SequentialLR.schedulers[0].ConstantLR"
+    assert "needs total_iters" in info.value.errors[0].message
+
+
+def test_sgd_without_lr_takes_the_schedule():
+    config = {"trainer": {"init": {"optimizer": {"SGD": {"momentum": 0.9}},
+                                   "schedulers": [{"ConstantLR": {"learning_rate": 0.02}}]}}}
+    built = _quiet_build(config, Net())
+    assert [g["lr"] for g in built.optimizer.param_groups] == [0.02, 0.02]
+
+
+def test_configure_optimizer_then_configure_lr_scheduler_as_model_zoo_2_3_called_them():
+    """cstorch.optim.configure_optimizer(optimizer_type, params, **section) with the section's learning_rate a
+    schedule (a placeholder lr until the scheduler runs), then configure_lr_scheduler(..., adjust_learning_rate)."""
+    model = Net()
+    section = {"weight_decay": 0.1, "adjust_learning_rate": {"decoder_kernel": 0.5},
+               "learning_rate": [{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 1.0,
+                                  "total_iters": 10}, {"scheduler": "Constant", "learning_rate": 1.0}],
+               "log_summaries": True}
+    with pytest.warns(UserWarning, match="not the optimizer's: log_summaries"):
+        optimizer = optreg.configure_optimizer("SGD", model, dialect="cerebras", unknown_keys="warn",
+                                               **{k: v for k, v in section.items() if k != "learning_rate"},
+                                               learning_rate=section["learning_rate"])
+    g = optimizer.param_groups
+    assert [x["adjust_learning_rate"] for x in g] == [0.5, 1.0, 1.0]
+    assert [x["weight_decay"] for x in g] == [0.1, 0.1, 0.0]
+    assert [x["lr"] for x in g] == [0.1] * 3    # the placeholder
+    scheduler = optreg.configure_lr_scheduler(optimizer, section["learning_rate"],
+                                              adjust_learning_rate=section["adjust_learning_rate"])
+    for _ in range(4):
+        optimizer.step()
+        scheduler.step()
+    assert [x["lr"] for x in g] == pytest.approx([0.2, 0.4, 0.4])
+
+
+def test_configure_lr_scheduler_reads_one_trainer_form_scheduler_with_tags():
+    model = Net()
+    optimizer = optreg.configure_optimizer("AdamW", model, dialect="cerebras",
+                                           params=[{"params": "*dense.weight", "tag": "wd"}])
+    scheduler = optreg.configure_lr_scheduler(optimizer, {"ConstantWD": {"val": 0.5, "param_group_tags": "wd"}})
+    assert [x["weight_decay"] for x in optimizer.param_groups] == [0.0, 0.0, 0.5]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, {"ConstantLR": {"learning_rate": 0.1, "param_group_tags": "wdd"}})
+    assert info.value.errors[0].path == "param_group_tags"
+    del scheduler

@@ -1,0 +1,131 @@
+"""Name resolution, one rule for every dialect and kind: a name spelled as an entry spells it (case aside) finds
+that entry; otherwise its normalised form (no case, '-', '_', spaces, nor a scheduler's LR suffix) must fit
+exactly one entry of the dialect, and fitting two is a ConfigError that lists both."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+import optreg
+from optreg import ConfigError
+from optreg.core.entry import OPTIMIZER, SCHEDULER
+from optreg.core.registry import REGISTRY
+
+FUNCTIONS = ("piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
+             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr")
+CLASSES = ("ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR", "CosineDecayLR", "PolynomialDecayLR",
+           "WarmUpLR")
+
+
+@pytest.fixture
+def scratch_registry():
+    """Registrations made by a test are removed afterwards."""
+    REGISTRY._load()
+    saved = dict(REGISTRY._entries)
+    yield REGISTRY
+    REGISTRY._entries = saved
+
+
+@pytest.mark.parametrize("name", FUNCTIONS + CLASSES)
+def test_each_mindspore_name_finds_itself(name):
+    assert REGISTRY.lookup(SCHEDULER, name, "mindspore").name == name
+    assert REGISTRY.lookup(SCHEDULER, f"mindspore.{name}").name == name
+
+
+def test_the_class_resolves_to_the_class_and_the_function_to_the_function():
+    cls = REGISTRY.lookup(SCHEDULER, "ExponentialDecayLR", "mindspore")
+    fn = REGISTRY.lookup(SCHEDULER, "exponential_decay_lr", "mindspore")
+    assert cls.target.endswith(":ExponentialDecayLR") and fn.target.endswith(":DynamicExponentialDecayLR")
+    assert "decay_steps" in [p.name for p in optreg.describe("ExponentialDecayLR", "mindspore").params]
+    assert "total_step" in [p.name for p in optreg.describe("exponential_decay_lr", "mindspore").params]
+
+
+@pytest.mark.parametrize("spelled, expected", [
+    ("EXPONENTIAL_DECAY_LR", "exponential_decay_lr"),      # case never matters
+    ("exponentialdecaylr", "ExponentialDecayLR"),
+    ("Warmup_LR", "warmup_lr"),
+    ("warmuplr", "WarmUpLR"),
+    ("dynamic_cosine_decay_lr", "cosine_decay_lr"),        # the former names stay aliases
+    ("dynamiccosinedecay", "cosine_decay_lr"),             # ... and normalise like any name
+    ("piecewise-constant", "piecewise_constant_lr"),       # normalised, one fit
+])
+def test_spelled_names_win_and_a_single_normalised_fit_is_found(spelled, expected):
+    assert REGISTRY.lookup(SCHEDULER, spelled, "mindspore").name == expected
+
+
+@pytest.mark.parametrize("name, first, second", [
+    ("exponential_decay", "ExponentialDecayLR", "exponential_decay_lr"),
+    ("CosineDecay", "CosineDecayLR", "cosine_decay_lr"),
+    ("warm-up-lr", "WarmUpLR", "warmup_lr"),
+])
+def test_a_normalised_name_that_fits_two_entries_is_an_error_listing_both(name, first, second):
+    with pytest.raises(ConfigError) as info:
+        REGISTRY.lookup(SCHEDULER, name, "mindspore", path="scheduler.name")
+    (item,) = info.value.errors
+    assert item.path == "scheduler.name"
+    assert item.message == (f"{name!r} is ambiguous: it matches the mindspore schedulers {first!r} and {second!r} "
+                            f"(names compare without case, '-', '_' and an LR suffix); spell one of them exactly")
+    assert item.suggestion in (first, second)
+
+
+def test_the_ambiguity_error_carries_the_yaml_position(tmp_path):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(textwrap.dedent("""\
+        dialect: mindspore
+        optimizer: {name: Momentum, learning_rate: 0.1, momentum: 0.9}
+        scheduler:
+          name: CosineDecay
+          min_lr: 0.01
+          max_lr: 0.1
+          decay_steps: 10
+        """))
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    (item,) = info.value.errors
+    assert (item.path, item.location.line, item.location.column) == ("scheduler.name", 4, 3)
+    assert str(item).startswith(f"{path}:4:3: scheduler.name: 'CosineDecay' is ambiguous: it matches the mindspore "
+                                f"schedulers 'CosineDecayLR' and 'cosine_decay_lr'")
+    assert str(item).endswith("(did you mean 'CosineDecayLR'?)")
+
+
+def test_describe_and_build_refuse_an_ambiguous_name_too():
+    with pytest.raises(ConfigError, match="'warmup' is ambiguous"):
+        optreg.describe("warmup", "mindspore")
+    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, {"name": "mindspore.exponential_decay", "learning_rate": 0.1,
+                                            "decay_rate": 0.9, "decay_steps": 4})
+    assert [e.path for e in info.value.errors] == ["name"] and "is ambiguous" in str(info.value)
+
+
+def test_unique_normalised_names_still_resolve_in_every_dialect():
+    assert REGISTRY.lookup(OPTIMIZER, "adam_w").qualname == "torch.AdamW"
+    assert REGISTRY.lookup(OPTIMIZER, "Adam-W", "cerebras").qualname == "cerebras.AdamW"
+    assert REGISTRY.lookup(SCHEDULER, "cosine_annealing").qualname == "torch.CosineAnnealingLR"
+    assert REGISTRY.lookup(SCHEDULER, "cosine_decay", "cerebras").qualname == "cerebras.CosineDecayLR"
+
+
+@pytest.mark.parametrize("kind, register", [(OPTIMIZER, optreg.register_optimizer),
+                                            (SCHEDULER, optreg.register_scheduler)])
+def test_the_rule_holds_for_user_registrations_of_each_kind(scratch_registry, kind, register):
+    class First:
+        """first"""
+
+    class Second:
+        """second"""
+
+    register("my_thing", dialect="oneflow")(First)
+    register("MyThing", dialect="oneflow")(Second)
+    assert REGISTRY.lookup(kind, "my_thing", "oneflow").target is First
+    assert REGISTRY.lookup(kind, "MY_THING", "oneflow").target is First
+    assert REGISTRY.lookup(kind, "MyThing", "oneflow").target is Second
+    assert REGISTRY.lookup(kind, "mything", "oneflow").target is Second
+    with pytest.raises(ConfigError) as info:
+        REGISTRY.lookup(kind, "my-thing", "oneflow", path="optimizer.name")
+    assert info.value.errors[0].path == "optimizer.name"
+    assert f"it matches the oneflow {kind}s 'my_thing' and 'MyThing'" in info.value.errors[0].message
+    with pytest.raises(ConfigError, match="clashes"):  # a spelling taken (case aside) is a clash
+        register("MY_THING", dialect="oneflow")(First)

@@ -1,0 +1,454 @@
+"""Parameter groups for fine-tuning: the `modules` / `max_ndim` selectors, `lr_mult` / `decay_mult`, `no_weight_decay`
+(timm), `layer_decay` (BEiT / timm), frozen and tied parameters, in Python, YAML, Hydra overrides, MindSpore's group
+binder and the JSON Schema; every number checked against a hand-computed value."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import torch
+from torch import nn
+
+import optreg
+from optreg import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from examples.finetune_models import tiny_resnet, tiny_vit  # noqa: E402
+
+VIT_YAML = REPO / "examples" / "finetune_vit.yaml"
+RESNET_YAML = REPO / "examples" / "finetune_resnet.yaml"
+
+
+def per_name(optimizer, model) -> dict[str, tuple[float, float]]:
+    """name -> (lr, weight_decay) of the group each parameter is in; every parameter in exactly one group."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    out: dict[str, tuple[float, float]] = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            assert names[id(p)] not in out
+            out[names[id(p)]] = (group["lr"], group["weight_decay"])
+    return out
+
+
+def vit_expected(base=1e-3, wd=0.05, rate=0.75, head_mult=10.0) -> dict[str, tuple[float, float]]:
+    """The ViT example by hand: L = 3 blocks; layer 0 = cls_token, pos_embed, patch_embed; blocks.i = i + 1; norm and
+    head = 4; lr = base * rate ** (4 - layer); no decay for 1-D parameters and for pos_embed / cls_token."""
+    out = {"cls_token": (base * rate ** 4, 0.0), "pos_embed": (base * rate ** 4, 0.0),
+           "patch_embed.weight": (base * rate ** 4, wd), "patch_embed.bias": (base * rate ** 4, 0.0),
+           "norm.weight": (base, 0.0), "norm.bias": (base, 0.0),
+           "head.weight": (base * head_mult, wd), "head.bias": (base * head_mult, 0.0)}
+    for i in range(3):
+        lr = base * rate ** (3 - i)
+        for layer in ("qkv", "proj", "mlp.fc1", "mlp.fc2"):
+            out[f"blocks.{i}.{layer}.weight"] = (lr, wd)
+            out[f"blocks.{i}.{layer}.bias"] = (lr, 0.0)
+        for norm in ("norm1", "norm2"):
+            out[f"blocks.{i}.{norm}.weight"] = (lr, 0.0)
+            out[f"blocks.{i}.{norm}.bias"] = (lr, 0.0)
+    return out
+
+
+def assert_values(actual: dict, expected: dict) -> None:
+    assert sorted(actual) == sorted(expected)
+    for name, (lr, wd) in expected.items():
+        assert actual[name][0] == pytest.approx(lr, rel=1e-12), name
+        assert actual[name][1] == pytest.approx(wd, rel=1e-12), name
+
+
+def errors_of(fn) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as info:
+        fn()
+    return [(e.path, str(e)) for e in info.value.errors]
+
+
+# ---------------------------------------------------------------------------------------------------
+# the two documented examples
+# ---------------------------------------------------------------------------------------------------
+def test_vit_example_layer_decay_no_weight_decay_and_head_mult():
+    model = tiny_vit()
+    built = optreg.build(VIT_YAML, model)
+    assert_values(per_name(built.optimizer, model), vit_expected())
+    assert 0.75 ** 4 * 1e-3 == pytest.approx(3.1640625e-4)          # the numbers the README table shows
+    layers = {n: row["layer"] for row in built.group_table() for n in row["names"]}
+    assert layers["cls_token"] == 0 and layers["blocks.0.qkv.weight"] == 1 and layers["blocks.2.proj.bias"] == 3
+    assert layers["norm.weight"] == layers["head.weight"] == 4
+
+
+def test_resnet_example_modules_selector_mults_and_frozen_stem():
+    model = tiny_resnet()
+    built = optreg.build(RESNET_YAML, model)
+    lr, wd = 0.01, 1e-4
+    expected = {"fc.weight": (10 * lr, wd), "fc.bias": (10 * lr, wd)}
+    for name, p in model.named_parameters():
+        if name.startswith(("conv1", "bn1")):
+            continue                                                   # the frozen stem: in no group
+        if ".bn" in name or "downsample.1" in name:
+            expected[name] = (lr, 0.0)                                 # BatchNorm2d: decay_mult 0 (rule 1)
+        elif name.startswith("layer1"):
+            expected[name] = (0.1 * lr, wd)                            # rule 2: lr_mult 0.1
+        elif name.startswith("layer2"):
+            expected[name] = (lr, wd)                                  # the default group
+    assert_values(per_name(built.optimizer, model), expected)
+    rows = built.group_table()
+    assert [r["rule"] for r in rows] == ["optimizer.param_groups[0]", "optimizer.param_groups[1]",
+                                         "optimizer.param_groups[2]", "default", "frozen"]
+    assert rows[-1]["names"] == ["conv1.weight", "bn1.weight", "bn1.bias"] and rows[-1]["params"] == 3
+    assert rows[-1]["numel"] == 4 * 3 * 9 + 4 + 4 and rows[-1]["group"] is None and rows[-1]["lr"] is None
+    assert rows[1]["selectors"] == {"modules": ["BatchNorm2d"]} and rows[1]["multipliers"] == {"decay_mult": 0.0}
+    assert len(built.optimizer.param_groups) == 4
+
+
+def test_dry_run_rows_equal_the_built_rows_and_build_nothing(monkeypatch):
+    from optreg.api import group_table
+
+    model = tiny_vit()
+    built_rows = optreg.build(VIT_YAML, model).group_table()
+    created = []
+    monkeypatch.setattr(torch.optim.AdamW, "__init__", lambda *a, **k: created.append(1))
+    assert group_table(VIT_YAML, model) == built_rows and not created
+
+
+# ---------------------------------------------------------------------------------------------------
+# selectors
+# ---------------------------------------------------------------------------------------------------
+class Scale(nn.Module):
+    """A user's own module that owns a parameter directly."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(n))
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.norm = nn.LayerNorm(4)
+        self.scale = Scale(4)
+        self.fc = nn.Linear(4, 3)
+
+
+def groups_of(optimizer, model) -> list[list[str]]:
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [[names[id(p)] for p in g["params"]] for g in optimizer.param_groups]
+
+
+@pytest.mark.parametrize("spelling", ["LayerNorm", "torch.nn.LayerNorm", "torch.nn.modules.normalization.LayerNorm"])
+def test_modules_selects_by_the_owning_class(spelling):
+    model = Net()
+    opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{"modules": spelling, "lr": 0.5}])
+    assert groups_of(opt, model) == [["norm.weight", "norm.bias"], ["embed.weight", "scale.gain", "fc.weight",
+                                                                     "fc.bias"]]
+    assert [g["lr"] for g in opt.param_groups] == [0.5, 0.1]
+
+
+def test_modules_dotted_path_of_a_users_class_and_a_list():
+    model = Net()
+    opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[
+        {"modules": [f"{Scale.__module__}.Scale", "Embedding"], "lr_mult": 0.25}])
+    assert groups_of(opt, model)[0] == ["embed.weight", "scale.gain"]
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.025)
+
+
+def test_selectors_must_all_hold_and_first_rule_wins():
+    model = Net()
+    opt = optreg.configure_optimizer("AdamW", model, lr=1.0, weight_decay=0.1, param_groups=[
+        {"params": "fc.*", "max_ndim": 1, "lr_mult": 3},            # fc.bias only
+        {"max_ndim": 1, "decay_mult": 0.5},                          # the other 1-D ones
+    ])
+    assert groups_of(opt, model) == [["fc.bias"], ["norm.weight", "norm.bias", "scale.gain"],
+                                     ["embed.weight", "fc.weight"]]
+    assert [(g["lr"], g["weight_decay"]) for g in opt.param_groups] == [(3.0, 0.1), (1.0, 0.05), (1.0, 0.1)]
+
+
+def test_max_ndim_works_on_bare_tensors():
+    w, b = nn.Parameter(torch.ones(2, 2)), nn.Parameter(torch.ones(2))
+    opt = optreg.configure_optimizer("SGD", [w, b], lr=0.1, param_groups=[{"max_ndim": 1, "lr": 0.3}])
+    assert [g["params"][0] is t for g, t in zip(opt.param_groups, (b, w))] == [True, True]
+    assert [g["lr"] for g in opt.param_groups] == [0.3, 0.1]
+
+
+def test_no_weight_decay_equals_a_max_ndim_rule_without_the_method():
+    model = Net()
+    a = optreg.configure_optimizer("AdamW", model, weight_decay=0.2, no_weight_decay=True)
+    b = optreg.configure_optimizer("AdamW", model, weight_decay=0.2, param_groups=[{"max_ndim": 1, "weight_decay": 0}])
+    assert per_name(a, model) == per_name(b, model)
+    assert per_name(a, model)["fc.weight"][1] == 0.2 and per_name(a, model)["fc.bias"][1] == 0.0
+
+
+def test_no_weight_decay_reads_the_models_names():
+    model = tiny_vit()
+    opt = optreg.configure_optimizer("AdamW", model, lr=1e-3, weight_decay=0.05, no_weight_decay=True)
+    values = per_name(opt, model)
+    assert values["cls_token"] == values["pos_embed"] == (1e-3, 0.0)        # 3-D, decay-free by name
+    assert values["patch_embed.weight"] == values["head.weight"] == (1e-3, 0.05)
+
+
+def test_rule_multiplier_on_top_of_the_layer_scale():
+    model = tiny_vit()
+    opt = optreg.configure_optimizer("AdamW", model, lr=1.0, weight_decay=0.1, param_groups=[
+        {"params": "blocks.1.*", "lr_mult": 2.0, "decay_mult": 0.5}], no_weight_decay=True,
+        layer_decay={"rate": 0.5, "layer": "blocks.{i}.*", "before": ["cls_token", "pos_embed", "patch_embed.*"]})
+    values = per_name(opt, model)
+    assert values["blocks.1.qkv.weight"] == (2.0 * 0.5 ** 2, 0.05)           # lr_mult * rate**(4-2); decay_mult
+    assert values["blocks.1.qkv.bias"] == (2.0 * 0.5 ** 2, 0.0)              # no_weight_decay wins over decay_mult
+    assert values["blocks.0.qkv.weight"] == (0.5 ** 3, 0.1)
+    assert values["pos_embed"] == (0.5 ** 4, 0.0) and values["head.weight"] == (1.0, 0.1)
+
+
+def test_layer_count_includes_frozen_layers():
+    """Freezing blocks.0 does not change the other layers' lr (L counts every layer of the model)."""
+    model = tiny_vit()
+    for p in model.blocks[0].parameters():
+        p.requires_grad_(False)
+    opt = optreg.configure_optimizer("AdamW", model, lr=1.0, layer_decay={"rate": 0.5, "layer": "blocks.{i}.*"})
+    values = per_name(opt, model)
+    assert "blocks.0.qkv.weight" not in values
+    assert values["blocks.1.qkv.weight"][0] == 0.5 ** 2 and values["blocks.2.qkv.weight"][0] == 0.5
+    assert values["cls_token"][0] == 1.0                          # no `before`: everything else is layer L + 1
+
+
+def test_tied_parameters_are_placed_once_and_frozen_left_out():
+    model = Net()
+    head = nn.Linear(4, 10, bias=False)
+    head.weight = model.embed.weight                              # tied
+    model.head = head
+    model.norm.bias.requires_grad_(False)
+    opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{"params": "embed.*", "lr": 0.2}])
+    flat = [id(p) for g in opt.param_groups for p in g["params"]]
+    assert len(flat) == len(set(flat)) == 5                      # embed/head weight once, norm.bias left out
+    assert id(model.norm.bias) not in flat and opt.param_groups[0]["params"][0] is model.embed.weight
+    pairs = list(model.named_parameters(remove_duplicate=False))   # both names of the tied tensor
+    opt = optreg.configure_optimizer("SGD", pairs, lr=0.1)
+    assert sum(len(g["params"]) for g in opt.param_groups) == 5
+
+
+def test_a_rule_over_frozen_parameters_only_makes_no_group():
+    model = Net()
+    for p in model.fc.parameters():
+        p.requires_grad_(False)
+    built = optreg.build({"optimizer": {"name": "SGD", "param_groups": [{"params": "fc.*", "lr": 0.5}]}}, model)
+    assert [r["rule"] for r in built.group_table()] == ["default", "frozen"]
+    assert built.group_table()[-1]["names"] == ["fc.weight", "fc.bias"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# schedulers keep each group's ratio
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheduler", [
+    {"name": "CosineAnnealingLR", "T_max": 10},                                     # torch's class
+    {"name": "sequential", "schedulers": [{"name": "LinearLR", "start_factor": 1.0, "end_factor": 1.0,
+                                           "total_iters": 1}, {"name": "CosineAnnealingLR", "T_max": 10}]},
+    {"name": "oneflow.CosineAnnealingLR", "T_max": 10},                             # optreg's closed form
+])
+def test_schedulers_scale_each_groups_own_lr(scheduler):
+    model = tiny_vit()
+    built = optreg.build({"optimizer": {"name": "AdamW", "lr": 1e-3, "layer_decay": {
+        "rate": 0.5, "layer": "blocks.{i}.*", "before": ["cls_token", "pos_embed", "patch_embed.*"]},
+        "param_groups": [{"params": "head.*", "lr_mult": 10}]}, "scheduler": scheduler}, model)
+    bases = [g["lr"] for g in built.optimizer.param_groups]
+    assert sorted(set(bases)) == pytest.approx([1e-3 * 0.5 ** 4, 1e-3 * 0.5 ** 3, 1e-3 * 0.5 ** 2, 1e-3 * 0.5,
+                                                1e-3, 1e-2])
+    offset = 1 if scheduler["name"] == "sequential" else 0
+    for step in range(1, 8):
+        built.optimizer.step()
+        built.scheduler.step()
+        t = step - offset
+        factor = (1 + math.cos(math.pi * t / 10)) / 2
+        for base, group in zip(bases, built.optimizer.param_groups):
+            assert group["lr"] == pytest.approx(base * factor, rel=1e-9, abs=1e-15), (step, base)
+
+
+def test_an_absolute_schedule_would_undo_the_group_lrs():
+    errors = errors_of(lambda: optreg.build({"optimizer": {"name": "AdamW", "layer_decay": {
+        "rate": 0.5, "layer": "blocks.{i}.*"}}, "scheduler": {"name": "cerebras.CosineDecayLR",
+        "initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 10}}, tiny_vit()))
+    assert errors == [("scheduler", "scheduler: CosineDecayLR sets an absolute lr, the same in every group, which would "
+                                    "undo optimizer.layer_decay; use a schedule whose values are factors of each "
+                                    "group's lr (torch, OneFlow, HF, timm)")]
+
+
+# ---------------------------------------------------------------------------------------------------
+# dialects, Python, Hydra overrides
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["mindspore.Adam", "mindspore.SGD", "cerebras.AdamW", "oneflow.AdamW"])
+def test_every_dialect_takes_the_keys(name):
+    model = tiny_vit()
+    lr_key = "learning_rate" if name.startswith("mindspore") else "lr"
+    opt = optreg.configure_optimizer(name, model, **{lr_key: 1e-3}, weight_decay=0.05, no_weight_decay=True,
+                                     layer_decay={"rate": 0.75, "layer": "blocks.{i}.*",
+                                                  "before": ["cls_token", "pos_embed", "patch_embed.*"]},
+                                     param_groups=[{"params": "head.*", "lr_mult": 10}])
+    assert_values(per_name(opt, model), vit_expected())
+    loss = model(torch.randn(2, 4, 12)).square().sum()
+    loss.backward()
+    opt.step()                                                     # the groups step
+
+
+def test_mindspore_scales_a_per_step_lr_list_and_refuses_ftrl_group_lrs():
+    model = Net()
+    opt = optreg.configure_optimizer("mindspore.SGD", model, learning_rate=[0.1, 0.2],
+                                     param_groups=[{"params": "fc.*", "lr_mult": 0.5}])
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.05) and opt.param_groups[1]["lr"] == pytest.approx(0.1)
+    errors = errors_of(lambda: optreg.build({"optimizer": {"name": "mindspore.FTRL", "layer_decay": {
+        "rate": 0.5, "layer": "blocks.{i}.*"}}}, tiny_vit()))
+    assert errors == [("optimizer.layer_decay", "optimizer.layer_decay: FTRL does not support per-group learning "
+                                                "rates")]
+    errors = errors_of(lambda: optreg.build({"optimizer": {"name": "mindspore.FTRL", "param_groups": [
+        {"params": "head.*", "lr_mult": 2}]}}, tiny_vit()))
+    assert errors == [("optimizer.param_groups[0].lr_mult", "optimizer.param_groups[0].lr_mult: FTRL does not "
+                                                            "support per-group learning rates")]
+
+
+def test_python_yaml_and_hydra_overrides_agree():
+    from optreg.cli import _load
+
+    model = tiny_vit()
+    text = VIT_YAML.read_text()
+    python = optreg.configure_optimizer("AdamW", model, lr=1e-3, weight_decay=0.05, no_weight_decay=True,
+                                        layer_decay={"rate": 0.75, "layer": "blocks.{i}.*",
+                                                     "before": ["cls_token", "pos_embed", "patch_embed.*"]},
+                                        param_groups=[{"params": "head.*", "lr_mult": 10}])
+    assert per_name(python, model) == per_name(optreg.build(text, model).optimizer, model)
+    experiment = _load(str(VIT_YAML), ["optimizer.layer_decay.rate=0.5", "optimizer.param_groups.0.lr_mult=2",
+                                       "~optimizer.no_weight_decay"])
+    values = per_name(optreg.build(experiment, model).optimizer, model)
+    assert values["blocks.0.qkv.bias"] == (1e-3 * 0.5 ** 3, 0.05) and values["head.bias"] == (2e-3, 0.05)
+    experiment = _load(str(REPO / "examples" / "quickstart.yaml"),
+                       ["+optimizer.no_weight_decay=true", "+optimizer.layer_decay={rate: 0.5, layer: 'blocks.{i}.*'}",
+                        "~optimizer.param_groups", "~scheduler"])
+    # no `before`: cls_token, pos_embed and patch_embed are layer L + 1, as the head is
+    assert_values(per_name(optreg.build(experiment, model).optimizer, model),
+                  vit_expected(base=3e-3, rate=0.5, head_mult=1.0) | {
+                      "cls_token": (3e-3, 0.0), "pos_embed": (3e-3, 0.0), "patch_embed.weight": (3e-3, 0.05),
+                      "patch_embed.bias": (3e-3, 0.0)})
+
+
+# ---------------------------------------------------------------------------------------------------
+# bad inputs: exact paths and messages
+# ---------------------------------------------------------------------------------------------------
+def test_unknown_module_class_has_path_position_and_did_you_mean():
+    text = ("optimizer:\n  name: AdamW\n  param_groups:\n    - {params: 'head.*', lr_mult: 2}\n"
+            "    - modules: [Linear, LayerNorn]\n      weight_decay: 0\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(text, tiny_vit())
+    (error,) = info.value.errors
+    assert error.path == "optimizer.param_groups[1].modules[1]" and error.suggestion == "LayerNorm"
+    assert (error.location.line, error.location.column) == (5, 25)
+    assert error.message == ("no module of the model is a LayerNorn (its module types: 'Block', 'LayerNorm', "
+                             "'Linear', 'Mlp', 'ModuleList', 'TinyViT')")
+
+
+def opt(model=None, **kwargs):
+    return lambda: optreg.configure_optimizer("AdamW", model if model is not None else tiny_vit(), **kwargs)
+
+
+@pytest.mark.parametrize("call, expected", [
+    (opt(param_groups=[{"modules": "Dropout"}]), [
+        ("param_groups[0].modules", "no module of the model is a Dropout (its module types: 'Block', 'LayerNorm', "
+                                    "'Linear', 'Mlp', 'ModuleList', 'TinyViT')")]),
+    (opt(param_groups=[{"modules": "Mlp"}]), [("param_groups[0].modules", "no parameter is owned directly by a "
+                                                                           "Mlp module")]),
+    (opt(param_groups=[{"params": "head.*", "modules": "LayerNorm"}]), [
+        ("param_groups[0]", "no parameter is selected by all of params, modules together")]),
+    (opt(param_groups=[{"max_ndim": 0}]), [("param_groups[0].max_ndim", "no parameter has at most 0 dimensions")]),
+    (opt(param_groups=[{"max_ndim": True, "lr_mult": -1, "modules": 3}]), [
+        ("param_groups[0].modules", "expected a class name or a list of them, got 3"),
+        ("param_groups[0].max_ndim", "expected a number, got boolean true"),
+        ("param_groups[0].lr_mult", "must be >= 0, got -1")]),
+    (opt(param_groups=[{"params": "head.*", "lr": 0.1, "lr_mult": 2}]), [
+        ("param_groups[0].lr_mult", "both 'lr' and 'lr_mult' are given; keep one (lr_mult multiplies the "
+                                    "optimizer's lr)")]),
+    (opt(param_groups=[{"lr_mult": 2}]), [
+        ("param_groups[0].params", "required: a glob pattern or list of patterns over parameter names (or a modules "
+                                   "/ max_ndim selector)")]),
+    (opt(layer_decay={"rate": 0.5, "layer": "blocks.*"}), [
+        ("layer_decay.layer", "must contain '{i}' once, where the layer index is (e.g. 'blocks.{i}.*'), got "
+                              "'blocks.*'")]),
+    (opt(layer_decay={"rate": 0.5, "layer": "block.{i}.*"}), [
+        ("layer_decay.layer", "pattern 'block.{i}.*' matches no parameter (the closest name is "
+                              "'blocks.0.qkv.bias')")]),
+    (opt(layer_decay={"rate": 0, "layer": "blocks.{i}.*"}), [("layer_decay.rate", "must be > 0, got 0")]),
+    (opt(layer_decay={"rate": 1.5, "layer": "blocks.{i}.*"}), [("layer_decay.rate", "must be <= 1, got 1.5")]),
+    (opt(layer_decay={"rate": 0.5, "layer": "blocks.{i}.*", "before": ["pos_embd"]}), [
+        ("layer_decay.before[0]", "pattern 'pos_embd' matches no parameter (did you mean 'pos_embed'?)")]),
+    (opt(layer_decay={"rate": 0.5, "layer": "blocks.{i}.*", "bfore": []}), [
+        ("layer_decay.bfore", "unknown key of layer_decay (expected rate, layer, before) (did you mean "
+                              "'before'?)")]),
+    (opt(no_weight_decay="yes"), [("no_weight_decay", "expected true or false, got str 'yes'")]),
+    (lambda: optreg.configure_optimizer("Rprop", tiny_vit(), no_weight_decay=True,
+                                        param_groups=[{"params": "head.*", "decay_mult": 0}]), [
+        ("no_weight_decay", "torch.Rprop has no weight_decay option for no_weight_decay to set"),
+        ("param_groups[0].decay_mult", "torch.Rprop has no weight_decay option for decay_mult to scale")]),
+    (lambda: optreg.configure_optimizer("AdamW", list(tiny_vit().named_parameters()),
+                                        param_groups=[{"modules": "LayerNorm"}]), [
+        ("param_groups[0].modules", "modules selects by the class of the module that owns a parameter: pass the "
+                                    "Module itself, not named_parameters() or tensors")]),
+    (lambda: optreg.configure_optimizer("AdamW", list(tiny_vit().parameters()),
+                                        layer_decay={"rate": 0.5, "layer": "blocks.{i}.*"}), [
+        ("layer_decay", "layer_decay needs parameter names: pass the Module or model.named_parameters(), not bare "
+                        "tensors")]),
+    (lambda: optreg.configure_optimizer("AdamW", [{"params": list(tiny_vit().parameters())}], no_weight_decay=True), [
+        ("no_weight_decay", "no_weight_decay needs the Module or named_parameters(), not torch-style group dicts "
+                            "(they carry their own options)")]),
+    (lambda: optreg.configure_optimizer("AdamW", tiny_vit().requires_grad_(False)), [
+        ("params", "every parameter is frozen (requires_grad=False; 44 of them): nothing to optimize")]),
+])
+def test_bad_inputs(call, expected):
+    assert [(p, m.split(": ", 1)[1] if ": " in m else m) for p, m in errors_of(call)] == expected
+
+
+def test_a_broken_no_weight_decay_method_is_a_config_error():
+    class Bad(Net):
+        def no_weight_decay(self):
+            return 3
+
+    assert errors_of(lambda: optreg.configure_optimizer("AdamW", Bad(), no_weight_decay=True)) == [
+        ("no_weight_decay", "no_weight_decay: the model's no_weight_decay() must return parameter names, got 3")]
+
+
+def test_load_config_checks_the_new_keys_without_a_model():
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("optimizer:\n  name: Rprop\n  no_weight_decay: true\n  layer_decay: {rate: 2, layer: x}\n"
+                           "  param_groups:\n    - {max_ndim: -1, lr_mult: 0.5}\n")
+    assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [
+        ("optimizer.layer_decay.rate", "must be <= 1, got 2", 4),
+        ("optimizer.layer_decay.layer", "must contain '{i}' once, where the layer index is (e.g. 'blocks.{i}.*'), "
+                                        "got 'x'", 4),
+        ("optimizer.no_weight_decay", "torch.Rprop has no weight_decay option for no_weight_decay to set", 3),
+        ("optimizer.param_groups[0].max_ndim", "must be >= 0, got -1", 6),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSON Schema
+# ---------------------------------------------------------------------------------------------------
+def test_json_schema_has_the_keys_from_their_declarations():
+    from optreg.core.groups import RULE_KEYS, SETTINGS
+
+    schema = optreg.json_schema()
+    adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
+    rule = adamw["properties"]["param_groups"]["items"]
+    for key, declared in RULE_KEYS.items():
+        assert rule["properties"][key]["description"] == declared.doc
+    for key, declared in SETTINGS.items():
+        assert adamw["properties"][key]["description"] == declared.doc
+    assert rule["properties"]["max_ndim"]["minimum"] == 0 and rule["properties"]["lr_mult"]["minimum"] == 0
+    layer_decay = adamw["properties"]["layer_decay"]
+    assert layer_decay["required"] == ["rate", "layer"] and layer_decay["additionalProperties"] is False
+    assert layer_decay["properties"]["rate"]["exclusiveMinimum"] == 0 and layer_decay["properties"]["rate"]["maximum"] == 1
+    validator = jsonschema.Draft7Validator(schema)
+    for path in (VIT_YAML, RESNET_YAML):
+        assert not list(validator.iter_errors(optreg.load_config(path) and __import__("yaml").safe_load(path.read_text())))
+    adamw_only = jsonschema.Draft7Validator({**adamw, "definitions": schema["definitions"]})
+    rule_without_selector = {"name": "AdamW", "param_groups": [{"lr_mult": 2}]}
+    assert [e.validator for e in adamw_only.iter_errors(rule_without_selector)] == ["anyOf"]
+    rate_above_one = {"name": "AdamW", "layer_decay": {"rate": 1.5, "layer": "blocks.{i}.*"}}
+    assert [e.message for e in adamw_only.iter_errors(rate_above_one)] == ["1.5 is greater than the maximum of 1"]
+    assert not list(adamw_only.iter_errors({"name": "AdamW", "param_groups": [{"modules": ["LayerNorm"],
+                                                                                "max_ndim": 1, "decay_mult": 0}]}))
