@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 
@@ -109,3 +111,22 @@ def test_scheduler_stepped_past_its_end_is_reported(tmp_path, capsys):
                    "scheduler: {name: OneCycleLR, max_lr: 0.1, total_steps: 10}\n")
     assert main(["plot", str(cfg), "--steps", "50", "--text"]) == 1
     assert "total steps is 10" in capsys.readouterr().err
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(monkeypatch, capsys):
+    """`optreg list | head`: the closed pipe is no error (exit 0, nothing on stderr), as for ls or cat."""
+    class ClosedPipe(io.StringIO):
+        def fileno(self):
+            return sys.__stdout__.fileno()
+
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    saved = os.dup(sys.__stdout__.fileno())
+    try:
+        monkeypatch.setattr(sys, "stdout", ClosedPipe())
+        assert main(["list", "optimizers"]) == 0
+    finally:
+        os.dup2(saved, sys.__stdout__.fileno())
+        os.close(saved)
+    assert capsys.readouterr().err == ""
