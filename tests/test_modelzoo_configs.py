@@ -212,3 +212,45 @@ def test_configure_lr_scheduler_reads_one_trainer_form_scheduler_with_tags():
         optreg.configure_lr_scheduler(optimizer, {"ConstantLR": {"learning_rate": 0.1, "param_group_tags": "wdd"}})
     assert info.value.errors[0].path == "param_group_tags"
     del scheduler
+
+
+# --- Model Zoo's grouping in optreg-form configs: the cerebras dialect's default, an explicit setting elsewhere ---
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.ln_f = torch.nn.LayerNorm(4)
+        self.embedding = torch.nn.Embedding(5, 4)
+
+
+def _decays(opt):
+    names = {id(p): n for n, p in _Block_model.named_parameters()}
+    return sorted((names[id(p)], g["weight_decay"]) for g in opt.param_groups for p in g["params"])
+
+
+_Block_model = _Block()
+_MODELZOO_SPLIT = [("embedding.weight", 0.1), ("ln_f.bias", 0.0), ("ln_f.weight", 0.0), ("proj.bias", 0.0),
+                   ("proj.weight", 0.1)]
+
+
+def test_the_cerebras_dialect_groups_as_model_zoo_by_default_and_opts_out():
+    section = {"name": "AdamW", "dialect": "cerebras", "lr": 0.01, "weight_decay": 0.1}
+    assert _decays(optreg.build({"optimizer": section}, _Block_model).optimizer) == _MODELZOO_SPLIT
+    assert _decays(optreg.configure_optimizer("AdamW", _Block_model, dialect="cerebras", lr=0.01,
+                                              weight_decay=0.1)) == _MODELZOO_SPLIT
+    off = optreg.build({"optimizer": {**section, "modelzoo_groups": False}}, _Block_model).optimizer
+    assert _decays(off) == [(n, 0.1) for n, _ in _MODELZOO_SPLIT]
+    assert _decays(optreg.configure_optimizer("AdamW", _Block_model, dialect="cerebras", lr=0.01, weight_decay=0.1,
+                                              modelzoo_groups=False)) == [(n, 0.1) for n, _ in _MODELZOO_SPLIT]
+
+
+def test_other_dialects_take_model_zoo_grouping_when_asked():
+    torch_opt = optreg.build({"optimizer": {"name": "AdamW", "lr": 0.01, "weight_decay": 0.1}}, _Block_model)
+    assert _decays(torch_opt.optimizer) == [(n, 0.1) for n, _ in _MODELZOO_SPLIT]
+    asked = optreg.build({"optimizer": {"name": "AdamW", "lr": 0.01, "weight_decay": 0.1, "modelzoo_groups": True}},
+                         _Block_model)
+    assert _decays(asked.optimizer) == _MODELZOO_SPLIT
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_optimizer("AdamW", list(_Block_model.named_parameters()), lr=0.01, weight_decay=0.1,
+                                   modelzoo_groups=True)
+    assert info.value.errors[0].path == "modelzoo_groups" and "pass the Module itself" in str(info.value)

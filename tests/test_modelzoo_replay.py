@@ -21,14 +21,6 @@ replay = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(replay)
 
 CONFIGS = replay.config_paths()
-#: measured differences that remain (config stem -> reason)
-XFAIL = {
-    "2.1.0/mistral_mistral_7b": "Cerebras computes LinearLR in float32: at step 4 of a 1,024,000-step warmup it "
-                                "gives 1.19326e-09 where the float64 closed form gives 1.17187e-09 (1.2% of the "
-                                "value, 1.2e-5 of the recorded peak)",
-}
-
-
 def _id(path: Path) -> str:
     return str(path.relative_to(replay.CONFIGS).with_suffix(""))
 
@@ -89,9 +81,7 @@ def _run(built, model, steps: list[int]):
     return weights, {"steps": steps, "lr": lr, "weight_decay": wd}
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=_id(p), marks=[pytest.mark.xfail(strict=True,
-                                                                                         reason=XFAIL[_id(p)])]
-                                                if _id(p) in XFAIL else []) for p in CONFIGS])
+@pytest.mark.parametrize("path", [pytest.param(p, id=_id(p)) for p in CONFIGS])
 def test_replay(path):
     fixture_path = replay.fixture_path(path)
     if not fixture_path.exists():

@@ -283,7 +283,7 @@ REQUIRED = dict(learning_rate=0.1, damping=0.1, momentum=0.9)
     ("frequency", 4.0, "frequency", "must be an int, got float 4.0"),
     ("momentum", -0.5, "momentum", "must be >= 0, got -0.5"),
     ("momentum", 1, "momentum", "must be a float, got int 1"),
-    ("loss_scale", 0.0, "loss_scale", "must be > 0, got 0.0"),
+    ("loss_scale", 0.0, "loss_scale", "must be >= 1.1754943508222875e-38, got 0.0"),   # the smallest normal float32
     ("weight_decay", -0.1, "weight_decay", "must be >= 0, got -0.1"),
     ("batch_size", 0, "batch_size", "must be >= 1, got 0"),
     ("batch_size", 2.5, "batch_size", "must be an integer, got 2.5"),

@@ -294,7 +294,7 @@ def test_type_of_opt_with_its_defaults_rebuilds_the_same_algorithm(case):
     case = Case(case.name, case.options, sparse=case.sparse, id=case.id, bias=case.bias)  # one group, as ZeRO's
     model = _model(case)
     again = copy.deepcopy(model)
-    opt = _build(case, model)
+    opt = optreg.configure_optimizer(case.name, _params_of(case, model), **case.options)
     rebuilt = type(opt)(_params_of(case, again), **opt.defaults)
     assert rebuilt.defaults == opt.defaults
     assert all(torch.equal(a, b) for a, b in zip(_run(model, opt, 4), _run(again, rebuilt, 4)))
@@ -308,7 +308,8 @@ def test_optimizer_class_binds_the_options(case):
     again = copy.deepcopy(model)
     cls = optreg.optimizer_class(case.name, **case.options)
     assert issubclass(cls, type(_build(case, _model(case))))
-    opt, bound = _build(case, model), cls(_params_of(case, again))
+    opt, bound = optreg.configure_optimizer(case.name, _params_of(case, model), **case.options), \
+        cls(_params_of(case, again))
     assert bound.defaults == opt.defaults
     assert all(torch.equal(a, b) for a, b in zip(_run(model, opt, 4), _run(again, bound, 4)))
 

@@ -17,8 +17,8 @@ from typing import Any, Mapping, Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import (Group, apply_settings, check_support, collect, from_dicts, from_rules, locate,
-                                scaled_options, split_settings)
+from optreg.core.groups import (DIALECT_SETTINGS, SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
+                                from_rules, locate, scaled_options, split_settings)
 from optreg.core.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
@@ -261,8 +261,12 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     elif named is not None:
         groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"),
                             paramless_ok=paramless, source=source)
-    grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
     scaled = scaled_options(option_names(entry))
+    if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
+        for key, value in DIALECT_SETTINGS.get(entry.dialect, {}).items():
+            if key not in settings and scaled.get(SETTINGS[key].scales) is not None:
+                settings[key] = value
+    grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
     check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path, errors)
     for group in groups:
         check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)

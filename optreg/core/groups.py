@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -93,7 +93,12 @@ SETTINGS: dict[str, Key] = {
     "no_weight_decay": Key(Bool, "weight decay 0 for every parameter with at most one dimension and for the "
                                  "names the model's no_weight_decay() returns (timm)", "weight_decay"),
     "layer_decay": Key(LayerDecay, "layer-wise lr decay (BEiT, timm): lr *= rate ** (L + 1 - layer)", "lr"),
+    "modelzoo_groups": Key(Bool, "weight decay 0 for bias and normalisation parameters, as Cerebras Model Zoo's "
+                                 "configure_param_groups (on by default in the cerebras dialect with a Module)",
+                           "weight_decay"),
 }
+#: the settings a dialect turns on by default (when the Module is given and the optimizer has a weight decay)
+DIALECT_SETTINGS: dict[str, dict[str, Any]] = {"cerebras": {"modelzoo_groups": True}}
 
 
 _ADAPTERS: dict[str, TypeAdapter] = {}
@@ -490,6 +495,21 @@ def layer_ids(spec: LayerDecay, names: Sequence[str], path: str, errors: Collect
     return ids, top
 
 
+NORM_CLASSES = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+                "InstanceNorm3d", "GroupNorm", "SyncBatchNorm")
+
+
+def modelzoo_no_decay(module: Any) -> Callable[[str], bool]:
+    """Cerebras Model Zoo 2.10's rule (`configure_param_groups`): no weight decay for a parameter whose name
+    contains "bias" or the name of a normalisation module (torch's norms, any class named RMSNorm), matched
+    as substrings, as Model Zoo matches them."""
+    import torch
+
+    norms = [n for n, m in module.named_modules() if n and (type(m).__name__ == "RMSNorm" or any(
+        isinstance(m, getattr(torch.nn, c)) for c in NORM_CLASSES if hasattr(torch.nn, c)))]
+    return lambda name: "bias" in name or any(m in name for m in norms)
+
+
 def _model_no_decay(module: Any, path: str, errors: Collector) -> list[str]:
     """The names (or glob patterns) the model's `no_weight_decay()` returns (timm); none without the method."""
     method = getattr(module, "no_weight_decay", None)
@@ -533,11 +553,12 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     lr_name, wd_name = names.get("lr"), names.get("weight_decay")
     spec: LayerDecay | None = settings.get("layer_decay")
     no_decay_on = bool(settings.get("no_weight_decay"))
+    modelzoo_on = bool(settings.get("modelzoo_groups"))
     ids: dict[str, int] = {}
     top = 0
-    if spec is not None or no_decay_on:
+    if spec is not None or no_decay_on or modelzoo_on:
         if source is not None and source.dicts is not None:
-            key = "layer_decay" if spec is not None else "no_weight_decay"
+            key = "layer_decay" if spec is not None else "no_weight_decay" if no_decay_on else "modelzoo_groups"
             errors.add(join_path(path, key), f"{key} needs the Module or named_parameters(), not torch-style group "
                                              f"dicts (they carry their own options)")
             return groups
@@ -550,6 +571,10 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
         ids, top = layer_ids(spec, every, join_path(path, "layer_decay"), errors)
     model_names = _model_no_decay(source.module, join_path(path, "no_weight_decay"), errors) \
         if no_decay_on and source is not None and source.module is not None else []
+    if modelzoo_on and (source is None or source.module is None):
+        errors.add(join_path(path, "modelzoo_groups"), "modelzoo_groups finds normalisation modules by name: pass "
+                                                       "the Module itself, not named_parameters() or tensors")
+    modelzoo = modelzoo_no_decay(source.module) if modelzoo_on and not errors else None
     if errors:
         return groups
     out: list[Group] = []
@@ -558,11 +583,14 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             out.append(group)
             continue
         buckets: dict[tuple[int | None, bool], list[int]] = {}
+        # a rule's own weight decay (or decay_mult) wins over Model Zoo's bias / norm rule
+        own_decay = group.options.get(wd_name) if wd_name in group.options else group.multipliers.get("decay_mult")
         for j, tensor in enumerate(group.params):
             name = group.names[j] if group.names else None
             layer = ids.get(name) if spec is not None else None
             nd = no_decay_on and (tensor.dim() <= 1 or (name is not None and any(
-                fnmatch.fnmatchcase(name, p) for p in model_names)))
+                fnmatch.fnmatchcase(name, p) for p in model_names))) or \
+                (modelzoo is not None and name is not None and modelzoo(name) and own_decay is None)
             buckets.setdefault((layer, nd), []).append(j)
         where = path if group.rule == "default" else group.rule
         for (layer, nd), members in sorted(buckets.items(), key=lambda kv: (-1 if kv[0][0] is None else kv[0][0],
@@ -583,7 +611,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             if nd:
                 wd = 0.0
                 options[wd_name] = wd
-                part_origin["weight_decay"] = join_path(path, "no_weight_decay")
+                part_origin["weight_decay"] = join_path(path, "no_weight_decay" if no_decay_on else "modelzoo_groups")
             elif "decay_mult" in group.multipliers:
                 part_origin["weight_decay"] = join_path(where, "decay_mult")
                 wd = _scale(wd if wd is not None else 0.0, group.multipliers["decay_mult"], "weight decay",

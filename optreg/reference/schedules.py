@@ -187,9 +187,13 @@ def oneflow_warmup(t, b, main, warmup_factor=1 / 3, warmup_iters=5, warmup_metho
 # Cerebras (absolute)
 # ---------------------------------------------------------------------------------------------------
 def cerebras_polynomial(t, initial_learning_rate, end_learning_rate, total_iters, power=1.0):
+    """In float32 (Cerebras' tensors): each numpy float32 operation rounds as a float32 tensor's does."""
+    f = np.float32
     t = _t(t)
-    value = (initial_learning_rate - end_learning_rate) * (1 - np.minimum(t, total_iters) / total_iters) ** power
-    return np.where(t >= total_iters, end_learning_rate, value + end_learning_rate)
+    fraction = f(1) - np.minimum(t, total_iters).astype(f) / f(total_iters)
+    value = (fraction.astype(float) ** power).astype(f) * f(initial_learning_rate - end_learning_rate) + \
+        f(end_learning_rate)
+    return np.where(t >= total_iters, f(end_learning_rate), value).astype(float)
 
 
 def cerebras_exponential(t, initial_learning_rate, total_iters, decay_rate, staircase=False):

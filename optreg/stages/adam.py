@@ -11,7 +11,8 @@ from typing import Any, Literal, Mapping
 
 import torch
 
-from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, f32, scalar_state, zeros
+from optreg.core.float32 import f32
+from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, scalar_state, zeros
 
 
 

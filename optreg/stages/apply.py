@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, f32
+from optreg.core.float32 import f32
+from optreg.stages.chain import Batch, Scalars, Stage, check_scalars
 
 
 class DecoupledDecay(Stage):

@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 import torch
 
-from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, f32
+from optreg.core.float32 import f32
+from optreg.stages.chain import Batch, Scalars, Stage, check_scalars
 
 
 class Maximize(Stage):

@@ -15,7 +15,7 @@ CASES = [
     Case("cerebras.AdamW", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),
     Case("cerebras.AdamW", {"lr": 0.01, "weight_decay": 0.1, "correct_bias": False}, {"lr": 0.003},
          id="no-bias-correction"),
-    Case("cerebras.AdamW", {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}, {"weight_decay": 0.0}, id="amsgrad"),
+    Case("cerebras.AdamW", {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}, {"weight_decay": 0.3}, id="amsgrad"),
     Case("cerebras.Adamax", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),
     Case("cerebras.NAdam", {"lr": 0.01, "weight_decay": 0.1}, {"momentum_decay": 0.01}),
     Case("cerebras.RAdam", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),

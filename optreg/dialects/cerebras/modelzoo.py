@@ -30,6 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from optreg.core.groups import modelzoo_no_decay
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 #: Keys Model Zoo's trainer applies around the optimizer, not to it (`init.precision`, `init.loop`).
@@ -55,8 +56,6 @@ DROPPED = {
 #: renamed optimizer keys that Model Zoo 2.10 warns about and drops (the default applies)
 RENAMED = {"weight_decay_rate": "weight_decay (renamed in Model Zoo 2.0)",
            "beta1": "betas: [beta1, beta2] (Model Zoo 2.0)", "beta2": "betas: [beta1, beta2] (Model Zoo 2.0)"}
-NORM_CLASSES = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-                "InstanceNorm3d", "GroupNorm", "SyncBatchNorm")
 DEFAULT_LR_GROUPS = {"embedding": (["*embedding*weight"], 1.0),
                      "decoder_kernel": (["*decoder*dense*weight", "*decoder*linear*weight"], 1.0)}
 LR_PLACEHOLDER = 0.1   # Model Zoo's default for a required float `lr` (a schedule sets the real value)
@@ -218,14 +217,6 @@ def read(data: Mapping[str, Any]) -> Section:
 # ---------------------------------------------------------------------------------------------------
 # parameter groups (Model Zoo's configure_param_groups)
 # ---------------------------------------------------------------------------------------------------
-def _is_norm(module: Any) -> bool:
-    import torch
-
-    cls = type(module)
-    return cls.__name__ == "RMSNorm" or any(
-        isinstance(module, getattr(torch.nn, name)) for name in NORM_CLASSES)
-
-
 def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collector) -> list[tuple[float, list[str]]]:
     """[(scale, glob patterns)] of the model's lr-adjustment groups whose scale is not 1, equal scales merged."""
     raw = getattr(model, "lr_adjustment_groups", None) or DEFAULT_LR_GROUPS
@@ -288,10 +279,10 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
     for n, p in named:
         split.setdefault(frozenset(tags[n]), []).append((n, p))
     tagged = [{"params": ps, **({"tags": set(t)} if t else {})} for t, ps in split.items()]
-    norms = [n for n, m in model.named_modules() if _is_norm(m)]
+    no_decay = modelzoo_no_decay(model)
     halves: list[dict[str, Any]] = []
     for group in tagged:
-        keep = [(n, p) for n, p in group["params"] if "bias" not in n and not any(m in n for m in norms)]
+        keep = [(n, p) for n, p in group["params"] if not no_decay(n)]
         drop = [(n, p) for n, p in group["params"] if (n, p) not in keep]
         extra = {"tags": group["tags"]} if "tags" in group else {}
         halves += [{"params": keep, "weight_decay": weight_decay, **extra},
@@ -751,6 +742,8 @@ def optimizer_call(entry: Any, params: Any, kwargs: dict[str, Any], unknown_keys
     grouped = kwargs.pop("modelzoo_groups", True)
     if not isinstance(grouped, bool):
         raise ConfigError(f"must be true or false, got {show(grouped)}", "modelzoo_groups")
+    if not grouped:
+        kwargs["modelzoo_groups"] = False   # and not the dialect's default grouping either
     tag_rules = kwargs.pop("params", None)
     adjust = kwargs.pop("adjust_learning_rate", None) or {}
     notes = [k for k in kwargs if k in CLIPPING or k in AROUND]

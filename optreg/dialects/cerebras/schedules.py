@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Literal, Optional, Sequence
 
+from optreg.core.float32 import f32
 from optreg.errors import Collector
 from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, anneal, check,
                                       check_milestones, derive_milestones, half_cosine)
@@ -55,7 +56,8 @@ class ConstantLR(CerebrasSchedule):
 
 @dataclass(frozen=True)
 class PolynomialLR(CerebrasSchedule):
-    """lr = end for t >= T, else (init - end)·(1 - t/(T·a))^power + end, a = ⌈(t+1)/T⌉ if cycle else 1.
+    """lr = end for t >= T, else (init - end)·(1 - t/(T·a))^power + end, a = ⌈(t+1)/T⌉ if cycle else 1;
+    computed in float32, as Cerebras computes it.
 
     The t >= T clamp comes first, and for t < T a = 1, so `cycle` never changes a value (as in Cerebras).
     """
@@ -70,11 +72,14 @@ class PolynomialLR(CerebrasSchedule):
         _positive(errors, "total_iters", self.total_iters)
 
     def __call__(self, step: int) -> float:
+        """In float32, each operation rounded, as Cerebras' `_get_closed_form` computes it with float32 tensors:
+        a warmup from 0 over a million steps starts at end·(1 - t/T), where float32's 1 - t/T keeps few digits."""
         if step >= self.total_iters:
-            return self.end_learning_rate
-        a = math.ceil((step + 1) / self.total_iters) if self.cycle else 1.0
-        fraction = 1 - step / (self.total_iters * a)
-        return (self.initial_learning_rate - self.end_learning_rate) * fraction ** self.power + self.end_learning_rate
+            return f32(self.end_learning_rate)
+        a = math.ceil(f32((step + 1) / self.total_iters)) if self.cycle else 1.0
+        fraction = f32(1.0 - f32(step / f32(self.total_iters * a)))
+        scaled = f32(f32(fraction ** self.power) * f32(self.initial_learning_rate - self.end_learning_rate))
+        return f32(scaled + f32(self.end_learning_rate))
 
     @property
     def length(self) -> int:

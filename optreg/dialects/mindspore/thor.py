@@ -29,8 +29,8 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from optreg.core.optimizer import lr_at, lr_table
-from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosFloat, PosInt,
-                               StrictNonNegFloat)
+from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosInt,
+                               StrictNonNegFloat, number)
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE, per_step, per_step_schema
 from optreg.errors import ConfigError, show
 from optreg.stages.apply import ApplyLR
@@ -59,6 +59,10 @@ def _no_float(value: Any) -> Any:
 Frequency = Annotated[int, Field(ge=2, le=MAX_INT), NoBool, BeforeValidator(_no_float)]
 """An int >= 2 (MindSpore: TypeError for a non-int, ValueError below 2)."""
 
+
+#: > 0 as a float32 (MindSpore holds it so; G is scaled by 1/loss_scale², which must not underflow to a division
+#: by zero): at least the smallest normal float32
+LossScale = number(ge=1.1754943508222875e-38)
 
 _damping = per_step("damping", "damping needs an absolute schedule (e.g. mindspore.ExponentialDecayLR)")
 DAMPING = Annotated[Any, BeforeValidator(_damping),
@@ -347,7 +351,7 @@ class THOR(ChainOptimizer):
     supports_sparse = False
 
     def __init__(self, net: torch.nn.Module, learning_rate: MS_LEARNING_RATE, damping: DAMPING,
-                 momentum: StrictNonNegFloat, weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0,
+                 momentum: StrictNonNegFloat, weight_decay: NonNegFloat = 0.0, loss_scale: LossScale = 1.0,
                  batch_size: PosInt = 32, use_nesterov: Bool = False, decay_filter: DECAY_FILTER = (),
                  split_indices: Optional[IncreasingInts] = None, enable_clip_grad: Bool = False,
                  frequency: Frequency = 100, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
