@@ -53,22 +53,6 @@ def _load(config: str | None, overrides: Sequence[str]):
         raise exc.located(source) from None
 
 
-def _group_table(built) -> Any:
-    from rich.table import Table
-
-    table = Table(title="parameter groups", show_lines=False)
-    for column in ("group", "rule", "matches", "params", "numel", "lr", "weight_decay", "first names"):
-        table.add_column(column, overflow="fold")
-    for row in built.group_table():
-        names = row["names"]
-        shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
-        table.add_row(str(row["group"]), row["rule"].removeprefix("optimizer."),
-                      ", ".join(row["patterns"]) or "(the rest)", str(row["params"]), str(row["numel"]),
-                      f"{row['lr']:.3g}" if isinstance(row["lr"], float) else str(row["lr"]),
-                      str(row["weight_decay"]), shown)
-    return table
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -84,7 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     built = build(experiment, model)
     console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"
                   f"   scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}")
-    console.print(_group_table(built))
+    console.print(groups_table(built.group_table()))
     with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TextColumn("loss {task.fields[loss]:.4g}  lr {task.fields[lr]:.3g}"), TimeElapsedColumn(),
                   console=console, transient=False) as progress:

@@ -254,3 +254,27 @@ def test_other_dialects_take_model_zoo_grouping_when_asked():
         optreg.configure_optimizer("AdamW", list(_Block_model.named_parameters()), lr=0.01, weight_decay=0.1,
                                    modelzoo_groups=True)
     assert info.value.errors[0].path == "modelzoo_groups" and "pass the Module itself" in str(info.value)
+
+
+def test_adjust_learning_rate_scales_the_lr_schedulers_only():
+    """Model Zoo wraps its lr schedulers in ScalePerParamLR when groups carry scales; a weight-decay scheduler
+    sets the same weight decay in every group it drives."""
+    config = {"trainer": {"init": {
+        "optimizer": {"AdamW": {"lr": 0.1, "weight_decay": 0.1, "adjust_learning_rate": {"decoder_kernel": 0.5}}},
+        "schedulers": [{"ConstantLR": {"learning_rate": 0.2}}, {"ConstantWD": {"val": 0.3}}]}}}
+    model = Net()
+    g = _quiet_build(config, model).optimizer.param_groups
+    assert [x["adjust_learning_rate"] for x in g] == [0.5, 1.0, 1.0]
+    assert [x["lr"] for x in g] == pytest.approx([0.1, 0.2, 0.2])
+    assert [x["weight_decay"] for x in g] == pytest.approx([0.3, 0.3, 0.3])
+
+
+def test_cerebras_adam_loading_a_torch_checkpoint_keeps_the_constructors_weight_decay():
+    params = [torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.ones(3))]
+    theirs = torch.optim.Adam([{"params": params[:1], "weight_decay": 0.5}, {"params": params[1:]}], lr=0.1,
+                              weight_decay=0.1)
+    ours = optreg.configure_optimizer("cerebras.Adam", [{"params": params[:1]}, {"params": params[1:]}], lr=0.1,
+                                      weight_decay=0.1)
+    with pytest.warns(UserWarning, match=r"ignores param group 0's own weight_decay \(0.5\)"):
+        ours.load_state_dict(theirs.state_dict())
+    assert [g["weight_decay"] for g in ours.param_groups] == [0.1, 0.1]

@@ -92,9 +92,6 @@ def test_config_and_fixture(path):
     model = replay.stand_in(path)
     assert {n: list(p.shape) for n, p in model.named_parameters()} == params
     assert [n for n, p in model.named_parameters() if not p.requires_grad] == fixture["model"]["frozen"]
-    assert replay.compare_groups(fixture["groups"], fixture["groups"]) == []
-    assert replay.compare_weights(fixture["weights"], fixture["weights"]) == []
-    assert replay.compare_schedule(schedule, schedule) == []
 
 
 def test_comparisons_catch_differences():

@@ -43,5 +43,4 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
         "__module__": target.__module__,
         "__qualname__": target.__qualname__,
         "__doc__": f"{entry.qualname} with {bound!r} bound.\n\n{target.__doc__ or ''}",
-        "bound_options": dict(bound),
     })

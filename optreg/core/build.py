@@ -25,7 +25,7 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
-from optreg.schedules.engine import KEYS
+from optreg.schedules.engine import INITIAL_KEYS, KEYS
 
 PER_GROUP = ("base_lr", "max_lr", "min_lr", "base_momentum", "max_momentum", "lr_lambda")
 
@@ -656,16 +656,12 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     return plan
 
 
-_INITIAL_KEYS = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
-                 "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
-
-
 def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, path: str) -> None:
     values = plan.values
     # Resuming (last_epoch >= 0) reads the initial values a scheduler left in the groups; a fresh optimizer has
     # none, and torch / the adapter would refuse only after the optimizer exists.
     last_epoch = plan.last_epoch if plan.entry is None or plan.schedule is not None else values.get("last_epoch")
-    initial = _INITIAL_KEYS.get(plan.key if plan.schedule is not None else "lr", "initial_lr")
+    initial = INITIAL_KEYS.get(plan.key if plan.schedule is not None else "lr", "initial_lr")
     if isinstance(last_epoch, int) and last_epoch != -1 and context.known_options and \
             initial not in context.option_names:
         errors.add(join_path(path, "last_epoch"), f"resuming at last_epoch={last_epoch} needs {initial!r} in every "

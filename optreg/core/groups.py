@@ -75,6 +75,7 @@ class Key:
     type: Any
     doc: str
     scales: str | None = None     # "lr" or "weight_decay": the component must have that option
+    verb: str = "scale"           # what the key does to that option ("set": no_weight_decay, modelzoo_groups)
 
 
 SELECTORS: dict[str, Key] = {
@@ -91,11 +92,11 @@ MULTIPLIERS: dict[str, Key] = {
 RULE_KEYS: dict[str, Key] = {**SELECTORS, **MULTIPLIERS}
 SETTINGS: dict[str, Key] = {
     "no_weight_decay": Key(Bool, "weight decay 0 for every parameter with at most one dimension and for the "
-                                 "names the model's no_weight_decay() returns (timm)", "weight_decay"),
+                                 "names the model's no_weight_decay() returns (timm)", "weight_decay", "set"),
     "layer_decay": Key(LayerDecay, "layer-wise lr decay (BEiT, timm): lr *= rate ** (L + 1 - layer)", "lr"),
     "modelzoo_groups": Key(Bool, "weight decay 0 for bias and normalisation parameters, as Cerebras Model Zoo's "
                                  "configure_param_groups (on by default in the cerebras dialect with a Module)",
-                           "weight_decay"),
+                           "weight_decay", "set"),
 }
 #: the settings a dialect turns on by default (when the Module is given and the optimizer has a weight decay)
 DIALECT_SETTINGS: dict[str, dict[str, Any]] = {"cerebras": {"modelzoo_groups": True}}
@@ -163,8 +164,7 @@ def check_support(names: Mapping[str, str | None], qualname: str, keys: Iterable
     for key in keys:
         option = declared[key].scales if key in declared else None
         if option is not None and names.get(option) is None:
-            errors.add(join_path(path, key), f"{qualname} has no {option} option for {key} to "
-                                             f"{'set' if key == 'no_weight_decay' else 'scale'}")
+            errors.add(join_path(path, key), f"{qualname} has no {option} option for {key} to {declared[key].verb}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -257,12 +257,6 @@ def _named(pairs: list[tuple[str, Any]]) -> Source:
         raise ConfigError(f"every parameter is frozen (requires_grad=False; {len(frozen)} of them): nothing to "
                           f"optimize", "params")
     return Source(named, None, frozen=frozen)
-
-
-def named_parameters(params: Any) -> tuple[list[tuple[str | None, Any]] | None, list[dict] | None]:
-    """(named tensors, torch-style group dicts) of what the user passed (see `collect`)."""
-    source = collect(params)
-    return source.named, source.dicts
 
 
 # ---------------------------------------------------------------------------------------------------

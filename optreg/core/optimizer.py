@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 import torch
 
+from optreg.core.names import OPTION_ALIASES, TUPLE_ALIASES
 from optreg.errors import ConfigError
 
 LearningRate = Union[float, Sequence[float], torch.Tensor, Callable[[int], float]]
@@ -97,20 +98,25 @@ def lr_at(table: float | list[float] | Callable[[int], float], index: int) -> fl
     return float(table(index))
 
 
+def closure_loss(closure: Callable[[], Any] | None) -> Any:
+    """The closure's loss, computed with gradients enabled inside a no-grad step (torch's convention)."""
+    if closure is None:
+        return None
+    with torch.enable_grad():
+        return closure()
+
+
 # ---------------------------------------------------------------------------------------------
 # the groups' spelling in a constructor call
 # ---------------------------------------------------------------------------------------------
 
-#: group key -> the constructor parameters it spells, where a dialect's constructor names them otherwise
-#: (MindSpore: `learning_rate`, `beta1`, `beta2`), so that `type(opt)(params, **opt.defaults)` works
-GROUP_SPELLING: dict[str, tuple[str, ...]] = {"lr": ("learning_rate",), "betas": ("beta1", "beta2")}
-
-
 def _accepting_group_spelling(init: Callable[..., None]) -> Callable[..., None]:
     """Wrap a constructor so that a call may give options in the groups' spelling (`lr`, `betas`) where
-    the constructor spells them otherwise; they are passed on under the constructor's names."""
+    the constructor spells them otherwise (MindSpore: `learning_rate`, `beta1`, `beta2`), so that
+    `type(opt)(params, **opt.defaults)` works; they are passed on under the constructor's names."""
     names = set(inspect.signature(init).parameters)
-    renames = {key: spelled for key, spelled in GROUP_SPELLING.items()
+    spellings = {**{target: (alias,) for alias, target in OPTION_ALIASES.items()}, **TUPLE_ALIASES}  # the alias table
+    renames = {key: spelled for key, spelled in spellings.items()
                if key not in names and all(n in names for n in spelled)}
     if not renames:
         return init

@@ -17,11 +17,8 @@ import torch
 from torch.optim.lr_scheduler import LRScheduler
 
 from optreg.errors import ConfigError, show
-from optreg.schedules.engine import KEYS, Schedule
-
-FLOAT32_MAX = 3.4028234663852886e38
-_INITIAL = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
-            "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
+from optreg.core.float32 import FLOAT32_MAX
+from optreg.schedules.engine import INITIAL_KEYS, KEYS, Schedule
 
 
 def read_key(group: dict, key: str) -> Any:
@@ -59,8 +56,9 @@ def _mark_step_called(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) 
 def _track_optimizer_step(optimizer: torch.optim.Optimizer) -> None:
     """Note each optimizer.step() (a step pre-hook), for torch's "scheduler stepped before optimizer" warning.
 
-    A hook, not a wrapper of `optimizer.step` as torch's schedulers install: torch.compile(opt.step) traces
-    the hook with the step, where a wrapper in a user file would be re-entered at each graph break."""
+    A hook, not a wrapper of `optimizer.step` as torch's schedulers install: under torch.compile(opt.step) a
+    wrapper in a user file is re-entered at each graph break (a RecursionError). The cost: a compiled step
+    does not set the flag, so torch's warning can show once for a correctly ordered loop."""
     if not getattr(optimizer, "_optreg_tracks_step", False):
         optimizer.register_step_pre_hook(_mark_step_called)
         optimizer._optreg_tracks_step = True
@@ -92,7 +90,7 @@ class ScheduleLR(LRScheduler):
                 raise ConfigError(f"parameter group {i} has no {key!r} to schedule", "key") from None
         self.optimizer = optimizer
         self.key = key
-        self.initial_key = _INITIAL[key]
+        self.initial_key = INITIAL_KEYS[key]
         if last_epoch == -1:
             for group in groups:
                 value = read_key(group, key)

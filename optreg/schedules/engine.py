@@ -21,6 +21,9 @@ from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
 
 #: the param-group keys a schedule can drive
 KEYS = ("lr", "momentum", "betas[0]", "betas[1]", "weight_decay")
+#: the group key where a schedule keeps each key's starting value, as torch keeps `initial_lr`
+INITIAL_KEYS = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": "initial_beta1",
+                "betas[1]": "initial_beta2", "weight_decay": "initial_weight_decay"}
 
 FACTOR = "factor"
 ABSOLUTE = "absolute"
@@ -164,27 +167,6 @@ def check_milestones(milestones: Sequence[int], n_stages: int, path: str = "mile
                 errors.add(path, f"must be strictly increasing, got {show(list(milestones))}")
                 break
     return errors.items
-
-
-def check_continuity(stages: Sequence[Schedule], milestones: Sequence[int], *, base: float = 1.0,
-                     rel_tol: float = 1e-6, abs_tol: float = 1e-12, path: str = "schedulers") -> list[ErrorItem]:
-    """Where consecutive stages do not meet: stage k's value at its own end vs stage k+1's first value.
-
-    Stages run on local steps; stage k spans milestones[k] - milestones[k-1] steps, so its end value is
-    its value at that local step (the first step the next stage takes over).
-    """
-    items = []
-    start = 0
-    for k, milestone in enumerate(milestones):
-        span = milestone - start
-        end = stages[k].apply(span, base)
-        first = stages[k + 1].apply(0, base)
-        if not math.isclose(end, first, rel_tol=rel_tol, abs_tol=abs_tol):
-            items.append(ErrorItem(join_path(path, k + 1),
-                                   f"starts at {first!r} but {join_path(path, k)} ends at {end!r} "
-                                   f"(step {milestone}); the stages must meet"))
-        start = milestone
-    return items
 
 
 def _restarts(restart: Any, n: int, errors: Collector) -> tuple[str, ...]:
@@ -381,5 +363,5 @@ def resolve_steps(value: Steps | None, total: int | None, name: str, total_name:
 
 
 __all__ = ["Schedule", "Sequential", "Chained", "Delegate", "FACTOR", "ABSOLUTE", "derive_milestones",
-           "require_schedules", "check_milestones", "check_continuity", "half_cosine", "anneal", "sgdr_cycle",
+           "require_schedules", "check_milestones", "half_cosine", "anneal", "sgdr_cycle",
            "options_of", "Steps", "resolve_steps"]

@@ -136,19 +136,14 @@ class AdamDirection(Stage):
     eps="torch": u = (num/bc1) / (√den_sq/√bc2 + eps)       (torch, OneFlow)
     eps="hat":   u = (√bc2/bc1) · num / (√den_sq + eps)      (MindSpore, Cerebras, HF: eps before
                                                              the bias correction is folded in)
-    scalars="float32": eps in float32.
     """
 
-    def __init__(self, eps: Literal["torch", "hat"] = "torch", scalars: Scalars = "native") -> None:
+    def __init__(self, eps: Literal["torch", "hat"] = "torch") -> None:
         self.eps = eps
-        self.scalars = check_scalars(scalars)
-
-    def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
-        self.record32(hp, lambda: {"eps": f32(float(group["eps"]))})
 
     def apply(self, b: Batch) -> None:
         ops, s = b.ops, b.slots
-        eps = self.scalar(b, "eps")
+        eps = b.hp["eps"]
         # no `bc1` slot (no BiasCorrection stage before, or its flag off): no correction (Cerebras Lamb,
         # MindSpore AdamWeightDecay); the divisions by 1 are skipped
         corrected = "bc1" in s

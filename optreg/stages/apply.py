@@ -4,29 +4,25 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.core.float32 import f32
-from optreg.stages.chain import Batch, Scalars, Stage, check_scalars
+from optreg.stages.chain import Batch, Stage
 
 
 class DecoupledDecay(Stage):
     """u += wd·w (AdamW, Loshchilov & Hutter 2019); applied with the lr by `ApplyLR`.
 
     when: a group option that switches this decay on (OneFlow LAMB `adam_w_mode`); None: always.
-    scalars="float32": wd in float32.
     """
 
-    def __init__(self, when: str | None = None, scalars: Scalars = "native") -> None:
+    def __init__(self, when: str | None = None) -> None:
         self.when = when
-        self.scalars = check_scalars(scalars)
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
-        wd = float(group.get("weight_decay", 0.0) or 0.0)
-        hp["decoupled_on"] = wd != 0.0 and (self.when is None or bool(group.get(self.when, True)))
-        self.record32(hp, lambda: {"weight_decay": f32(wd)})
+        hp["decoupled_on"] = float(group.get("weight_decay", 0.0) or 0.0) != 0.0 and \
+            (self.when is None or bool(group.get(self.when, True)))
 
     def apply(self, b: Batch) -> None:
         if b.hp["decoupled_on"]:
-            b.u = b.ops.add(b.u, b.params, alpha=self.scalar(b, "weight_decay"))
+            b.u = b.ops.add(b.u, b.params, alpha=b.hp["weight_decay"])
 
 
 class ApplyLR(Stage):

@@ -11,8 +11,7 @@ from typing import Any, Mapping
 
 import torch
 
-from optreg.core.float32 import f32
-from optreg.stages.chain import Batch, Scalars, Stage, check_scalars
+from optreg.stages.chain import Batch, Stage
 
 
 class Maximize(Stage):
@@ -30,23 +29,20 @@ class CoupledDecay(Stage):
     still multiplied by the loss scale (an `Unscale` stage follows).
     unless: a group option that, when true, turns this decay off (OneFlow LAMB `adam_w_mode`: the
     decay is decoupled instead, see `DecoupledDecay(when=...)`).
-    scalars="float32": wd in float32 (OneFlow's `l2` attribute).
     """
 
-    def __init__(self, loss_scaled: bool = False, unless: str | None = None, scalars: Scalars = "native") -> None:
+    def __init__(self, loss_scaled: bool = False, unless: str | None = None) -> None:
         self.loss_scaled = loss_scaled
         self.unless = unless
-        self.scalars = check_scalars(scalars)
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("weight_decay", 0.0) or 0.0)
         hp["coupled_wd"] = wd * float(group.get("loss_scale", 1.0)) if self.loss_scaled else wd  # not "l2": an option of FTRL, ProximalAdagrad
         hp["l2_on"] = wd != 0.0 and not (self.unless is not None and bool(group.get(self.unless)))
-        self.record32(hp, lambda: {"coupled_wd": f32(hp["coupled_wd"])})
 
     def apply(self, b: Batch) -> None:
         if b.hp["l2_on"]:
-            b.u = b.ops.add(b.u, b.params, alpha=self.scalar(b, "coupled_wd"))
+            b.u = b.ops.add(b.u, b.params, alpha=b.hp["coupled_wd"])
 
 
 def centralize(grad: torch.Tensor) -> torch.Tensor:

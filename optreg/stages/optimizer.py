@@ -21,7 +21,7 @@ from typing import Any, Callable, ClassVar, Iterable
 
 import torch
 
-from optreg.core.optimizer import Optimizer
+from optreg.core.optimizer import Optimizer, closure_loss
 from optreg.errors import ConfigError
 from optreg.stages.chain import Chain
 from optreg.stages.execute import check_fused, execute, run_eager
@@ -71,10 +71,7 @@ class ChainOptimizer(Optimizer):
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One step of every group; the optimizer-wide counter advances even for params without grads."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         self.global_step += 1
         plans = self.__dict__.setdefault("_fused_plans", {})
         for index, group in enumerate(self.param_groups):

@@ -44,15 +44,12 @@ def test_gradscaler_skips_an_inf_step_and_leaves_state_untouched(case_id, refere
         scaler.scale(loss_fn(model, *batch(step))).backward()
         if it == INF_AT:
             next(model.parameters()).grad[0, 0] = float("inf")
-            state, params, sched_state = copy.deepcopy(opt.state_dict()), snapshot(model), \
-                copy.deepcopy(sched.state_dict() if sched is not None else None)
+            state, params = copy.deepcopy(opt.state_dict()), snapshot(model)
             scaler.step(opt)
             scaler.update()
             assert scaler.get_scale() == SCALE / 2, "the inf step was not detected"
             same_state(state, opt.state_dict())
             assert all(torch.equal(p, q) for p, q in zip(params, snapshot(model))), "a skipped step moved the weights"
-            if sched is not None:
-                same_state(sched_state, sched.state_dict(), "scheduler")
             continue
         scaler.step(opt)
         scaler.update()

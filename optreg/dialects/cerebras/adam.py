@@ -93,12 +93,21 @@ class Adam(_PowerCounter):
         own `weight_decay` (`setdefault` keeps the default): a bug, reproduced. The group's `weight_decay`
         holds the value applied, so the group table, state_dict and every execution agree.
         """
+        super().add_param_group({**param_group, "weight_decay": self._constructor_decay(
+            param_group, len(getattr(self, "param_groups", ())))})
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As Adam/AdamW load; a loaded group (a torch Adam checkpoint's) still decays with the constructor's."""
+        super().load_state_dict(state_dict)
+        for index, group in enumerate(self.param_groups):
+            group["weight_decay"] = self._constructor_decay(group, index)
+
+    def _constructor_decay(self, group: dict[str, Any], index: int) -> float:
         wd = self.defaults["weight_decay"]
-        own = param_group.get("weight_decay", wd)
+        own = group.get("weight_decay", wd)
         if own != wd:
-            warnings.warn(WEIGHT_DECAY_IGNORED.format(index=len(getattr(self, "param_groups", ())), own=own, wd=wd),
-                          UserWarning, stacklevel=2)
-        super().add_param_group({**param_group, "weight_decay": wd})
+            warnings.warn(WEIGHT_DECAY_IGNORED.format(index=index, own=own, wd=wd), UserWarning, stacklevel=3)
+        return wd
 
 
 class AdamW(_PowerCounter):

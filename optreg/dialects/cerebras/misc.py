@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Betas, Bool, Float, NonNegFloat, OptionalBool, UnitFloat, number
+from optreg.core.types import ASGDAlpha, Betas, Bool, Float, NonNegFloat, OptionalBool, UnitFloat
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
@@ -15,7 +15,6 @@ from optreg.stages.misc import Rprop as RpropStage
 from optreg.stages.optimizer import ChainOptimizer
 
 
-ASGDAlpha = number(ge=0, le=8)   # as torch's ASGD row: (1 + λ·lr·t)^α stays a finite float
 
 
 class ASGD(ChainOptimizer):

@@ -60,7 +60,6 @@ DEFAULT_LR_GROUPS = {"embedding": (["*embedding*weight"], 1.0),
                      "decoder_kernel": (["*decoder*dense*weight", "*decoder*linear*weight"], 1.0)}
 LR_PLACEHOLDER = 0.1   # Model Zoo's default for a required float `lr` (a schedule sets the real value)
 LEGACY_MARKERS = ("model", "train_input", "eval_input", "runconfig", "sparsity")
-OWN_KEYS = ("train", "dialect")   # optreg's keys, allowed beside a Model Zoo config
 
 
 def is_modelzoo(data: Any) -> bool:
@@ -148,9 +147,7 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
             if value is None:
                 errors.add(where, f"expected a number or a schedule, got {show(lr)}")
             spec = {"ConstantLR": {"learning_rate": value}}
-        if spec is not None:
-            if options.get("adjust_learning_rate"):
-                spec = {"ScalePerParamLR": {"scheduler": spec}}
+        if spec is not None:   # with adjust_learning_rate, plan() scales it per group (ScalePerParamLR)
             section.schedulers.append((spec, where))
     section.options = options
     return section
@@ -187,10 +184,7 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
                                                   f"{show(schedulers)}")
     for i, spec in enumerate(schedulers or []):
         where = join_path(join_path(path, "schedulers"), i)
-        if section.options.get("adjust_learning_rate") and not (isinstance(spec, Mapping) and len(spec) == 1 and
-                                                                 "scaleperparamlr" in str(next(iter(spec))).lower()):
-            spec = {"ScalePerParamLR": {"scheduler": spec}}
-        section.schedulers.append((spec, where))
+        section.schedulers.append((spec, where))   # plan() scales the lr schedulers of scaled groups
     precision = init.get("precision") or {}
     if isinstance(precision, Mapping):
         for key, value in precision.items():

@@ -1,7 +1,8 @@
 """Cerebras' lr schedulers (cerebras.pytorch.optim.lr_scheduler, cerebras_pytorch 2.10) as closed forms.
 
 Every Cerebras schedule is absolute: it sets the lr itself and ignores the optimizer's lr. Cerebras
-evaluates these forms in float32 on the device; here they are float64.
+evaluates these forms in float32 on the device; here they are float64, except PolynomialLR (and LinearLR),
+computed in float32 as Cerebras does, where float32's 1 - t/T visibly differs on long warmups.
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ class AdaFactor(ChainOptimizer):
                  compression: Bool = False, loss_scale: number(gt=0) = 1.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         _check(learning_rate, decay_rate, relative_step, warmup_init, sign=1.0)
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, decay_all=True, owner=type(self)),
-                         dict(lr=learning_rate, eps=tuple(eps),
-                              clip_threshold=clip_threshold, decay_rate=decay_rate, beta1=beta1,
-                              weight_decay=weight_decay, scale_parameter=scale_parameter,
-                              relative_step=relative_step, warmup_init=warmup_init, compression=compression,
-                              loss_scale=loss_scale),
-                         foreach=foreach, fused=fused, loss_scale=loss_scale)
+        defaults = dict(lr=learning_rate, eps=tuple(eps),
+                        clip_threshold=clip_threshold, decay_rate=decay_rate, beta1=beta1,
+                        weight_decay=weight_decay, scale_parameter=scale_parameter,
+                        relative_step=relative_step, warmup_init=warmup_init, compression=compression,
+                        loss_scale=loss_scale)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, decay_all=True, carried=defaults),
+                         defaults, foreach=foreach, fused=fused, loss_scale=loss_scale)

@@ -45,11 +45,10 @@ class _MindSporeAdam(ChainOptimizer):
                  use_nesterov: Bool = False, weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         self.use_locking = bool(use_locking)  # accepted, no numeric effect
-        super().__init__(
-            resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
-            dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, use_locking=use_locking,
-                 use_nesterov=use_nesterov, weight_decay=weight_decay, loss_scale=loss_scale),
-            foreach=foreach, fused=fused, loss_scale=loss_scale)
+        defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, use_locking=use_locking,
+                        use_nesterov=use_nesterov, weight_decay=weight_decay, loss_scale=loss_scale)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
+                         foreach=foreach, fused=fused, loss_scale=loss_scale)
 
     def prepare_grad(self, p: torch.Tensor, group: dict[str, Any]) -> torch.Tensor:
         """The gradient the rule sees: `p.grad` through the gradient pipeline (MindSpore's order)."""
@@ -134,7 +133,6 @@ class AdamWeightDecay(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 1e-3, beta1: StrictOpenUnit = 0.9,
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
-        super().__init__(
-            resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
-            dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay),
-            foreach=foreach, fused=fused)
+        defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
+                         foreach=foreach, fused=fused)

@@ -34,10 +34,10 @@ class FTRL(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         items = _as_items(params)
         _refuse_group_lr(items)
-        super().__init__(resolve_groups(items, weight_decay, learning_rate, decay_all=True, owner=type(self)),
-                         dict(lr=learning_rate, initial_accum=initial_accum, lr_power=lr_power, l1=l1, l2=l2,
-                              use_locking=use_locking, loss_scale=loss_scale, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, loss_scale=loss_scale)
+        defaults = dict(lr=learning_rate, initial_accum=initial_accum, lr_power=lr_power, l1=l1, l2=l2,
+                        use_locking=use_locking, loss_scale=loss_scale, weight_decay=weight_decay)
+        super().__init__(resolve_groups(items, weight_decay, learning_rate, decay_all=True, carried=defaults),
+                         defaults, foreach=foreach, fused=fused, loss_scale=loss_scale)
         for i, group in enumerate(self.param_groups):
             if self.lr_schedule(i) is not None or group["lr"] != self.defaults["lr"]:
                 raise ConfigError(

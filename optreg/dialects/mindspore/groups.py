@@ -17,8 +17,6 @@ Two pieces:
 
 from __future__ import annotations
 
-import functools
-import inspect
 
 import numbers
 from typing import Any, Iterable, Mapping
@@ -122,22 +120,6 @@ def _ungrouped(items: list[Any], weight_decay: float, decay_all: bool) -> list[d
     return groups
 
 
-@functools.lru_cache(maxsize=None)
-def _carried(owner: type | None) -> frozenset[str]:
-    """The options of `owner`'s constructor in the groups' spelling, and the optimizer-wide step."""
-    if owner is None:
-        return frozenset()
-    from optreg.core.optimizer import GROUP_SPELLING
-
-    init = next(k.__dict__["__init__"] for k in owner.__mro__ if "__init__" in k.__dict__ and not any(
-        p.kind is p.VAR_KEYWORD for p in inspect.signature(k.__dict__["__init__"]).parameters.values()))
-    names = set(inspect.signature(init).parameters) - {"self", "params"}
-    for key, spelled in GROUP_SPELLING.items():
-        if all(n in names for n in spelled):
-            names = (names - set(spelled)) | {key}
-    return frozenset(names | {"global_step"}) - set(GROUP_KEYS)
-
-
 def resolve_groups(
     params: Any,
     weight_decay: float = 0.0,
@@ -145,7 +127,7 @@ def resolve_groups(
     *,
     decay_all: bool = False,
     path: str = "param_groups",
-    owner: type | None = None,
+    carried: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """MindSpore's parameter handling, as torch group dicts (see the module docstring).
 
@@ -154,11 +136,11 @@ def resolve_groups(
     known); with `order_params`, the groups are split into runs so that the optimizer's parameter
     order is exactly `order_params`. Every problem is a ConfigError with its path.
 
-    A group dict may also carry the options of the `owner` class in the groups' spelling (`betas`, `eps`,
-    `foreach`, ...): torch-side code that rebuilds an optimizer from its own groups (ZeroRedundancyOptimizer,
-    FSDP wrappers) passes them, and they are kept per group as torch keeps them.
+    A group dict may also carry the optimizer's own options (`carried`: its defaults' keys, such as `betas`,
+    `eps`), `foreach` / `fused` and `global_step`: torch-side code that rebuilds an optimizer from its own
+    groups (ZeroRedundancyOptimizer, FSDP wrappers) passes them, and they are kept per group as torch keeps them.
     """
-    carried = _carried(owner)
+    carried = (set(carried) | {"foreach", "fused", "global_step"}) - set(GROUP_KEYS)
     items = _as_items(params)
     if not items:
         raise ConfigError("must not be empty", "params")

@@ -29,6 +29,6 @@ class Lamb(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE, beta1: StrictOpenUnit = 0.9,
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
-                         dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay),
+        defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
                          foreach=foreach, fused=fused)

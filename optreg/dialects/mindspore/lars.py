@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, Union
 
 import torch
 
-from optreg.core.optimizer import lr_at
+from optreg.core.optimizer import closure_loss, lr_at
 from optreg.core.types import Bool, StrictFloat
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch
@@ -117,10 +117,7 @@ class LARS(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
         reciprocal = 1.0 / self.loss_scale
         for index, (group, flags) in enumerate(zip(self.param_groups, self._flags)):

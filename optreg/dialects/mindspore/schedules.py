@@ -295,7 +295,7 @@ class DynamicPiecewiseConstantLR(DynamicList):
                 break
 
     def entry(self, i: int) -> float:
-        k = bisect.bisect_right(list(self.milestone), i)
+        k = bisect.bisect_right(self.milestone, i)
         return float(self.learning_rates[min(k, len(self.learning_rates) - 1)])
 
     @property

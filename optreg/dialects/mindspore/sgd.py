@@ -31,9 +31,9 @@ class Momentum(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE, momentum: StrictNonNegFloat,
                  weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, use_nesterov: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
-                         dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
-                              use_nesterov=use_nesterov),
+        defaults = dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
+                        use_nesterov=use_nesterov)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
                          foreach=foreach, fused=fused, loss_scale=loss_scale)
 
 
@@ -54,7 +54,7 @@ class SGD(ChainOptimizer):
                  loss_scale: PosFloat = 1.0, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("nesterov requires momentum > 0 and dampening = 0")
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, owner=type(self)),
-                         dict(lr=learning_rate, momentum=float(momentum), dampening=float(dampening),
-                              weight_decay=weight_decay, nesterov=nesterov, loss_scale=loss_scale),
+        defaults = dict(lr=learning_rate, momentum=float(momentum), dampening=float(dampening),
+                        weight_decay=weight_decay, nesterov=nesterov, loss_scale=loss_scale)
+        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
                          foreach=foreach, fused=fused, loss_scale=loss_scale)

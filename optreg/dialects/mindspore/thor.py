@@ -20,7 +20,6 @@ factors are damped, inverted and applied), `LayerStatistics` (the sums one layer
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -28,9 +27,10 @@ import torch
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from optreg.core.optimizer import lr_at, lr_table
+from optreg.core.optimizer import closure_loss, lr_at, lr_table
 from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosInt,
                                StrictNonNegFloat, number)
+from optreg.dialects.mindspore.lars import keeps
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE, per_step, per_step_schema
 from optreg.errors import ConfigError, show
 from optreg.stages.apply import ApplyLR
@@ -84,14 +84,6 @@ def _decay_filter(value: Any) -> Any:
 DECAY_FILTER = Annotated[Any, BeforeValidator(_decay_filter), WithJsonSchema({
     "type": "array", "items": {"type": "string"},
     "description": "glob patterns of parameter names that weight decay skips (default: none)"})]
-
-
-def decays(decay_filter: DecayFilter, name: str) -> bool:
-    """Whether weight decay applies to the parameter called `name`: a callable says True to decay; a sequence
-    holds exclusion globs (fnmatch, case-sensitive). MindSpore's default `lambda x: x.name not in []` decays all."""
-    if callable(decay_filter):
-        return bool(decay_filter(name))
-    return not any(fnmatch.fnmatchcase(name, pattern) for pattern in decay_filter)
 
 
 def value_at(table: float | list[float] | Callable[[int], float], index: int, what: str) -> float:
@@ -380,7 +372,7 @@ class THOR(ChainOptimizer):
         self.frequency = frequency
         self.split_indices = list(split_indices) if split_indices is not None else None
         self.layers = layers
-        self._decay = {id(p): decays(decay_filter, n) for n, p in named}
+        self._decay = {id(p): keeps(decay_filter, n) for n, p in named}   # LARS's filter rule: globs keep out
         self._layer_of = {id(layer.module.weight): layer for layer in layers}
         self._layernorm = {id(p) for m in net.modules() if type(m) is torch.nn.LayerNorm for p in m.parameters()}
         self.recorder = Recorder(layers)
@@ -428,10 +420,7 @@ class THOR(ChainOptimizer):
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Refresh the inverses (on a refresh step), turn each gradient into THOR's, then the momentum chain."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         self._refuse_sparse()
         index = self.global_step
         group = self.param_groups[0]

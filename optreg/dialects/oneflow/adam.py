@@ -2,8 +2,9 @@
 
 OneFlow counts one optimizer-wide step (it advances for parameters without a gradient too) and its
 `zero_grad()` keeps the gradients (`set_to_none=False`). Its kernels take every hyperparameter as a
-C++ float: for tensors below float64 the stages form their scalars so (`scalars="float32"`: float32 β,
-1 - β in float32, bias corrections and √bc2 in float32, float32 lr, eps and weight decay).
+C++ float: for tensors below float64 the stages that derive scalars form them so (`scalars="float32"`:
+float32 β, 1 - β in float32, bias corrections and √bc2 in float32); lr, eps and weight decay reach a
+float32 tensor as float32 scalars anyway.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ class Adam(ChainOptimizer):
         (bc1 = bc2 = 1 with do_bias_correction=False)
     """
 
-    chain = Chain(CoupledDecay(scalars=SCALARS), AdamMoments(scalars=SCALARS),
+    chain = Chain(CoupledDecay(), AdamMoments(scalars=SCALARS),
                   BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
-                  AdamDirection("torch", scalars=SCALARS), ApplyLR())
+                  AdamDirection("torch"), ApplyLR())
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
@@ -47,7 +48,7 @@ class AdamW(ChainOptimizer):
     """
 
     chain = Chain(AdamMoments(scalars=SCALARS), BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
-                  AdamDirection("torch", scalars=SCALARS), DecoupledDecay(scalars=SCALARS), ApplyLR())
+                  AdamDirection("torch"), DecoupledDecay(), ApplyLR())
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,

@@ -24,7 +24,8 @@ ADAM_ONEFLOW_NOTES = (
     "compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
     "float32 parameters: the kernel's scalars are formed as OneFlow forms them, from float32 hyperparameters in "
     "float32 (1 - β of a float β: 1 - 0.999f = 9.9998713e-4, not 1e-3; bias corrections rounded to float32, √bc2 "
-    "in float32; lr, eps and weight decay in float32); the chain's stages say scalars='float32'.",
+    "in float32; lr, eps and weight decay reach float32 tensors as float32 scalars); the chain's moment and "
+    "bias-correction stages say scalars='float32'.",
 )
 
 ROWS = [

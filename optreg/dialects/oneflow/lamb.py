@@ -26,10 +26,10 @@ class LAMB(ChainOptimizer):
     weight decay, lr).
     """
 
-    chain = Chain(CoupledDecay(unless="adam_w_mode", scalars=SCALARS), AdamMoments(scalars=SCALARS),
+    chain = Chain(CoupledDecay(unless="adam_w_mode"), AdamMoments(scalars=SCALARS),
                   BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
-                  AdamDirection("torch", scalars=SCALARS), DirectionNorm(),
-                  DecoupledDecay(when="adam_w_mode", scalars=SCALARS), TrustRatio("direction"), ApplyLR())
+                  AdamDirection("torch"), DirectionNorm(),
+                  DecoupledDecay(when="adam_w_mode"), TrustRatio("direction"), ApplyLR())
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, adam_w_mode: Bool = True, do_bias_correction: Bool = True,

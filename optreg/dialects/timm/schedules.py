@@ -178,7 +178,7 @@ class TimmMultiStep(TimmStep):
     def decays(self, t: int) -> int:
         import bisect
 
-        return bisect.bisect_right(list(self.decay_t), t)
+        return bisect.bisect_right(self.decay_t, t)
 
 
 TIMM_SCHEDULES = {"cosine": TimmCosine, "poly": TimmPoly, "tanh": TimmTanh, "step": TimmStep,

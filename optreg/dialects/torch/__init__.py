@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Literal, Optional
 
 from optreg.core.entry import Rule, optimizer, scheduler
-from optreg.core.types import IncreasingInts, NonNegFloat, StepFn, number
+from optreg.core.types import ASGDAlpha, IncreasingInts, NonNegFloat, StepFn, number
 
 SRC = "torch 2.13 torch.optim"
 SCHED = "torch 2.13 torch.optim.lr_scheduler"
@@ -33,7 +33,6 @@ def _is_2d(tensor: Any) -> bool:
 
 
 # torch computes (1 + λ·lr·t)^α in Python floats: with λ, lr <= 1e9 and t <= 2^53 it stays finite for α <= 8
-ASGD_ALPHA = number(ge=0, le=8)
 
 OPTIMIZERS = [
     _opt("Adadelta", "Adadelta: v = ρv + (1-ρ)g², Δ = √(u+ε)/√(v+ε)·g, u = ρu + (1-ρ)Δ², w -= lr·Δ."),
@@ -47,7 +46,7 @@ OPTIMIZERS = [
     _opt("AdamW", "AdamW: Adam with decoupled weight decay w -= lr·λ·w.", rules=(NOT_FUSED_AND_FOREACH,)),
     _opt("Adamax", "Adamax: u = max(β2·u, |g|+ε), w -= lr/(1-β1^t) · m/u."),
     _opt("ASGD", "Averaged SGD: w -= η·g with η = lr/(1+λ·lr·t)^α and a running average of w.",
-         types={"alpha": ASGD_ALPHA}),
+         types={"alpha": ASGDAlpha}),
     _opt("LBFGS", "L-BFGS quasi-Newton (needs a closure; one parameter group).", single_group=True,
          rules=(Rule("lr", ("lr", "line_search_fn"), lambda lr, search: lr > 0,
                      "must be > 0 with line_search_fn='strong_wolfe' (its interpolation divides by the step)"),)),
