@@ -1,5 +1,6 @@
-"""Every first-party optimizer in its three executions (eager, foreach, fused) against torch's fused
-optimizers and the best peer library, as fractions of the memory roofline measured in the same run.
+"""Every first-party optimizer in its three executions (eager, foreach, fused), and fused over
+contiguous parameters, against torch's fused optimizers and the best peer library, as fractions of
+the memory roofline measured in the same run.
 
 All optimizers step the same 25M float32 parameters on the CPU, in 100 tensors and in 1,000 tensors.
 Rounds are interleaved: each round steps every optimizer of an entry once (ours in each execution,
@@ -7,6 +8,11 @@ torch's fused AdamW beside them), so that all see the same machine load; the tab
 The roofline is the bytes a step must move at least (read w and g, write w, read and write each
 state tensor) at the bandwidth of a large in-place add (read a, read b, write a), measured between
 the entries of the same run. `fused` also reports its first step (the compile) separately.
+
+`contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
+one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);
+`contiguous, copy` hands it fresh gradient tensors before every step (set_to_none=True), which the
+step copies into the slices.
 
     python benchmarks/bench_optimizers.py [--tensors 100 1000] [--rounds 5] [--only 'cerebras.*'] [--out FILE]
     python benchmarks/bench_optimizers.py --quick     # small model, one round: a smoke run
@@ -31,6 +37,8 @@ import torch
 import optreg
 
 EXECUTIONS = ("eager", "foreach", "fused")
+#: fused over contiguous parameters: gradients kept in the slices, and fresh ones copied in every step
+CONTIGUOUS = ("contiguous", "contiguous, copy")
 
 # options beyond the defaults: a typical configuration, and what an entry requires
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -125,8 +133,16 @@ class Row:
         return self.bytes / (self.ms / 1e3) / bw
 
 
+def _copy(params: list[torch.Tensor]) -> list[torch.Tensor]:
+    out = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    for p, q in zip(out, params):
+        p.grad = q.grad.clone()
+    return out
+
+
 def _build(name: str, execution: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
-    extra = {} if execution == "eager" else {execution: True}
+    extra = {} if execution == "eager" else {"fused": True, "contiguous_params": True} \
+        if execution in CONTIGUOUS else {execution: True}
     options = dict(OPTIONS.get(name, {}))
     if "optimizer" in options:  # a wrapper (MindSpore LARS): the execution is the inner optimizer's
         options["optimizer"] = {**options["optimizer"], **extra}
@@ -165,14 +181,20 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
             bw = max(bw, bandwidth(quick, 2))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                opts = {ex: _build(name, ex, params) for ex in EXECUTIONS}
-                own = {ex: Row(name, ex, count) for ex in EXECUTIONS}
+                wrapper = "optimizer" in OPTIONS.get(name, {})
+                kinds = EXECUTIONS if wrapper else EXECUTIONS + CONTIGUOUS
+                own_params = {ex: _copy(params) if ex in CONTIGUOUS else params for ex in kinds}
+                fresh = {ex: [p.grad for p in ps] for ex, ps in own_params.items() if ex == "contiguous, copy"}
+                opts = {ex: _build(name, ex, own_params[ex]) for ex in kinds}
+                own = {ex: Row(name, ex, count) for ex in kinds}
                 for ex, opt in opts.items():
                     own[ex].first = _timed(opt.step)
-                    own[ex].bytes = min_bytes(opt, params)
+                    own[ex].bytes = min_bytes(opt, own_params[ex])
                 ref = refs["torch.AdamW (fused)"]
                 for _ in range(rounds):
                     for ex, opt in opts.items():
+                        for p, g in zip(own_params[ex], fresh.get(ex, ())):
+                            p.grad = g
                         own[ex].times.append(_timed(opt.step))
                     ref_rows["torch.AdamW (fused)"].times.append(_timed(ref.step))
                     fam = family(name)
@@ -185,7 +207,7 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
             print(f"{name} ({count} tensors): " + ", ".join(
                 f"{ex} {r.ms:.1f} ms" for ex, r in own.items()) + f", compile {own['fused'].first:.1f} s",
                 file=sys.stderr, flush=True)
-            del opts
+            del opts, own_params, fresh
         for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
             ref_rows[k].times += [_timed(refs[k].step) for _ in range(rounds)]
         rows += [r for r in ref_rows.values() if r.times]
@@ -203,8 +225,9 @@ def table(bw: float, rows: list[Row], counts: list[int]) -> str:
         "rounds; `compile s` is fused's first step.",
         "",
         "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
-        "fused roofline | fused × AdamW | compile s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "fused roofline | fused × AdamW | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
+        "contiguous, copy × AdamW |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by = {(r.name, r.execution, r.tensors): r for r in rows}
     names = sorted({r.name for r in rows if r.execution in EXECUTIONS}, key=lambda n: (n.split(".")[0], n))
@@ -216,20 +239,30 @@ def table(bw: float, rows: list[Row], counts: list[int]) -> str:
                 continue
             lines.append(f"| {name} | {count} | {e.ms:.1f} | {f.ms:.1f} | {u.ms:.1f} | {e.fraction(bw):.2f} | "
                          f"{f.fraction(bw):.2f} | {u.fraction(bw):.2f} | {u.fraction(bw) / adamw:.2f} | "
-                         f"{u.first:.1f} |")
+                         f"{u.first:.1f} | " + _contiguous_cells(by, name, count, bw, adamw))
         for r in rows:
             if r.execution == "reference" and r.tensors == count:
                 lines.append(f"| {r.name} | {count} | | | {r.ms:.1f} | | | {r.fraction(bw):.2f} | "
-                             f"{r.fraction(bw) / adamw:.2f} | |")
+                             f"{r.fraction(bw) / adamw:.2f} | | | | | |")
     if len(counts) > 1:
         lo, hi = counts[0], counts[-1]
-        lines += ["", f"fused with {hi} tensors against its own {lo}-tensor figure (roofline share ratio):", "",
-                  "| optimizer | ratio |", "|---|---:|"]
+        lines += ["", f"{hi} tensors against the same execution's {lo}-tensor figure (roofline share ratio):", "",
+                  "| optimizer | fused | contiguous |", "|---|---:|---:|"]
         for name in names:
-            a, b = by.get((name, "fused", lo)), by.get((name, "fused", hi))
-            if a and b:
-                lines.append(f"| {name} | {b.fraction(bw) / a.fraction(bw):.2f} |")
+            ratios = []
+            for ex in ("fused", "contiguous"):
+                a, b = by.get((name, ex, lo)), by.get((name, ex, hi))
+                ratios.append(f"{b.fraction(bw) / a.fraction(bw):.2f}" if a and b else "")
+            lines.append(f"| {name} | {' | '.join(ratios)} |")
     return "\n".join(lines)
+
+
+def _contiguous_cells(by: dict, name: str, count: int, bw: float, adamw: float) -> str:
+    c, k = by.get((name, "contiguous", count)), by.get((name, "contiguous, copy", count))
+    if not c:
+        return "| | | |"
+    return (f"{c.ms:.1f} | {c.fraction(bw):.2f} | {c.fraction(bw) / adamw:.2f} | "
+            f"{k.fraction(bw) / adamw:.2f} |")
 
 
 def first_party(pattern: str | None) -> list[str]:

@@ -20,6 +20,7 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     text = bench.main(["--quick", "--only", "oneflow.Adam*"])
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| oneflow.")]
     assert [r[0] for r in rows] == ["| oneflow.Adam", "| oneflow.AdamW"]
-    assert all(len(r) == 10 for r in rows)  # three executions, their roofline shares, × AdamW, compile time
+    # three executions, their roofline shares, × AdamW, compile time; contiguous: ms, roofline, × AdamW, copied × AdamW
+    assert all(len(r) == 14 and all(cell.strip(" |") for cell in r) for r in rows)
     assert "| torch.AdamW (fused) |" in text and "roofline" in text
     assert capsys.readouterr().out.strip() == text

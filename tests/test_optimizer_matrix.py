@@ -77,6 +77,19 @@ def test_every_first_party_entry_has_a_case():
     assert not [c.name for c in CASES if REGISTRY.find(OPTIMIZER, c.name) is None]
 
 
+def _resume(case: Case, model: torch.nn.Module, opt, **extra):
+    """A fresh model and optimizer loaded from a `weights_only` checkpoint of these."""
+    buffer = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, buffer)
+    buffer.seek(0)
+    saved = torch.load(buffer, weights_only=True)
+    fresh = _model(case)
+    fresh.load_state_dict(saved["model"])
+    second = _build(case, fresh, **extra)
+    second.load_state_dict(saved["optimizer"])
+    return fresh, second
+
+
 @pytest.mark.parametrize("case", MATRIX, ids=_ids(MATRIX))
 def test_resume_through_a_weights_only_checkpoint_is_exact(case):
     straight_model = _model(case)
@@ -85,14 +98,7 @@ def test_resume_through_a_weights_only_checkpoint_is_exact(case):
 
     first = _build(case, resumed_model)
     _run(resumed_model, first, 3)
-    buffer = io.BytesIO()
-    torch.save({"model": resumed_model.state_dict(), "optimizer": first.state_dict()}, buffer)
-    buffer.seek(0)
-    saved = torch.load(buffer, weights_only=True)
-    model = _model(case)
-    model.load_state_dict(saved["model"])
-    second = _build(case, model)
-    second.load_state_dict(saved["optimizer"])
+    model, second = _resume(case, resumed_model, first)
     resumed = _run(model, second, 3, start=3)
     assert all(torch.equal(a, b) for a, b in zip(straight, resumed))
 
@@ -202,6 +208,34 @@ def test_executions_agree_with_eager(case, execution):
     other = _run(other_model, opt, 3)
     worst = max(_relative(a, b) for a, b in zip(other, eager))
     assert worst <= 1e-6, f"{execution} differs from eager by {worst:.2e} (relative)"
+
+
+def _flat_runs(opt) -> int:
+    return sum(b.runs for layout in opt._contiguous.values() for b in layout.buckets)
+
+
+@pytest.mark.parametrize("execution", ["eager", "foreach", "fused"])
+@pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
+def test_contiguous_params_agree_with_eager_and_resume(case, execution):
+    """contiguous_params=True: each group's parameters share one storage; an element-wise chain runs
+    over the flat buffers (a chain with per-tensor norms or shapes per tensor over their views); both
+    agree with the per-tensor eager step, and a weights_only checkpoint resumes it exactly."""
+    eager_model = _model(case)
+    flat_model = copy.deepcopy(eager_model)
+    eager = _run(eager_model, _build(case, eager_model), 5)
+    extra = {"contiguous_params": True, **({execution: True} if execution != "eager" else {})}
+    opt = _build(case, flat_model, **extra)
+    _run(flat_model, opt, 3)
+    for group in opt.param_groups:
+        assert len({p.untyped_storage().data_ptr() for p in group["params"]}) == 1
+    element_wise = sum(opt.chain.flat(opt.hyper(g)) for g in opt.param_groups)  # groups that run flat
+    assert _flat_runs(opt) == 3 * element_wise
+
+    model, second = _resume(case, flat_model, opt, **extra)
+    flat = _run(model, second, 2, start=3)
+    worst = max(_relative(a, b) for a, b in zip(flat, eager))
+    assert worst <= 1e-6, f"contiguous {execution} differs from eager by {worst:.2e} (relative)"
+    assert _flat_runs(second) == 2 * element_wise
 
 
 def test_foreach_and_fused_together_are_a_config_error():

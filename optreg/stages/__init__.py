@@ -1,2 +1,3 @@
-"""Update stages: first-party optimizers as chains of small per-tensor transformations, and the three
-executions of a chain (eager, foreach, fused). See chain.py for the contract a stage keeps."""
+"""Update stages: first-party optimizers as chains of small per-tensor transformations, the three
+executions of a chain (eager, foreach, fused), and contiguous groups (one flat buffer per group).
+See chain.py for the contract a stage keeps."""

@@ -105,6 +105,8 @@ class FactoredSecondMoment(Stage):
 class ClipByRMS(Stage):
     """u = u / max(1, RMS(u)/clip_threshold) (Adafactor's update clipping, the group's `clip_threshold`)."""
 
+    per_tensor = True
+
     def apply(self, b: Batch) -> None:
         d = b.hp["clip_threshold"]
         b.u = b.ops.div(b.u, b.ops.smap(lambda r: torch.clamp(r / d, min=1.0), b.ops.rms(b.u)))
@@ -113,6 +115,8 @@ class ClipByRMS(Stage):
 class RelativeScale(Stage):
     """u = α·u, α = ρ·max(eps2, RMS(w)) with the group's `scale_parameter`, else ρ (ρ from
     `AdafactorClock`); α goes to `slots["alpha"]` for the decay."""
+
+    per_tensor = True
 
     def apply(self, b: Batch) -> None:
         ops, rho, eps2 = b.ops, b.slots["rho"], b.hp["eps"][1]

@@ -71,6 +71,9 @@ class Stage:
     #: whether the stage needs the tensor's own shape (factored moments); a chain without such a
     #: stage runs on flattened tensors under `fused`
     shape_aware: ClassVar[bool] = False
+    #: whether the stage reduces each tensor to a value (a norm): a chain with such a stage does not run
+    #: over a whole contiguous group at once (`Chain.flat`)
+    per_tensor: ClassVar[bool] = False
     #: "native" or "float32" (see above); an instance setting of the stages that take it
     scalars: str = "native"
 
@@ -148,6 +151,11 @@ class Chain(tuple):
 
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         return any(s.needs_shape(hp) for s in self)
+
+    def flat(self, hp: Mapping[str, Any]) -> bool:
+        """Whether the chain is element-wise this step, so that it can run over a whole contiguous group
+        as one tensor (no shapes, no per-tensor reductions)."""
+        return not self.needs_shape(hp) and not any(s.per_tensor for s in self)
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         state: dict[str, torch.Tensor] = {}

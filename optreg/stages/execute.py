@@ -144,8 +144,9 @@ def check_fused() -> None:
                           f"use foreach=True or the default eager execution", "fused")
 
 
-def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool):
-    key = (chain.key(), static, layout, names, flat)
+def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool, width: int = CHUNK):
+    """The compiled chain over `width` tensors (CHUNK; 1 for a contiguous group's flat buffers)."""
+    key = (chain.key(), static, layout, names, flat, width)
     fn = _COMPILED.get(key)
     if fn is not None:
         return fn
@@ -165,7 +166,9 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
             step_chunk.__code__ = step_chunk.__code__.replace()
             # dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor
             # decides from the sizes of the first call and a bucket that starts small stays serial
-            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True, options={"cpp.dynamic_threads": True})
+            # size_asserts off: the tensors are the plan's own flat views, whose layout the guards check
+            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True,
+                               options={"cpp.dynamic_threads": True, "size_asserts": False})
             _COMPILED[key] = fn
     return fn
 
@@ -245,8 +248,6 @@ class FusedPlan:
                 and split_hp(hp)[0] == self.static)
 
     def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any]) -> None:
-        import torch.fx.experimental._config as shape_config
-
         if self.eager:
             run_eager(chain, [self.params[i] for i in self.eager], [grads[i] for i in self.eager],
                       [self.states[i] for i in self.eager], hp)
@@ -254,17 +255,52 @@ class FusedPlan:
         packed: dict[torch.device, torch.Tensor] = {}
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
-        settings = contextlib.nullcontext() if self.warm else \
-            shape_config.patch(use_duck_shape=False, backed_size_oblivious=True)
+        settings = contextlib.nullcontext() if self.warm else _shape_settings()
         with settings:
             for (fn, idx, ps, ss, us_pad), device in zip(self.chunks, self.devices):
                 scalars = packed.get(device)
                 if scalars is None:
-                    scalars = packed[device] = torch.tensor(
-                        values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+                    scalars = packed[device] = _packed(values, device)
                 us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
                 fn(ps, us + us_pad if us_pad else us, ss, scalars)
         self.warm = True
+
+
+def _packed(values: list[float], device: torch.device) -> torch.Tensor:
+    """This step's host scalars as one tensor (float64 on a CPU, float32 on an accelerator)."""
+    return torch.tensor(values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+
+
+def _shape_settings():
+    """The symbolic-shape settings a compiled chain is traced with (they matter only when Dynamo traces)."""
+    import torch.fx.experimental._config as shape_config
+
+    return shape_config.patch(use_duck_shape=False, backed_size_oblivious=True)
+
+
+_WARM: set[Any] = set()
+
+
+def run_flat(mode: str, chain: Chain, param: torch.Tensor, grad: torch.Tensor,
+             state: Mapping[str, list[torch.Tensor]], hp: Mapping[str, Any]) -> None:
+    """One call of the chain over a contiguous group's flat buffers (1-D tensors; a 0-d state is the
+    bucket's shared value) in `mode`: eager and foreach run the ATen operations over the whole buffer,
+    fused one compiled kernel."""
+    if mode != "fused":
+        chain.apply(Batch([param], [grad], {n: list(v) for n, v in state.items()}, hp,
+                          FOREACH if mode == "foreach" else EAGER))
+        return
+    static, layout, values = split_hp(hp)
+    names = tuple(state)
+    fn = _compiled(chain, static, layout, names, True, width=1)
+    args = ([param], [grad], [[flat_alias(v[0])] for v in state.values()], _packed(values, param.device))
+    key = (id(fn), param.dtype)
+    if key in _WARM:
+        fn(*args)
+        return
+    with _shape_settings():
+        fn(*args)
+    _WARM.add(key)
 
 
 def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],

@@ -13,6 +13,8 @@ the dialect features of the base class, sparse gradients) and the choice of exec
 
 Executions are chosen with torch's option names, per param group: `foreach=True` (multi-tensor
 operations), `fused=True` (compiled with torch.compile), otherwise eager (per tensor).
+`contiguous_params=True` (OneFlow's option) keeps a group's tensors in flat buffers, so that each
+execution runs an element-wise chain over the whole group at once (`optreg.stages.contiguous`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import torch
 from optreg.core.optimizer import Optimizer, closure_loss
 from optreg.errors import ConfigError
 from optreg.stages.chain import Chain
+from optreg.stages.contiguous import Contiguous
 from optreg.stages.execute import check_fused, execute, run_eager
 
 #: group keys that are bookkeeping, not hyperparameters a stage reads
-_NOT_HP = ("params", "global_step", "param_names", "foreach", "fused")
+_NOT_HP = ("params", "global_step", "param_names", "foreach", "fused", "contiguous_params")
 
 
 class ChainOptimizer(Optimizer):
@@ -36,12 +39,12 @@ class ChainOptimizer(Optimizer):
     chain: ClassVar[Chain] = Chain()
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any], *, foreach: bool | None = None,
-                 fused: bool | None = None, **features: Any) -> None:
+                 fused: bool | None = None, contiguous_params: bool = False, **features: Any) -> None:
         if foreach and fused:
             raise ConfigError("give foreach=True or fused=True, not both", "fused")
         if fused:
             check_fused()
-        defaults = {**defaults, "foreach": foreach, "fused": fused}
+        defaults = {**defaults, "foreach": foreach, "fused": fused, "contiguous_params": contiguous_params}
         super().__init__(params, defaults, **features)
 
     # -- state ----------------------------------------------------------------------------------
@@ -74,6 +77,7 @@ class ChainOptimizer(Optimizer):
         loss = closure_loss(closure)
         self.global_step += 1
         plans = self.__dict__.setdefault("_fused_plans", {})
+        layouts = self.__dict__.setdefault("_contiguous", {})
         for index, group in enumerate(self.param_groups):
             self._group_lr(index, group)
             params, grads, states = [], [], []
@@ -96,5 +100,11 @@ class ChainOptimizer(Optimizer):
                     dense.append(i)
             if len(dense) < len(params):
                 params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
-            plans[index] = execute(self.execution(group), self.chain, params, grads, states, hp, plans.get(index))
+            mode = self.execution(group)
+            if group.get("contiguous_params"):
+                layout = layouts.get(index)
+                if layout is None or not layout.fits(group["params"]):
+                    layout = layouts[index] = Contiguous(group["params"])
+                params, grads, states = layout.step(mode, self.chain, params, grads, states, hp)
+            plans[index] = execute(mode, self.chain, params, grads, states, hp, plans.get(index))
         return loss

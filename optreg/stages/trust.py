@@ -16,6 +16,8 @@ class DirectionNorm(Stage):
     """slots["direction_norm"] = ‖u‖ of the Adam direction, taken before a decay term joins u, for
     a later `TrustRatio(norm_of="direction")` (OneFlow LAMB, LambGradFunctor)."""
 
+    per_tensor = True
+
     def apply(self, b: Batch) -> None:
         b.slots["direction_norm"] = b.ops.norm(b.u)
 
@@ -31,6 +33,8 @@ class TrustRatio(Stage):
     weight_norm_clip:    Cerebras / torch_optimizer Lamb clamp ‖w‖ to [0, 10]
     off:                 a group option that sets tr = 1 (Cerebras `adam=True`)
     """
+
+    per_tensor = True
 
     def __init__(self, norm_of: Literal["update", "direction"] = "update", weight_norm_clip: float | None = None,
                  trust_clip: float | None = None, off: str | None = None) -> None:
@@ -66,6 +70,8 @@ class LarsScale(Stage):
 
     Reads the group's `lars_weight_decay`, `lr` and the wrapper's `coefficient`, `epsilon`, `use_clip`.
     """
+
+    per_tensor = True
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("lars_weight_decay", 0.0) or 0.0)

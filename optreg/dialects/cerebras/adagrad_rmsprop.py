@@ -26,11 +26,12 @@ class Adagrad(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-2, lr_decay: NonNegFloat = 0.0,
                  weight_decay: NonNegFloat = 0.0, initial_accumulator_value: NonNegFloat = 0.0,
                  eps: NonNegFloat = 1e-6, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class RMSprop(ChainOptimizer):
@@ -48,7 +49,8 @@ class RMSprop(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-2, alpha: NonNegFloat = 0.99, eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, momentum: NonNegFloat = 0.0, centered: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)

@@ -81,9 +81,10 @@ class Adam(_PowerCounter):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """The group decays with the constructor's weight_decay, whatever its own (UserWarning if that differs).
@@ -121,9 +122,10 @@ class AdamW(_PowerCounter):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
-                 correct_bias: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 correct_bias: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      correct_bias=correct_bias), foreach=foreach, fused=fused, preinit=True)
+                                      correct_bias=correct_bias), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class Adamax(ChainOptimizer):
@@ -136,9 +138,10 @@ class Adamax(ChainOptimizer):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize), foreach=foreach, fused=fused, preinit=True)
+                                      maximize=maximize), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class NAdam(ChainOptimizer):
@@ -151,9 +154,10 @@ class NAdam(ChainOptimizer):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 2e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, momentum_decay: NonNegFloat = 4e-3, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused, preinit=True)
+                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class RAdam(ChainOptimizer):
@@ -164,6 +168,7 @@ class RAdam(ChainOptimizer):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)

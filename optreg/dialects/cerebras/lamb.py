@@ -27,6 +27,7 @@ class Lamb(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, adam: Bool = False, *, foreach: OptionalBool = None,
-                 fused: OptionalBool = None) -> None:
+                 fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, adam=adam),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)

@@ -30,10 +30,11 @@ class ASGD(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-2, lambd: NonNegFloat = 1e-4, alpha: ASGDAlpha = 0.75,
                  t0: NonNegFloat = 1e6, weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class Adadelta(ChainOptimizer):
@@ -48,9 +49,10 @@ class Adadelta(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class Rprop(ChainOptimizer):
@@ -67,9 +69,10 @@ class Rprop(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, etas: tuple[Float, Float] = (0.5, 1.2),
                  step_sizes: tuple[NonNegFloat, NonNegFloat] = (1e-6, 50.0), *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes)),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
 
 
 class Lion(ChainOptimizer):
@@ -83,6 +86,7 @@ class Lion(ChainOptimizer):
     chain = Chain(LionStage(), ApplyLR())
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-4, betas: Betas = (0.9, 0.99), weight_decay: NonNegFloat = 0.0,
-                 *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)

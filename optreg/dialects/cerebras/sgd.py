@@ -26,9 +26,10 @@ class SGD(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat, momentum: NonNegFloat = 0.0, dampening: Float = 0.0,
                  weight_decay: NonNegFloat = 0.0, nesterov: Bool = False, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize),
-                         foreach=foreach, fused=fused, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)

@@ -35,7 +35,8 @@ class AdaFactor(ChainOptimizer):
                  beta1: Optional[number(ge=0, lt=1)] = 0.9, weight_decay: number(ge=0, lt=1) = 0.0,
                  scale_parameter: Bool = True, relative_step: Bool = True, warmup_init: Bool = False,
                  compression: Bool = False, loss_scale: number(gt=0) = 1.0, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         _check(learning_rate, decay_rate, relative_step, warmup_init, sign=1.0)
         defaults = dict(lr=learning_rate, eps=tuple(eps),
                         clip_threshold=clip_threshold, decay_rate=decay_rate, beta1=beta1,
@@ -43,4 +44,4 @@ class AdaFactor(ChainOptimizer):
                         relative_step=relative_step, warmup_init=warmup_init, compression=compression,
                         loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, decay_all=True, carried=defaults),
-                         defaults, foreach=foreach, fused=fused, loss_scale=loss_scale)
+                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)

@@ -30,11 +30,12 @@ class Momentum(ChainOptimizer):
 
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE, momentum: StrictNonNegFloat,
                  weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, use_nesterov: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         defaults = dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                         use_nesterov=use_nesterov)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
 
 
 class SGD(ChainOptimizer):
@@ -51,10 +52,11 @@ class SGD(ChainOptimizer):
 
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 0.1, momentum: NonNegFloat = 0.0,
                  dampening: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0, nesterov: Bool = False,
-                 loss_scale: PosFloat = 1.0, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 loss_scale: PosFloat = 1.0, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("nesterov requires momentum > 0 and dampening = 0")
         defaults = dict(lr=learning_rate, momentum=float(momentum), dampening=float(dampening),
                         weight_decay=weight_decay, nesterov=nesterov, loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)

@@ -315,6 +315,8 @@ class ClipByNorm(Stage):
     """enable_clip_grad: u = u·c / max(‖u‖, c) per tensor, c = 1.0 (MindSpore nn.ClipByNorm in thor's
     clip_gradient)."""
 
+    per_tensor = True
+
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         hp["clip_on"] = bool(group.get("enable_clip_grad"))
 
@@ -346,7 +348,8 @@ class THOR(ChainOptimizer):
                  momentum: StrictNonNegFloat, weight_decay: NonNegFloat = 0.0, loss_scale: LossScale = 1.0,
                  batch_size: PosInt = 32, use_nesterov: Bool = False, decay_filter: DECAY_FILTER = (),
                  split_indices: Optional[IncreasingInts] = None, enable_clip_grad: Bool = False,
-                 frequency: Frequency = 100, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 frequency: Frequency = 100, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         if not isinstance(net, torch.nn.Module):
             raise ConfigError(f"must be the model (a torch.nn.Module), got {type(net).__name__}", "net")
         named = [(n, p) for n, p in net.named_parameters() if p.requires_grad]
@@ -363,7 +366,7 @@ class THOR(ChainOptimizer):
         super().__init__([{"params": [p for _, p in named], "param_names": [n for n, _ in named]}],
                          dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                               use_nesterov=use_nesterov, enable_clip_grad=enable_clip_grad, batch_size=batch_size),
-                         foreach=foreach, fused=fused, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
         # the options the groups do not carry, so that type(opt)(net, **opt.defaults) rebuilds the same optimizer
         self.defaults.update(damping=damping, decay_filter=decay_filter, split_indices=split_indices,
                              frequency=frequency)

@@ -26,10 +26,11 @@ class Adagrad(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0,
                  initial_accumulator_value: NonNegFloat = 0.0, eps: NonNegFloat = 1e-10, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
 
 
 class RMSprop(ChainOptimizer):
@@ -45,9 +46,10 @@ class RMSprop(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, alpha: NonNegFloat = 0.99, eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, momentum: NonNegFloat = 0.0, centered: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         if momentum != 0:
             raise ConfigError("OneFlow RMSprop does not support momentum > 0 (it asserts momentum == 0)", "momentum")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)

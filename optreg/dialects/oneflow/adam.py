@@ -35,10 +35,11 @@ class Adam(ChainOptimizer):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
-                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
 
 
 class AdamW(ChainOptimizer):
@@ -52,7 +53,8 @@ class AdamW(ChainOptimizer):
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
-                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)

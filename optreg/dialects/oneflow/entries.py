@@ -13,6 +13,12 @@ FLOAT64 = ("float64 parameters: OneFlow hands its scalars (lr, weight decay, bet
            "kernels as float32 whatever the parameter's dtype; optreg computes them in the parameter's precision, so a "
            "float64 run differs from OneFlow's in the float32 rounding of those scalars.")
 
+CONTIGUOUS_NOTE = (
+    "contiguous_params=True, as in OneFlow, puts each group's parameters, gradients and state in one buffer per "
+    "dtype and device (parameters and state become views of it; no numeric effect); an element-wise update then runs "
+    "over the whole group at once in each execution. fused=True compiles the update with torch.compile (OneFlow's "
+    "fused kernel has no numeric effect either).")
+
 # adam family
 ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"
 ADAM_ONEFLOW_NOTES = (
@@ -20,8 +26,7 @@ ADAM_ONEFLOW_NOTES = (
     "parameters that got no gradient (torch counts per parameter).",
     "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by its own norm. "
     "zero_grad() defaults to set_to_none=False.",
-    "OneFlow's contiguous_params (a memory-layout switch with no numeric effect) is not an option; fused=True "
-    "compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
+    CONTIGUOUS_NOTE,
     "float32 parameters: the kernel's scalars are formed as OneFlow forms them, from float32 hyperparameters in "
     "float32 (1 - β of a float β: 1 - 0.999f = 9.9998713e-4, not 1e-3; bias corrections rounded to float32, √bc2 "
     "in float32; lr, eps and weight decay reach float32 tensors as float32 scalars); the chain's moment and "
@@ -61,8 +66,7 @@ ROWS = [
             "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by "
             "its own norm. zero_grad() defaults to set_to_none=False. support_sparse is True: a sparse "
             "gradient is applied as its dense equivalent.",
-            "OneFlow's contiguous_params (a memory-layout switch with no numeric effect) is not an option; "
-            "fused=True compiles the update with torch.compile (OneFlow's fused kernel has no numeric effect either).",
+            CONTIGUOUS_NOTE,
         ),
     ),
     # -- adagrad_rmsprop family --

@@ -33,10 +33,11 @@ class LAMB(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, adam_w_mode: Bool = True, do_bias_correction: Bool = True,
-                 amsgrad: Bool = False, *, foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 amsgrad: Bool = False, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         if amsgrad:
             raise ValueError("LAMB does not support amsgrad (OneFlow raises RuntimeError)")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       adam_w_mode=adam_w_mode, do_bias_correction=do_bias_correction,
                                       amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)

@@ -27,6 +27,7 @@ class Adadelta(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, set_to_none=False, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False, preinit=True)

@@ -28,9 +28,10 @@ class SGD(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, momentum: NonNegFloat = 0.0, dampening: Float = 0.0,
                  weight_decay: NonNegFloat = 0.0, nesterov: Bool = False, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize),
-                         foreach=foreach, fused=fused, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
         if any(g["maximize"] and not g["momentum"] for g in self.param_groups):
             warnings.warn("maximize has an effect only when momentum > 0 (OneFlow SGD)", UserWarning, stacklevel=2)

@@ -1,0 +1,130 @@
+"""contiguous_params=True (OneFlow's option): a group's tensors in flat buffers, the chain run over them
+at once, and every case where it must step per tensor instead (the matrix in test_optimizer_matrix.py
+runs every first-party optimizer this way in its three executions)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import optreg
+
+
+def _model(dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).to(dtype)
+
+
+def _loss(model, step, skip_last=False):
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(step), dtype=next(model.parameters()).dtype)
+    hidden = torch.tanh(model[0](x))
+    if skip_last:  # the last layer gets no gradient this step
+        return hidden.pow(2).sum()
+    return model[2](hidden).pow(2).sum()
+
+
+def _buckets(opt):
+    return [b for layout in opt._contiguous.values() for b in layout.buckets]
+
+
+def _pair(name, **options):
+    plain_model = _model()
+    flat_model = copy.deepcopy(plain_model)
+    plain = optreg.configure_optimizer(name, plain_model, **options)
+    flat = optreg.configure_optimizer(name, flat_model, contiguous_params=True, **options)
+    return plain_model, plain, flat_model, flat
+
+
+def _step(model, opt, step, skip_last=False, set_to_none=True):
+    opt.zero_grad(set_to_none=set_to_none)
+    _loss(model, step, skip_last).backward()
+    opt.step()
+
+
+def _close(a, b):
+    return all(torch.allclose(x, y, rtol=1e-6, atol=0) for x, y in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("name", ["oneflow.AdamW", "cerebras.Adam", "mindspore.Momentum"])
+@pytest.mark.parametrize("execution", ["eager", "fused"])
+def test_a_parameter_without_a_gradient_steps_the_rest_per_tensor(name, execution):
+    """torch skips a parameter without a gradient; the flat step would not, so that step runs per tensor
+    over the views. Cerebras' per-parameter beta powers then differ, and the group stays per tensor."""
+    options = {"lr": 0.05, **({"momentum": 0.9} if "Momentum" in name else {}),
+               **({"fused": True} if execution == "fused" else {})}
+    plain_model, plain, flat_model, flat = _pair(name, **options)
+    for step in range(5):
+        for model, opt in ((plain_model, plain), (flat_model, flat)):
+            _step(model, opt, step, skip_last=step == 2)
+        assert _close(flat_model, plain_model), f"step {step}"
+    runs = sum(b.runs for b in _buckets(flat))
+    per_param_powers = name.startswith("cerebras.")
+    # one bucket per group: the Cerebras dialect splits biases into a group of their own
+    groups = len(flat.param_groups)
+    assert runs == (2 * groups if per_param_powers else 4 * groups)
+
+
+def test_gradients_accumulate_into_the_flat_buffer_after_the_first_step():
+    """The first step copies the gradients into their slices and makes p.grad the slice; with
+    zero_grad(set_to_none=False), OneFlow's default, the next backward adds into the slices in place."""
+    plain_model, plain, flat_model, flat = _pair("oneflow.Adam", lr=0.01, fused=True)
+    _step(flat_model, flat, 0, set_to_none=False)
+    (bucket,) = _buckets(flat)
+    grad_storage = bucket.grad.untyped_storage().data_ptr()
+    for step in range(1, 4):
+        flat.zero_grad()
+        _loss(flat_model, step).backward()
+        assert all(p.grad.untyped_storage().data_ptr() == grad_storage for p in flat_model.parameters())
+        flat.step()
+    for step in range(4):
+        _step(plain_model, plain, step)
+    assert _close(flat_model, plain_model) and bucket.runs == 4
+
+
+def test_replacing_a_parameters_data_rebuilds_the_buffers():
+    plain_model, plain, flat_model, flat = _pair("oneflow.AdamW", lr=0.05)
+    for step in range(2):
+        _step(plain_model, plain, step)
+        _step(flat_model, flat, step)
+    first = _buckets(flat)[0]
+    for p in flat_model.parameters():  # what module.to() or a hand-made copy does
+        p.data = p.data.clone()
+    for step in range(2, 4):
+        _step(plain_model, plain, step)
+        _step(flat_model, flat, step)
+    (second,) = _buckets(flat)
+    assert second is not first and second.runs == 2 and _close(flat_model, plain_model)
+    assert len({p.untyped_storage().data_ptr() for p in flat_model.parameters()}) == 1
+
+
+def test_frozen_non_contiguous_and_other_dtype_parameters():
+    """A frozen or non-contiguous parameter keeps its storage; another dtype gets a bucket of its own."""
+    torch.manual_seed(0)
+    params = {
+        "a": torch.nn.Parameter(torch.randn(4, 3)),
+        "b": torch.nn.Parameter(torch.randn(3)),
+        "t": torch.nn.Parameter(torch.randn(3, 4).t()),  # not contiguous
+        "frozen": torch.nn.Parameter(torch.randn(2), requires_grad=False),
+        "d": torch.nn.Parameter(torch.randn(5, dtype=torch.float64)),
+    }
+    copies = {k: torch.nn.Parameter(v.detach().clone(), requires_grad=v.requires_grad) for k, v in params.items()}
+    flat = optreg.configure_optimizer("oneflow.AdamW", list(params.values()), lr=0.1, contiguous_params=True)
+    plain = optreg.configure_optimizer("oneflow.AdamW", list(copies.values()), lr=0.1)
+    for step in range(3):
+        for ps, opt in ((params, flat), (copies, plain)):
+            opt.zero_grad()
+            sum((p.double() * (step + 1)).sin().sum() for p in ps.values() if p.requires_grad).backward()
+            opt.step()
+    assert all(torch.allclose(params[k], copies[k], rtol=1e-6, atol=0) for k in params)
+    buckets = _buckets(flat)
+    assert sorted(len(b.params) for b in buckets) == [1, 2] and all(b.runs == 3 for b in buckets)
+    assert not params["t"].is_contiguous() and params["frozen"].untyped_storage().data_ptr() not in \
+        {b.flat.untyped_storage().data_ptr() for b in buckets}
+
+
+def test_contiguous_params_must_be_a_bool():
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_optimizer("oneflow.AdamW", _model(), contiguous_params="sometimes")
+    assert info.value.errors[0].path == "contiguous_params"
