@@ -128,3 +128,61 @@ def test_contiguous_params_must_be_a_bool():
     with pytest.raises(optreg.ConfigError) as info:
         optreg.configure_optimizer("oneflow.AdamW", _model(), contiguous_params="sometimes")
     assert info.value.errors[0].path == "contiguous_params"
+
+
+@pytest.mark.parametrize("name", ["oneflow.AdamW", "cerebras.Adam"])
+def test_a_checkpoint_moves_between_contiguous_and_per_tensor_layouts(name):
+    """A contiguous optimizer's state dict (views of one storage) resumes a per-tensor optimizer and the
+    reverse, each continuing as the uninterrupted run does. Like torch's `foreach` and `fused`, the flag
+    is a group option that the checkpoint carries: the layout changes where the group's flag is set."""
+    import io
+
+    straight_model, straight, _, _ = _pair(name, lr=0.05)
+    for step in range(6):
+        _step(straight_model, straight, step)
+    for first_flat in (True, False):
+        model = _model()
+        opt = optreg.configure_optimizer(name, model, lr=0.05, contiguous_params=first_flat)
+        for step in range(3):
+            _step(model, opt, step)
+        buffer = io.BytesIO()
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, buffer)
+        buffer.seek(0)
+        saved = torch.load(buffer, weights_only=True)
+        resumed = _model()
+        resumed.load_state_dict(saved["model"])
+        second = optreg.configure_optimizer(name, resumed, lr=0.05, contiguous_params=not first_flat)
+        second.load_state_dict(saved["optimizer"])
+        assert all(g["contiguous_params"] is first_flat for g in second.param_groups)
+        for group in second.param_groups:
+            group["contiguous_params"] = not first_flat
+        for step in range(3, 6):
+            _step(resumed, second, step)
+        assert _close(resumed, straight_model), f"contiguous first: {first_flat}"
+        assert sum(b.runs for b in _buckets(opt if first_flat else second)) == 3 * len(opt.param_groups)
+
+
+def test_the_steady_step_notices_a_missing_gradient_and_a_loaded_state():
+    """Once a step ran flat with every gradient in its slice, the next one checks identities only
+    (`Contiguous.steady`): a parameter without a gradient, or state loaded from a checkpoint, takes the
+    full path again, and the result stays the per-tensor optimizer's."""
+    plain_model, plain, flat_model, flat = _pair("oneflow.AdamW", lr=0.05, weight_decay=0.1)
+    for step in range(7):
+        for model, opt in ((plain_model, plain), (flat_model, flat)):
+            opt.zero_grad(set_to_none=False)
+            _loss(model, step).backward()
+            if step == 3:  # the last layer gets no gradient this step
+                for p in model[2].parameters():
+                    p.grad = None
+            if step == 5:  # a checkpoint (its first moments zeroed): every state tensor is replaced
+                saved = copy.deepcopy(opt.state_dict())
+                for st in saved["state"].values():
+                    st["exp_avg"].zero_()
+                opt.load_state_dict(saved)
+            opt.step()
+        layout = flat._contiguous[0]
+        assert layout.flat_last is (step != 3), step
+        assert _close(flat_model, plain_model), f"step {step}"
+    assert layout.buckets[0].runs == 6
+    for a, b in zip(flat.state_dict()["state"].values(), plain.state_dict()["state"].values()):
+        assert all(torch.allclose(a[k], b[k], rtol=1e-6, atol=0) for k in b)

@@ -177,8 +177,12 @@ class Chain(tuple):
         return " → ".join(repr(s).removesuffix("()") for s in self)
 
     def key(self) -> str:
-        """A stable identity for compile caches: the stages and their settings."""
-        return repr(tuple(self))
+        """A stable identity for compile caches: the stages and their settings (formed once: a chain's
+        stages are set when its optimizer class is defined)."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = repr(tuple(self))
+        return key
 
 
 Transform = Callable[[Batch], None]

@@ -16,8 +16,8 @@ storage (safetensors) needs the weights cloned first.
 
 from __future__ import annotations
 
-from operator import is_
-from typing import Any, Sequence
+from operator import is_, itemgetter
+from typing import Any, Mapping, Sequence
 
 import torch
 
@@ -146,10 +146,35 @@ class Contiguous:
                 by_kind.setdefault((p.dtype, p.device), []).append(p)
         self.buckets = [Bucket(ps) for ps in by_kind.values()]
         self.where = {p: (b, i) for b in self.buckets for i, p in enumerate(b.params)}
+        #: whether the last step ran the group's only bucket flat, every parameter in it (`steady`)
+        self.flat_last = False
 
     def fits(self, params: Sequence[torch.Tensor]) -> bool:
         return (len(params) == len(self.params) and all(a is b for a, b in zip(params, self.params))
                 and all(b.fits() for b in self.buckets))
+
+    def steady(self, params: Sequence[torch.Tensor], state: Mapping[torch.Tensor, dict[str, Any]]) -> bool:
+        """Whether this step is the last one again: the group's only bucket ran flat, and its
+        parameters, gradients and state are still the bucket's slices. A few identity checks at C speed
+        instead of the per-parameter loop (`rerun` then steps)."""
+        if not self.flat_last:
+            return False
+        (bucket,) = self.buckets
+        if not (len(params) == len(bucket.params) and all(map(is_, params, bucket.params)) and bucket.fits()
+                and all(map(is_, [p.grad for p in params], bucket.grads))):
+            return False
+        states = list(map(state.get, params))
+        if None in states or set(map(len, states)) != {len(bucket.state)}:
+            return False
+        return all(all(map(is_, map(itemgetter(name), states), views)) for name, (_, views) in bucket.state.items())
+
+    def rerun(self, mode: str, chain: Chain, hp: dict[str, Any]) -> bool:
+        """The flat step of a `steady` group (False, doing nothing, when this step's options take the
+        chain off the flat path)."""
+        if not chain.flat(hp):
+            return False
+        self.buckets[0].run(mode, chain, hp)
+        return True
 
     def step(self, mode: str, chain: Chain, params: list[torch.Tensor], grads: list[torch.Tensor],
              states: list[dict[str, Any]], hp: dict[str, Any]) -> tuple[list, list, list]:
@@ -162,9 +187,12 @@ class Contiguous:
             bucket.adopt_all(states)
             if flat and bucket.complete(chain.state_names) and bucket.agrees():
                 bucket.run(mode, chain, hp)
+                self.flat_last = len(self.params) == len(bucket.params)
                 return [], [], []
             bucket.uniform = None
+            self.flat_last = False
             return params, grads, states
+        self.flat_last = False
         seen: dict[int, int] = {}
         for p, st in zip(params, states):
             spot = self.where.get(p)

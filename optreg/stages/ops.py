@@ -124,6 +124,9 @@ class Ops:
     def abs(self, xs: Tensors) -> Tensors:
         return [x.abs() for x in xs]
 
+    def reciprocal(self, xs: Tensors) -> Tensors:
+        return [x.reciprocal() for x in xs]
+
     def sign(self, xs: Tensors) -> Tensors:
         return [x.sign() for x in xs]
 
@@ -277,6 +280,9 @@ class Foreach(Ops):
 
     def abs(self, xs):
         return list(torch._foreach_abs(xs))
+
+    def reciprocal(self, xs):
+        return list(torch._foreach_reciprocal(xs))
 
     def sign(self, xs):
         return list(torch._foreach_sign(xs))

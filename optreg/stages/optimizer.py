@@ -80,6 +80,10 @@ class ChainOptimizer(Optimizer):
         layouts = self.__dict__.setdefault("_contiguous", {})
         for index, group in enumerate(self.param_groups):
             self._group_lr(index, group)
+            layout = layouts.get(index) if group.get("contiguous_params") else None
+            if layout is not None and layout.steady(group["params"], self.state) \
+                    and layout.rerun(self.execution(group), self.chain, self.hyper(group)):
+                continue
             params, grads, states = [], [], []
             for p in group["params"]:
                 if p.grad is None:
@@ -102,7 +106,6 @@ class ChainOptimizer(Optimizer):
                 params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
             mode = self.execution(group)
             if group.get("contiguous_params"):
-                layout = layouts.get(index)
                 if layout is None or not layout.fits(group["params"]):
                     layout = layouts[index] = Contiguous(group["params"])
                 params, grads, states = layout.step(mode, self.chain, params, grads, states, hp)
