@@ -186,3 +186,17 @@ def test_the_steady_step_notices_a_missing_gradient_and_a_loaded_state():
     assert layout.buckets[0].runs == 6
     for a, b in zip(flat.state_dict()["state"].values(), plain.state_dict()["state"].values()):
         assert all(torch.allclose(a[k], b[k], rtol=1e-6, atol=0) for k in b)
+
+
+def test_a_compiled_step_of_a_contiguous_group():
+    """torch.compile(opt.step) over a contiguous group (the buffers are built inside the first compiled
+    call) steps as the eager per-tensor optimizer does."""
+    plain_model, plain, flat_model, flat = _pair("oneflow.AdamW", lr=0.05, weight_decay=0.1)
+    compiled = torch.compile(flat.step, backend="aot_eager")
+    for step in range(4):
+        _step(plain_model, plain, step)
+        flat.zero_grad()
+        _loss(flat_model, step).backward()
+        compiled()
+        assert _close(flat_model, plain_model), f"step {step}"
+    assert len({p.untyped_storage().data_ptr() for p in flat_model.parameters()}) == 1
