@@ -11,6 +11,8 @@ import warnings
 import pytest
 import torch
 
+from torch_cases import group_lrs
+
 import optreg
 from optreg import ConfigError
 from optreg.cli import main
@@ -181,17 +183,6 @@ def sequential(stages, milestones):
     return value
 
 
-def lrs(spec, steps: int) -> list[float]:
-    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=1.0)
-    sched = optreg.configure_lr_scheduler(opt, spec)
-    out = [opt.param_groups[0]["lr"]]
-    for _ in range(steps - 1):
-        opt.step()
-        sched.step()
-        out.append(opt.param_groups[0]["lr"])
-    return out
-
-
 STAGES = [{"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 1e-3, "total_iters": 10}},
           {"ConstantLR": {"learning_rate": 5e-4, "total_iters": 5}},
           {"CosineDecayLR": {"initial_learning_rate": 2e-4, "end_learning_rate": 0.0, "total_iters": 20}}]
@@ -207,13 +198,13 @@ HAND = [linear(0.0, 1e-3, 10), constant(5e-4), cosine_decay(2e-4, 0.0, 20)]
 ])
 def test_cerebras_sequential_runs_each_stage_from_its_milestone(milestones, expected):
     spec = {"SequentialLR": {"schedulers": STAGES, **({"milestones": milestones} if milestones else {})}}
-    got = lrs(spec, 60)
+    got = group_lrs(spec, 60)
     want = [sequential(HAND, expected)(t) for t in range(60)]
     assert got == pytest.approx(want, rel=2 ** -23, abs=1e-18)   # LinearLR in float32, as Cerebras computes it
 
 
 def test_stages_that_jump_in_value_are_accepted():
-    got = lrs({"SequentialLR": {"schedulers": STAGES}}, 20)
+    got = group_lrs({"SequentialLR": {"schedulers": STAGES}}, 20)
     assert got[9] == pytest.approx(9e-4) and got[10] == 5e-4        # 1e-3 would be the ramp's end: a jump down
     assert got[14] == 5e-4 and got[15] == pytest.approx(2e-4)
 
@@ -228,22 +219,22 @@ def test_a_sequence_of_constants_is_piecewise_constant():
 def test_given_milestones_need_no_stage_lengths():
     stages = [{"name": "CosineAnnealingLR", "initial_learning_rate": 1.0, "T_max": 10},
               {"name": "InverseSquareRootDecayLR", "initial_learning_rate": 0.1, "warmup_steps": 2}]
-    got = lrs({"name": "SequentialLR", "dialect": "cerebras", "schedulers": stages, "milestones": [4]}, 12)
+    got = group_lrs({"name": "SequentialLR", "dialect": "cerebras", "schedulers": stages, "milestones": [4]}, 12)
     want = sequential([cosine_annealing(1.0, 10), lambda s: 0.1 / math.sqrt(max(s, 2))], [4])
     assert got == pytest.approx([want(t) for t in range(12)], rel=1e-12)
     with pytest.raises(ConfigError) as info:   # without milestones, the length is needed (and asked for)
-        lrs({"name": "SequentialLR", "dialect": "cerebras", "schedulers": stages}, 1)
+        group_lrs({"name": "SequentialLR", "dialect": "cerebras", "schedulers": stages}, 1)
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("schedulers[0]", "CosineAnnealingLR has no length to derive a milestone from; give milestones")]
 
 
 def test_bad_milestones_are_refused_with_their_path():
     with pytest.raises(ConfigError) as info:
-        lrs({"SequentialLR": {"schedulers": STAGES, "milestones": [10]}}, 1)
+        group_lrs({"SequentialLR": {"schedulers": STAGES, "milestones": [10]}}, 1)
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("milestones", "expected 2 milestones for 3 schedules, got 1")]
     with pytest.raises(ConfigError) as info:
-        lrs({"SequentialLR": {"schedulers": STAGES, "milestones": [10, 5]}}, 1)
+        group_lrs({"SequentialLR": {"schedulers": STAGES, "milestones": [10, 5]}}, 1)
     assert [e.path for e in info.value.errors] == ["milestones"]
     assert "must be strictly increasing" in str(info.value)
 
@@ -251,7 +242,7 @@ def test_bad_milestones_are_refused_with_their_path():
 def test_torch_sequential_accepts_milestones_that_differ_from_lengths_as_torch_does():
     """torch's SequentialLR only checks the milestones' count; the torch dialect builds torch's own class."""
     stages = [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 4}, {"name": "ExponentialLR", "gamma": 0.5}]
-    got = lrs({"name": "SequentialLR", "schedulers": stages, "milestones": [2]}, 7)
+    got = group_lrs({"name": "SequentialLR", "schedulers": stages, "milestones": [2]}, 7)
     opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=1.0)
     real = torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.LinearLR(opt, 0.5, total_iters=4),
                                                        torch.optim.lr_scheduler.ExponentialLR(opt, 0.5)], [2])

@@ -8,7 +8,8 @@ import inspect
 
 import numpy as np
 import pytest
-import torch
+
+from torch_cases import group_lrs
 
 import optreg
 from optreg import ConfigError
@@ -60,24 +61,12 @@ SIGNATURES = {
 }
 
 
-def _run(spec: dict, steps: int) -> list[float]:
-    """The lr the optimizer's group holds at steps 0..steps-1 (a MindSpore dynamic lr is absolute)."""
-    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=1.0)
-    sched = optreg.configure_lr_scheduler(opt, spec)
-    out = [opt.param_groups[0]["lr"]]
-    for _ in range(steps - 1):
-        opt.step()
-        sched.step()
-        out.append(opt.param_groups[0]["lr"])
-    return out
-
-
 @pytest.mark.parametrize("name, options, reference", CASES, ids=IDS)
 def test_each_function_by_its_mindspore_name_follows_the_formula(name, options, reference):
     table = list(reference(**options))
     total = options.get("total_step", options.get("milestone", [0])[-1])
     assert len(table) == total
-    got = _run({"name": name, "dialect": "mindspore", **options}, total + 4)
+    got = group_lrs({"name": name, "dialect": "mindspore", **options}, total + 4)
     np.testing.assert_allclose(got[:total], table, rtol=1e-14, atol=0)
     assert got[total:] == [got[total - 1]] * 4            # past the list's end the last value holds
     entry = REGISTRY.lookup(SCHEDULER, name, "mindspore")
@@ -103,7 +92,7 @@ def test_each_function_by_its_mindspore_name_follows_the_formula(name, options, 
 def test_mindspores_documented_examples(name, call, documented):
     """The examples of MindSpore's docs, given positionally in MindSpore's order."""
     names = [n for n, _ in SIGNATURES[name]][:len(call)]
-    assert _run({"name": name, "dialect": "mindspore", **dict(zip(names, call))}, len(documented)) == \
+    assert group_lrs({"name": name, "dialect": "mindspore", **dict(zip(names, call))}, len(documented)) == \
         pytest.approx(documented, rel=1e-12)
 
 
@@ -117,7 +106,7 @@ def test_options_are_mindspores_signature(name):
 
 def test_the_classes_options_are_refused_by_the_function_with_a_pointer():
     with pytest.raises(ConfigError) as info:
-        _run({"name": "exponential_decay_lr", "dialect": "mindspore", "learning_rate": 0.1, "decay_rate": 0.9,
+        group_lrs({"name": "exponential_decay_lr", "dialect": "mindspore", "learning_rate": 0.1, "decay_rate": 0.9,
               "decay_steps": 4}, 1)
     messages = {e.path: e.message for e in info.value.errors}
     assert messages["decay_steps"] == ("'decay_steps' is not an option of mindspore exponential_decay_lr; "
@@ -126,12 +115,12 @@ def test_the_classes_options_are_refused_by_the_function_with_a_pointer():
 
 
 def test_the_class_of_similar_name_keeps_its_own_options_and_numbers():
-    got = _run({"name": "ExponentialDecayLR", "dialect": "mindspore", "learning_rate": 0.1, "decay_rate": 0.9,
+    got = group_lrs({"name": "ExponentialDecayLR", "dialect": "mindspore", "learning_rate": 0.1, "decay_rate": 0.9,
                 "decay_steps": 4}, 9)
     np.testing.assert_allclose(got, R.ms_exponential_decay(np.arange(9), 0.1, 0.9, 4), rtol=1e-14)
 
 
 def test_former_dynamic_names_build_the_same_schedule():
     options = {"learning_rate": 0.1, "decay_rate": 0.9, "total_step": 12, "step_per_epoch": 2, "decay_epoch": 1}
-    assert _run({"name": "dynamic_exponential_decay_lr", "dialect": "mindspore", **options}, 14) == \
-        _run({"name": "mindspore.exponential_decay_lr", **options}, 14)
+    assert group_lrs({"name": "dynamic_exponential_decay_lr", "dialect": "mindspore", **options}, 14) == \
+        group_lrs({"name": "mindspore.exponential_decay_lr", **options}, 14)

@@ -191,4 +191,18 @@ def lr_sequence(scheduler: Any, optimizer: Any, steps: int, start: int = 0) -> l
     return out
 
 
+def group_lrs(spec: Any, steps: int) -> list[float]:
+    """The lr a one-group SGD holds at steps 0..steps-1 under the scheduler that `spec` configures."""
+    import optreg
+
+    opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=1.0)
+    sched = optreg.configure_lr_scheduler(opt, spec)
+    out = [opt.param_groups[0]["lr"]]
+    for _ in range(steps - 1):
+        opt.step()
+        sched.step()
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
 make_sgd: Callable[[nn.Module], Any] = _sgd

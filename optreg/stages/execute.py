@@ -166,7 +166,7 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
             step_chunk.__code__ = step_chunk.__code__.replace()
             # dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor
             # decides from the sizes of the first call and a bucket that starts small stays serial
-            # size_asserts off: the tensors are the plan's own flat views, whose layout the guards check
+            # size_asserts off: Dynamo's guards already check the layout of every input, each call
             fn = torch.compile(step_chunk, dynamic=True, fullgraph=True,
                                options={"cpp.dynamic_threads": True, "size_asserts": False})
             _COMPILED[key] = fn

@@ -234,6 +234,30 @@ class Outcome:
             raise AssertionError(f"the distributed run failed:\n{self.error}")
         return self.results
 
+    def assert_ranks(self, part: str, expected: dict[str, Any], tol: dict[str, float], what: str) -> None:
+        """Every rank's `part` ("full" or "resumed") equals the reference (`assert_same`)."""
+        for rank, result in enumerate(self.check()):
+            assert_same(result[part], expected, tol, f"{what}, rank {rank}")
+
+
+def save_checkpoint(path: Path, rank: int, model: nn.Module, opt: Any, sched: Any) -> None:
+    """Rank 0 writes the model, optimizer and scheduler state to `path`; every rank waits for it."""
+    import torch.distributed as dist
+
+    if rank == 0:
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict() if sched is not None else None}, path)
+    dist.barrier()
+
+
+def load_checkpoint(path: Path, model: nn.Module, opt: Any, sched: Any) -> None:
+    """Load what `save_checkpoint` wrote, through `torch.load(weights_only=True)`."""
+    ckpt = torch.load(path, weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    opt.load_state_dict(ckpt["optimizer"])
+    if sched is not None:
+        sched.load_state_dict(ckpt["scheduler"])
+
 
 def _rank_main(rank: int, world: int, port: int, scenario: Callable, case_ids: list[str], out: str) -> None:
     torch.set_num_threads(1)

@@ -7,13 +7,12 @@ computes for that half, and averaging two ranks (g0/2 + g1/2) equals (g0 + g1)/2
 from __future__ import annotations
 
 import pytest
-import torch
 
-from harness import EXACT, MID, STEPS, assert_same, case_params, make_model, run_distributed, snapshot, train
+from harness import EXACT, MID, STEPS, case_params, load_checkpoint, make_model, run_distributed, save_checkpoint, \
+    snapshot, train
 
 
 def ddp_scenario(rank, world, case, workdir):
-    import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     def fresh(seed=0):
@@ -28,16 +27,9 @@ def ddp_scenario(rank, world, case, workdir):
     model, ddp, opt, sched = fresh()
     lrs = train(ddp, opt, sched, 0, MID, rank=rank, world=world)
     path = workdir / "ddp.pt"
-    if rank == 0:
-        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict() if sched is not None else None}, path)
-    dist.barrier()
+    save_checkpoint(path, rank, model, opt, sched)
     model, ddp, opt, sched = fresh(seed=1)          # other weights: the checkpoint must bring them back
-    ckpt = torch.load(path, weights_only=True)
-    model.load_state_dict(ckpt["model"])
-    opt.load_state_dict(ckpt["optimizer"])
-    if sched is not None:
-        sched.load_state_dict(ckpt["scheduler"])
+    load_checkpoint(path, model, opt, sched)
     lrs += train(ddp, opt, sched, MID, STEPS, rank=rank, world=world)
     return {"full": full, "resumed": {"params": snapshot(model), "lrs": lrs}}
 
@@ -49,15 +41,9 @@ def ddp_runs(tmp_path_factory):
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_ddp_equals_single_process(case_id, ddp_runs, references):
-    ranks = ddp_runs[case_id].check()
-    expected = references(case_id, sharded=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["full"], expected, EXACT, f"DDP rank {rank}")
+    ddp_runs[case_id].assert_ranks("full", references(case_id, sharded=True), EXACT, "DDP")
 
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_ddp_resume_at_midpoint(case_id, ddp_runs, references):
-    ranks = ddp_runs[case_id].check()
-    expected = references(case_id, sharded=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["resumed"], expected, EXACT, f"DDP resumed at step {MID}, rank {rank}")
+    ddp_runs[case_id].assert_ranks("resumed", references(case_id, sharded=True), EXACT, f"DDP resumed at step {MID}")

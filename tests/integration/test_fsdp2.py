@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness import CLOSE, EXACT, MID, STEPS, assert_same, case_params, make_model, run_distributed, \
+from harness import CLOSE, EXACT, MID, STEPS, case_params, make_model, run_distributed, \
     snapshot, train
 
 NORMS = {"oneflow.LAMB", "cerebras.Lamb"}
@@ -69,15 +69,10 @@ def fsdp2_runs(tmp_path_factory):
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_fsdp2_equals_single_process(case_id, fsdp2_runs, references):
-    ranks = fsdp2_runs[case_id].check()
-    expected = references(case_id, sharded=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["full"], expected, tolerance(case_id), f"FSDP2 rank {rank}")
+    fsdp2_runs[case_id].assert_ranks("full", references(case_id, sharded=True), tolerance(case_id), "FSDP2")
 
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_fsdp2_dcp_save_and_resume(case_id, fsdp2_runs, references):
-    ranks = fsdp2_runs[case_id].check()
-    expected = references(case_id, sharded=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["resumed"], expected, tolerance(case_id), f"FSDP2 resumed at step {MID}, rank {rank}")
+    fsdp2_runs[case_id].assert_ranks("resumed", references(case_id, sharded=True), tolerance(case_id),
+                                     f"FSDP2 resumed at step {MID}")

@@ -12,11 +12,10 @@ from __future__ import annotations
 import inspect
 
 import pytest
-import torch
 
 import optreg
-from harness import CASES, EXACT, MID, STEPS, assert_same, case_params, make_model, run_distributed, \
-    snapshot, train
+from harness import CASES, EXACT, MID, STEPS, assert_same, case_params, load_checkpoint, make_model, run_distributed, \
+    save_checkpoint, snapshot, train
 
 
 def zero_kwargs(opt):
@@ -32,7 +31,6 @@ def zero_kwargs(opt):
 
 
 def zero_scenario(rank, world, case, workdir):
-    import torch.distributed as dist
     from torch.distributed.optim import ZeroRedundancyOptimizer
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -52,16 +50,9 @@ def zero_scenario(rank, world, case, workdir):
     lrs = train(ddp, zero, sched, 0, MID, rank=rank, world=world)
     zero.consolidate_state_dict(to=0)
     path = workdir / "zero.pt"
-    if rank == 0:
-        torch.save({"model": model.state_dict(), "optimizer": zero.state_dict(),
-                    "scheduler": sched.state_dict() if sched is not None else None}, path)
-    dist.barrier()
+    save_checkpoint(path, rank, model, zero, sched)
     model, ddp, zero, sched = fresh(seed=1)
-    ckpt = torch.load(path, weights_only=True)
-    model.load_state_dict(ckpt["model"])
-    zero.load_state_dict(ckpt["optimizer"])
-    if sched is not None:
-        sched.load_state_dict(ckpt["scheduler"])
+    load_checkpoint(path, model, zero, sched)
     lrs += train(ddp, zero, sched, MID, STEPS, rank=rank, world=world)
     return {"full": full, "resumed": {"params": snapshot(model), "lrs": lrs}}
 
@@ -73,18 +64,13 @@ def zero_runs(tmp_path_factory):
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_zero_equals_single_process(case_id, zero_runs, references):
-    ranks = zero_runs[case_id].check()
-    expected = references(case_id, sharded=True, bare=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["full"], expected, EXACT, f"ZeRO rank {rank}")
+    zero_runs[case_id].assert_ranks("full", references(case_id, sharded=True, bare=True), EXACT, "ZeRO")
 
 
 @pytest.mark.parametrize("case_id", case_params())
 def test_zero_consolidate_save_load_continue(case_id, zero_runs, references):
-    ranks = zero_runs[case_id].check()
-    expected = references(case_id, sharded=True, bare=True)
-    for rank, result in enumerate(ranks):
-        assert_same(result["resumed"], expected, EXACT, f"ZeRO resumed at step {MID}, rank {rank}")
+    zero_runs[case_id].assert_ranks("resumed", references(case_id, sharded=True, bare=True), EXACT,
+                                    f"ZeRO resumed at step {MID}")
 
 
 @pytest.mark.parametrize("case_id", [p for p in case_params() if not p.values[0].startswith("torch.")])
