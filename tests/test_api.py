@@ -73,17 +73,6 @@ def test_group_table_from_build():
         len(list(built.optimizer.param_groups[1]["params"]))
 
 
-@pytest.fixture
-def scratch_registry():
-    """Registrations made by a test are removed afterwards, so later tests see the shipped registry."""
-    from optreg.core.registry import REGISTRY
-
-    REGISTRY._load()
-    saved = dict(REGISTRY._entries)
-    yield REGISTRY
-    REGISTRY._entries = saved
-
-
 def test_register_optimizer_and_scheduler_decorators(scratch_registry):
     @optreg.register_optimizer("MySignSGD", aliases=("sign_sgd_test",))
     class MySignSGD(torch.optim.Optimizer):

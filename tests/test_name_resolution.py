@@ -20,15 +20,6 @@ CLASSES = ("ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR", "CosineD
            "WarmUpLR")
 
 
-@pytest.fixture
-def scratch_registry():
-    """Registrations made by a test are removed afterwards."""
-    REGISTRY._load()
-    saved = dict(REGISTRY._entries)
-    yield REGISTRY
-    REGISTRY._entries = saved
-
-
 @pytest.mark.parametrize("name", FUNCTIONS + CLASSES)
 def test_each_mindspore_name_finds_itself(name):
     assert REGISTRY.lookup(SCHEDULER, name, "mindspore").name == name
