@@ -4,11 +4,13 @@ the memory roofline measured in the same run (MindSpore's THOR, which hooks a mo
 benchmarks/bench_thor.py).
 
 All optimizers step the same 25M float32 parameters on the CPU, in 100 tensors and in 1,000 tensors.
-Rounds are interleaved: each round steps every optimizer of an entry once (ours in each execution,
-torch's fused AdamW beside them), so that all see the same machine load; the table gives medians.
-The roofline is the bytes a step must move at least (read w and g, write w, read and write each
-state tensor) at the bandwidth of a large in-place add (read a, read b, write a), measured between
-the entries of the same run. `fused` also reports its first step (the compile) separately.
+Rounds are interleaved: each round times an in-place add, then steps every optimizer of an entry once
+in each tensor count (ours in each execution, torch's fused AdamW and the peer beside them), so that
+all see the same machine load; the table gives medians. The roofline is the bytes a step must move
+at least (read w and g, write w, read and write each state tensor) at the bandwidth of a large
+in-place add (read a, read b, write a): the median of the adds of all rounds, the statistic the
+steps are given in (the best add, a burst of a shared machine, is reported beside it). `fused`
+also reports its first step (the compile) separately.
 
 `contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
 one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);
@@ -90,7 +92,8 @@ def make_params(count: int, quick: bool) -> list[torch.Tensor]:
 
 
 def bandwidth(quick: bool, repeat: int) -> float:
-    """Bytes per second of `a += b` on two large float32 tensors (best of `repeat`)."""
+    """Bytes per second of `a += b` on two float32 tensors of 256 MB (16 MB with quick), best of `repeat`
+    after one untimed add (the pages are touched before the clock starts)."""
     n = (1 << 22) if quick else (1 << 26)
     a, b = torch.ones(n), torch.ones(n)
     a.add_(b)
@@ -167,63 +170,74 @@ def references(params: list[torch.Tensor]) -> dict[str, torch.optim.Optimizer]:
     return out
 
 
-def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[float, list[Row]]:
+def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[list[float], list[Row]]:
+    """Every entry's rows, and the bandwidth samples: one in-place add per round, beside the optimizers."""
     torch.set_flush_denormal(True)
     rows: list[Row] = []
-    bw = 0.0
+    samples: list[float] = []
+    sets = {count: make_params(count, quick) for count in counts}
+    refs = {count: references(sets[count]) for count in counts}
+    ref_rows = {count: {k: Row(k, "reference", count) for k in refs[count]} for count in counts}
     for count in counts:
-        params = make_params(count, quick)
-        refs = references(params)
-        ref_rows = {k: Row(k, "reference", count) for k in refs}
-        for k, opt in refs.items():
+        for k, opt in refs[count].items():
             opt.step()
-            ref_rows[k].bytes = min_bytes(opt, params)
-        for name in names:
-            bw = max(bw, bandwidth(quick, 2))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                wrapper = "optimizer" in OPTIONS.get(name, {})
-                kinds = EXECUTIONS if wrapper else EXECUTIONS + CONTIGUOUS
-                own_params = {ex: _copy(params) if ex in CONTIGUOUS else params for ex in kinds}
-                fresh = {ex: [p.grad for p in ps] for ex, ps in own_params.items() if ex == "contiguous, copy"}
-                opts = {ex: _build(name, ex, own_params[ex]) for ex in kinds}
-                own = {ex: Row(name, ex, count) for ex in kinds}
-                for ex, opt in opts.items():
-                    own[ex].first = _timed(opt.step)
-                    own[ex].bytes = min_bytes(opt, own_params[ex])
-                ref = refs["torch.AdamW (fused)"]
-                for _ in range(rounds):
-                    for ex, opt in opts.items():
-                        for p, g in zip(own_params[ex], fresh.get(ex, ())):
+            ref_rows[count][k].bytes = min_bytes(opt, sets[count])
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wrapper = "optimizer" in OPTIONS.get(name, {})
+            kinds = EXECUTIONS if wrapper else EXECUTIONS + CONTIGUOUS
+            own_params, fresh, opts, own = {}, {}, {}, {}
+            for count in counts:
+                params = sets[count]
+                own_params[count] = {ex: _copy(params) if ex in CONTIGUOUS else params for ex in kinds}
+                fresh[count] = {ex: [p.grad for p in ps] for ex, ps in own_params[count].items()
+                                if ex == "contiguous, copy"}
+                opts[count] = {ex: _build(name, ex, own_params[count][ex]) for ex in kinds}
+                own[count] = {ex: Row(name, ex, count) for ex in kinds}
+                for ex, opt in opts[count].items():
+                    own[count][ex].first = _timed(opt.step)
+                    own[count][ex].bytes = min_bytes(opt, own_params[count][ex])
+            fam = family(name)
+            peer = next((k for k in refs[counts[0]] if fam and k.startswith("pytorch_optimizer.")
+                         and k.split(".")[1] == PEERS[fam][0]), None)
+            # a round: the bandwidth, then each tensor count's executions beside torch's fused AdamW and the peer
+            for _ in range(rounds):
+                samples.append(bandwidth(quick, 1))
+                for count in counts:
+                    for ex, opt in opts[count].items():
+                        for p, g in zip(own_params[count][ex], fresh[count].get(ex, ())):
                             p.grad = g
-                        own[ex].times.append(_timed(opt.step))
-                    ref_rows["torch.AdamW (fused)"].times.append(_timed(ref.step))
-                    fam = family(name)
-                    if fam:
-                        peer = next((k for k in refs if k.startswith("pytorch_optimizer.") and
-                                     k.split(".")[1] == PEERS[fam][0]), None)
-                        if peer:
-                            ref_rows[peer].times.append(_timed(refs[peer].step))
-            rows += own.values()
+                        own[count][ex].times.append(_timed(opt.step))
+                    ref_rows[count]["torch.AdamW (fused)"].times.append(_timed(refs[count]["torch.AdamW (fused)"].step))
+                    if peer:
+                        ref_rows[count][peer].times.append(_timed(refs[count][peer].step))
+        for count in counts:
+            rows += own[count].values()
             print(f"{name} ({count} tensors): " + ", ".join(
-                f"{ex} {r.ms:.1f} ms" for ex, r in own.items()) + f", compile {own['fused'].first:.1f} s",
+                f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", compile {own[count]['fused'].first:.1f} s",
                 file=sys.stderr, flush=True)
-            del opts, own_params, fresh
-        for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
-            ref_rows[k].times += [_timed(refs[k].step) for _ in range(rounds)]
-        rows += [r for r in ref_rows.values() if r.times]
-        del refs, params
-    return max(bw, bandwidth(quick, 3)), rows
+        del opts, own_params, fresh
+    for _ in range(rounds):
+        samples.append(bandwidth(quick, 1))
+        for count in counts:
+            for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
+                ref_rows[count][k].times.append(_timed(refs[count][k].step))
+    for count in counts:
+        rows += [r for r in ref_rows[count].values() if r.times]
+    return samples, rows
 
 
-def table(bw: float, rows: list[Row], counts: list[int]) -> str:
+def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int) -> str:
+    bw = statistics.median(samples)
     ref = {r.tensors: r for r in rows if r.name == "torch.AdamW (fused)"}
     lines = [
         f"One step on {'0.2' if rows and rows[0].bytes < 1e8 else '25.0'}M float32 parameters, CPU "
-        f"({platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__.split('+')[0]}); "
-        f"roofline: an in-place add measured in the same run at {bw / 1e9:.1f} GB/s. `roofline` is the share of it "
-        "that the step's minimal traffic reaches; `× AdamW` divides that by torch's fused AdamW's share in the same "
-        "rounds; `compile s` is fused's first step.",
+        f"({platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__.split('+')[0]}), "
+        f"medians of {rounds} round{'s' if rounds != 1 else ''}; roofline: an in-place add "
+        f"timed once in every round, median {bw / 1e9:.1f} GB/s (best {max(samples) / 1e9:.1f}, worst "
+        f"{min(samples) / 1e9:.1f}). `roofline` is the share of it that the step's minimal traffic reaches; "
+        "`× AdamW` divides that by torch's fused AdamW's share in the same rounds; `compile s` is fused's first step.",
         "",
         "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
         "fused roofline | fused × AdamW | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
@@ -295,8 +309,8 @@ def main(argv: list[str] | None = None) -> str:
     if args.quick:
         args.rounds, args.tensors = 1, [12]
     names = first_party(args.only)
-    bw, rows = run(names, args.tensors, args.rounds, args.quick)
-    text = table(bw, rows, args.tensors)
+    samples, rows = run(names, args.tensors, args.rounds, args.quick)
+    text = table(samples, rows, args.tensors, args.rounds)
     print(text)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

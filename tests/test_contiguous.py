@@ -200,3 +200,40 @@ def test_a_compiled_step_of_a_contiguous_group():
         compiled()
         assert _close(flat_model, plain_model), f"step {step}"
     assert len({p.untyped_storage().data_ptr() for p in flat_model.parameters()}) == 1
+
+
+ROW_CASES = [("oneflow.LAMB", {"lr": 0.01, "weight_decay": 0.1}, torch.float32),
+             ("oneflow.LAMB", {"lr": 0.01, "weight_decay": 0.1}, torch.float64),
+             ("cerebras.Lamb", {"lr": 0.01, "weight_decay": 0.1}, torch.float32),
+             ("cerebras.Lamb", {"lr": 0.01, "adam": True}, torch.float32),
+             ("mindspore.Lamb", {"learning_rate": 0.01, "weight_decay": 0.1}, torch.float32)]
+
+
+@pytest.mark.parametrize("name, options, dtype", ROW_CASES,
+                         ids=[f"{n}{sorted(o)}-{str(d).split('.')[1]}" for n, o, d in ROW_CASES])
+def test_a_fused_lamb_steps_a_contiguous_group_by_rows(name, options, dtype):
+    """fused LAMB over a contiguous group: one norm per parameter from the rows of its slice (slices start at
+    multiples of BLOCK; parameters here span one to several rows), the update in the bucket's scratch buffer.
+    Every step runs over the whole group, agrees with the per-tensor eager step, and leaves the padding zero."""
+    from optreg.stages.execute import BLOCK
+
+    torch.manual_seed(0)
+    plain_model = torch.nn.Sequential(torch.nn.Linear(6, 300), torch.nn.Tanh(), torch.nn.Linear(300, 2)).to(dtype)
+    flat_model = copy.deepcopy(plain_model)
+    plain = optreg.configure_optimizer(name, plain_model, **options)
+    flat = optreg.configure_optimizer(name, flat_model, contiguous_params=True, fused=True, **options)
+    rtol = 1e-6 if dtype == torch.float32 else 1e-12
+    for step in range(4):
+        for model, opt in ((plain_model, plain), (flat_model, flat)):
+            _step(model, opt, step)
+        for a, b in zip(flat_model.parameters(), plain_model.parameters()):  # relative to the tensor's largest
+            assert float((a - b).abs().max() / b.abs().max()) <= rtol, f"step {step}"
+    buckets = _buckets(flat)
+    assert sum(b.runs for b in buckets) == 4 * len(flat.param_groups)
+    for bucket in buckets:
+        assert all(start % BLOCK == 0 for start in bucket.offsets)
+        padding = torch.ones(bucket.offsets[-1], dtype=torch.bool)
+        for start, n in zip(bucket.offsets, bucket.numels):
+            padding[start:start + n] = False
+        buffers = [bucket.flat, bucket.grad, bucket.scratch] + [buf for buf, _ in bucket.state.values() if buf.dim()]
+        assert padding.any() and all(bool((buf[padding] == 0).all()) for buf in buffers)

@@ -21,6 +21,7 @@ import optreg
 from optreg.core.entry import OPTIMIZER
 from optreg.core.models import options as entry_options
 from optreg.core.registry import REGISTRY
+from optreg.stages.contiguous import whole
 from optreg.stages.optimizer import ChainOptimizer
 
 FIRST_PARTY = [e for e in REGISTRY.entries(OPTIMIZER) if e.dialect not in ("torch",) and e.provider == "optreg"]
@@ -218,8 +219,9 @@ def _flat_runs(opt) -> int:
 @pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
 def test_contiguous_params_agree_with_eager_and_resume(case, execution):
     """contiguous_params=True: each group's parameters share one storage; an element-wise chain runs
-    over the flat buffers (a chain with per-tensor norms or shapes per tensor over their views); both
-    agree with the per-tensor eager step, and a weights_only checkpoint resumes it exactly."""
+    over the flat buffers, and so does a chain whose per-tensor reductions are norms under fused (a
+    norm per parameter's rows); a chain with other reductions or shapes runs per tensor over the
+    views. All agree with the per-tensor eager step, and a weights_only checkpoint resumes exactly."""
     eager_model = _model(case)
     flat_model = copy.deepcopy(eager_model)
     eager = _run(eager_model, _build(case, eager_model), 5)
@@ -228,7 +230,7 @@ def test_contiguous_params_agree_with_eager_and_resume(case, execution):
     _run(flat_model, opt, 3)
     for group in opt.param_groups:
         assert len({p.untyped_storage().data_ptr() for p in group["params"]}) == 1
-    element_wise = sum(opt.chain.flat(opt.hyper(g)) for g in opt.param_groups)  # groups that run flat
+    element_wise = sum(whole(execution, opt.chain, opt.hyper(g)) for g in opt.param_groups)  # groups that run flat
     assert _flat_runs(opt) == 3 * element_wise
 
     model, second = _resume(case, flat_model, opt, **extra)

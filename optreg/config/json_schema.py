@@ -46,8 +46,8 @@ COMMON_DOCS = {
     "dampening": "dampening for momentum",
     "nesterov": "use Nesterov momentum",
     "contiguous_params": "keep each param group's parameters, gradients and state in one buffer per dtype and "
-                         "device (OneFlow's option), so that a step of an element-wise update runs over the whole "
-                         "group at once; the group's parameters then share one storage",
+                         "device (OneFlow's option), so that a step of an element-wise update (and, fused, of "
+                         "LAMB) runs over the whole group at once; the group's parameters then share one storage",
     "use_nesterov": "use Nesterov momentum",
     "amsgrad": "use the AMSGrad variant (maximum of past second moments)",
     "maximize": "maximize the objective instead of minimizing",

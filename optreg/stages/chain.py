@@ -74,6 +74,9 @@ class Stage:
     #: whether the stage reduces each tensor to a value (a norm): a chain with such a stage does not run
     #: over a whole contiguous group at once (`Chain.flat`)
     per_tensor: ClassVar[bool] = False
+    #: whether the stage's per-tensor reductions are 2-norms (`ops.norm`) and nothing else, which a
+    #: contiguous group's fused step takes as sums of whole rows (`Chain.segmented`)
+    norms_only: ClassVar[bool] = False
     #: "native" or "float32" (see above); an instance setting of the stages that take it
     scalars: str = "native"
 
@@ -156,6 +159,21 @@ class Chain(tuple):
         """Whether the chain is element-wise this step, so that it can run over a whole contiguous group
         as one tensor (no shapes, no per-tensor reductions)."""
         return not self.needs_shape(hp) and not any(s.per_tensor for s in self)
+
+    def segmented(self, hp: Mapping[str, Any]) -> bool:
+        """Whether the chain's only per-tensor reductions are norms this step (LAMB), so that a contiguous
+        group's fused step can run it over the whole group with a norm per parameter's rows."""
+        return not self.needs_shape(hp) and all(s.norms_only for s in self if s.per_tensor)
+
+    def around_norms(self) -> tuple["Chain", "Chain"]:
+        """(the stages before the first per-tensor stage, the rest), formed once: `run_rows` runs them as
+        two calls, which share the host scalars but not `Batch.slots` (a later stage must not read a slot
+        that an earlier one set before the split; the three LAMBs' do not)."""
+        parts = self.__dict__.get("_parts")
+        if parts is None:
+            first = next((i for i, s in enumerate(self) if s.per_tensor), len(self))
+            parts = self.__dict__["_parts"] = (Chain(*self[:first]), Chain(*self[first:]))
+        return parts
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         state: dict[str, torch.Tensor] = {}

@@ -1,14 +1,19 @@
 """OneFlow's `contiguous_params`: a param group's parameters, gradients and state in one flat buffer
 per (dtype, device), so that one step of the chain is one call over the whole group.
 
-    flat = [p₁ | p₂ | … | pₙ]     pᵢ.data, pᵢ.grad and pᵢ's state tensors are views of their slices
+    flat = [p₁ ·· | p₂ ·· | … | pₙ ··]     pᵢ.data, pᵢ.grad and pᵢ's state tensors are views of their slices
+
+Each slice starts at a multiple of BLOCK elements (the padding `··` stays zero), so that the buffers
+viewed as rows of BLOCK elements give every parameter whole rows.
 
 (OneFlow 0.9 `ContiguousParamsBuffer`.) `state_dict()`, checkpoints and `load_state_dict` see ordinary
 per-parameter tensors: a state that arrives from elsewhere (a loaded checkpoint, a lazily created
 state) is copied into its slice. A step runs the chain once over the flat tensors when every
 parameter of the bucket has a dense gradient, the chain is element-wise (`Chain.flat`: no
-per-tensor norm, no shapes) and the per-parameter 0-d state (Cerebras' beta powers and step counts)
-is equal across the bucket; otherwise it runs per tensor over the same views, with the same result.
+per-tensor norm, no shapes; under `fused` also a chain whose per-tensor reductions are norms, which
+are then sums of rows: `Chain.segmented`, the LAMBs) and the per-parameter 0-d state (Cerebras'
+beta powers and step counts) is equal across the bucket; otherwise it runs per tensor over the same
+views, with the same result.
 
 The parameters of a group then share one storage, as in OneFlow: a format that refuses shared
 storage (safetensors) needs the weights cloned first.
@@ -22,7 +27,13 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from optreg.stages.chain import Chain
-from optreg.stages.execute import run_flat
+from optreg.stages.execute import BLOCK, run_flat, run_rows
+
+
+def whole(mode: str, chain: Chain, hp: Mapping[str, Any]) -> bool:
+    """Whether this step of `chain` can run over a whole bucket at once: an element-wise chain in every
+    execution, a chain whose per-tensor reductions are norms under `fused`."""
+    return chain.flat(hp) or (mode == "fused" and chain.segmented(hp))
 
 
 def eligible(p: torch.Tensor) -> bool:
@@ -39,11 +50,12 @@ class Bucket:
     def __init__(self, params: list[torch.Tensor]) -> None:
         self.params = params
         self.numels = [p.numel() for p in params]
+        #: where each slice starts (a multiple of BLOCK), and the buffers' length
         self.offsets = [0]
         for n in self.numels:
-            self.offsets.append(self.offsets[-1] + n)
+            self.offsets.append(self.offsets[-1] + -(-n // BLOCK) * BLOCK)
         like = params[0]
-        self.flat = torch.empty(self.offsets[-1], dtype=like.dtype, device=like.device)
+        self.flat = torch.zeros(self.offsets[-1], dtype=like.dtype, device=like.device)
         for p, view in zip(params, self._views(self.flat)):
             view.copy_(p.detach())
             p.data = view
@@ -60,9 +72,14 @@ class Bucket:
         self.uniform: bool | None = True
         #: steps run over the flat buffers
         self.runs = 0
+        #: for norms per parameter (`run_rows`): each row's parameter index, a tensor with one element per
+        #: parameter, and the buffer of the update (made on the first such step)
+        self.row_owner: torch.Tensor | None = None
+        self.count: torch.Tensor | None = None
+        self.scratch: torch.Tensor | None = None
 
     def _views(self, flat: torch.Tensor) -> list[torch.Tensor]:
-        return [flat[a:b].view(p.shape) for p, a, b in zip(self.params, self.offsets, self.offsets[1:])]
+        return [flat[a:a + n].view(p.shape) for p, a, n in zip(self.params, self.offsets, self.numels)]
 
     def fits(self) -> bool:
         """Whether every parameter still lives in its slice (`p.data = ...` or `module.to()` move it)."""
@@ -89,7 +106,7 @@ class Bucket:
             if (buffer.dtype, buffer.device) != (value.dtype, value.device):
                 self.irregular = True
                 continue
-            view = buffer[i] if scalar else buffer[self.offsets[i]:self.offsets[i + 1]].view(p.shape)
+            view = buffer[i] if scalar else buffer[self.offsets[i]:self.offsets[i] + self.numels[i]].view(p.shape)
             view.copy_(value)
             self.filled[name] = self.filled.get(name, 0) + (views[i] is None)
             views[i] = state[name] = view
@@ -127,7 +144,18 @@ class Bucket:
                 p.grad = view
         names = [n for n in chain.state_names if n in self.state]
         state = {n: [self.state[n][0] if self.state[n][1][0].dim() else self.state[n][1][0]] for n in names}
-        run_flat(mode, chain, self.flat, self.grad, state, hp)
+        if chain.flat(hp):
+            run_flat(mode, chain, self.flat, self.grad, state, hp)
+        else:
+            if self.row_owner is None:
+                device = self.flat.device
+                rows = [(self.offsets[i + 1] - self.offsets[i]) // BLOCK for i in range(len(self.params))]
+                self.row_owner = torch.repeat_interleave(torch.arange(len(rows), device=device),
+                                                         torch.tensor(rows, device=device))
+                self.count = torch.empty(len(rows), device=device)
+            if self.scratch is None and chain.around_norms()[0]:
+                self.scratch = torch.zeros_like(self.flat)
+            run_rows(chain, self.flat, self.grad, state, self.scratch, self.row_owner, self.count, hp)
         self.runs += 1
         for n in names:
             buffer, views = self.state[n]
@@ -171,7 +199,7 @@ class Contiguous:
     def rerun(self, mode: str, chain: Chain, hp: dict[str, Any]) -> bool:
         """The flat step of a `steady` group (False, doing nothing, when this step's options take the
         chain off the flat path)."""
-        if not chain.flat(hp):
+        if not whole(mode, chain, hp):
             return False
         self.buckets[0].run(mode, chain, hp)
         return True
@@ -180,7 +208,7 @@ class Contiguous:
              states: list[dict[str, Any]], hp: dict[str, Any]) -> tuple[list, list, list]:
         """Adopt the state of `params` (those with a dense gradient), run every bucket that all of its
         parameters are in flat, and return the (params, grads, states) left to run per tensor."""
-        flat = chain.flat(hp)
+        flat = whole(mode, chain, hp)
         if len(self.buckets) == 1 and len(params) == len(self.buckets[0].params) \
                 and all(map(is_, params, self.buckets[0].params)):  # the usual step: one bucket, every gradient
             bucket = self.buckets[0]

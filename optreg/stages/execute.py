@@ -21,7 +21,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
-from optreg.stages.ops import EAGER, FOREACH, TRACED
+from optreg.stages.ops import EAGER, FOREACH, TRACED, Rows
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 2 in a test suite)
@@ -144,9 +144,14 @@ def check_fused() -> None:
                           f"use foreach=True or the default eager execution", "fused")
 
 
-def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool, width: int = CHUNK):
-    """The compiled chain over `width` tensors (CHUNK; 1 for a contiguous group's flat buffers)."""
-    key = (chain.key(), static, layout, names, flat, width)
+def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool, width: int = CHUNK,
+              part: str = ""):
+    """The compiled chain over `width` tensors (CHUNK; 1 for a contiguous group's flat buffers).
+
+    part="before": the chain's update is written into a buffer passed after the scalars (`run_rows`)
+    part="rows":   over a contiguous group's rows (`Rows`), with the row owners and the parameter count
+    """
+    key = (chain.key(), static, layout, names, flat, width, part)
     fn = _COMPILED.get(key)
     if fn is not None:
         return fn
@@ -155,11 +160,15 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
         if fn is None:
             fixed = dict(static)
 
-            def step_chunk(params, u, states, packed):
+            def step_chunk(params, u, states, packed, extra=()):
                 hp = dict(fixed)
                 for name, where in layout:
                     hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
-                chain.apply(Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp, TRACED))
+                b = Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp,
+                          Rows(*extra) if part == "rows" else TRACED)
+                chain.apply(b)
+                if part == "before":
+                    extra[0].copy_(b.u[0])
 
             # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
             # code object, which every chain's step_chunk would otherwise share
@@ -238,20 +247,20 @@ class FusedPlan:
         return flat_alias(t) if self.flat else t.detach()
 
     def fits(self, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
-             hp: Mapping[str, Any], flat: bool) -> bool:
+             static: tuple, flat: bool) -> bool:
         """Whether the plan still describes these tensors (same objects, storage, state and flags)."""
         return (flat == self.flat and len(params) == len(self.params)
                 and all(a is b for a, b in zip(params, self.params))
                 and all(p.data_ptr() == ptr for p, ptr in zip(params, self.ptrs))
                 and all(len(a) == len(b) and all(a[k] is v for k, v in b.items())
                         for a, b in zip(states, self.states))
-                and split_hp(hp)[0] == self.static)
+                and static == self.static)
 
-    def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any]) -> None:
+    def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any], values: list[float]) -> None:
+        """One step; `values` are the host scalars of `hp` as `split_hp` lists them."""
         if self.eager:
             run_eager(chain, [self.params[i] for i in self.eager], [grads[i] for i in self.eager],
                       [self.states[i] for i in self.eager], hp)
-        _, _, values = split_hp(hp)
         packed: dict[torch.device, torch.Tensor] = {}
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
@@ -303,13 +312,54 @@ def run_flat(mode: str, chain: Chain, param: torch.Tensor, grad: torch.Tensor,
     _WARM.add(key)
 
 
+#: a contiguous group's slices start at multiples of BLOCK elements (`optreg.stages.contiguous`)
+BLOCK = 1024
+
+
+def row_alias(t: torch.Tensor) -> torch.Tensor:
+    """A flat buffer as (rows, BLOCK), not an autograd view, its row length static for Dynamo (Inductor
+    then indexes rows without dividing); a 0-d tensor: `t.detach()`."""
+    if t.dim() == 0:
+        return t.detach()
+    out = torch.empty(0, dtype=t.dtype, device=t.device)
+    out.set_(t.untyped_storage(), t.storage_offset(), (t.numel() // BLOCK, BLOCK), (BLOCK, 1))
+    torch._dynamo.mark_static(out, 1)
+    return out
+
+
+def run_rows(chain: Chain, param: torch.Tensor, grad: torch.Tensor, state: Mapping[str, list[torch.Tensor]],
+             scratch: torch.Tensor, owner: torch.Tensor, count: torch.Tensor, hp: Mapping[str, Any]) -> None:
+    """A chain whose per-tensor reductions are norms (LAMB) over a contiguous group's flat buffers, fused:
+    the buffers viewed as rows of BLOCK elements, each parameter whole rows, a norm the root of the sum
+    of its rows' squares (`Rows`). Two compiled calls: the stages before the first norm write the update
+    into `scratch`, the rest read it. (In one call Inductor would allocate the update afresh every step,
+    and on a CPU the page faults of a new full-size buffer cost more than the pass it saves.)"""
+    before, after = chain.around_norms()
+    static, layout, values = split_hp(hp)
+    names = tuple(state)
+    packed = _packed(values, param.device)
+    params, states, u = [row_alias(param)], [[row_alias(v[0])] for v in state.values()], [row_alias(grad)]
+    calls = []
+    if before:
+        out = row_alias(scratch)
+        calls.append((_compiled(before, static, layout, names, True, 1, "before"), u, (out,)))
+        u = [out]
+    calls.append((_compiled(after, static, layout, names, True, 1, "rows"), u, (owner, count)))
+    for fn, us, extra in calls:
+        key = (id(fn), param.dtype)
+        with contextlib.nullcontext() if key in _WARM else _shape_settings():
+            fn(params, us, states, packed, extra)
+        _WARM.add(key)
+
+
 def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
               states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any], *, flat: bool = True,
               plan: FusedPlan | None = None) -> FusedPlan:
     """Compiled execution (tensors that cannot be viewed flat run eager); returns the plan for reuse."""
-    if plan is None or not plan.fits(params, states, hp, flat):
+    static, _, values = split_hp(hp)
+    if plan is None or not plan.fits(params, states, static, flat):
         plan = FusedPlan(chain, params, states, hp, flat)
-    plan.run(chain, grads, hp)
+    plan.run(chain, grads, hp, values)
     return plan
 
 

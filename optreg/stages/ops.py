@@ -193,6 +193,34 @@ class Traced(Ops):
         return xs
 
 
+class Rows(Traced):
+    """The Traced execution over a contiguous group's buffers viewed as (rows, BLOCK), every parameter
+    whole rows (`optreg.stages.contiguous`): a norm is the root of the sum of its parameter's rows'
+    squares, handed back per row as a (rows, 1) column; `owner` holds each row's parameter index and
+    `count` has one element per parameter. Padding is zero and adds nothing."""
+
+    name = "fused, rows"
+
+    def __init__(self, owner: torch.Tensor, count: torch.Tensor) -> None:
+        self.owner = owner
+        self.count = count
+
+    def norm(self, xs):
+        out = []
+        for x in xs:
+            rows = (x * x).sum(1, dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+            sums = torch.zeros(self.count.shape[0], dtype=torch.float64, device=x.device)
+            sums = sums.index_add(0, self.owner, rows.to(torch.float64))
+            out.append(sums.sqrt().to(x.dtype)[self.owner].unsqueeze(1))
+        return out
+
+    def realize(self, values):
+        """A per-row column is kept as a buffer (the max of 16 copies of itself, exact) instead of being
+        recomputed for every element; 0-d values as in Traced."""
+        return [v.expand(-1, 16).amax(1, keepdim=True) if isinstance(v, torch.Tensor) and v.dim() == 2
+                else Traced.realize(self, [v])[0] for v in values]
+
+
 class Foreach(Ops):
     """The whole list at once with `torch._foreach_*` operations."""
 

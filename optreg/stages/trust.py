@@ -17,6 +17,7 @@ class DirectionNorm(Stage):
     a later `TrustRatio(norm_of="direction")` (OneFlow LAMB, LambGradFunctor)."""
 
     per_tensor = True
+    norms_only = True
 
     def apply(self, b: Batch) -> None:
         b.slots["direction_norm"] = b.ops.norm(b.u)
@@ -35,6 +36,7 @@ class TrustRatio(Stage):
     """
 
     per_tensor = True
+    norms_only = True
 
     def __init__(self, norm_of: Literal["update", "direction"] = "update", weight_norm_clip: float | None = None,
                  trust_clip: float | None = None, off: str | None = None) -> None:

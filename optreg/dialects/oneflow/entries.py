@@ -16,7 +16,8 @@ FLOAT64 = ("float64 parameters: OneFlow hands its scalars (lr, weight decay, bet
 CONTIGUOUS_NOTE = (
     "contiguous_params=True, as in OneFlow, puts each group's parameters, gradients and state in one buffer per "
     "dtype and device (parameters and state become views of it; no numeric effect); an element-wise update then runs "
-    "over the whole group at once in each execution. fused=True compiles the update with torch.compile (OneFlow's "
+    "over the whole group at once in each execution, and under fused=True so does LAMB (a norm per parameter from "
+    "the rows of its slice, which starts at a multiple of 1024 elements). fused=True compiles the update with torch.compile (OneFlow's "
     "fused kernel has no numeric effect either).")
 
 # adam family
