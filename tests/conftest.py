@@ -1,11 +1,13 @@
-"""Test-session settings: fused optimizers compile small chunks (the code path is the same; a chunk of
-2 compiles several times faster than the default 16); shared fixtures."""
+"""Test-session settings: fused optimizers compile chunks of one tensor (the code path is the same; it
+compiles several times faster than the default 16, and it is the very function a contiguous group's
+flat step compiles, so each chain compiles once for both; `test_fused_chunks_pad_with_scratch_tensors`
+covers chunks of several tensors); shared fixtures."""
 
 import os
 
 import pytest
 
-os.environ.setdefault("OPTREG_FUSED_CHUNK", "2")
+os.environ.setdefault("OPTREG_FUSED_CHUNK", "1")
 
 
 def pytest_collection_modifyitems(config, items):

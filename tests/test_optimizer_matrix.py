@@ -248,6 +248,28 @@ def test_foreach_and_fused_together_are_a_config_error():
     assert "not both" in str(info.value)
 
 
+PADDED = [c for c in CHAINS if c.key in ("oneflow.AdamW", "cerebras.Adafactor")]
+
+
+@pytest.mark.parametrize("case", PADDED, ids=_ids(PADDED))
+def test_fused_chunks_pad_with_scratch_tensors(case, monkeypatch):
+    """The suite compiles chunks of one tensor (conftest); in chunks of three, a bucket whose size is not a
+    multiple of three is padded with scratch tensors, flat (AdamW) and with shapes (Adafactor), and the
+    step is still the eager one."""
+    from optreg.stages import execute
+
+    monkeypatch.setattr(execute, "CHUNK", 3)
+    eager_model = _model(case)
+    fused_model = copy.deepcopy(eager_model)
+    eager = _run(eager_model, _build(case, eager_model), 3)
+    opt = _build(case, fused_model, fused=True)
+    fused = _run(fused_model, opt, 3)
+    chunks = [chunk for plan in opt._fused_plans.values() if plan for chunk in plan.chunks]
+    assert all(len(ps) == 3 for _, _, ps, _, _ in chunks) and any(pad for *_, pad in chunks)
+    worst = max(_relative(a, b) for a, b in zip(fused, eager))
+    assert worst <= 1e-6, f"fused in chunks of 3 differs from eager by {worst:.2e} (relative)"
+
+
 def test_fused_without_a_compiler_is_a_config_error_not_a_fallback(monkeypatch):
     from optreg.stages import execute
 

@@ -24,7 +24,7 @@ from optreg.stages.chain import Batch, Chain
 from optreg.stages.ops import EAGER, FOREACH, TRACED, Rows
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
-#: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 2 in a test suite)
+#: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
 CHUNK = int(os.environ.get("OPTREG_FUSED_CHUNK", "16"))
 
 _LOCK = threading.Lock()
@@ -144,9 +144,10 @@ def check_fused() -> None:
                           f"use foreach=True or the default eager execution", "fused")
 
 
-def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool, width: int = CHUNK,
+def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...], flat: bool, width: int,
               part: str = ""):
-    """The compiled chain over `width` tensors (CHUNK; 1 for a contiguous group's flat buffers).
+    """The compiled chain over `width` tensors (CHUNK; 1 for a contiguous group's flat buffers, which is
+    the same function as a chunk of one tensor).
 
     part="before": the chain's update is written into a buffer passed after the scalars (`run_rows`)
     part="rows":   over a contiguous group's rows (`Rows`), with the row owners and the parameter count
@@ -230,7 +231,7 @@ class FusedPlan:
         for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
-            fn = _compiled(chain, static, layout, present, flat)
+            fn = _compiled(chain, static, layout, present, flat, CHUNK)
             p0 = self._view(params[first])
             for start in range(0, len(bucket), CHUNK):
                 idx = [keep[j] for j in bucket[start:start + CHUNK]]
