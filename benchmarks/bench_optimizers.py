@@ -185,8 +185,7 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
     for name in names:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            wrapper = "optimizer" in OPTIONS.get(name, {})
-            kinds = EXECUTIONS if wrapper else EXECUTIONS + CONTIGUOUS
+            kinds = EXECUTIONS + CONTIGUOUS
             own_params, fresh, opts, own = {}, {}, {}, {}
             for count in counts:
                 params = sets[count]

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
+import sys
 from pathlib import Path
 
 import torch
@@ -91,6 +93,11 @@ def worker(rank: int, world: int, port: int, config: str, steps: int | None, as_
                       f"(first {losses[0]:.6f}); parameters identical on every rank: {in_sync}")
     finally:
         dist.destroy_process_group()
+    # gloo's threads can still hold tensors whose release while the interpreter finalizes aborts the process (a torch
+    # issue, pytorch#179291): the work is done, so the worker leaves without finalizing
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def free_port() -> int:

@@ -180,7 +180,7 @@ def test_the_steady_step_notices_a_missing_gradient_and_a_loaded_state():
                     st["exp_avg"].zero_()
                 opt.load_state_dict(saved)
             opt.step()
-        layout = flat._contiguous[0]
+        layout = flat._contiguous[(0, 0)]
         assert layout.flat_last is (step != 3), step
         assert _close(flat_model, plain_model), f"step {step}"
     assert layout.buckets[0].runs == 6
@@ -237,3 +237,31 @@ def test_a_fused_lamb_steps_a_contiguous_group_by_rows(name, options, dtype):
             padding[start:start + n] = False
         buffers = [bucket.flat, bucket.grad, bucket.scratch] + [buf for buf, _ in bucket.state.values() if buf.dim()]
         assert padding.any() and all(bool((buf[padding] == 0).all()) for buf in buffers)
+
+def test_the_norms_of_a_rows_step_come_from_the_first_call(monkeypatch):
+    """The second call of a fused LAMB over a contiguous group takes ‖u‖ and ‖w‖ from the row sums of squares that
+    the first call returned (summed in its update loop), not from a pass of its own: with those sums raised by 1 per
+    row, one OneFlow LAMB step (no decay, so u is the Adam direction g/(|g| + eps)) moves each parameter by
+    lr·tr'·u with tr' = √(‖w‖² + rows) / √(‖u‖² + rows)."""
+    from optreg.stages import execute
+    from optreg.stages.execute import BLOCK
+    from optreg.stages.ops import row_squares
+
+    monkeypatch.setattr(execute, "row_squares", lambda x: row_squares(x) + 1.0)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 300), torch.nn.Tanh(), torch.nn.Linear(300, 2))
+    lr, eps = 0.01, 1e-8
+    opt = optreg.configure_optimizer("oneflow.LAMB", model, lr=lr, eps=eps, contiguous_params=True, fused=True)
+    before = [p.detach().clone() for p in model.parameters()]
+    _loss(model, 0).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    opt.step()
+    assert sum(b.runs for b in _buckets(opt)) == 1
+    for p, w, g in zip(model.parameters(), before, grads):
+        u = g / (g.abs() + eps)
+        rows = -(-w.numel() // BLOCK)
+        ratio = ((w.square().sum() + rows) / (u.square().sum() + rows)).sqrt()
+        expected = w - lr * ratio * u
+        assert torch.allclose(p.detach(), expected, rtol=1e-6, atol=1e-7), float((p - expected).abs().max())
+        plain = w - lr * (w.norm() / u.norm()) * u   # the step with the true norms differs
+        assert not torch.allclose(p.detach(), plain, rtol=1e-6, atol=1e-7)

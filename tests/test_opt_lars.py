@@ -8,6 +8,7 @@ import torch
 
 import optreg
 from optreg.dialects.mindspore import adam as ms
+from optreg.dialects.mindspore import sgd as ms_sgd
 from optreg.dialects.mindspore.lars import LARS
 from optreg.reference import adam as adam_ref
 from optreg.reference.lars import lars_grad
@@ -124,3 +125,66 @@ def test_lars_exact_resume():
     for x, y in zip(full[8:], _run(resumed, c, noise[8:])):
         for n in x:
             assert np.array_equal(x[n], y[n])
+
+
+EXECUTIONS = {"foreach": {"foreach": True}, "fused": {"fused": True}, "contiguous": {"contiguous_params": True},
+              "contiguous, fused": {"contiguous_params": True, "fused": True}}
+
+
+def _lars_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 300), torch.nn.Tanh(), torch.nn.Linear(300, 2))
+
+
+def _lars(model, **execution):
+    inner = {"name": "Momentum", "learning_rate": 0.05, "momentum": 0.9, "weight_decay": 0.01, "loss_scale": 8.0}
+    return optreg.configure_optimizer("mindspore.LARS", model, optimizer={**inner, **execution}, coefficient=0.01)
+
+
+def _lars_steps(model, opt, steps, start=0):
+    for step in range(start, start + steps):
+        opt.zero_grad()
+        x = torch.randn(4, 6, generator=torch.Generator().manual_seed(step))
+        (8.0 * model(x).pow(2).sum()).backward()   # the loss scale that LARS takes over
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("execution", list(EXECUTIONS))
+def test_lars_runs_in_the_inner_optimizers_execution(execution, tmp_path):
+    """Around a chain optimizer LARS is the first stage of the inner chain, so it runs in the inner optimizer's
+    execution: MindSpore Momentum with weight decay and a loss scale, LARS' default filter leaving the biases
+    out (each group steps as two parts). Every execution agrees with eager within 1e-6 relative over 4 steps
+    across a weights_only resume, and fused over contiguous groups both parts step whole (the kept part by
+    rows, both norms from the update's call)."""
+    reference = _lars_model()
+    eager = _lars_steps(reference, _lars(reference), 4)
+    model = _lars_model()
+    opt = _lars(model, **EXECUTIONS[execution])
+    assert opt.optimizer.chain[0] is opt._scale
+    _lars_steps(model, opt, 2)
+    torch.save(opt.state_dict(), tmp_path / "opt.pt")
+    resumed = _lars(model, **EXECUTIONS[execution])
+    resumed.load_state_dict(torch.load(tmp_path / "opt.pt", weights_only=True))
+    got = _lars_steps(model, resumed, 2, start=2)
+    for a, b in zip(got, eager):
+        assert float((a - b).abs().max() / b.abs().max()) <= 1e-6
+    layouts = resumed.optimizer.__dict__.get("_contiguous", {})
+    if execution == "contiguous, fused":
+        assert sorted(layouts) == [(0, 0), (0, 1)]
+        assert [b.runs for layout in layouts.values() for b in layout.buckets] == [2, 2]
+        assert [p.shape for p in layouts[(0, 1)].params] == [torch.Size([300]), torch.Size([2])]   # the biases
+
+
+def test_lars_around_a_torch_optimizer_rescales_eagerly():
+    """Around an optimizer that is not a chain (torch's SGD), LARS rescales the gradients itself, then the
+    inner optimizer steps: the same steps as around MindSpore's Momentum (no decay, no loss scale, no filter)."""
+    steps = []
+    for inner_cls, options in ((torch.optim.SGD, {"lr": 0.05, "momentum": 0.9}),
+                               (ms_sgd.Momentum, {"learning_rate": 0.05, "momentum": 0.9})):
+        model = _lars_model()
+        opt = LARS(inner_cls(model.parameters(), **options), coefficient=0.01, lars_filter=None)
+        assert opt._in_chain is (inner_cls is ms_sgd.Momentum)
+        steps.append(_lars_steps(model, opt, 3))
+    for a, b in zip(*steps):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)

@@ -253,6 +253,8 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
         if "could not determine a constructor" in problem:
             problem = f"tag {exc.problem.split('tag ')[-1]} is not allowed (safe YAML only)" \
                 if "tag" in problem else problem
+        elif "maximum nesting depth" in problem:   # libyaml's own limit (PyYAML >= 6.0.4), met before ours when deeper
+            problem = f"YAML input is nested too deeply (more than {MAX_DEPTH} levels)"
         raise _error(problem, name, mark) from None
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, name) from None

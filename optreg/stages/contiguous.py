@@ -73,9 +73,10 @@ class Bucket:
         #: steps run over the flat buffers
         self.runs = 0
         #: for norms per parameter (`run_rows`): each row's parameter index, a tensor with one element per
-        #: parameter, and the buffer of the update (made on the first such step)
+        #: parameter, a (rows, 1) column of ones, and the buffer of the update (made on the first such step)
         self.row_owner: torch.Tensor | None = None
         self.count: torch.Tensor | None = None
+        self.ones: torch.Tensor | None = None
         self.scratch: torch.Tensor | None = None
 
     def _views(self, flat: torch.Tensor) -> list[torch.Tensor]:
@@ -153,9 +154,10 @@ class Bucket:
                 self.row_owner = torch.repeat_interleave(torch.arange(len(rows), device=device),
                                                          torch.tensor(rows, device=device))
                 self.count = torch.empty(len(rows), device=device)
+                self.ones = torch.ones(len(self.row_owner), 1, dtype=self.flat.dtype, device=device)
             if self.scratch is None and chain.around_norms()[0]:
                 self.scratch = torch.zeros_like(self.flat)
-            run_rows(chain, self.flat, self.grad, state, self.scratch, self.row_owner, self.count, hp)
+            run_rows(chain, self.flat, self.grad, state, self.scratch, self.ones, self.row_owner, self.count, hp)
         self.runs += 1
         for n in names:
             buffer, views = self.state[n]

@@ -21,7 +21,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
-from optreg.stages.ops import EAGER, FOREACH, TRACED, Rows
+from optreg.stages.ops import EAGER, FOREACH, TRACED, Rows, row_squares
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
@@ -165,11 +165,20 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
                 hp = dict(fixed)
                 for name, where in layout:
                     hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
-                b = Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp,
-                          Rows(*extra) if part == "rows" else TRACED)
+                ops = TRACED
+                if part == "rows":
+                    owner, count, ones, *sums = extra
+                    ops = Rows(owner, count, ones, tuple(zip((u[0], params[0]), sums)))
+                b = Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp, ops)
                 chain.apply(b)
                 if part == "before":
-                    extra[0].copy_(b.u[0])
+                    out, ones = extra
+                    # times a (rows, 1) column of ones: Inductor then keeps the update's loop over (rows, BLOCK)
+                    # and fuses into it the row sums of squares that the norms take (over a flattened loop
+                    # they would be passes of their own, and the update a buffer allocated anew)
+                    update = b.u[0] * ones
+                    out.copy_(update)
+                    return row_squares(update), row_squares(b.params[0])
 
             # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
             # code object, which every chain's step_chunk would otherwise share
@@ -329,28 +338,42 @@ def row_alias(t: torch.Tensor) -> torch.Tensor:
 
 
 def run_rows(chain: Chain, param: torch.Tensor, grad: torch.Tensor, state: Mapping[str, list[torch.Tensor]],
-             scratch: torch.Tensor, owner: torch.Tensor, count: torch.Tensor, hp: Mapping[str, Any]) -> None:
+             scratch: torch.Tensor, ones: torch.Tensor, owner: torch.Tensor, count: torch.Tensor,
+             hp: Mapping[str, Any]) -> None:
     """A chain whose per-tensor reductions are norms (LAMB) over a contiguous group's flat buffers, fused:
     the buffers viewed as rows of BLOCK elements, each parameter whole rows, a norm the root of the sum
     of its rows' squares (`Rows`). Two compiled calls: the stages before the first norm write the update
-    into `scratch`, the rest read it. (In one call Inductor would allocate the update afresh every step,
-    and on a CPU the page faults of a new full-size buffer cost more than the pass it saves.)"""
+    into `scratch` and return the row sums of squares of the update and of the parameters in the same
+    loop (`ones` is a (rows, 1) column of ones that keeps the loop over rows); the rest read the update
+    and take those sums for the norms of the two. (In one call Inductor would allocate the update afresh
+    every step, and on a CPU the page faults of a new full-size buffer cost more than the pass it saves.)
+
+    Traffic per step: read g, the state and w, write the state and the update; read the update and w,
+    write w: three passes more than the element-wise chain.
+    """
     before, after = chain.around_norms()
     static, layout, values = split_hp(hp)
     names = tuple(state)
     packed = _packed(values, param.device)
     params, states, u = [row_alias(param)], [[row_alias(v[0])] for v in state.values()], [row_alias(grad)]
-    calls = []
+    sums: tuple = ()
+    torch._dynamo.mark_static(ones, 1)   # a column: its size 1 is not a dynamic size
     if before:
         out = row_alias(scratch)
-        calls.append((_compiled(before, static, layout, names, True, 1, "before"), u, (out,)))
+        sums = _call(_compiled(before, static, layout, names, True, 1, "before"), param.dtype,
+                     params, u, states, packed, (out, ones))
         u = [out]
-    calls.append((_compiled(after, static, layout, names, True, 1, "rows"), u, (owner, count)))
-    for fn, us, extra in calls:
-        key = (id(fn), param.dtype)
-        with contextlib.nullcontext() if key in _WARM else _shape_settings():
-            fn(params, us, states, packed, extra)
-        _WARM.add(key)
+    _call(_compiled(after, static, layout, names, True, 1, "rows"), param.dtype,
+          params, u, states, packed, (owner, count, ones, *sums))
+
+
+def _call(fn, dtype: torch.dtype, *args):
+    """A compiled call, its first (the trace) under the shape settings."""
+    key = (id(fn), dtype)
+    with contextlib.nullcontext() if key in _WARM else _shape_settings():
+        out = fn(*args)
+    _WARM.add(key)
+    return out
 
 
 def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],

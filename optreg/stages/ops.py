@@ -193,22 +193,45 @@ class Traced(Ops):
         return xs
 
 
+def row_squares(x: torch.Tensor) -> torch.Tensor:
+    """The sum of squares of each row of a (rows, BLOCK) buffer, in float32 (float64 for float64)."""
+    return (x * x).sum(1, dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+
+
 class Rows(Traced):
     """The Traced execution over a contiguous group's buffers viewed as (rows, BLOCK), every parameter
     whole rows (`optreg.stages.contiguous`): a norm is the root of the sum of its parameter's rows'
-    squares, handed back per row as a (rows, 1) column; `owner` holds each row's parameter index and
-    `count` has one element per parameter. Padding is zero and adds nothing."""
+    squares (summed in float64), handed back per row as a (rows, 1) column; `owner` holds each row's
+    parameter index and `count` has one element per parameter. Padding is zero and adds nothing.
+
+    `known` pairs tensors of the call with their row sums of squares (`row_squares`) taken by an earlier
+    call in the loop that wrote them (`run_rows`); the norm of another tensor sums its rows here.
+
+    `ones` is a (rows, 1) column of ones: `add_` takes a host-scalar alpha as the column ones·alpha, so the
+    last update's loop keeps the (rows, BLOCK) shape of the loops that read the per-row norms and Inductor
+    fuses them (flattened, it would not: the state would go through a new full-size buffer and a copy).
+    """
 
     name = "fused, rows"
 
-    def __init__(self, owner: torch.Tensor, count: torch.Tensor) -> None:
+    def __init__(self, owner: torch.Tensor, count: torch.Tensor, ones: torch.Tensor,
+                 known: tuple[tuple[torch.Tensor, torch.Tensor], ...] = ()) -> None:
         self.owner = owner
         self.count = count
+        self.ones = ones
+        self.known = known
+
+    def add_(self, xs, ys, alpha=1.0):
+        if isinstance(alpha, torch.Tensor) and alpha.dim() == 0 and isinstance(ys, (list, tuple)):
+            alpha = self.ones.to(torch.promote_types(self.ones.dtype, torch.float32)) * alpha
+        return super().add_(xs, ys, alpha)
 
     def norm(self, xs):
         out = []
         for x in xs:
-            rows = (x * x).sum(1, dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+            rows = next((sums for t, sums in self.known if t is x), None)
+            if rows is None:
+                rows = row_squares(x)
             sums = torch.zeros(self.count.shape[0], dtype=torch.float64, device=x.device)
             sums = sums.index_add(0, self.owner, rows.to(torch.float64))
             out.append(sums.sqrt().to(x.dtype)[self.owner].unsqueeze(1))

@@ -25,9 +25,12 @@ import torch
 
 from optreg.core.optimizer import Optimizer, closure_loss
 from optreg.errors import ConfigError
-from optreg.stages.chain import Chain
+from optreg.stages.chain import Chain, Stage
 from optreg.stages.contiguous import Contiguous
 from optreg.stages.execute import check_fused, execute, run_eager
+
+#: the parameters of a part of a group, and the settings its stages read (`ChainOptimizer.parts`)
+Part = tuple[list[torch.Tensor], dict[str, Any]]
 
 #: group keys that are bookkeeping, not hyperparameters a stage reads
 _NOT_HP = ("params", "global_step", "param_names", "foreach", "fused", "contiguous_params")
@@ -56,11 +59,28 @@ class ChainOptimizer(Optimizer):
         return self.chain.init(p, group)
 
     # -- hyperparameters ------------------------------------------------------------------------
-    def hyper(self, group: dict[str, Any]) -> dict[str, Any]:
-        """What the stages read for this step of `group`: its options, `lr` and the optimizer-wide `step`."""
+    def hyper(self, group: dict[str, Any], settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What the stages read for this step of `group`: its options, `lr`, the optimizer-wide `step`, and the
+        settings of the part of the group that steps (`parts`)."""
         hp = {k: v for k, v in group.items() if k not in _NOT_HP}
+        if settings:
+            hp.update(settings)
         hp["step"] = group["global_step"]
         return self.chain.host(group, hp)
+
+    # -- a wrapper's stage ------------------------------------------------------------------------
+    def prepend(self, stage: Stage, parts: Callable[[int, dict[str, Any]], list[Part]]) -> None:
+        """Run `stage` ahead of this optimizer's chain, in its execution: a wrapper's rule (LARS) as the chain's
+        first stage. `parts(index, group)` splits each group into the parameters that step together, each
+        list with the settings its stages' `host` reads (a per-parameter choice such as LARS' filter)."""
+        self.chain = Chain(stage, *self.chain)
+        self._parts = parts
+
+    def parts(self, index: int, group: dict[str, Any]) -> list[Part]:
+        """The parameters of group `index` that step together, with their settings: the whole group, unless a
+        wrapper splits it (`prepend`)."""
+        split = self.__dict__.get("_parts")
+        return [(group["params"], {})] if split is None else split(index, group)
 
     @staticmethod
     def execution(group: dict[str, Any]) -> str:
@@ -80,34 +100,40 @@ class ChainOptimizer(Optimizer):
         layouts = self.__dict__.setdefault("_contiguous", {})
         for index, group in enumerate(self.param_groups):
             self._group_lr(index, group)
-            layout = layouts.get(index) if group.get("contiguous_params") else None
-            if layout is not None and layout.steady(group["params"], self.state) \
-                    and layout.rerun(self.execution(group), self.chain, self.hyper(group)):
-                continue
-            params, grads, states = [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                states.append(self._state_for(p, group))
-            if not params:
-                continue
-            hp = self.hyper(group)
-            dense = []
-            for i, g in enumerate(grads):
-                if g.is_sparse:
-                    if not self.supports_sparse:
-                        raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-                    self.sparse_update(params[i], g, states[i], hp)
-                else:
-                    dense.append(i)
-            if len(dense) < len(params):
-                params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
-            mode = self.execution(group)
-            if group.get("contiguous_params"):
-                if layout is None or not layout.fits(group["params"]):
-                    layout = layouts[index] = Contiguous(group["params"])
-                params, grads, states = layout.step(mode, self.chain, params, grads, states, hp)
-            plans[index] = execute(mode, self.chain, params, grads, states, hp, plans.get(index))
+            for part, (members, settings) in enumerate(self.parts(index, group)):
+                self._step_part((index, part), group, members, settings, plans, layouts)
         return loss
+
+    def _step_part(self, key: tuple[int, int], group: dict[str, Any], members: list[torch.Tensor],
+                   settings: dict[str, Any], plans: dict[Any, Any], layouts: dict[Any, Contiguous]) -> None:
+        """One step of the parameters `members` of `group` (all of it, or a part of it: `parts`)."""
+        layout = layouts.get(key) if group.get("contiguous_params") else None
+        if layout is not None and layout.steady(members, self.state) \
+                and layout.rerun(self.execution(group), self.chain, self.hyper(group, settings)):
+            return
+        params, grads, states = [], [], []
+        for p in members:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            states.append(self._state_for(p, group))
+        if not params:
+            return
+        hp = self.hyper(group, settings)
+        dense = []
+        for i, g in enumerate(grads):
+            if g.is_sparse:
+                if not self.supports_sparse:
+                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                self.sparse_update(params[i], g, states[i], hp)
+            else:
+                dense.append(i)
+        if len(dense) < len(params):
+            params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
+        mode = self.execution(group)
+        if group.get("contiguous_params"):
+            if layout is None or not layout.fits(members):
+                layout = layouts[key] = Contiguous(members)
+            params, grads, states = layout.step(mode, self.chain, params, grads, states, hp)
+        plans[key] = execute(mode, self.chain, params, grads, states, hp, plans.get(key))

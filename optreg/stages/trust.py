@@ -67,17 +67,24 @@ class TrustRatio(Stage):
 class LarsScale(Stage):
     """MindSpore nn.LARS (1.6 - 2.x, LARSUpdate) gradient rescaling, per tensor:
 
+        g = g / loss_scale
         c = coefficient·‖w‖ / (‖g‖ + wd·‖w‖ + epsilon);   c = min(c/lr, 1) with use_clip
         u = c·(g + wd·w)
 
-    Reads the group's `lars_weight_decay`, `lr` and the wrapper's `coefficient`, `epsilon`, `use_clip`.
+    Reads the group's `lars_weight_decay` and `lr`, and the wrapper's settings (`ChainOptimizer.parts`):
+    `coefficient`, `epsilon`, `use_clip`, `lars_on` (False for the parameters its filter excludes, which are
+    only unscaled) and `lars_inv_loss_scale` (1 / the loss scale LARS takes over; 1 when absent).
     """
 
     per_tensor = True
+    norms_only = True
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("lars_weight_decay", 0.0) or 0.0)
         lr = float(hp.get("lr", group.get("lr", 0.0)))
+        hp["lars_on"] = bool(hp.get("lars_on", True))
+        hp["lars_inv_loss_scale"] = float(hp.get("lars_inv_loss_scale", 1.0))
+        hp["lars_unscale_on"] = hp["lars_inv_loss_scale"] != 1.0
         hp["lars_wd"], hp["lars_decay_on"] = wd, wd != 0.0
         hp["lars_clip"] = bool(hp.get("use_clip"))
         hp["lars_unit"] = hp["lars_clip"] and lr == 0.0   # c/0 clipped: c = 1
@@ -85,6 +92,10 @@ class LarsScale(Stage):
 
     def apply(self, b: Batch) -> None:
         ops, hp = b.ops, b.hp
+        if hp["lars_unscale_on"]:
+            b.u = ops.mul(b.u, hp["lars_inv_loss_scale"])
+        if not hp["lars_on"]:
+            return
         coef, eps, wd = hp["coefficient"], hp["epsilon"], hp["lars_wd"]
 
         def scale(w_norm: torch.Tensor, g_norm: torch.Tensor) -> torch.Tensor:

@@ -27,6 +27,7 @@ from optreg.core.types import Bool, StrictFloat
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch
 from optreg.stages.ops import EAGER
+from optreg.stages.optimizer import ChainOptimizer
 from optreg.stages.trust import LarsScale
 
 LarsFilter = Union[Sequence[str], Callable[[str], bool], None]
@@ -51,8 +52,11 @@ def keeps(lars_filter: LarsFilter, name: str) -> bool:
 class LARS(torch.optim.Optimizer):
     """Layer-wise adaptive rate scaling around `optimizer` (MindSpore nn.LARS 1.6 - 2.x, LARSUpdate).
 
-    A wrapper, not a chain: the gradients of the parameters `lars_filter` keeps are rescaled by the
-    `LarsScale` stage, then the inner optimizer steps on them.
+    A wrapper, not a chain of its own. Around an optreg chain optimizer, the `LarsScale` stage becomes the
+    first stage of the inner chain (`ChainOptimizer.prepend`), so the rescaling runs in the inner
+    optimizer's execution (eager, foreach, fused, contiguous): each group steps in two parts, the
+    parameters `lars_filter` keeps and those it excludes. Around any other optimizer, the gradients of the
+    parameters the filter keeps are rescaled eagerly, then the inner optimizer steps on them.
 
     `param_groups` and `state` are the inner optimizer's own objects, so LR schedulers, `zero_grad`
     and checkpoints see one optimizer. Parameter names come from the groups' `param_names`
@@ -107,6 +111,26 @@ class LARS(torch.optim.Optimizer):
         torch.optim.Optimizer.__init__(self, optimizer.param_groups, optimizer.defaults)
         self.param_groups = optimizer.param_groups
         self.state = optimizer.state
+        self._in_chain = isinstance(optimizer, ChainOptimizer)
+        if self._in_chain:
+            optimizer.prepend(self._scale, self._parts)
+
+    def _settings(self, on: bool) -> dict[str, Any]:
+        """What `LarsScale` reads beside the group, for the parameters the filter keeps (`on`) or excludes."""
+        return {"coefficient": self.coefficient, "epsilon": self.epsilon, "use_clip": self.use_clip,
+                "lars_on": on, "lars_inv_loss_scale": 1.0 / self.loss_scale}
+
+    def _parts(self, index: int, group: dict[str, Any]) -> list[tuple[list[torch.Tensor], dict[str, Any]]]:
+        """Group `index` of the inner chain optimizer as the parameters the filter keeps and those it excludes."""
+        if index >= len(self._flags) or len(self._flags[index]) != len(group["params"]):  # a group added since
+            self._flags[index:] = [[keeps(self.lars_filter, n) for n in _names(g)] for g in self.param_groups[index:]]
+        flags = self._flags[index]
+        parts = []
+        for on in (True, False):
+            members = [p for p, keep in zip(group["params"], flags) if keep is on]
+            if members:
+                parts.append((members, self._settings(on)))
+        return parts
 
     def _group_lr(self, index: int, group: dict[str, Any]) -> float:
         """The lr the inner optimizer will use for this step (dynamic lr read at its step index)."""
@@ -118,6 +142,9 @@ class LARS(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = closure_loss(closure)
+        if self._in_chain:   # the inner chain rescales (`_parts`)
+            self.optimizer.step()
+            return loss
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
         reciprocal = 1.0 / self.loss_scale
         for index, (group, flags) in enumerate(zip(self.param_groups, self._flags)):
