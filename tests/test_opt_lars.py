@@ -188,3 +188,14 @@ def test_lars_around_a_torch_optimizer_rescales_eagerly():
         steps.append(_lars_steps(model, opt, 3))
     for a, b in zip(*steps):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_lars_refuses_an_optimizer_it_already_wraps():
+    """LARS puts its stage at the head of a chain optimizer's chain: wrapping the same optimizer again would
+    rescale twice, so it is a ConfigError at `optimizer`, and the chain keeps one LarsScale."""
+    inner = ms_sgd.Momentum(_lars_model().parameters(), learning_rate=0.05, momentum=0.9)
+    LARS(inner)
+    with pytest.raises(optreg.ConfigError) as info:
+        LARS(inner)
+    assert info.value.errors[0].path == "optimizer" and "already wrapped" in str(info.value)
+    assert [type(s).__name__ for s in inner.chain].count("LarsScale") == 1

@@ -104,6 +104,28 @@ def test_resume_through_a_weights_only_checkpoint_is_exact(case):
     assert all(torch.equal(a, b) for a, b in zip(straight, resumed))
 
 
+# THOR hooks the model's layers with closures (its Recorder), which neither pickle nor follow a copied model
+COPIED = [c for c in CASES if c.name != "mindspore.thor"]
+
+
+@pytest.mark.parametrize("case", COPIED, ids=_ids(COPIED))
+def test_a_copy_steps_as_the_original(case):
+    """copy.deepcopy of a model with its optimizer after 3 steps (as a trainer that forks a run, or an EMA, takes
+    it), and the pair pickled and loaded: each copy takes the same next 3 steps as the original, exactly (torch's
+    Optimizer pickles only defaults, state and param_groups; an optreg optimizer keeps its dialect settings)."""
+    model = _model(case)
+    opt = _build(case, model)
+    _run(model, opt, 3)
+    twins = [copy.deepcopy((model, opt))]
+    buffer = io.BytesIO()
+    torch.save((model, opt), buffer)
+    buffer.seek(0)
+    twins.append(torch.load(buffer, weights_only=False))
+    want = _run(model, opt, 3, start=3)
+    for twin_model, twin in twins:
+        assert all(torch.equal(a, b) for a, b in zip(_run(twin_model, twin, 3, start=3), want))
+
+
 @pytest.mark.parametrize("case", MATRIX, ids=_ids(MATRIX))
 def test_step_returns_the_closure_loss_and_moves_the_weights(case):
     model = _model(case)

@@ -149,6 +149,13 @@ class Optimizer(torch.optim.Optimizer):
     sparsify_states: tuple[str, ...] = ()
     #: whether the rule accepts sparse COO gradients (otherwise a sparse grad is an error)
     supports_sparse: bool = False
+    #: attributes that are caches the next step rebuilds, left out of copies and pickles
+    transient: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every attribute but the caches (torch's Optimizer keeps only defaults, state and param_groups, and
+        `copy.deepcopy` or pickle would lose the dialect settings: loss scale, lr tables, step counters)."""
+        return {k: v for k, v in self.__dict__.items() if k not in self.transient}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -144,6 +144,10 @@ class Chain(tuple):
     def __new__(cls, *stages: Stage) -> "Chain":
         return super().__new__(cls, stages)
 
+    def __reduce__(self) -> tuple:
+        """Copies and pickles rebuild the chain from its stages (the caches formed from them are left out)."""
+        return type(self), tuple(self)
+
     @property
     def state_names(self) -> tuple[str, ...]:
         return tuple(n for s in self for n in s.state_names)

@@ -40,6 +40,7 @@ class ChainOptimizer(Optimizer):
     """The loop around a chain; `chain` is a class attribute (a dialect's entry declares it)."""
 
     chain: ClassVar[Chain] = Chain()
+    transient = ("_fused_plans", "_contiguous")
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any], *, foreach: bool | None = None,
                  fused: bool | None = None, contiguous_params: bool = False, **features: Any) -> None:

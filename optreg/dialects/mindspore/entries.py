@@ -264,6 +264,9 @@ ROWS = [
             "LARS takes over the inner optimizer's weight decay (kept as lars_weight_decay; the inner groups run with "
             "weight_decay = 0) and its loss scale (gradients are divided once, here), as MindSpore does.",
             "use_clip=True with a dynamic learning rate that differs between groups is refused, as MindSpore does.",
+            "Around an optreg optimizer the rescaling is the first stage of its chain (LarsScale), so it runs in that "
+            "optimizer's execution (foreach, fused, contiguous_params) and the gradients are not copied; around any "
+            "other optimizer it runs eagerly before the inner step.",
         ),
     ),
     # -- second order --

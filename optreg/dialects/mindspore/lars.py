@@ -77,6 +77,9 @@ class LARS(torch.optim.Optimizer):
     ) -> None:
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise ConfigError(f"must be a torch.optim.Optimizer, got {type(optimizer).__name__}", "optimizer")
+        if isinstance(optimizer, ChainOptimizer) and "_parts" in optimizer.__dict__:
+            raise ConfigError(f"this {type(optimizer).__name__} is already wrapped (its chain starts with "
+                              f"{optimizer.chain[0]!r}); build a new optimizer to wrap", "optimizer")
         self.optimizer = optimizer
         self.epsilon = float(epsilon)
         self.coefficient = float(coefficient)
@@ -174,6 +177,11 @@ class LARS(torch.optim.Optimizer):
             for p, grad in saved:
                 p.grad = grad
         return loss
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every attribute (torch's Optimizer keeps only defaults, state and param_groups: a copy would lose the
+        inner optimizer and the settings)."""
+        return dict(self.__dict__)
 
     def zero_grad(self, set_to_none: bool | None = None) -> None:
         if set_to_none is None:
