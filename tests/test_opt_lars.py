@@ -178,13 +178,15 @@ def test_lars_runs_in_the_inner_optimizers_execution(execution, tmp_path):
 
 def test_lars_around_a_torch_optimizer_rescales_eagerly():
     """Around an optimizer that is not a chain (torch's SGD), LARS rescales the gradients itself, then the
-    inner optimizer steps: the same steps as around MindSpore's Momentum (no decay, no loss scale, no filter)."""
+    inner optimizer steps: the same steps as around MindSpore's Momentum (named parameters, the default filter
+    leaving the biases out; no decay, no loss scale)."""
     steps = []
     for inner_cls, options in ((torch.optim.SGD, {"lr": 0.05, "momentum": 0.9}),
                                (ms_sgd.Momentum, {"learning_rate": 0.05, "momentum": 0.9})):
         model = _lars_model()
-        opt = LARS(inner_cls(model.parameters(), **options), coefficient=0.01, lars_filter=None)
+        opt = LARS(inner_cls(list(model.named_parameters()), **options), coefficient=0.01)
         assert opt._in_chain is (inner_cls is ms_sgd.Momentum)
+        assert opt._flags == [[True, False, True, False]]
         steps.append(_lars_steps(model, opt, 3))
     for a, b in zip(*steps):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)

@@ -313,13 +313,7 @@ def run_flat(mode: str, chain: Chain, param: torch.Tensor, grad: torch.Tensor,
     names = tuple(state)
     fn = _compiled(chain, static, layout, names, True, width=1)
     args = ([param], [grad], [[flat_alias(v[0])] for v in state.values()], _packed(values, param.device))
-    key = (id(fn), param.dtype)
-    if key in _WARM:
-        fn(*args)
-        return
-    with _shape_settings():
-        fn(*args)
-    _WARM.add(key)
+    _call(fn, param.dtype, *args)
 
 
 #: a contiguous group's slices start at multiples of BLOCK elements (`optreg.stages.contiguous`)

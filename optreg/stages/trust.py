@@ -73,7 +73,7 @@ class LarsScale(Stage):
 
     Reads the group's `lars_weight_decay` and `lr`, and the wrapper's settings (`ChainOptimizer.parts`):
     `coefficient`, `epsilon`, `use_clip`, `lars_on` (False for the parameters its filter excludes, which are
-    only unscaled) and `lars_inv_loss_scale` (1 / the loss scale LARS takes over; 1 when absent).
+    only unscaled) and `lars_inv_loss_scale` (1 / the loss scale LARS takes over).
     """
 
     per_tensor = True
@@ -82,8 +82,6 @@ class LarsScale(Stage):
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("lars_weight_decay", 0.0) or 0.0)
         lr = float(hp.get("lr", group.get("lr", 0.0)))
-        hp["lars_on"] = bool(hp.get("lars_on", True))
-        hp["lars_inv_loss_scale"] = float(hp.get("lars_inv_loss_scale", 1.0))
         hp["lars_unscale_on"] = hp["lars_inv_loss_scale"] != 1.0
         hp["lars_wd"], hp["lars_decay_on"] = wd, wd != 0.0
         hp["lars_clip"] = bool(hp.get("use_clip"))

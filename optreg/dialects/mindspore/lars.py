@@ -124,7 +124,7 @@ class LARS(torch.optim.Optimizer):
                 "lars_on": on, "lars_inv_loss_scale": 1.0 / self.loss_scale}
 
     def _parts(self, index: int, group: dict[str, Any]) -> list[tuple[list[torch.Tensor], dict[str, Any]]]:
-        """Group `index` of the inner chain optimizer as the parameters the filter keeps and those it excludes."""
+        """Group `index` as the parameters the filter keeps and those it excludes, each with its settings."""
         if index >= len(self._flags) or len(self._flags[index]) != len(group["params"]):  # a group added since
             self._flags[index:] = [[keeps(self.lars_filter, n) for n in _names(g)] for g in self.param_groups[index:]]
         flags = self._flags[index]
@@ -145,32 +145,24 @@ class LARS(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = closure_loss(closure)
-        if self._in_chain:   # the inner chain rescales (`_parts`)
+        if self._in_chain:   # the inner chain rescales, in the parts `_parts` gives
             self.optimizer.step()
             return loss
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
-        reciprocal = 1.0 / self.loss_scale
-        for index, (group, flags) in enumerate(zip(self.param_groups, self._flags)):
-            hp = {"coefficient": self.coefficient, "epsilon": self.epsilon, "use_clip": self.use_clip,
-                  "lr": self._group_lr(index, group) if self.use_clip else 0.0}
-            self._scale.host(group, hp)
-            params, grads = [], []
-            for p, apply in zip(group["params"], flags):
-                if p.grad is None:
+        for index, group in enumerate(self.param_groups):
+            lr = self._group_lr(index, group) if self.use_clip else 0.0
+            for members, settings in self._parts(index, group):
+                params = [p for p in members if p.grad is not None]
+                if not params:
                     continue
-                grad = p.grad if self.loss_scale == 1.0 else p.grad * reciprocal
-                if apply:
-                    params.append(p)
-                    grads.append(grad)
-                elif grad is not p.grad:
-                    saved.append((p, p.grad))
-                    p.grad = grad
-            if params:
-                batch = Batch(params, grads, {}, hp, EAGER)
+                hp = {**settings, "lr": lr}
+                self._scale.host(group, hp)
+                batch = Batch(params, [p.grad for p in params], {}, hp, EAGER)
                 self._scale.apply(batch)
                 for p, grad in zip(params, batch.u):
-                    saved.append((p, p.grad))
-                    p.grad = grad
+                    if grad is not p.grad:
+                        saved.append((p, p.grad))
+                        p.grad = grad
         try:
             self.optimizer.step()
         finally:
