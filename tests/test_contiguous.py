@@ -265,3 +265,105 @@ def test_the_norms_of_a_rows_step_come_from_the_first_call(monkeypatch):
         assert torch.allclose(p.detach(), expected, rtol=1e-6, atol=1e-7), float((p - expected).abs().max())
         plain = w - lr * (w.norm() / u.norm()) * u   # the step with the true norms differs
         assert not torch.allclose(p.detach(), plain, rtol=1e-6, atol=1e-7)
+
+
+class _Stacks(torch.nn.Module):
+    """Runs of same-shape matrices (odd counts, so that a stack of one is left over), vectors, a 4-D kernel
+    and matrices with a dimension of 1, in the order a model lists them."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        shapes = [(8, 5)] * 5 + [(7,)] * 3 + [(3, 4, 2, 2)] * 2 + [(6, 9), (1, 5), (4, 1)] + [(8, 5)] * 2
+        self.weights = torch.nn.ParameterList(torch.nn.Parameter(torch.randn(s, generator=g)) for s in shapes)
+
+    def grads(self, step):
+        g = torch.Generator().manual_seed(100 + step)
+        for p in self.weights:
+            p.grad = torch.randn(p.shape, generator=g)
+
+
+ADAFACTORS = [("cerebras.Adafactor", {"lr": 0.01, "weight_decay": 0.1}),
+              ("mindspore.AdaFactor", {"weight_decay": 0.1, "clip_threshold": 0.5}),
+              ("mindspore.AdaFactor", {"beta1": None, "compression": True})]
+
+
+@pytest.mark.parametrize("name, options", ADAFACTORS, ids=["cerebras", "mindspore", "mindspore-compression"])
+def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, monkeypatch):
+    """A contiguous group of a chain that needs shapes runs fused over stacks of consecutive same-shape
+    parameters: each stack a (B, *shape) view of the unpadded buffers (B a multiple of the thread count, a
+    parameter left alone with its own shapes), its factored moments in buffers of their own. It agrees
+    with the eager per-tensor step (the clipping's RMS comes from the column pass) and resumes exactly."""
+    from optreg.stages import contiguous
+
+    monkeypatch.setattr(contiguous, "STACK_ELEMENTS", 160)   # at most four (8, 5) matrices a stack
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    plain_model, flat_model = _Stacks(), _Stacks()
+    plain = optreg.configure_optimizer(name, plain_model.parameters(), **options)
+    flat = optreg.configure_optimizer(name, flat_model.parameters(), fused=True, contiguous_params=True, **options)
+    for step in range(3):
+        for model, opt in ((plain_model, plain), (flat_model, flat)):
+            model.grads(step)
+            opt.step()
+    (bucket,) = _buckets(flat)
+    assert bucket.runs == 3 and not bucket.irregular
+    assert bucket.offsets == [sum(p.numel() for p in flat_model.weights[:i]) for i in range(len(flat_model.weights) + 1)]
+    shapes = [(tuple(params.shape), stacked) for _, params, _, _, stacked in bucket.stack_plan]
+    assert shapes == [((4, 8, 5), True), ((8, 5), False), ((2, 7), True), ((7,), False), ((2, 3, 4, 2, 2), True),
+                      ((6, 9), False), ((1, 5), False), ((4, 1), False), ((2, 8, 5), True)]
+    names, params, grads, states, _ = bucket.stack_plan[0]
+    assert params.is_contiguous() and params.data_ptr() == flat_model.weights[0].data_ptr()
+    state = flat.state[flat_model.weights[1]]
+    row = states[names.index("exp_avg_sq_row")]
+    assert row.shape == (4, 8) and row[1].data_ptr() == state["exp_avg_sq_row"].data_ptr()
+    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    assert worst <= 1e-6, f"stacked fused differs from eager by {worst:.2e} (relative)"
+
+    resumed_model = copy.deepcopy(flat_model)
+    resumed = optreg.configure_optimizer(name, resumed_model.parameters(), fused=True, contiguous_params=True, **options)
+    resumed.load_state_dict(copy.deepcopy(flat.state_dict()))
+    for step in range(3, 5):
+        for model, opt in ((plain_model, plain), (flat_model, flat), (resumed_model, resumed)):
+            model.grads(step)
+            opt.step()
+    assert all(torch.equal(a, b) for a, b in zip(flat_model.parameters(), resumed_model.parameters()))
+    assert _buckets(resumed)[0].runs == 2
+    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    assert worst <= 1e-6
+
+
+def test_the_clipping_rms_of_a_fused_factored_moment_comes_from_its_column_pass(monkeypatch):
+    """Fused, `FactoredSecondMoment` hands the clipping RMS(u) = √(Σⱼ cⱼ² Σᵢ rᵢ² gᵢⱼ² / n) from its column
+    pass: scaled by 4 there, the clipped update of a step that clips shrinks by 4 (u / max(1, RMS/d))."""
+    from optreg.stages import adafactor
+
+    def steps(scale):
+        model = _Stacks()
+        for p in model.weights:   # the step is then -u exactly
+            p.data.zero_()
+        opt = optreg.configure_optimizer("mindspore.AdaFactor", model.parameters(), clip_threshold=0.1, beta1=None,
+                                         scale_parameter=False, fused=True, contiguous_params=True)
+        before = [p.detach().clone() for p in model.weights]
+        original = adafactor.FactoredSecondMoment.apply
+
+        def apply(self, b):
+            original(self, b)
+            if "rms_u" in b.slots:
+                out, rms = b.slots["rms_u"]
+                b.slots["rms_u"] = (out, [r * scale for r in rms])
+
+        monkeypatch.setattr(adafactor.FactoredSecondMoment, "apply", apply)
+        model.grads(0)
+        opt.step()
+        monkeypatch.undo()
+        return [(b - p.detach()) for b, p in zip(before, model.weights)]
+
+    from optreg.stages import execute
+    monkeypatch.setattr(execute, "_COMPILED", {})
+    base = steps(1.0)
+    execute._COMPILED.clear()
+    scaled = steps(4.0)
+    execute._COMPILED.clear()
+    matrices = [i for i, p in enumerate(_Stacks().weights) if p.dim() >= 2]
+    for i in matrices:
+        torch.testing.assert_close(scaled[i] * 4, base[i], rtol=1e-5, atol=0)

@@ -242,8 +242,9 @@ def _flat_runs(opt) -> int:
 def test_contiguous_params_agree_with_eager_and_resume(case, execution):
     """contiguous_params=True: each group's parameters share one storage; an element-wise chain runs
     over the flat buffers, and so does a chain whose per-tensor reductions are norms under fused (a
-    norm per parameter's rows); a chain with other reductions or shapes runs per tensor over the
-    views. All agree with the per-tensor eager step, and a weights_only checkpoint resumes exactly."""
+    norm per parameter's rows) or one that needs shapes (stacks of same-shape slices, Adafactor); any
+    other chain runs per tensor over the views. All agree with the per-tensor eager step, and a
+    weights_only checkpoint resumes exactly."""
     eager_model = _model(case)
     flat_model = copy.deepcopy(eager_model)
     eager = _run(eager_model, _build(case, eager_model), 5)

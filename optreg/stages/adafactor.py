@@ -77,6 +77,7 @@ class FactoredSecondMoment(Stage):
     state_names = ("exp_avg_sq_row", "exp_avg_sq_col", "exp_avg_sq")
     sparsify = ("exp_avg_sq",)
     shape_aware = True
+    stackable = True
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         if p.dim() >= 2:
@@ -85,31 +86,54 @@ class FactoredSecondMoment(Stage):
         return {"exp_avg_sq": torch.zeros_like(p, dtype=dtype, memory_format=torch.preserve_format)}
 
     def apply(self, b: Batch) -> None:
-        eps1, b2t = b.hp["eps"][0], b.slots["b2t"]
-        out = []
+        eps1, b2t, ops = b.hp["eps"][0], b.slots["b2t"], b.ops
+        out, rms = [], []
         if "exp_avg_sq_row" in b.state:
             for i, (g, row, col) in enumerate(zip(b.u, b.state["exp_avg_sq_row"], b.state["exp_avg_sq_col"])):
-                beta, sq = _pick(b2t, i), g * g + eps1
+                beta, sq = _moment_scalar(_pick(b2t, i)), g * g + eps1
                 row.mul_(beta).add_(sq.mean(dim=-1) * (1.0 - beta))
+                # the factors once per call (fused): otherwise Inductor recomputes them for every element
+                (r_factor,) = ops.realize([(row / row.mean(dim=-1, keepdim=True)).rsqrt()])
+                if ops.compiled:   # Σ r²c²g² for the clipping, from the column pass: Σⱼ cⱼ² Σᵢ rᵢ² gᵢⱼ²
+                    acc = torch.promote_types(g.dtype, torch.float32)
+                    col_r = (g * g * (r_factor * r_factor).unsqueeze(-1)).sum(dim=-2, dtype=acc)
                 col.mul_(beta).add_(sq.mean(dim=-2) * (1.0 - beta))
-                r_factor = (row / row.mean(dim=-1, keepdim=True)).rsqrt().unsqueeze(-1)
-                out.append(r_factor * col.rsqrt().unsqueeze(-2) * g)
+                (c_factor,) = ops.realize([col.rsqrt()])
+                out.append(r_factor.unsqueeze(-1) * c_factor.unsqueeze(-2) * g)
+                if ops.compiled:
+                    c2 = (c_factor * c_factor).to(acc)
+                    rms.append(ops.member_sum(c2 * col_r, g).div(ops.member_numel(g)).sqrt().to(g.dtype))
         else:
             for i, (g, v) in enumerate(zip(b.u, b.state["exp_avg_sq"])):
                 beta = _pick(b2t, i)
                 v.copy_(v.to(g.dtype) * beta + (g * g + eps1) * (1.0 - beta))
-                out.append(v.to(g.dtype).rsqrt() * g)
+                # the stored moment as a buffer under fused: read by the clipping's reduction and by the update,
+                # a stack's (B, n) moment trips Inductor 2.13's CPU outer-loop fusion (`ops.realized`); and
+                # read back from the stored tensor, it keeps `compression`'s float16 rounding
+                out.append(ops.materialize(v).to(g.dtype).rsqrt() * g)
         b.u = out
+        if rms:
+            b.slots["rms_u"] = (out, rms)
+
+
+def _moment_scalar(beta: Any) -> Any:
+    """A per-tensor scalar as the row and column moments take it: a stack's (B, 1, …, 1) values lose their
+    last dimension, which the moments lack (`ops.Stacked`)."""
+    return beta.squeeze(-1) if isinstance(beta, torch.Tensor) and beta.dim() > 1 else beta
 
 
 class ClipByRMS(Stage):
-    """u = u / max(1, RMS(u)/clip_threshold) (Adafactor's update clipping, the group's `clip_threshold`)."""
+    """u = u / max(1, RMS(u)/clip_threshold) (Adafactor's update clipping, the group's `clip_threshold`);
+    fused, RMS(u) of a factored moment's u comes from its column pass (`FactoredSecondMoment`)."""
 
     per_tensor = True
+    stackable = True
 
     def apply(self, b: Batch) -> None:
         d = b.hp["clip_threshold"]
-        b.u = b.ops.div(b.u, b.ops.smap(lambda r: torch.clamp(r / d, min=1.0), b.ops.rms(b.u)))
+        of, known = b.slots.pop("rms_u", (None, None))
+        rms = known if of is b.u else b.ops.rms(b.u)
+        b.u = b.ops.div(b.u, b.ops.smap(lambda r: torch.clamp(r / d, min=1.0), rms))
 
 
 class RelativeScale(Stage):
@@ -117,6 +141,7 @@ class RelativeScale(Stage):
     `AdafactorClock`); α goes to `slots["alpha"]` for the decay."""
 
     per_tensor = True
+    stackable = True
 
     def apply(self, b: Batch) -> None:
         ops, rho, eps2 = b.ops, b.slots["rho"], b.hp["eps"][1]

@@ -77,12 +77,22 @@ class Stage:
     #: whether the stage's per-tensor reductions are 2-norms (`ops.norm`) and nothing else, which a
     #: contiguous group's fused step takes as sums of whole rows (`Chain.segmented`)
     norms_only: ClassVar[bool] = False
+    #: whether the stage is written for stacks of same-shape tensors as well (a leading batch dimension,
+    #: its reductions through `ops.rms` / `ops.norm`, per-tensor values (B, 1, …, 1): `ops.Stacked`); None:
+    #: when it is element-wise (`stacks`)
+    stackable: ClassVar[bool | None] = None
     #: "native" or "float32" (see above); an instance setting of the stages that take it
     scalars: str = "native"
 
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         """Whether this step needs the tensors' own shapes (a stage may depend on a group flag)."""
         return self.shape_aware
+
+    def stacks(self, hp: Mapping[str, Any]) -> bool:
+        """Whether this step can run over a stack of same-shape tensors (`Chain.stacked`)."""
+        if self.stackable is not None:
+            return self.stackable
+        return not self.needs_shape(hp) and not self.per_tensor
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {}
@@ -159,6 +169,12 @@ class Chain(tuple):
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         return any(s.needs_shape(hp) for s in self)
 
+    @property
+    def shaped(self) -> bool:
+        """Whether a stage always needs shapes (Adafactor's factored moments): a contiguous group never runs
+        the chain by rows, and packs its slices without padding."""
+        return any(s.shape_aware for s in self)
+
     def flat(self, hp: Mapping[str, Any]) -> bool:
         """Whether the chain is element-wise this step, so that it can run over a whole contiguous group
         as one tensor (no shapes, no per-tensor reductions)."""
@@ -168,6 +184,12 @@ class Chain(tuple):
         """Whether the chain's only per-tensor reductions are norms this step (LAMB), so that a contiguous
         group's fused step can run it over the whole group with a norm per parameter's rows."""
         return not self.needs_shape(hp) and all(s.norms_only for s in self if s.per_tensor)
+
+    def stacked(self, hp: Mapping[str, Any]) -> bool:
+        """Whether the chain needs shapes this step and every stage can run over stacks of same-shape
+        tensors (Adafactor's factored moments), so that a contiguous group's fused step runs it over its
+        slices stacked by shape."""
+        return self.needs_shape(hp) and all(s.stacks(hp) for s in self)
 
     def around_norms(self) -> tuple["Chain", "Chain"]:
         """(the stages before the first per-tensor stage, the rest), formed once: `run_rows` runs them as

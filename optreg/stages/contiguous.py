@@ -4,7 +4,9 @@ per (dtype, device), so that one step of the chain is one call over the whole gr
     flat = [p₁ ·· | p₂ ·· | … | pₙ ··]     pᵢ.data, pᵢ.grad and pᵢ's state tensors are views of their slices
 
 Each slice starts at a multiple of BLOCK elements (the padding `··` stays zero), so that the buffers
-viewed as rows of BLOCK elements give every parameter whole rows.
+viewed as rows of BLOCK elements give every parameter whole rows; for a chain that always needs shapes
+(Adafactor), which never runs by rows, the slices follow each other without padding, so that the
+parameters of a stack of same shape are one contiguous (B, *shape) tensor.
 
 (OneFlow 0.9 `ContiguousParamsBuffer`.) `state_dict()`, checkpoints and `load_state_dict` see ordinary
 per-parameter tensors: a state that arrives from elsewhere (a loaded checkpoint, a lazily created
@@ -12,8 +14,9 @@ state) is copied into its slice. A step runs the chain once over the flat tensor
 parameter of the bucket has a dense gradient, the chain is element-wise (`Chain.flat`: no
 per-tensor norm, no shapes; under `fused` also a chain whose per-tensor reductions are norms, which
 are then sums of rows: `Chain.segmented`, the LAMBs) and the per-parameter 0-d state (Cerebras'
-beta powers and step counts) is equal across the bucket; otherwise it runs per tensor over the same
-views, with the same result.
+beta powers and step counts) is equal across the bucket; under `fused`, a chain that needs shapes
+(`Chain.stacked`, the Adafactors) runs over stacks of consecutive same-shape slices (`Bucket.stacks`),
+each state in a slot; otherwise it runs per tensor over the same views, with the same result.
 
 The parameters of a group then share one storage, as in OneFlow: a format that refuses shared
 storage (safetensors) needs the weights cloned first.
@@ -21,19 +24,25 @@ storage (safetensors) needs the weights cloned first.
 
 from __future__ import annotations
 
-from operator import is_, itemgetter
+from operator import is_, methodcaller
 from typing import Any, Mapping, Sequence
 
 import torch
 
 from optreg.stages.chain import Chain
-from optreg.stages.execute import BLOCK, run_flat, run_rows
+from optreg.stages.execute import BLOCK, alias, run_flat, run_rows, run_stacked
+
+
+#: a stack of same-shape slices (`Bucket.stacks`) holds at most this many elements, or one slice: a few
+#: MB, which the passes of a factored moment then find in the cache
+STACK_ELEMENTS = 1 << 21
 
 
 def whole(mode: str, chain: Chain, hp: Mapping[str, Any]) -> bool:
     """Whether this step of `chain` can run over a whole bucket at once: an element-wise chain in every
-    execution, a chain whose per-tensor reductions are norms under `fused`."""
-    return chain.flat(hp) or (mode == "fused" and chain.segmented(hp))
+    execution; under `fused`, a chain whose per-tensor reductions are norms, or one that needs shapes and
+    runs over stacks of same-shape slices (`Chain.stacked`)."""
+    return chain.flat(hp) or (mode == "fused" and (chain.segmented(hp) or chain.stacked(hp)))
 
 
 def eligible(p: torch.Tensor) -> bool:
@@ -45,15 +54,17 @@ def eligible(p: torch.Tensor) -> bool:
 
 class Bucket:
     """The flat buffers of one (dtype, device) of a group: parameters, gradients, and per state name
-    either a flat full-size buffer or, for 0-d state, a vector with one entry per parameter."""
+    either a flat full-size buffer or, for 0-d state, a vector with one entry per parameter; a state of
+    another shape (Adafactor's row and column moments) has a buffer of its own (`shaped`), its slices
+    in the parameters' order."""
 
-    def __init__(self, params: list[torch.Tensor]) -> None:
+    def __init__(self, params: list[torch.Tensor], align: int = BLOCK) -> None:
         self.params = params
         self.numels = [p.numel() for p in params]
-        #: where each slice starts (a multiple of BLOCK), and the buffers' length
+        #: where each slice starts (a multiple of `align`), and the buffers' length
         self.offsets = [0]
         for n in self.numels:
-            self.offsets.append(self.offsets[-1] + -(-n // BLOCK) * BLOCK)
+            self.offsets.append(self.offsets[-1] + -(-n // align) * align)
         like = params[0]
         self.flat = torch.zeros(self.offsets[-1], dtype=like.dtype, device=like.device)
         for p, view in zip(params, self._views(self.flat)):
@@ -66,6 +77,12 @@ class Bucket:
         self.state: dict[str, tuple[torch.Tensor, list[torch.Tensor | None]]] = {}
         #: state name -> how many parameters have it in their slice
         self.filled: dict[str, int] = {}
+        #: state name -> (buffer, the per-parameter views, where each starts, their shapes), for a state
+        #: whose shape is not its parameter's (made by `adopt_all`)
+        self.shaped: dict[str, tuple[torch.Tensor, list[torch.Tensor | None], list[int | None], list[Any]]] = {}
+        #: how many state tensors the slots hold, and the stacks of the last `run_stacked` (reset by a change)
+        self.held = 0
+        self.stack_plan: list[tuple] | None = None
         #: a state that cannot be flattened (another shape, dtype or device than its bucket's)
         self.irregular = False
         #: whether the per-parameter 0-d states agree (None: not known since the last change)
@@ -97,7 +114,8 @@ class Bucket:
                 continue
             scalar = value.dim() == 0
             if not scalar and value.shape != p.shape:
-                self.irregular = True
+                if not self._adopt_shaped(i, name, value, state):
+                    self.irregular = True
                 continue
             if slot is None:
                 size = len(self.params) if scalar else self.offsets[-1]
@@ -110,18 +128,74 @@ class Bucket:
             view = buffer[i] if scalar else buffer[self.offsets[i]:self.offsets[i] + self.numels[i]].view(p.shape)
             view.copy_(value)
             self.filled[name] = self.filled.get(name, 0) + (views[i] is None)
+            self.held += views[i] is None
             views[i] = state[name] = view
+            self.stack_plan = None
             if scalar:
                 self.uniform = None
+
+    def _adopt_shaped(self, i: int, name: str, value: torch.Tensor, state: dict[str, Any]) -> bool:
+        """Copy a state of another shape than its parameter's into its slice (False: it has none)."""
+        slot = self.shaped.get(name)
+        if slot is None:
+            return False
+        buffer, views, starts, shapes = slot
+        if views[i] is value:
+            return True
+        if shapes[i] != value.shape or (buffer.dtype, buffer.device) != (value.dtype, value.device):
+            return False
+        view = buffer[starts[i]:starts[i] + value.numel()].view(value.shape)
+        view.copy_(value)
+        self.held += views[i] is None
+        views[i] = state[name] = view
+        self.stack_plan = None
+        return True
+
+    def _shape_slots(self, states: Sequence[dict[str, Any]]) -> None:
+        """A buffer for each state name whose tensors have other shapes than their parameters (one dtype
+        and device: the first parameter's that has it), with a slice for each parameter that has it."""
+        for name in dict.fromkeys(n for st in states for n in st):
+            if name in self.shaped:
+                continue
+            values = [st.get(name) for st in states]
+            values = [v if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape != p.shape else None
+                      for v, p in zip(values, self.params)]
+            first = next((v for v in values if v is not None), None)
+            if first is None:
+                continue
+            starts: list[int | None] = []
+            end = 0
+            for v in values:
+                same = v is not None and (v.dtype, v.device) == (first.dtype, first.device)
+                starts.append(end if same else None)
+                end += v.numel() if same else 0
+            buffer = torch.zeros(end, dtype=first.dtype, device=first.device)
+            self.shaped[name] = (buffer, [None] * len(values), starts,
+                                 [v.shape if s is not None else None for v, s in zip(values, starts)])
+
+    def holds(self, states: Sequence[dict[str, Any]]) -> bool:
+        """Whether every state tensor of `states` (in the bucket's order) is already its slot's view."""
+        if self.irregular or sum(map(len, states)) != self.held:
+            return False
+        slots = [(n, slot[1]) for n, slot in self.state.items()] + [(n, slot[1]) for n, slot in self.shaped.items()]
+        return all(all(map(is_, map(methodcaller("get", name), states), views)) for name, views in slots)
 
     def adopt_all(self, states: Sequence[dict[str, Any]]) -> None:
         """`adopt` for every parameter (`states` in the bucket's order), after one pass of identity checks
         that finds the usual step, where every state is already in its slice, with nothing to do."""
-        if len(states[0]) == len(self.state) and all(
-                all(map(is_, [st.get(name) for st in states], views)) for name, (_, views) in self.state.items()):
+        if self.holds(states):
             return
+        self._shape_slots(states)
         for i, st in enumerate(states):
             self.adopt(i, st)
+
+    def ready(self, mode: str, chain: Chain, hp: Mapping[str, Any], states: Sequence[dict[str, Any]]) -> bool:
+        """Whether this step can run over the whole bucket (its state adopted): a chain over stacks needs
+        every state tensor in a slot; the flat and row steps also need every parameter to have each state
+        and its 0-d states to agree."""
+        if not chain.flat(hp) and not chain.segmented(hp):
+            return self.holds(states)
+        return self.complete(chain.state_names) and self.agrees()
 
     def complete(self, names: Sequence[str]) -> bool:
         """Every parameter has each of `names` (that any has) in its slice."""
@@ -143,6 +217,12 @@ class Bucket:
             torch._foreach_copy_([v for v, _ in moved], [g for _, g in moved])
             for p, view in zip(self.params, self.grads):
                 p.grad = view
+        if not chain.flat(hp) and not chain.segmented(hp):   # over stacks of same-shape slices
+            if self.stack_plan is None:
+                self.stack_plan = self.stacks(chain.state_names)
+            run_stacked(chain, self.stack_plan, hp)
+            self.runs += 1
+            return
         names = [n for n in chain.state_names if n in self.state]
         state = {n: [self.state[n][0] if self.state[n][1][0].dim() else self.state[n][1][0]] for n in names}
         if chain.flat(hp):
@@ -165,16 +245,80 @@ class Bucket:
                 buffer[1:].copy_(buffer[0].expand(len(views) - 1))
 
 
+    def _slot(self, name: str, i: int) -> tuple[torch.Tensor, int, tuple[int, ...], int, torch.dtype] | None:
+        """Where parameter i's state `name` lies: (buffer, start, shape, the distance to the next
+        parameter's slice when they stack, dtype); None when it has none. A 0-d state has shape ()."""
+        slot = self.state.get(name)
+        if slot is not None and slot[1][i] is not None:
+            if slot[1][i].dim() == 0:
+                return slot[0], i, (), 1, slot[0].dtype
+            return slot[0], self.offsets[i], tuple(self.params[i].shape), self.offsets[i + 1] - self.offsets[i], slot[0].dtype
+        slot = self.shaped.get(name)
+        if slot is not None and slot[1][i] is not None:
+            shape = tuple(slot[3][i])
+            return slot[0], slot[2][i], shape, slot[1][i].numel(), slot[0].dtype
+        return None
+
+    def stacks(self, names: Sequence[str]) -> list[tuple]:
+        """The bucket as stacks of consecutive same-shape parameters with the same state (at most
+        STACK_ELEMENTS elements each, or one parameter): per stack the names of its state, (B, *shape)
+        views of the parameters, gradients and each state (0-d states as (B, 1, …, 1)), and whether it is
+        stacked (a parameter alone has views of its own shapes, which the per-tensor compiled chain takes)."""
+        out = []
+        n = len(self.params)
+        i = 0
+        while i < n:
+            shape = tuple(self.params[i].shape)
+            kind = [(name, (v[2], v[3], v[4]) if v else None) for name in names for v in [self._slot(name, i)]]
+            pitch = self.offsets[i + 1] - self.offsets[i]
+            most = max(1, STACK_ELEMENTS // pitch)
+            j = i + 1
+            while j < n and j - i < most and tuple(self.params[j].shape) == shape and all(
+                    (None if v is None else (v[2], v[3], v[4])) == k for (name, k) in kind
+                    for v in [self._slot(name, j)]):
+                j += 1
+            # a compiled stack shares its matrices among the threads (Inductor fuses a matrix's loops into one
+            # loop over the stack): a multiple of the thread count, and a matrix alone runs unstacked
+            threads = torch.get_num_threads()
+            if j - i > threads:
+                j -= (j - i) % threads
+            b = j - i
+            held = tuple(name for name, k in kind if k is not None)
+            lead = (b,) if b > 1 else ()
+            states = []
+            for name in held:
+                buffer, start, sshape, step, _ = self._slot(name, i)
+                size = sshape if sshape or not lead else tuple([1] * len(shape))   # a 0-d state: (B, 1, …, 1)
+                view = alias(buffer, start, (*lead, *size), (step,) * len(lead) + _strides(size))
+                for d in range(1, view.dim() if lead and not sshape else 1):
+                    torch._dynamo.mark_static(view, d)   # its sizes 1 are not dynamic sizes
+                states.append(view)
+            params = alias(self.flat, self.offsets[i], (*lead, *shape), (pitch,) * len(lead) + _strides(shape))
+            grads = alias(self.grad, self.offsets[i], (*lead, *shape), (pitch,) * len(lead) + _strides(shape))
+            out.append((held, params, grads, states, b > 1))
+            i = j
+        return out
+
+
+def _strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of `shape`."""
+    out, step = [], 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= size
+    return tuple(reversed(out))
+
+
 class Contiguous:
     """A group's buckets; `step` runs the flat buckets and returns what must run per tensor."""
 
-    def __init__(self, params: Sequence[torch.Tensor]) -> None:
+    def __init__(self, params: Sequence[torch.Tensor], align: int = BLOCK) -> None:
         self.params = list(params)
         by_kind: dict[Any, list[torch.Tensor]] = {}
         for p in params:
             if eligible(p):
                 by_kind.setdefault((p.dtype, p.device), []).append(p)
-        self.buckets = [Bucket(ps) for ps in by_kind.values()]
+        self.buckets = [Bucket(ps, align) for ps in by_kind.values()]
         self.where = {p: (b, i) for b in self.buckets for i, p in enumerate(b.params)}
         #: whether the last step ran the group's only bucket flat, every parameter in it (`steady`)
         self.flat_last = False
@@ -194,9 +338,7 @@ class Contiguous:
                 and all(map(is_, [p.grad for p in params], bucket.grads))):
             return False
         states = list(map(state.get, params))
-        if None in states or set(map(len, states)) != {len(bucket.state)}:
-            return False
-        return all(all(map(is_, map(itemgetter(name), states), views)) for name, (_, views) in bucket.state.items())
+        return None not in states and bucket.holds(states)
 
     def rerun(self, mode: str, chain: Chain, hp: dict[str, Any]) -> bool:
         """The flat step of a `steady` group (False, doing nothing, when this step's options take the
@@ -215,7 +357,7 @@ class Contiguous:
                 and all(map(is_, params, self.buckets[0].params)):  # the usual step: one bucket, every gradient
             bucket = self.buckets[0]
             bucket.adopt_all(states)
-            if flat and bucket.complete(chain.state_names) and bucket.agrees():
+            if flat and bucket.ready(mode, chain, hp, states):
                 bucket.run(mode, chain, hp)
                 self.flat_last = len(self.params) == len(bucket.params)
                 return [], [], []
@@ -223,20 +365,25 @@ class Contiguous:
             self.flat_last = False
             return params, grads, states
         self.flat_last = False
-        seen: dict[int, int] = {}
+        mine = {id(b): [None] * len(b.params) for b in self.buckets}
         for p, st in zip(params, states):
             spot = self.where.get(p)
             if spot is not None:
-                bucket, i = spot
-                bucket.adopt(i, st)
-                seen[id(bucket)] = seen.get(id(bucket), 0) + 1
+                mine[id(spot[0])][spot[1]] = st
         ran = set()
         for bucket in self.buckets:
-            if flat and seen.get(id(bucket)) == len(bucket.params) and bucket.complete(chain.state_names) \
-                    and bucket.agrees():
-                bucket.run(mode, chain, hp)
-                ran.add(id(bucket))
-            elif seen.get(id(bucket)):
+            have = mine[id(bucket)]
+            if None not in have:
+                bucket.adopt_all(have)
+                if flat and bucket.ready(mode, chain, hp, have):
+                    bucket.run(mode, chain, hp)
+                    ran.add(id(bucket))
+                    continue
+            else:
+                for i, st in enumerate(have):
+                    if st is not None:
+                        bucket.adopt(i, st)
+            if any(st is not None for st in have):
                 bucket.uniform = None  # a per-tensor step may advance some 0-d states and not others
         if not ran:
             return params, grads, states

@@ -21,7 +21,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
-from optreg.stages.ops import EAGER, FOREACH, TRACED, Rows, row_squares
+from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, row_squares
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
@@ -151,6 +151,7 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
 
     part="before": the chain's update is written into a buffer passed after the scalars (`run_rows`)
     part="rows":   over a contiguous group's rows (`Rows`), with the row owners and the parameter count
+    part="stacked": over stacks of same-shape slices of a contiguous group (`Stacked`)
     """
     key = (chain.key(), static, layout, names, flat, width, part)
     fn = _COMPILED.get(key)
@@ -165,7 +166,7 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
                 hp = dict(fixed)
                 for name, where in layout:
                     hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
-                ops = TRACED
+                ops = STACKED if part == "stacked" else TRACED
                 if part == "rows":
                     owner, count, ones, *sums = extra
                     ops = Rows(owner, count, ones, tuple(zip((u[0], params[0]), sums)))
@@ -359,6 +360,26 @@ def run_rows(chain: Chain, param: torch.Tensor, grad: torch.Tensor, state: Mappi
         u = [out]
     _call(_compiled(after, static, layout, names, True, 1, "rows"), param.dtype,
           params, u, states, packed, (owner, count, ones, *sums))
+
+
+def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
+    """A strided view of `buffer` that is not an autograd view (as `flat_alias`)."""
+    out = torch.empty(0, dtype=buffer.dtype, device=buffer.device)
+    return out.set_(buffer.untyped_storage(), buffer.storage_offset() + start, tuple(size), tuple(stride))
+
+
+def run_stacked(chain: Chain, stacks: Sequence[tuple], hp: Mapping[str, Any]) -> None:
+    """A chain that needs shapes (Adafactor) over a contiguous group's slices stacked by shape, fused: one
+    compiled call per stack of B same-shape parameters, the parameters, gradients and state (B, *shape)
+    views of their buffers (`Bucket.stacks`). A stack is a few MB, so the passes that a factored moment
+    makes over a matrix after the first find it in the cache."""
+    static, layout, values = split_hp(hp)
+    packed = None
+    for names, params, grads, states, stacked in stacks:
+        if packed is None:
+            packed = _packed(values, params.device)
+        fn = _compiled(chain, static, layout, names, False, 1, "stacked" if stacked else "")
+        _call(fn, params.dtype, [params], [grads], [[v] for v in states], packed)
 
 
 def _call(fn, dtype: torch.dtype, *args):

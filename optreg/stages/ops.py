@@ -33,6 +33,8 @@ class Ops:
     """Per-tensor loop over lists (the Eager and Traced executions)."""
 
     name = "eager"
+    #: whether the operations are traced for torch.compile (a stage may then pick a form that fuses better)
+    compiled = False
 
     # -- arithmetic, in place -----------------------------------------------------------------
     def mul_(self, xs: Tensors, s: Any) -> Tensors:
@@ -149,6 +151,10 @@ class Ops:
         """A host scalar as this execution passes it (a float here)."""
         return value
 
+    def materialize(self, x: torch.Tensor) -> torch.Tensor:
+        """`x` computed once, into a buffer of its own (the Traced execution; here it already is)."""
+        return x
+
 
 @torch.library.custom_op("optreg::vector_norm", mutates_args=())
 def _vector_norm(x: torch.Tensor) -> torch.Tensor:
@@ -171,10 +177,29 @@ class Traced(Ops):
         return [torch.ops.optreg.vector_norm(x) for x in xs]
 
     def realize(self, values):
-        """Per-tensor scalars computed once per call: a 0-d result goes through a reduction (the max of
-        16 copies of itself, exact), which Inductor keeps as a buffer instead of recomputing its
-        arithmetic for every element (reductions of 8 elements or fewer it would unroll and inline)."""
-        return [v.reshape(1).expand(16).amax() if isinstance(v, torch.Tensor) else v for v in values]
+        """Values computed once per call (per-tensor scalars, a factored moment's row and column factors):
+        each element goes through a reduction (the max of 16 copies of itself, exact), which Inductor
+        keeps as a buffer instead of recomputing its arithmetic for every element of the tensors that
+        read it (reductions of 8 elements or fewer it would unroll and inline)."""
+        return [realized(v) if isinstance(v, torch.Tensor) else v for v in values]
+
+    compiled = True
+
+    def materialize(self, x):
+        return torch.ops.optreg.materialize(x)
+
+    def member_sum(self, t, like):
+        """The sum of `t` over a tensor of the call (`like`): all of it, a 0-d tensor."""
+        return t.sum()
+
+    def member_numel(self, like):
+        """The number of elements of a tensor of the call."""
+        return like.numel()
+
+    def rms(self, xs):
+        """The root mean square of each tensor, its squares summed along the last dimension first
+        (`sum_squares`)."""
+        return [(sum_squares(x) / x.numel()).sqrt().to(x.dtype) for x in xs]
 
     def mul_(self, xs, s):
         """As eager: a host scalar times a 0-d state (Cerebras' beta powers) in the state's precision
@@ -191,6 +216,69 @@ class Traced(Ops):
             w = _pick(weight, i)
             x.lerp_(ys[i], w) if _is_number(w) else x.add_((ys[i] - x) * w)
         return xs
+
+
+def realized(v: torch.Tensor) -> torch.Tensor:
+    """`v` as a buffer of its own under Inductor: a 0-d value the max of 16 copies of itself (exact), a
+    vector an opaque copy (`optreg::materialize`)."""
+    if v.dim() == 0:
+        return v.reshape(1).expand(16).amax()
+    return torch.ops.optreg.materialize(v)
+
+
+@torch.library.custom_op("optreg::materialize", mutates_args=())
+def _materialize(x: torch.Tensor) -> torch.Tensor:
+    """A copy that Inductor cannot look into, so that what computes `x` runs once, into a buffer (the
+    max-of-copies form that 0-d values take trips Inductor 2.13's CPU outer-loop fusion on vectors:
+    `KeyError` in `try_outer_loop_fusion_with_local_buf`)."""
+    return x.clone()
+
+
+@_materialize.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+def sum_squares(x: torch.Tensor, keep: int = 0) -> torch.Tensor:
+    """Σ x² over all but the first `keep` dimensions, in float32 (float64 for float64), the last dimension
+    first: as a chain of row sums Inductor makes one vectorized loop over rows, several times faster on
+    a CPU than its loop for a reduction over several dimensions at once."""
+    s = x * x
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if s.dim() <= keep:
+        return s.to(acc)
+    s = s.sum(-1, dtype=acc)
+    while s.dim() > keep:
+        s = s.sum(-1)
+    return s
+
+
+class Stacked(Traced):
+    """The Traced execution over stacks of same-shape tensors (a contiguous group's slices viewed as one
+    (B, *shape) tensor, `optreg.stages.contiguous`): a per-tensor reduction reduces each of the B
+    tensors, and per-tensor values are (B, 1, …, 1) tensors that broadcast over their stack."""
+
+    name = "fused, stacked"
+
+    def norm(self, xs):
+        return [_per_member(sum_squares(x, keep=1), x).sqrt().to(x.dtype) for x in xs]
+
+    def rms(self, xs):
+        return [(_per_member(sum_squares(x, keep=1), x) / x[0].numel()).sqrt().to(x.dtype) for x in xs]
+
+    def member_sum(self, t, like):
+        """The sum of `t` over each member of the stack `like`, as (B, 1, …, 1)."""
+        while t.dim() > 1:
+            t = t.sum(-1)
+        return _per_member(t, like)
+
+    def member_numel(self, like):
+        return like[0].numel()
+
+
+def _per_member(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A (B,) vector of per-member values as (B, 1, …, 1), to broadcast over the stack `x`."""
+    return v.reshape(v.shape[0], *([1] * (x.dim() - 1)))
 
 
 def row_squares(x: torch.Tensor) -> torch.Tensor:
@@ -345,7 +433,7 @@ class Foreach(Ops):
         return list(torch._foreach_norm(xs))
 
 
-EAGER, FOREACH, TRACED = Ops(), Foreach(), Traced()
+EAGER, FOREACH, TRACED, STACKED = Ops(), Foreach(), Traced(), Stacked()
 
 
 def as_list(values: Sequence[Any]) -> list[Any]:

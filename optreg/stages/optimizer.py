@@ -27,7 +27,7 @@ from optreg.core.optimizer import Optimizer, closure_loss
 from optreg.errors import ConfigError
 from optreg.stages.chain import Chain, Stage
 from optreg.stages.contiguous import Contiguous
-from optreg.stages.execute import check_fused, execute, run_eager
+from optreg.stages.execute import BLOCK, check_fused, execute, run_eager
 
 #: the parameters of a part of a group, and the settings its stages read (`ChainOptimizer.parts`)
 Part = tuple[list[torch.Tensor], dict[str, Any]]
@@ -135,6 +135,6 @@ class ChainOptimizer(Optimizer):
         mode = self.execution(group)
         if group.get("contiguous_params"):
             if layout is None or not layout.fits(members):
-                layout = layouts[key] = Contiguous(members)
+                layout = layouts[key] = Contiguous(members, align=1 if self.chain.shaped else BLOCK)
             params, grads, states = layout.step(mode, self.chain, params, grads, states, hp)
         plans[key] = execute(mode, self.chain, params, grads, states, hp, plans.get(key))
