@@ -367,3 +367,32 @@ def test_the_clipping_rms_of_a_fused_factored_moment_comes_from_its_column_pass(
     matrices = [i for i, p in enumerate(_Stacks().weights) if p.dim() >= 2]
     for i in matrices:
         torch.testing.assert_close(scaled[i] * 4, base[i], rtol=1e-5, atol=0)
+
+
+def test_stacks_of_many_ranks_and_sizes_of_one_compile_within_dynamos_limits():
+    """Stacks of every rank from 2 to 5, with sizes of 1 in each place, in float32 and bfloat16 and across a
+    change of the thread count: each rank has a compiled function of its own and a plan's first run traces
+    under the shape settings, so no pattern exhausts Dynamo's recompile limit (a hard error under fullgraph)."""
+    shapes = [(6, 4), (1, 6), (6, 1), (3, 4, 2), (1, 4, 2), (3, 1, 2), (3, 4, 1), (2, 3, 2, 2), (2, 3, 1, 2),
+              (2, 3, 2, 1), (2, 2, 2, 2, 2)]
+    g = torch.Generator().manual_seed(0)
+    plain = [torch.nn.Parameter(torch.randn(s, generator=g, dtype=d)) for d in (torch.float32, torch.bfloat16)
+             for s in shapes for _ in range(2)]
+    flat = [torch.nn.Parameter(p.detach().clone()) for p in plain]
+    a = optreg.configure_optimizer("cerebras.Adafactor", plain, lr=1e-2)
+    b = optreg.configure_optimizer("cerebras.Adafactor", flat, lr=1e-2, fused=True, contiguous_params=True)
+    threads = torch.get_num_threads()
+    try:
+        for step in range(3):
+            if step == 2:
+                torch.set_num_threads(1)
+            for params, opt in ((plain, a), (flat, b)):
+                gs = torch.Generator().manual_seed(10 + step)
+                for p in params:
+                    p.grad = torch.randn(p.shape, generator=gs, dtype=p.dtype)
+                opt.step()
+    finally:
+        torch.set_num_threads(threads)
+    assert [bucket.runs for bucket in _buckets(b)] == [3, 3]
+    worst = max(((x - y).abs().max() / x.abs().max()).item() for x, y in zip(plain[:22], flat[:22]))
+    assert worst <= 1e-6

@@ -83,6 +83,8 @@ class Bucket:
         #: how many state tensors the slots hold, and the stacks of the last `run_stacked` (reset by a change)
         self.held = 0
         self.stack_plan: list[tuple] | None = None
+        self.stack_warm = False
+        self.stack_threads = 0
         #: a state that cannot be flattened (another shape, dtype or device than its bucket's)
         self.irregular = False
         #: whether the per-parameter 0-d states agree (None: not known since the last change)
@@ -218,9 +220,11 @@ class Bucket:
             for p, view in zip(self.params, self.grads):
                 p.grad = view
         if not chain.flat(hp) and not chain.segmented(hp):   # over stacks of same-shape slices
-            if self.stack_plan is None:
-                self.stack_plan = self.stacks(chain.state_names)
-            run_stacked(chain, self.stack_plan, hp)
+            if self.stack_plan is None or self.stack_threads != torch.get_num_threads():
+                self.stack_plan, self.stack_warm = self.stacks(chain.state_names), False
+                self.stack_threads = torch.get_num_threads()
+            run_stacked(chain, self.stack_plan, hp, self.stack_warm)
+            self.stack_warm = True
             self.runs += 1
             return
         names = [n for n in chain.state_names if n in self.state]

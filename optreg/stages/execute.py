@@ -166,7 +166,7 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
                 hp = dict(fixed)
                 for name, where in layout:
                     hp[name] = tuple(packed[i] for i in where) if isinstance(where, tuple) else packed[where]
-                ops = STACKED if part == "stacked" else TRACED
+                ops = STACKED if part.startswith("stacked") else TRACED
                 if part == "rows":
                     owner, count, ones, *sums = extra
                     ops = Rows(owner, count, ones, tuple(zip((u[0], params[0]), sums)))
@@ -368,18 +368,21 @@ def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequenc
     return out.set_(buffer.untyped_storage(), buffer.storage_offset() + start, tuple(size), tuple(stride))
 
 
-def run_stacked(chain: Chain, stacks: Sequence[tuple], hp: Mapping[str, Any]) -> None:
+def run_stacked(chain: Chain, stacks: Sequence[tuple], hp: Mapping[str, Any], warm: bool = False) -> None:
     """A chain that needs shapes (Adafactor) over a contiguous group's slices stacked by shape, fused: one
     compiled call per stack of B same-shape parameters, the parameters, gradients and state (B, *shape)
     views of their buffers (`Bucket.stacks`). A stack is a few MB, so the passes that a factored moment
     makes over a matrix after the first find it in the cache."""
     static, layout, values = split_hp(hp)
     packed = None
-    for names, params, grads, states, stacked in stacks:
-        if packed is None:
-            packed = _packed(values, params.device)
-        fn = _compiled(chain, static, layout, names, False, 1, "stacked" if stacked else "")
-        _call(fn, params.dtype, [params], [grads], [[v] for v in states], packed)
+    # a plan's first run traces each rank, dtype and pattern of sizes 1 under the shape settings (`warm`:
+    # it has run); each rank of stack has a compiled function (and recompile budget) of its own
+    with contextlib.nullcontext() if warm else _shape_settings():
+        for names, params, grads, states, stacked in stacks:
+            if packed is None:
+                packed = _packed(values, params.device)
+            fn = _compiled(chain, static, layout, names, False, 1, f"stacked{params.dim()}" if stacked else "")
+            fn([params], [grads], [[v] for v in states], packed)
 
 
 def _call(fn, dtype: torch.dtype, *args):
