@@ -110,7 +110,7 @@ class FactoredSecondMoment(Stage):
                 # the stored moment as a buffer under fused: read by the clipping's reduction and by the update,
                 # a stack's (B, n) moment trips Inductor 2.13's CPU outer-loop fusion (`ops.realized`); and
                 # read back from the stored tensor, it keeps `compression`'s float16 rounding
-                out.append(ops.materialize(v).to(g.dtype).rsqrt() * g)
+                out.append(ops.realize([v])[0].to(g.dtype).rsqrt() * g)
         b.u = out
         if rms:
             b.slots["rms_u"] = (out, rms)

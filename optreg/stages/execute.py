@@ -193,6 +193,12 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
     return fn
 
 
+def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
+    """A strided view of `buffer` that is not an autograd view (every tensor of a compiled call: `flat_alias`)."""
+    out = torch.empty(0, dtype=buffer.dtype, device=buffer.device)
+    return out.set_(buffer.untyped_storage(), buffer.storage_offset() + start, tuple(size), tuple(stride))
+
+
 def flat_alias(t: torch.Tensor) -> torch.Tensor:
     """A 1-D tensor on `t`'s memory that is not an autograd view (a 0-d tensor: `t.detach()`).
 
@@ -202,8 +208,7 @@ def flat_alias(t: torch.Tensor) -> torch.Tensor:
     """
     if t.dim() == 0:
         return t.detach()
-    out = torch.empty(0, dtype=t.dtype, device=t.device)
-    return out.set_(t.untyped_storage(), t.storage_offset(), (t.numel(),), (1,))
+    return alias(t, 0, (t.numel(),), (1,))
 
 
 def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool) -> torch.Tensor:
@@ -326,8 +331,7 @@ def row_alias(t: torch.Tensor) -> torch.Tensor:
     then indexes rows without dividing); a 0-d tensor: `t.detach()`."""
     if t.dim() == 0:
         return t.detach()
-    out = torch.empty(0, dtype=t.dtype, device=t.device)
-    out.set_(t.untyped_storage(), t.storage_offset(), (t.numel() // BLOCK, BLOCK), (BLOCK, 1))
+    out = alias(t, 0, (t.numel() // BLOCK, BLOCK), (BLOCK, 1))
     torch._dynamo.mark_static(out, 1)
     return out
 
@@ -360,12 +364,6 @@ def run_rows(chain: Chain, param: torch.Tensor, grad: torch.Tensor, state: Mappi
         u = [out]
     _call(_compiled(after, static, layout, names, True, 1, "rows"), param.dtype,
           params, u, states, packed, (owner, count, ones, *sums))
-
-
-def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
-    """A strided view of `buffer` that is not an autograd view (as `flat_alias`)."""
-    out = torch.empty(0, dtype=buffer.dtype, device=buffer.device)
-    return out.set_(buffer.untyped_storage(), buffer.storage_offset() + start, tuple(size), tuple(stride))
 
 
 def run_stacked(chain: Chain, stacks: Sequence[tuple], hp: Mapping[str, Any], warm: bool = False) -> None:

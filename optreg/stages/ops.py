@@ -151,10 +151,6 @@ class Ops:
         """A host scalar as this execution passes it (a float here)."""
         return value
 
-    def materialize(self, x: torch.Tensor) -> torch.Tensor:
-        """`x` computed once, into a buffer of its own (the Traced execution; here it already is)."""
-        return x
-
 
 @torch.library.custom_op("optreg::vector_norm", mutates_args=())
 def _vector_norm(x: torch.Tensor) -> torch.Tensor:
@@ -177,16 +173,11 @@ class Traced(Ops):
         return [torch.ops.optreg.vector_norm(x) for x in xs]
 
     def realize(self, values):
-        """Values computed once per call (per-tensor scalars, a factored moment's row and column factors):
-        each element goes through a reduction (the max of 16 copies of itself, exact), which Inductor
-        keeps as a buffer instead of recomputing its arithmetic for every element of the tensors that
-        read it (reductions of 8 elements or fewer it would unroll and inline)."""
+        """Values computed once per call (per-tensor scalars, a factored moment's factors) into buffers
+        that Inductor does not recompute for every element of the tensors that read them (`realized`)."""
         return [realized(v) if isinstance(v, torch.Tensor) else v for v in values]
 
     compiled = True
-
-    def materialize(self, x):
-        return torch.ops.optreg.materialize(x)
 
     def member_sum(self, t, like):
         """The sum of `t` over a tensor of the call (`like`): all of it, a 0-d tensor."""
