@@ -124,6 +124,38 @@ def test_frozen_non_contiguous_and_other_dtype_parameters():
         {b.flat.untyped_storage().data_ptr() for b in buckets}
 
 
+@pytest.mark.parametrize("name, options", [
+    ("oneflow.AdamW", {"lr": 0.1}),
+    ("cerebras.Adam", {"lr": 0.1, "fused": True}),
+    ("mindspore.Lamb", {"learning_rate": 0.1, "fused": True}),
+    ("mindspore.AdaFactor", {}),
+    ("mindspore.AdaFactor", {"fused": True}),
+])
+@pytest.mark.parametrize("shapes", [[(7,), (), (8, 5), (7,)], [(), (7,), (8, 5)]])
+def test_a_0d_parameter_keeps_its_own_storage(name, options, shapes):
+    """A 0-d parameter's state is 0-d like a per-parameter scalar (Cerebras' step), so it stays out of
+    the buffer and steps on its own; the rest of the group still steps over the buffer."""
+    torch.manual_seed(0)
+    flat_params = [torch.nn.Parameter(torch.randn(s)) for s in shapes]
+    plain_params = [torch.nn.Parameter(p.detach().clone()) for p in flat_params]
+    flat = optreg.configure_optimizer(name, flat_params, contiguous_params=True, **options)
+    plain = optreg.configure_optimizer(name, plain_params, **options)
+    for step in range(4):
+        grads = [torch.randn(s, generator=torch.Generator().manual_seed(10 * step + i)) for i, s in enumerate(shapes)]
+        for params, opt in ((flat_params, flat), (plain_params, plain)):
+            for p, g in zip(params, grads):
+                p.grad = g.clone()
+            opt.step()
+        for a, b in zip(flat_params, plain_params):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+    (bucket,) = _buckets(flat)
+    scalar = shapes.index(())
+    over_stacks_only = name.endswith("AdaFactor")  # a chain that needs shapes runs whole only when fused
+    assert [tuple(p.shape) for p in bucket.params] == [s for s in shapes if s != ()]
+    assert bucket.runs == (0 if over_stacks_only and not options.get("fused") else 4)
+    assert flat_params[scalar].untyped_storage().data_ptr() != bucket.flat.untyped_storage().data_ptr()
+
+
 def test_contiguous_params_must_be_a_bool():
     with pytest.raises(optreg.ConfigError) as info:
         optreg.configure_optimizer("oneflow.AdamW", _model(), contiguous_params="sometimes")
@@ -330,6 +362,29 @@ def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, mon
     assert _buckets(resumed)[0].runs == 2
     worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
     assert worst <= 1e-6
+
+
+@pytest.mark.parametrize("missing", [[0], [1, 6, 14]], ids=["first", "several"])
+def test_a_partial_step_takes_a_fused_adafactor_off_its_stacks_for_that_step_only(missing):
+    """A step where some parameters have no gradient (the first one, or one mid-training) steps per tensor;
+    the next steps with every gradient run over the stacks again, their states now in the slots."""
+    plain_model, flat_model = _Stacks(), _Stacks()
+    options = {"weight_decay": 0.1, "clip_threshold": 0.5}
+    plain = optreg.configure_optimizer("mindspore.AdaFactor", plain_model.parameters(), **options)
+    flat = optreg.configure_optimizer("mindspore.AdaFactor", flat_model.parameters(), fused=True,
+                                      contiguous_params=True, **options)
+    partial, runs = (0, 3), []
+    for step in range(6):
+        for model, opt in ((plain_model, plain), (flat_model, flat)):
+            model.grads(step)
+            for i in missing if step in partial else ():
+                model.weights[i].grad = None
+            opt.step()
+        (bucket,) = _buckets(flat)
+        runs.append(bucket.runs)
+    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    assert worst <= 1e-6, f"fused differs from eager by {worst:.2e} (relative)"
+    assert not bucket.irregular and runs == [0, 1, 2, 2, 3, 4], runs
 
 
 def test_the_clipping_rms_of_a_fused_factored_moment_comes_from_its_column_pass(monkeypatch):

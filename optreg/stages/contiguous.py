@@ -46,10 +46,11 @@ def whole(mode: str, chain: Chain, hp: Mapping[str, Any]) -> bool:
 
 
 def eligible(p: torch.Tensor) -> bool:
-    """A plain dense, contiguous tensor that autograd gives a gradient (DTensors, subclasses, frozen
-    and channels-last parameters keep their own storage)."""
+    """A plain dense, contiguous tensor of at least one dimension that autograd gives a gradient
+    (DTensors, subclasses, frozen, channels-last and 0-d parameters keep their own storage: a 0-d
+    parameter's state would be taken for a per-parameter scalar)."""
     return (type(p) in (torch.Tensor, torch.nn.Parameter) and p.layout == torch.strided and p.requires_grad
-            and p.numel() > 0 and p.is_contiguous())
+            and p.dim() > 0 and p.numel() > 0 and p.is_contiguous())
 
 
 class Bucket:
@@ -187,6 +188,7 @@ class Bucket:
         that finds the usual step, where every state is already in its slice, with nothing to do."""
         if self.holds(states):
             return
+        self.irregular = False   # found again by `adopt`: an early partial step does not last
         self._shape_slots(states)
         for i, st in enumerate(states):
             self.adopt(i, st)
