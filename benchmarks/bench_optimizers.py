@@ -6,11 +6,12 @@ benchmarks/bench_thor.py).
 All optimizers step the same 25M float32 parameters on the CPU, in 100 tensors and in 1,000 tensors.
 Rounds are interleaved: each round times an in-place add, then steps every optimizer of an entry once
 in each tensor count (ours in each execution, torch's fused AdamW and the peer beside them), so that
-all see the same machine load; the table gives medians. The roofline is the bytes a step must move
-at least (read w and g, write w, read and write each state tensor) at the bandwidth of a large
-in-place add (read a, read b, write a): the median of the adds of all rounds, the statistic the
-steps are given in (the best add, a burst of a shared machine, is reported beside it). `fused`
-also reports its first step (the compile) separately.
+all see the same machine load. The roofline is the bytes a step must move at least (read w and g,
+write w, read and write each state tensor) at the bandwidth of a large in-place add (read a, read b,
+write a). Every ratio is taken within a round and the table gives its median over the rounds: a
+step's share of the roofline against the add of its own round, and its `× AdamW` against torch's
+fused AdamW timed in the same round, so that a slow or fast stretch of a shared machine (which moves
+both) cancels. `fused` also reports its first step (the compile) separately.
 
 `contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
 one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);
@@ -128,13 +129,25 @@ class Row:
     bytes: int = 0
     times: list[float] = field(default_factory=list)
     first: float | None = None
+    #: per round, beside each of `times`: the in-place add's bandwidth, and torch's fused AdamW's time
+    bws: list[float] = field(default_factory=list)
+    adamw: list[float] = field(default_factory=list)
 
     @property
     def ms(self) -> float:
         return 1e3 * statistics.median(self.times)
 
-    def fraction(self, bw: float) -> float:
-        return self.bytes / (self.ms / 1e3) / bw
+    def fraction(self) -> float:
+        """The median over rounds of the step's share of its round's roofline."""
+        return statistics.median(self.bytes / t / bw for t, bw in zip(self.times, self.bws))
+
+    def over(self, times: list[float], nbytes: int) -> float:
+        """The median over rounds of the step's traffic per second over another step's, timed in the same
+        rounds (`times`, moving `nbytes`): its roofline share over the other's."""
+        return statistics.median(self.bytes * o / (t * nbytes) for t, o in zip(self.times, times))
+
+    def record(self, seconds: float) -> None:
+        self.times.append(seconds)
 
 
 def _copy(params: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -204,13 +217,16 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
             for _ in range(rounds):
                 samples.append(bandwidth(quick, 1))
                 for count in counts:
+                    timed = []
                     for ex, opt in opts[count].items():
                         for p, g in zip(own_params[count][ex], fresh[count].get(ex, ())):
                             p.grad = g
-                        own[count][ex].times.append(_timed(opt.step))
-                    ref_rows[count]["torch.AdamW (fused)"].times.append(_timed(refs[count]["torch.AdamW (fused)"].step))
+                        own[count][ex].record(_timed(opt.step))
+                        timed.append(own[count][ex])
                     if peer:
-                        ref_rows[count][peer].times.append(_timed(refs[count][peer].step))
+                        ref_rows[count][peer].record(_timed(refs[count][peer].step))
+                        timed.append(ref_rows[count][peer])
+                    _beside(timed, ref_rows[count], refs[count], samples[-1])
         for count in counts:
             rows += own[count].values()
             print(f"{name} ({count} tensors): " + ", ".join(
@@ -220,11 +236,24 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
     for _ in range(rounds):
         samples.append(bandwidth(quick, 1))
         for count in counts:
+            timed = []
             for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
-                ref_rows[count][k].times.append(_timed(refs[count][k].step))
+                ref_rows[count][k].record(_timed(refs[count][k].step))
+                timed.append(ref_rows[count][k])
+            _beside(timed, ref_rows[count], refs[count], samples[-1])
     for count in counts:
         rows += [r for r in ref_rows[count].values() if r.times]
     return samples, rows
+
+
+def _beside(timed: list[Row], ref_rows: dict[str, Row], refs: dict[str, Any], bw: float) -> None:
+    """Time torch's fused AdamW once more in this round, and note it and the round's bandwidth beside the
+    step just recorded by each row of `timed` (and AdamW's own)."""
+    adamw = ref_rows["torch.AdamW (fused)"]
+    adamw.record(_timed(refs["torch.AdamW (fused)"].step))
+    for r in timed + [adamw]:
+        r.bws.append(bw)
+        r.adamw.append(adamw.times[-1])
 
 
 def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int) -> str:
@@ -235,8 +264,9 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
         f"({platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__.split('+')[0]}), "
         f"medians of {rounds} round{'s' if rounds != 1 else ''}; roofline: an in-place add "
         f"timed once in every round, median {bw / 1e9:.1f} GB/s (best {max(samples) / 1e9:.1f}, worst "
-        f"{min(samples) / 1e9:.1f}). `roofline` is the share of it that the step's minimal traffic reaches; "
-        "`× AdamW` divides that by torch's fused AdamW's share in the same rounds; `compile s` is fused's first step.",
+        f"{min(samples) / 1e9:.1f}). `roofline` is the share of its round's add that the step's minimal traffic "
+        "reaches, `× AdamW` that share over torch's fused AdamW's in the same round, each the median over the "
+        "rounds; `compile s` is fused's first step.",
         "",
         "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
         "fused roofline | fused × AdamW | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
@@ -246,18 +276,18 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
     by = {(r.name, r.execution, r.tensors): r for r in rows}
     names = sorted({r.name for r in rows if r.execution in EXECUTIONS}, key=lambda n: (n.split(".")[0], n))
     for count in counts:
-        adamw = ref[count].fraction(bw) if count in ref else float("nan")
+        adamw = ref[count].bytes
         for name in names:
             e, f, u = (by.get((name, ex, count)) for ex in EXECUTIONS)
             if not e:
                 continue
-            lines.append(f"| {name} | {count} | {e.ms:.1f} | {f.ms:.1f} | {u.ms:.1f} | {e.fraction(bw):.2f} | "
-                         f"{f.fraction(bw):.2f} | {u.fraction(bw):.2f} | {u.fraction(bw) / adamw:.2f} | "
-                         f"{u.first:.1f} | " + _contiguous_cells(by, name, count, bw, adamw))
+            lines.append(f"| {name} | {count} | {e.ms:.1f} | {f.ms:.1f} | {u.ms:.1f} | {e.fraction():.2f} | "
+                         f"{f.fraction():.2f} | {u.fraction():.2f} | {u.over(u.adamw, adamw):.2f} | "
+                         f"{u.first:.1f} | " + _contiguous_cells(by, name, count, adamw))
         for r in rows:
             if r.execution == "reference" and r.tensors == count:
-                lines.append(f"| {r.name} | {count} | | | {r.ms:.1f} | | | {r.fraction(bw):.2f} | "
-                             f"{r.fraction(bw) / adamw:.2f} | | | | | |")
+                lines.append(f"| {r.name} | {count} | | | {r.ms:.1f} | | | {r.fraction():.2f} | "
+                             f"{r.over(r.adamw, adamw):.2f} | | | | | |")
     if len(counts) > 1:
         lo, hi = counts[0], counts[-1]
         lines += ["", f"{hi} tensors against the same execution's {lo}-tensor figure (roofline share ratio):", "",
@@ -266,17 +296,16 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
             ratios = []
             for ex in ("fused", "contiguous"):
                 a, b = by.get((name, ex, lo)), by.get((name, ex, hi))
-                ratios.append(f"{b.fraction(bw) / a.fraction(bw):.2f}" if a and b else "")
+                ratios.append(f"{b.over(a.times, a.bytes):.2f}" if a and b else "")
             lines.append(f"| {name} | {' | '.join(ratios)} |")
     return "\n".join(lines)
 
 
-def _contiguous_cells(by: dict, name: str, count: int, bw: float, adamw: float) -> str:
+def _contiguous_cells(by: dict, name: str, count: int, adamw: int) -> str:
     c, k = by.get((name, "contiguous", count)), by.get((name, "contiguous, copy", count))
     if not c:
         return "| | | |"
-    return (f"{c.ms:.1f} | {c.fraction(bw):.2f} | {c.fraction(bw) / adamw:.2f} | "
-            f"{k.fraction(bw) / adamw:.2f} |")
+    return f"{c.ms:.1f} | {c.fraction():.2f} | {c.over(c.adamw, adamw):.2f} | {k.over(k.adamw, adamw):.2f} |"
 
 
 def first_party(pattern: str | None) -> list[str]:

@@ -151,6 +151,7 @@ class RelativeScale(Stage):
                 alpha = ops.smap(lambda r, s: s * torch.clamp(r, min=eps2), rms, rho)
             else:
                 alpha = ops.smap(lambda r: rho * torch.clamp(r, min=eps2), rms)
+            alpha = ops.realize(alpha)   # fused: once per tensor, not in the update's inner loop
         else:
             alpha = rho
         b.slots["alpha"] = alpha

@@ -208,13 +208,51 @@ class Traced(Ops):
             x.lerp_(ys[i], w) if _is_number(w) else x.add_((ys[i] - x) * w)
         return xs
 
+    def div(self, xs, ys):
+        """x / y; by a per-tensor value (a scalar, or one that broadcasts from shape (n, 1, …, 1)), x times
+        its reciprocal, computed once: a vector division less per element, within an ulp of the quotient."""
+        out = []
+        for i, x in enumerate(xs):
+            inverse = self._inverse(x, _pick(ys, i))
+            out.append(x * inverse if inverse is not None else x / _pick(ys, i))
+        return out
+
+    def div_(self, xs, ys):
+        for i, x in enumerate(xs):
+            inverse = self._inverse(x, _pick(ys, i))
+            x.mul_(inverse) if inverse is not None else x.div_(_pick(ys, i))
+        return xs
+
+    def _inverse(self, x, y):
+        """1 / y when y is a per-tensor value for x (None otherwise): a scalar's is loop-invariant, which
+        the C++ compiler hoists; a (n, 1, …, 1) value's is computed once into a buffer (`realize`)."""
+        if _is_number(y):
+            return 1.0 / y if y != 0 else None
+        if not isinstance(y, torch.Tensor) or not y.is_floating_point():
+            return None
+        if y.dim() == 0:
+            return torch.reciprocal(y)
+        if y.dim() != x.dim() or not _per_member_shape(y):
+            return None
+        return self.realize([torch.reciprocal(y)])[0]
+
 
 def realized(v: torch.Tensor) -> torch.Tensor:
-    """`v` as a buffer of its own under Inductor: a 0-d value the max of 16 copies of itself (exact), a
-    vector an opaque copy (`optreg::materialize`)."""
+    """`v` as a buffer of its own under Inductor: a 0-d value, or a stack's per-member (B, 1, …, 1) values,
+    the max of 16 copies of itself (exact); a vector an opaque copy (`optreg::materialize`)."""
     if v.dim() == 0:
         return v.reshape(1).expand(16).amax()
+    if _per_member_shape(v):
+        return v.expand(*v.shape[:-1], 16).amax(-1, keepdim=True)
     return torch.ops.optreg.materialize(v)
+
+
+def _per_member_shape(v: torch.Tensor) -> bool:
+    """Whether `v` is (n, 1, …, 1) with at least two dimensions, its 1s static: a size that Dynamo traces
+    as a symbol is not compared, which would guard on it (and recompile for each pattern of sizes 1)."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    return v.dim() >= 2 and all(statically_known_true(n == 1) for n in v.shape[1:])
 
 
 @torch.library.custom_op("optreg::materialize", mutates_args=())

@@ -1,0 +1,45 @@
+"""The Traced operations that `fused=True` compiles: what a form changes for speed keeps the numbers
+(the optimizer matrix checks every chain against eager; these pin the forms themselves)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from optreg.stages.ops import Ops, Stacked, Traced
+
+
+def _ulps(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(((a - b).abs() / torch.finfo(a.dtype).eps / b.abs()).max())
+
+
+def test_division_by_a_per_tensor_value_is_a_product_with_its_reciprocal():
+    """x / y by a scalar or a stack's (B, 1, 1) per-member value is x·(1/y), within an ulp of the quotient;
+    by a full tensor, and by a vector or a number 0, it stays a division (bit for bit)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 6, 5, generator=g)
+    full = torch.rand(4, 6, 5, generator=g) + 0.5
+    member = torch.rand(4, 1, 1, generator=g) + 0.5
+    scalar = torch.tensor(0.37, dtype=torch.float64)
+    traced, stacked = Traced(), Stacked()
+
+    for ops, y in ((traced, scalar), (stacked, member), (traced, 3.0)):
+        (out,) = ops.div([x], [y])
+        assert _ulps(out, x / y) <= 1.0
+        assert torch.equal(out, x * (1.0 / y if isinstance(y, float) else torch.reciprocal(y)))
+    # a full tensor (also flat: a contiguous group's buffers), a vector, a number 0: divided
+    for x_, y in ((x, full), (x.flatten(), full.flatten()), (x, full[0, 0]), (x, 0.0)):
+        expected = x_ / y
+        assert torch.equal(traced.div([x_], [y])[0], expected)
+        assert torch.equal(traced.div_([x_.clone()], [y])[0], expected)
+    (inplace,) = stacked.div_([x.clone()], [member])
+    assert torch.equal(inplace, x * torch.reciprocal(member))
+    assert torch.equal(Ops().div([x], [member])[0], x / member)   # eager divides
+
+
+@pytest.mark.parametrize("shape", [(), (3, 1), (3, 1, 1)])
+def test_a_realized_per_tensor_value_is_the_value(shape):
+    from optreg.stages.ops import realized
+
+    v = torch.rand(shape, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(realized(v), v)
