@@ -304,6 +304,13 @@ class Stacked(Traced):
     def member_numel(self, like):
         return like[0].numel()
 
+    def realize(self, values):
+        """Each value the max of 16 copies of itself along a new last dimension (exact): over stacks the
+        factored moment's factors too, where an opaque copy (`optreg::materialize`) costs a dispatch per
+        stack and Inductor 2.13's outer-loop fusion does not fail."""
+        return [v.unsqueeze(-1).expand(*v.shape, 16).amax(-1) if isinstance(v, torch.Tensor) else v
+                for v in values]
+
 
 def _per_member(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """A (B,) vector of per-member values as (B, 1, …, 1), to broadcast over the stack `x`."""
