@@ -37,6 +37,17 @@ def test_division_by_a_per_tensor_value_is_a_product_with_its_reciprocal():
     assert torch.equal(Ops().div([x], [member])[0], x / member)   # eager divides
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_low_precision_per_member_reciprocal_is_taken_in_float32(dtype):
+    """A stack's per-member divisor of 1e-5 in float16 has a reciprocal float16 cannot hold (1e5): it is
+    taken in float32, and the quotient is x / y as float32 computes it."""
+    x = torch.tensor([[[1e-3, -2.0]], [[0.5, 3.0]]], dtype=dtype)
+    y = torch.tensor([[[1e-5]], [[3.0]]], dtype=dtype)
+    (out,) = Stacked().div([x], [y])
+    expected = x.float() / y.float()
+    assert torch.isfinite(out).all() and _ulps(out.float(), expected) <= 1.0
+
+
 @pytest.mark.parametrize("shape", [(), (3, 1), (3, 1, 1)])
 def test_a_realized_per_tensor_value_is_the_value(shape):
     from optreg.stages.ops import realized

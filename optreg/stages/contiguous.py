@@ -18,7 +18,7 @@ beta powers and step counts) is equal across the bucket; under `fused`, a chain 
 (`Chain.stacked`, the Adafactors) runs over stacks of consecutive same-shape slices (`Bucket.stacks`),
 each state in a slot; otherwise it runs per tensor over the same views, with the same result.
 
-The parameters of a group then share one storage, as in OneFlow: a format that refuses shared
+The parameters of a group (0-d ones aside) then share one storage, as in OneFlow: a format that refuses shared
 storage (safetensors) needs the weights cloned first.
 """
 

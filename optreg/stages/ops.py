@@ -234,7 +234,8 @@ class Traced(Ops):
             return torch.reciprocal(y)
         if y.dim() != x.dim() or not _per_member_shape(y):
             return None
-        return self.realize([torch.reciprocal(y)])[0]
+        # in float32 at least: a float16 value's reciprocal would overflow, and it is a buffer of its own
+        return self.realize([torch.reciprocal(y.to(torch.promote_types(y.dtype, torch.float32)))])[0]
 
 
 def realized(v: torch.Tensor) -> torch.Tensor:
