@@ -146,9 +146,6 @@ class Row:
         rounds (`times`, moving `nbytes`): its roofline share over the other's."""
         return statistics.median(self.bytes * o / (t * nbytes) for t, o in zip(self.times, times))
 
-    def record(self, seconds: float) -> None:
-        self.times.append(seconds)
-
 
 def _copy(params: list[torch.Tensor]) -> list[torch.Tensor]:
     out = [torch.nn.Parameter(p.detach().clone()) for p in params]
@@ -221,10 +218,10 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
                     for ex, opt in opts[count].items():
                         for p, g in zip(own_params[count][ex], fresh[count].get(ex, ())):
                             p.grad = g
-                        own[count][ex].record(_timed(opt.step))
+                        own[count][ex].times.append(_timed(opt.step))
                         timed.append(own[count][ex])
                     if peer:
-                        ref_rows[count][peer].record(_timed(refs[count][peer].step))
+                        ref_rows[count][peer].times.append(_timed(refs[count][peer].step))
                         timed.append(ref_rows[count][peer])
                     _beside(timed, ref_rows[count], refs[count], samples[-1])
         for count in counts:
@@ -238,7 +235,7 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
         for count in counts:
             timed = []
             for k in ("torch.SGD (fused)", "torch.Adagrad (fused)"):
-                ref_rows[count][k].record(_timed(refs[count][k].step))
+                ref_rows[count][k].times.append(_timed(refs[count][k].step))
                 timed.append(ref_rows[count][k])
             _beside(timed, ref_rows[count], refs[count], samples[-1])
     for count in counts:
@@ -250,7 +247,7 @@ def _beside(timed: list[Row], ref_rows: dict[str, Row], refs: dict[str, Any], bw
     """Time torch's fused AdamW once more in this round, and note it and the round's bandwidth beside the
     step just recorded by each row of `timed` (and AdamW's own)."""
     adamw = ref_rows["torch.AdamW (fused)"]
-    adamw.record(_timed(refs["torch.AdamW (fused)"].step))
+    adamw.times.append(_timed(refs["torch.AdamW (fused)"].step))
     for r in timed + [adamw]:
         r.bws.append(bw)
         r.adamw.append(adamw.times[-1])

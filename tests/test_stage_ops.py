@@ -46,11 +46,19 @@ def test_a_low_precision_per_member_reciprocal_is_taken_in_float32(dtype):
     (out,) = Stacked().div([x], [y])
     expected = x.float() / y.float()
     assert torch.isfinite(out).all() and _ulps(out.float(), expected) <= 1.0
+    x0, y0 = torch.tensor([1e-4, -3e-4], dtype=dtype), torch.tensor(1e-5, dtype=dtype)   # a 0-d divisor likewise
+    (out,) = Traced().div([x0], [y0])
+    torch.testing.assert_close(out, (x0.float() / y0.float()).to(dtype), rtol=torch.finfo(dtype).eps, atol=0)
 
 
-@pytest.mark.parametrize("shape", [(), (3, 1), (3, 1, 1)])
-def test_a_realized_per_tensor_value_is_the_value(shape):
-    from optreg.stages.ops import realized
-
-    v = torch.rand(shape, generator=torch.Generator().manual_seed(1))
-    assert torch.equal(realized(v), v)
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (3, 1, 1)])
+def test_a_realized_value_over_stacks_is_the_value(shape):
+    """`Stacked.realize` (the max of 16 copies along a new last dimension) returns each value exactly,
+    in its shape, including NaN and -0.0."""
+    v = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    if v.dim():
+        v.view(-1)[0] = float("nan")
+        v.view(-1)[-1] = -0.0
+    (out,) = Stacked().realize([v])
+    assert out.shape == v.shape and torch.equal(out.nan_to_num(), v.nan_to_num())
+    assert torch.equal(out.isnan(), v.isnan()) and torch.equal(out.signbit(), v.signbit())

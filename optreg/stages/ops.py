@@ -228,23 +228,18 @@ class Traced(Ops):
         the C++ compiler hoists; a (n, 1, …, 1) value's is computed once into a buffer (`realize`)."""
         if _is_number(y):
             return 1.0 / y if y != 0 else None
-        if not isinstance(y, torch.Tensor) or not y.is_floating_point():
+        if not isinstance(y, torch.Tensor) or not y.is_floating_point() \
+                or (y.dim() and (y.dim() != x.dim() or not _per_member_shape(y))):
             return None
-        if y.dim() == 0:
-            return torch.reciprocal(y)
-        if y.dim() != x.dim() or not _per_member_shape(y):
-            return None
-        # in float32 at least: a float16 value's reciprocal would overflow, and it is a buffer of its own
-        return self.realize([torch.reciprocal(y.to(torch.promote_types(y.dtype, torch.float32)))])[0]
+        inverse = torch.reciprocal(y.to(torch.promote_types(y.dtype, torch.float32)))  # a float16 one overflows
+        return inverse if y.dim() == 0 else self.realize([inverse])[0]
 
 
 def realized(v: torch.Tensor) -> torch.Tensor:
-    """`v` as a buffer of its own under Inductor: a 0-d value, or a stack's per-member (B, 1, …, 1) values,
-    the max of 16 copies of itself (exact); a vector an opaque copy (`optreg::materialize`)."""
+    """`v` as a buffer of its own under Inductor: a 0-d value the max of 16 copies of itself (exact), a
+    vector an opaque copy (`optreg::materialize`; over stacks, `Stacked.realize`)."""
     if v.dim() == 0:
         return v.reshape(1).expand(16).amax()
-    if _per_member_shape(v):
-        return v.expand(*v.shape[:-1], 16).amax(-1, keepdim=True)
     return torch.ops.optreg.materialize(v)
 
 
