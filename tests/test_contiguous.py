@@ -340,10 +340,16 @@ def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, mon
     (bucket,) = _buckets(flat)
     assert bucket.runs == 3 and not bucket.irregular
     assert bucket.offsets == [sum(p.numel() for p in flat_model.weights[:i]) for i in range(len(flat_model.weights) + 1)]
-    shapes = [(tuple(params.shape), stacked) for _, params, _, _, stacked in bucket.stack_plan]
+    shapes = [(tuple(params.shape), stacked) for _, params, _, _, stacked, _ in bucket.stack_plan]
     assert shapes == [((4, 8, 5), True), ((8, 5), False), ((2, 7), True), ((7,), False), ((2, 3, 4, 2, 2), True),
                       ((6, 9), False), ((1, 5), False), ((4, 1), False), ((2, 8, 5), True)]
-    names, params, grads, states, _ = bucket.stack_plan[0]
+    # matrices, stacked or alone, share the vector of ones that gives each its row of ones (long enough for
+    # the (2, 3, 4, 2, 2) stack's (2, 3, 4, 1, 2)); vectors have none
+    ones = [stack[-1] for stack in bucket.stack_plan]
+    shared = ones[0]
+    assert [o is shared for o in ones] == [True, True, False, False, True, True, True, True, True]
+    assert ones[2] is None and ones[3] is None and torch.equal(shared, torch.ones(48))
+    names, params, grads, states, _, _ = bucket.stack_plan[0]
     assert params.is_contiguous() and params.data_ptr() == flat_model.weights[0].data_ptr()
     state = flat.state[flat_model.weights[1]]
     row = states[names.index("exp_avg_sq_row")]

@@ -288,7 +288,7 @@ def test_fused_chunks_pad_with_scratch_tensors(case, monkeypatch):
     opt = _build(case, fused_model, fused=True)
     fused = _run(fused_model, opt, 3)
     chunks = [chunk for plan in opt._fused_plans.values() if plan for chunk in plan.chunks]
-    assert all(len(ps) == 3 for _, _, ps, _, _ in chunks) and any(pad for *_, pad in chunks)
+    assert all(len(ps) == 3 for _, _, ps, _, _, _ in chunks) and any(pad for _, _, _, _, pad, _ in chunks)
     worst = max(_relative(a, b) for a, b in zip(fused, eager))
     assert worst <= 1e-6, f"fused in chunks of 3 differs from eager by {worst:.2e} (relative)"
 

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
-from optreg.stages.ops import Ops, Stacked, Traced
+from optreg.stages.ops import Ops, Stacked, Traced, rows_of_ones
 
 
 def _ulps(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -62,3 +64,58 @@ def test_a_realized_value_over_stacks_is_the_value(shape):
     (out,) = Stacked().realize([v])
     assert out.shape == v.shape and torch.equal(out.nan_to_num(), v.nan_to_num())
     assert torch.equal(out.isnan(), v.isnan()) and torch.equal(out.signbit(), v.signbit())
+
+
+def test_an_add_over_matrices_takes_its_alpha_through_their_rows_of_ones():
+    """`Traced.add_` with a vector of ones (`rows_of_ones`) multiplies the alpha of a matrix, or of a stack of
+    them, by a (…, 1, C) row of ones of its own sizes: the same numbers bit for bit, for a number, a 0-d
+    float64 host scalar and a stack's per-member alpha; a vector takes the alpha as it is. (A number other
+    than ±1 and powers of 2 gives x + y·alpha, as Inductor computes it, where eager ATen may fuse a
+    multiply-add.)"""
+    g = torch.Generator().manual_seed(2)
+    mats, vec = [torch.randn(3, 6, 5, generator=g), torch.randn(6, 5, generator=g)], torch.randn(7, generator=g)
+    ys = [torch.randn(3, 6, 5, generator=g), torch.randn(6, 5, generator=g), torch.randn(7, generator=g)]
+    ones = rows_of_ones([*mats, vec])
+    assert torch.equal(ones, torch.ones(15)) and rows_of_ones([vec]) is None
+    assert Traced(ones)._row_of_ones(mats[0]).shape == (3, 1, 5) and Traced(ones)._row_of_ones(mats[1]).shape == (1, 5)
+    member = torch.rand(3, 1, 1, generator=g) + 0.5
+    for alpha in (-1.0, 1.0, 0.5, torch.tensor(-0.37, dtype=torch.float64)):
+        expected = Ops().add_([t.clone() for t in (*mats, vec)], ys, alpha)
+        got = Traced(ones).add_([t.clone() for t in (*mats, vec)], ys, alpha)
+        assert all(torch.equal(a, b) for a, b in zip(got, expected))
+    got = Traced(ones).add_([t.clone() for t in mats], ys[:2], 0.37)
+    assert all(torch.equal(a, x + y * 0.37) for a, x, y in zip(got, mats, ys))
+    (got,) = Stacked(ones).add_([mats[0].clone()], [ys[0]], [member])
+    assert torch.equal(got, mats[0] + ys[0] * member)
+    (got,) = Stacked(ones).add_([member.clone()], [member], 2.0)   # a per-member (3, 1, 1) tensor: its own row
+    assert torch.equal(got, member * 3)
+
+
+@pytest.mark.parametrize("contiguous", [False, True], ids=["per-tensor", "stacked"])
+def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, monkeypatch):
+    """Fused, MindSpore's AdaFactor (with its first moment) writes the new moment and the parameters in the
+    loop that reads the factored moment's factors: the compiled step allocates no buffer the size of the
+    tensors it steps (without the rows of ones it allocated one per call and copied it)."""
+    import optreg
+    from unittest import mock
+    from torch._inductor.graph import GraphLowering
+    from optreg.stages import contiguous as contiguous_groups, execute
+
+    monkeypatch.setattr(execute, "_COMPILED", {})   # compile here (Inductor's on-disk cache may still answer)
+    monkeypatch.setattr(contiguous_groups, "STACK_ELEMENTS", 1 << 12)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    g = torch.Generator().manual_seed(3)
+    params = [torch.nn.Parameter(torch.randn(16, 24, generator=g)) for _ in range(4)]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=g)
+    options = {"fused": True, "contiguous_params": True} if contiguous else {"fused": True}
+    opt = optreg.configure_optimizer("mindspore.AdaFactor", params, beta1=0.9, **options)
+    codes: list[str] = []
+    with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+        opt.step()
+    assert codes, "the step compiled nothing"
+    rank = 3 if contiguous else 2   # a stack of the four matrices, or one matrix a call
+    allocated = [tuple(d.strip() for d in dims.split(",") if d.strip())
+                 for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
+    full = [dims for dims in allocated if len(dims) == rank and all(d.startswith("s") for d in dims)]
+    assert allocated and not full, f"full-size buffers {full} among {allocated}"

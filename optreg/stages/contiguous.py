@@ -31,6 +31,7 @@ import torch
 
 from optreg.stages.chain import Chain
 from optreg.stages.execute import BLOCK, alias, run_flat, run_rows, run_stacked
+from optreg.stages.ops import rows_of_ones
 
 
 #: a stack of same-shape slices (`Bucket.stacks`) holds at most this many elements, or one slice: a few
@@ -268,8 +269,9 @@ class Bucket:
     def stacks(self, names: Sequence[str]) -> list[tuple]:
         """The bucket as stacks of consecutive same-shape parameters with the same state (at most
         STACK_ELEMENTS elements each, or one parameter): per stack the names of its state, (B, *shape)
-        views of the parameters, gradients and each state (0-d states as (B, 1, …, 1)), and whether it is
-        stacked (a parameter alone has views of its own shapes, which the per-tensor compiled chain takes)."""
+        views of the parameters, gradients and each state (0-d states as (B, 1, …, 1)), whether it is
+        stacked (a parameter alone has views of its own shapes, which the per-tensor compiled chain takes),
+        and for matrices the vector of ones that gives them their rows of ones (`ops.Traced`), else None."""
         out = []
         n = len(self.params)
         i = 0
@@ -303,7 +305,10 @@ class Bucket:
             grads = alias(self.grad, self.offsets[i], (*lead, *shape), (pitch,) * len(lead) + _strides(shape))
             out.append((held, params, grads, states, b > 1))
             i = j
-        return out
+        # one vector of ones gives the matrices and stacks of them the ones of their rows (`Traced.row_ones`)
+        matrices = [s[1].dim() - (1 if s[4] else 0) >= 2 for s in out]   # a member's rank: a stack's less B
+        ones = rows_of_ones([s[1] for s, matrix in zip(out, matrices) if matrix])
+        return [(*s, ones if matrix else None) for s, matrix in zip(out, matrices)]
 
 
 def _strides(shape: Sequence[int]) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
-from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, row_squares
+from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
@@ -170,6 +170,8 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
                 if part == "rows":
                     owner, count, ones, *sums = extra
                     ops = Rows(owner, count, ones, tuple(zip((u[0], params[0]), sums)))
+                elif part != "before" and extra:   # over matrices: the ones of their rows (`Traced.row_ones`)
+                    ops = (Stacked if part.startswith("stacked") else Traced)(extra[0])
                 b = Batch(list(params), list(u), dict(zip(names, (list(s) for s in states))), hp, ops)
                 chain.apply(b)
                 if part == "before":
@@ -241,13 +243,17 @@ class FusedPlan:
         odd = set(self.eager)
         keep = [i for i in keep if i not in odd]
         sub_p, sub_s = [params[i] for i in keep], [states[i] for i in keep]
-        self.chunks: list[tuple[Any, list[int], list[torch.Tensor], list[list[torch.Tensor]], list[torch.Tensor]]] = []
+        # per chunk: its function, parameter indices, parameters, states, padding gradients, and the vector of
+        # ones that gives matrices their rows of ones (`Traced.row_ones`) when the chain needs shapes
+        self.chunks: list[tuple[Any, list[int], list[torch.Tensor], list[list[torch.Tensor]], list[torch.Tensor],
+                                torch.Tensor | None]] = []
         self.devices: list[torch.device] = []
         for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
             fn = _compiled(chain, static, layout, present, flat, CHUNK)
             p0 = self._view(params[first])
+            ones = None if flat else rows_of_ones([sub_p[j] for j in bucket])
             for start in range(0, len(bucket), CHUNK):
                 idx = [keep[j] for j in bucket[start:start + CHUNK]]
                 pad = CHUNK - len(idx)
@@ -256,7 +262,7 @@ class FusedPlan:
                       [_scratch(self._view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
                       for j, n in enumerate(present)]
                 us_pad = [_scratch(p0, k, 1, flat) for k in range(pad)]
-                self.chunks.append((fn, idx, ps, ss, us_pad))
+                self.chunks.append((fn, idx, ps, ss, us_pad, ones))
                 self.devices.append(p0.device)
 
     def _view(self, t: torch.Tensor) -> torch.Tensor:
@@ -282,12 +288,12 @@ class FusedPlan:
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
         with settings:
-            for (fn, idx, ps, ss, us_pad), device in zip(self.chunks, self.devices):
+            for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
                 scalars = packed.get(device)
                 if scalars is None:
                     scalars = packed[device] = _packed(values, device)
                 us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
-                fn(ps, us + us_pad if us_pad else us, ss, scalars)
+                fn(ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
         self.warm = True
 
 
@@ -376,11 +382,11 @@ def run_stacked(chain: Chain, stacks: Sequence[tuple], hp: Mapping[str, Any], wa
     # a plan's first run traces each rank, dtype and pattern of sizes 1 under the shape settings (`warm`:
     # it has run); each rank of stack has a compiled function (and recompile budget) of its own
     with contextlib.nullcontext() if warm else _shape_settings():
-        for names, params, grads, states, stacked in stacks:
+        for names, params, grads, states, stacked, ones in stacks:
             if packed is None:
                 packed = _packed(values, params.device)
             fn = _compiled(chain, static, layout, names, False, 1, f"stacked{params.dim()}" if stacked else "")
-            fn([params], [grads], [[v] for v in states], packed)
+            fn([params], [grads], [[v] for v in states], packed, *([(ones,)] if ones is not None else []))
 
 
 def _call(fn, dtype: torch.dtype, *args):

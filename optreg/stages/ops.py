@@ -13,6 +13,7 @@ multiplication, because torch takes only numbers there.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -165,9 +166,32 @@ def _(x: torch.Tensor) -> torch.Tensor:
 
 
 class Traced(Ops):
-    """The per-tensor loop as `torch.compile` traces it: host scalars arrive as 0-d tensors."""
+    """The per-tensor loop as `torch.compile` traces it: host scalars arrive as 0-d tensors.
+
+    `row_ones`, for a call over matrices (a factored moment's tensors), is a vector of ones
+    (`rows_of_ones`) that gives each matrix (or stack of them) x a (…, 1, C) row of ones of x's own sizes:
+    `add_` takes its alpha as ones·alpha, so the loops that write the state and the parameters keep the
+    (…, R, C) shape of the loop that reads the factors and Inductor fuses them. Flattened, it would not:
+    MindSpore AdaFactor's new first moment went through a full-size buffer, allocated every call, and a
+    copy."""
 
     name = "fused"
+    row_ones: torch.Tensor | None = None
+
+    def __init__(self, row_ones: torch.Tensor | None = None) -> None:
+        self.row_ones = row_ones
+
+    def add_(self, xs, ys, alpha=1.0):
+        if self.row_ones is not None and isinstance(ys, (list, tuple)):
+            alpha = [self._row_of_ones(x) * _pick(alpha, i) if x.dim() >= 2 else _pick(alpha, i)
+                     for i, x in enumerate(xs)]
+        return super().add_(xs, ys, alpha)
+
+    def _row_of_ones(self, x: torch.Tensor) -> torch.Tensor:
+        """x's (…, 1, C) row of ones, in x's precision and float32 at least (an alpha keeps its precision)."""
+        lead, cols = x.shape[:-2], x.shape[-1]
+        ones = self.row_ones[:math.prod(lead) * cols].view(*lead, 1, cols)
+        return ones.to(torch.promote_types(x.dtype, torch.float32))
 
     def norm(self, xs):
         return [torch.ops.optreg.vector_norm(x) for x in xs]
@@ -281,7 +305,8 @@ def sum_squares(x: torch.Tensor, keep: int = 0) -> torch.Tensor:
 class Stacked(Traced):
     """The Traced execution over stacks of same-shape tensors (a contiguous group's slices viewed as one
     (B, *shape) tensor, `optreg.stages.contiguous`): a per-tensor reduction reduces each of the B
-    tensors, and per-tensor values are (B, 1, …, 1) tensors that broadcast over their stack."""
+    tensors, and per-tensor values are (B, 1, …, 1) tensors that broadcast over their stack (a stack of
+    matrices: its row of ones (B, …, 1, C))."""
 
     name = "fused, stacked"
 
@@ -306,6 +331,13 @@ class Stacked(Traced):
         stack and Inductor 2.13's outer-loop fusion does not fail."""
         return [v.unsqueeze(-1).expand(*v.shape, 16).amax(-1) if isinstance(v, torch.Tensor) else v
                 for v in values]
+
+
+def rows_of_ones(tensors: Sequence[torch.Tensor]) -> torch.Tensor | None:
+    """The vector of ones (`Traced.row_ones`) that gives each matrix among `tensors` (or stack of them, all
+    on one device) its (…, 1, C) row of ones; None when none has two dimensions."""
+    sizes = [t.numel() // t.shape[-2] for t in tensors if t.dim() >= 2 and t.shape[-2] > 0]
+    return torch.ones(max(sizes), device=tensors[0].device) if sizes else None
 
 
 def _per_member(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
