@@ -244,7 +244,7 @@ class FusedPlan:
         keep = [i for i in keep if i not in odd]
         sub_p, sub_s = [params[i] for i in keep], [states[i] for i in keep]
         # per chunk: its function, parameter indices, parameters, states, padding gradients, and the vector of
-        # ones that gives matrices their rows of ones (`Traced.row_ones`) when the chain needs shapes
+        # ones that gives matrices their rows of ones (`Traced.row_ones`) in a factored moment's chain
         self.chunks: list[tuple[Any, list[int], list[torch.Tensor], list[list[torch.Tensor]], list[torch.Tensor],
                                 torch.Tensor | None]] = []
         self.devices: list[torch.device] = []
@@ -253,7 +253,7 @@ class FusedPlan:
             present = tuple(n for n in names if n in states[first])
             fn = _compiled(chain, static, layout, present, flat, CHUNK)
             p0 = self._view(params[first])
-            ones = None if flat else rows_of_ones([sub_p[j] for j in bucket])
+            ones = rows_of_ones([sub_p[j] for j in bucket]) if chain.shaped and not flat else None
             for start in range(0, len(bucket), CHUNK):
                 idx = [keep[j] for j in bucket[start:start + CHUNK]]
                 pad = CHUNK - len(idx)
