@@ -293,6 +293,31 @@ def test_fused_chunks_pad_with_scratch_tensors(case, monkeypatch):
     assert worst <= 1e-6, f"fused in chunks of 3 differs from eager by {worst:.2e} (relative)"
 
 
+@pytest.mark.parametrize("name, options", [("mindspore.AdaFactor", {}), ("cerebras.Adafactor", {"lr": 0.01})],
+                         ids=["mindspore", "cerebras"])
+def test_a_factored_moment_pads_narrow_matrices_with_scratch_tensors(name, options, monkeypatch):
+    """In chunks of three, narrow matrices ((8, 1), a (2, 1, 3, 3) depthwise kernel, (1, 5, 3)) are padded with
+    (2, …, 2) scratch tensors, whose rows of ones are longer than any of theirs (`Traced.row_ones`): the
+    step traces and is the eager one, also when a partial step leaves a single (3, 1) matrix in its chunk."""
+    from optreg.stages import execute
+
+    monkeypatch.setattr(execute, "CHUNK", 3)
+    g = torch.Generator().manual_seed(4)
+    shapes = [(8, 1), (2, 1, 3, 3), (1, 5, 3), (3, 1), (6,)]
+    eager_params = [torch.nn.Parameter(torch.randn(s, generator=g)) for s in shapes]
+    fused_params = [torch.nn.Parameter(p.detach().clone()) for p in eager_params]
+    eager = optreg.configure_optimizer(name, eager_params, **options)
+    fused = optreg.configure_optimizer(name, fused_params, fused=True, **options)
+    for step in range(3):
+        grads = [torch.randn(s, generator=g) for s in shapes]
+        for params, opt in ((eager_params, eager), (fused_params, fused)):
+            for i, (p, grad) in enumerate(zip(params, grads)):
+                p.grad = None if step == 1 and i != 3 else grad.clone()
+            opt.step()
+    worst = max(_relative(a.detach(), b.detach()) for a, b in zip(fused_params, eager_params))
+    assert worst <= 1e-6, f"padded fused chunks differ from eager by {worst:.2e} (relative)"
+
+
 def test_fused_without_a_compiler_is_a_config_error_not_a_fallback(monkeypatch):
     from optreg.stages import execute
 

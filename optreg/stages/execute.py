@@ -253,7 +253,7 @@ class FusedPlan:
             present = tuple(n for n in names if n in states[first])
             fn = _compiled(chain, static, layout, present, flat, CHUNK)
             p0 = self._view(params[first])
-            ones = rows_of_ones([sub_p[j] for j in bucket]) if chain.shaped and not flat else None
+            chunks = []
             for start in range(0, len(bucket), CHUNK):
                 idx = [keep[j] for j in bucket[start:start + CHUNK]]
                 pad = CHUNK - len(idx)
@@ -262,8 +262,11 @@ class FusedPlan:
                       [_scratch(self._view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
                       for j, n in enumerate(present)]
                 us_pad = [_scratch(p0, k, 1, flat) for k in range(pad)]
-                self.chunks.append((fn, idx, ps, ss, us_pad, ones))
-                self.devices.append(p0.device)
+                chunks.append((fn, idx, ps, ss, us_pad))
+            # the scratch tensors that pad a chunk, (2, …, 2), have rows of their own
+            ones = rows_of_ones([p for chunk in chunks for p in chunk[2]]) if chain.shaped and not flat else None
+            self.chunks += [(*chunk, ones) for chunk in chunks]
+            self.devices += [p0.device] * len(chunks)
 
     def _view(self, t: torch.Tensor) -> torch.Tensor:
         return flat_alias(t) if self.flat else t.detach()
