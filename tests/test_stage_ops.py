@@ -53,15 +53,16 @@ def test_a_low_precision_per_member_reciprocal_is_taken_in_float32(dtype):
     torch.testing.assert_close(out, (x0.float() / y0.float()).to(dtype), rtol=torch.finfo(dtype).eps, atol=0)
 
 
+@pytest.mark.parametrize("form", ["stacked", "factors"])
 @pytest.mark.parametrize("shape", [(), (5,), (3, 4), (3, 1, 1)])
-def test_a_realized_value_over_stacks_is_the_value(shape):
-    """`Stacked.realize` (the max of 16 copies along a new last dimension) returns each value exactly,
-    in its shape, including NaN and -0.0."""
+def test_a_realized_value_over_stacks_is_the_value(shape, form):
+    """`Stacked.realize` and `Traced.realize_factors` (the max of 16 copies along a new last dimension)
+    return each value exactly, in its shape, including NaN and -0.0."""
     v = torch.randn(shape, generator=torch.Generator().manual_seed(1))
     if v.dim():
         v.view(-1)[0] = float("nan")
         v.view(-1)[-1] = -0.0
-    (out,) = Stacked().realize([v])
+    (out,) = Stacked().realize([v]) if form == "stacked" else Traced().realize_factors([v])
     assert out.shape == v.shape and torch.equal(out.nan_to_num(), v.nan_to_num())
     assert torch.equal(out.isnan(), v.isnan()) and torch.equal(out.signbit(), v.signbit())
 

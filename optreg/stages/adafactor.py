@@ -93,12 +93,12 @@ class FactoredSecondMoment(Stage):
                 beta, sq = _moment_scalar(_pick(b2t, i)), g * g + eps1
                 row.mul_(beta).add_(sq.mean(dim=-1) * (1.0 - beta))
                 # the factors once per call (fused): otherwise Inductor recomputes them for every element
-                (r_factor,) = ops.realize([(row / row.mean(dim=-1, keepdim=True)).rsqrt()])
+                (r_factor,) = ops.realize_factors([(row / row.mean(dim=-1, keepdim=True)).rsqrt()])
                 if ops.compiled:   # Σ r²c²g² for the clipping, from the column pass: Σⱼ cⱼ² Σᵢ rᵢ² gᵢⱼ²
                     acc = torch.promote_types(g.dtype, torch.float32)
                     col_r = (g * g * (r_factor * r_factor).unsqueeze(-1)).sum(dim=-2, dtype=acc)
                 col.mul_(beta).add_(sq.mean(dim=-2) * (1.0 - beta))
-                (c_factor,) = ops.realize([col.rsqrt()])
+                (c_factor,) = ops.realize_factors([col.rsqrt()])
                 out.append(r_factor.unsqueeze(-1) * c_factor.unsqueeze(-2) * g)
                 if ops.compiled:
                     c2 = (c_factor * c_factor).to(acc)

@@ -148,6 +148,10 @@ class Ops:
         """Per-tensor scalars, as they are (the Traced execution makes them buffers)."""
         return list(values)
 
+    def realize_factors(self, values: list) -> list:
+        """A factored moment's row or column factors, as they are (`Traced.realize_factors`)."""
+        return self.realize(values)
+
     def scalar(self, value: Any) -> Any:
         """A host scalar as this execution passes it (a float here)."""
         return value
@@ -200,6 +204,13 @@ class Traced(Ops):
         """Values computed once per call (per-tensor scalars, a factored moment's factors) into buffers
         that Inductor does not recompute for every element of the tensors that read them (`realized`)."""
         return [realized(v) if isinstance(v, torch.Tensor) else v for v in values]
+
+    def realize_factors(self, values):
+        """A factored moment's factors as buffers: each the max of 16 copies of itself along a new last
+        dimension (exact), computed once per call without the dispatch of an opaque copy per tensor (the
+        form that trips Inductor 2.13's outer-loop fusion on other vectors, `realized`, fuses here)."""
+        return [v.unsqueeze(-1).expand(*v.shape, 16).amax(-1) if isinstance(v, torch.Tensor) else v
+                for v in values]
 
     compiled = True
 
@@ -326,11 +337,9 @@ class Stacked(Traced):
         return like[0].numel()
 
     def realize(self, values):
-        """Each value the max of 16 copies of itself along a new last dimension (exact): over stacks the
-        factored moment's factors too, where an opaque copy (`optreg::materialize`) costs a dispatch per
-        stack and Inductor 2.13's outer-loop fusion does not fail."""
-        return [v.unsqueeze(-1).expand(*v.shape, 16).amax(-1) if isinstance(v, torch.Tensor) else v
-                for v in values]
+        """Each value as a factor is (`Traced.realize_factors`): over stacks, where an opaque copy
+        (`optreg::materialize`) costs a dispatch per stack, Inductor 2.13's outer-loop fusion does not fail."""
+        return self.realize_factors(values)
 
 
 def rows_of_ones(tensors: Sequence[torch.Tensor]) -> torch.Tensor | None:
