@@ -152,6 +152,8 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
     part="before": the chain's update is written into a buffer passed after the scalars (`run_rows`)
     part="rows":   over a contiguous group's rows (`Rows`), with the row owners and the parameter count
     part="stacked": over stacks of same-shape slices of a contiguous group (`Stacked`)
+    otherwise (and stacked), a call over a factored moment's matrices passes the vector of ones of their
+    rows after the scalars (`Traced.row_ones`)
     """
     key = (chain.key(), static, layout, names, flat, width, part)
     fn = _COMPILED.get(key)

@@ -272,7 +272,8 @@ class Traced(Ops):
 
 def realized(v: torch.Tensor) -> torch.Tensor:
     """`v` as a buffer of its own under Inductor: a 0-d value the max of 16 copies of itself (exact), a
-    vector an opaque copy (`optreg::materialize`; over stacks, `Stacked.realize`)."""
+    vector an opaque copy (`optreg::materialize`; over stacks, and a factored moment's factors,
+    `Traced.realize_factors`)."""
     if v.dim() == 0:
         return v.reshape(1).expand(16).amax()
     return torch.ops.optreg.materialize(v)
