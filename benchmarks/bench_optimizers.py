@@ -7,11 +7,11 @@ All optimizers step the same 25M float32 parameters on the CPU, in 100 tensors a
 Rounds are interleaved: each round times an in-place add, then steps every optimizer of an entry once
 in each tensor count (ours in each execution, torch's fused AdamW and the peer beside them), so that
 all see the same machine load. The roofline is the bytes a step must move at least (read w and g,
-write w, read and write each state tensor) at the bandwidth of a large in-place add (read a, read b,
-write a). Every ratio is taken within a round and the table gives its median over the rounds: a
-step's share of the roofline against the add of its own round, and its `× AdamW` against torch's
-fused AdamW timed in the same round, so that a slow or fast stretch of a shared machine (which moves
-both) cancels. `fused` also reports its first step (the compile) separately.
+write w, read and write each state tensor, write g where the algorithm writes the user's gradient:
+Cerebras' Rprop) at the bandwidth of a large in-place add (read a, read b, write a). Every ratio is
+taken within a round and the table gives its median over the rounds: a step's share of the roofline
+against the add of its own round, and its `× AdamW` against torch's fused AdamW timed in the same
+round, so that a slow or fast stretch of a shared machine (which moves both) cancels. `fused` also reports its first step (the compile) separately.
 
 `contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
 one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);
@@ -109,7 +109,8 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def min_bytes(opt: torch.optim.Optimizer, params: list[torch.Tensor]) -> int:
-    """What one step must move at least: read w and g, write w, read and write every state tensor."""
+    """What one step must move at least: read w and g, write w, read and write every state tensor, and
+    write g where the algorithm writes the user's gradient in place (`Chain.writes_grad`: Cerebras' Rprop)."""
     weights = sum(p.nbytes for p in params)
     seen, state = set(), 0
     inner = getattr(opt, "optimizer", opt)
@@ -118,7 +119,8 @@ def min_bytes(opt: torch.optim.Optimizer, params: list[torch.Tensor]) -> int:
             if isinstance(v, torch.Tensor) and v.dim() > 0 and id(v) not in seen:
                 seen.add(id(v))
                 state += v.nbytes
-    return 3 * weights + 2 * state
+    writes_grad = getattr(getattr(inner, "chain", None), "writes_grad", False)
+    return (4 if writes_grad else 3) * weights + 2 * state
 
 
 @dataclass

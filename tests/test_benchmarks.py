@@ -24,3 +24,21 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     assert all(len(r) == 14 and all(cell.strip(" |") for cell in r) for r in rows)
     assert "| torch.AdamW (fused) |" in text and "roofline" in text
     assert capsys.readouterr().out.strip() == text
+
+
+def test_the_roofline_counts_a_gradient_written_in_place(monkeypatch):
+    """Cerebras' Rprop writes the masked gradient back into p.grad: one more full-size store than torch's."""
+    bench = _load("bench_optimizers", monkeypatch)
+    import torch
+
+    import optreg
+
+    params = [torch.nn.Parameter(torch.ones(3, 5)), torch.nn.Parameter(torch.ones(7))]
+    weights = sum(p.nbytes for p in params)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    ours, theirs = optreg.configure_optimizer("cerebras.Rprop", params), torch.optim.Rprop(params)
+    ours.step(), theirs.step()
+    # both: read w and g, write w, read and write prev and step_size
+    assert bench.min_bytes(theirs, params) == 3 * weights + 2 * 2 * weights
+    assert bench.min_bytes(ours, params) == 4 * weights + 2 * 2 * weights

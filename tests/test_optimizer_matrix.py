@@ -263,6 +263,26 @@ def test_contiguous_params_agree_with_eager_and_resume(case, execution):
     assert _flat_runs(second) == 2 * element_wise
 
 
+@pytest.mark.parametrize("execution", ["eager", "foreach", "fused", "contiguous"])
+@pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
+def test_a_step_writes_the_gradient_exactly_where_the_chain_says_so(case, execution):
+    """`Chain.writes_grad`, which the benchmarks' roofline counts as one more full-size store, is true
+    exactly where a step changes `p.grad` (Cerebras' Rprop zeroes it where its sign flipped: the second
+    step's loss is negated, so that most signs flip)."""
+    model = _model(case)
+    extra = {"eager": {}, "contiguous": {"contiguous_params": True, "fused": True}}.get(execution, {execution: True})
+    opt = _build(case, model, **extra)
+    changed = []
+    for sign in (1.0, -1.0):
+        opt.zero_grad()
+        _loss(model, 0, sign).backward()
+        before = [p.grad.clone() for p in model.parameters()]
+        opt.step()
+        changed += [not torch.equal(p.grad, b) for p, b in zip(model.parameters(), before)]
+    assert any(changed) is opt.chain.writes_grad
+    assert opt.chain.writes_grad is (case.name == "cerebras.Rprop")
+
+
 def test_foreach_and_fused_together_are_a_config_error():
     model = _model(CHAINS[0]) if CHAINS else make_model()
     name = CHAINS[0].name if CHAINS else "oneflow.Adam"

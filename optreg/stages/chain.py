@@ -83,6 +83,9 @@ class Stage:
     stackable: ClassVar[bool | None] = None
     #: "native" or "float32" (see above); an instance setting of the stages that take it
     scalars: str = "native"
+    #: whether the stage writes the user's gradient (`p.grad`) in place, as Cerebras' Rprop does: a step then
+    #: moves the gradient twice (the benchmarks' roofline counts it)
+    writes_grad: bool = False
 
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         """Whether this step needs the tensors' own shapes (a stage may depend on a group flag)."""
@@ -168,6 +171,11 @@ class Chain(tuple):
 
     def needs_shape(self, hp: Mapping[str, Any]) -> bool:
         return any(s.needs_shape(hp) for s in self)
+
+    @property
+    def writes_grad(self) -> bool:
+        """Whether a stage writes the user's gradient in place (`Stage.writes_grad`)."""
+        return any(s.writes_grad for s in self)
 
     @property
     def shaped(self) -> bool:

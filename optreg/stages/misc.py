@@ -95,6 +95,10 @@ class Rprop(Stage):
     def __init__(self, mask_grad: bool = False) -> None:
         self.mask_grad = mask_grad
 
+    @property
+    def writes_grad(self) -> bool:  # type: ignore[override]
+        return self.mask_grad
+
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"prev": zeros(p), "step_size": torch.full_like(p, group["lr"], memory_format=torch.preserve_format)}
 
