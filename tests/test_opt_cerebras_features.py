@@ -8,16 +8,14 @@ import io
 import numpy as np
 import pytest
 import torch
+from optim_cases import all_cases
 from test_opt_sgd import drive, gradient, max_err, torch_params, two_groups
 
 import optreg
 
-# options that make each optimizer allocate every kind of state it has
-FULL_STATE = {
-    "Adadelta": {}, "Adafactor": {"lr": 0.01}, "Adagrad": {}, "Adam": {"amsgrad": True},
-    "Adamax": {}, "AdamW": {"amsgrad": True}, "ASGD": {}, "Lamb": {}, "Lion": {}, "NAdam": {}, "RAdam": {},
-    "RMSprop": {"momentum": 0.9, "centered": True}, "Rprop": {}, "SGD": {"lr": 0.1, "momentum": 0.9},
-}
+# options, beyond its case's in the matrix, that make an optimizer allocate every kind of state it has
+FULL_STATE = {"Adam": {"amsgrad": True}, "AdamW": {"amsgrad": True}, "RMSprop": {"momentum": 0.9, "centered": True},
+              "SGD": {"momentum": 0.9}}
 SPARSIFY = {  # the rows of the SGD, RMSprop, Adagrad, Adadelta, ASGD, Rprop and Lion families
     "Adadelta": ["square_avg", "acc_delta"], "Adagrad": ["sum"], "ASGD": ["ax"], "Lion": ["exp_avg"],
     "RMSprop": ["square_avg", "momentum_buffer", "grad_avg"], "Rprop": ["prev", "step_size"],
@@ -30,8 +28,22 @@ def cerebras_names() -> list[str]:
     return optreg.list_optimizers(dialect="cerebras")
 
 
+#: every Cerebras row, with the options of its first dense case in the matrix (tests/optim_cases): a new row
+#: is covered here by its case alone
+CASE_OPTIONS: dict[str, dict] = {}
+for _case in all_cases():
+    if _case.name.startswith("cerebras.") and not _case.sparse:
+        CASE_OPTIONS.setdefault(_case.name.removeprefix("cerebras."), dict(_case.options))
+NAMES = sorted(CASE_OPTIONS)
+
+
+def full_state(name: str) -> dict:
+    return {**CASE_OPTIONS[name], **FULL_STATE.get(name, {})}
+
+
 def test_every_cerebras_optimizer_is_covered():
-    assert set(cerebras_names()) == set(FULL_STATE)
+    assert NAMES == sorted(cerebras_names())
+    assert set(FULL_STATE) | set(SPARSIFY) | set(GLOBAL_STEP) <= set(NAMES)
 
 
 def snapshot(opt: torch.optim.Optimizer) -> dict[int, dict[str, int]]:
@@ -39,20 +51,20 @@ def snapshot(opt: torch.optim.Optimizer) -> dict[int, dict[str, int]]:
             for p, st in opt.state.items()}
 
 
-@pytest.mark.parametrize("name", sorted(FULL_STATE))
+@pytest.mark.parametrize("name", NAMES)
 def test_state_is_complete_before_the_first_step_and_step_creates_none(name):
     params = torch_params()
-    opt = optreg.configure_optimizer(name, params, dialect="cerebras", **FULL_STATE[name])
+    opt = optreg.configure_optimizer(name, params, dialect="cerebras", **full_state(name))
     assert all(opt.state[p] for p in params)
     before = snapshot(opt)
     drive(opt, params, 3, skip=lambda t, i: i == 1 and t == 2)
     assert snapshot(opt) == before  # same state names, same storage: nothing allocated or replaced
 
 
-@pytest.mark.parametrize("name", sorted(FULL_STATE))
+@pytest.mark.parametrize("name", NAMES)
 def test_state_names_to_sparsify_name_states_with_the_parameters_shape(name):
     params = torch_params()
-    opt = optreg.configure_optimizer(name, params, dialect="cerebras", **FULL_STATE[name])
+    opt = optreg.configure_optimizer(name, params, dialect="cerebras", **full_state(name))
     names = opt.state_names_to_sparsify()
     assert names and all(isinstance(n, str) for n in names)
     present = [n for n in names if any(n in opt.state[p] for p in params)]
