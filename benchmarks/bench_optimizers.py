@@ -11,7 +11,8 @@ write w, read and write each state tensor, write g where the algorithm writes th
 Cerebras' Rprop) at the bandwidth of a large in-place add (read a, read b, write a). Every ratio is
 taken within a round and the table gives its median over the rounds: a step's share of the roofline
 against the add of its own round, and its `× AdamW` against torch's fused AdamW timed in the same
-round, so that a slow or fast stretch of a shared machine (which moves both) cancels. `fused` also reports its first step (the compile) separately.
+round, so that a slow or fast stretch of a shared machine (which moves both) cancels. `fused` also
+reports its first step (the compile) separately.
 
 `contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
 one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);

@@ -222,7 +222,7 @@ class Bucket:
         unless they already are views of them (the next backward then accumulates into the slices;
         `in_slices`: the caller has just checked that they are)."""
         grads = [] if in_slices else list(map(_grad, self.params))
-        if not in_slices and not all(map(is_, grads, self.grads)):
+        if grads and not all(map(is_, grads, self.grads)):
             moved = [(view, g) for g, view in zip(grads, self.grads) if g is not view]
             torch._foreach_copy_([v for v, _ in moved], [g for _, g in moved])
             for p, view in zip(self.params, self.grads):
