@@ -16,9 +16,9 @@ from optreg.errors import ConfigError
 DEFAULT_CONFIG = "quickstart.yaml"
 SHOW_COLUMNS = (Column("parameter"), Column("type", "text"), Column("default", share=0.25),
                 Column("constraint", "text"), Column("doc", "text", least=32))
-GROUP_COLUMNS = (Column("group"), Column("rule"), Column("selectors", "text"), Column("params", right=True),
-                 Column("numel", right=True), Column("lr"), Column("weight_decay"), Column("layer"),
-                 Column("first names", "text"))
+GROUP_COLUMNS = (Column("group"), Column("rule"), Column("selectors", "text", breaks="; "),
+                 Column("params", right=True), Column("numel", right=True), Column("lr"), Column("weight_decay"),
+                 Column("layer"), Column("first names", "text", breaks=", "))
 
 
 def default_config_text() -> str:
@@ -83,9 +83,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
                        clip=built.clip_gradients if built.clip else None)
-    render.print_lines(render.wrap_items(
-        [f"final loss {result.final_loss:.6g}", f"lr {', '.join(render.lr_summary(lrs(), rules))}",
-         f"(after {spec.steps} steps)"], width, "  ", sep="  "), console)
+    final = f"final loss {result.final_loss:.6g}  (after {spec.steps} steps)"
+    below = render.lr_lines(lrs(), rules, width)
+    render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)
     return 0
 
 
@@ -152,6 +152,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(d.chain, width, "  ", "chain: ")
     rows = [[p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc] for p in d.params]
     lines += ["", *render.table(SHOW_COLUMNS, rows, width)]
+    lines += [""] if d.notes else []
     for note in d.notes:
         lines += render.wrap(note, width, "  ", "note: ")
     lines += ["", *yaml_snippet(d, width).splitlines()]

@@ -79,12 +79,20 @@ def wrap_items(items: Sequence[str], width: int, indent: str = "", first: str = 
     return lines
 
 
-def wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
-    """`first + text` wrapped at spaces to `width`, later lines starting with `indent` (a new line in `text`
-    starts a new one); a word longer than a line is shortened in its middle, never broken across lines."""
+def pieces(text: str, breaks: str = " ") -> list[str]:
+    """`text` cut where it may wrap: at each `breaks` (`"; "` keeps `lr_mult: 10` whole), the separator's
+    visible part (`;`) kept at the end of the piece before it."""
+    parts = text.split(breaks)
+    mark = breaks.rstrip()
+    return [part + mark for part in parts[:-1]] + parts[-1:]
+
+
+def wrap(text: str, width: int, indent: str = "", first: str = "", breaks: str = " ") -> list[str]:
+    """`first + text` wrapped at `breaks` to `width`, later lines starting with `indent` (a new line in `text`
+    starts a new one); a piece longer than a line is shortened in its middle, never broken across lines."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
-        lines += wrap_items(paragraph.split(" "), width, indent, first if not lines else indent)
+        lines += wrap_items(pieces(paragraph, breaks), width, indent, first if not lines else indent)
     return lines
 
 
@@ -122,6 +130,7 @@ class Column:
     kind: str = "name"          # "name" | "text"
     right: bool = False         # right-justified (counts)
     least: int = TEXT_MIN       # a text column that would be narrower moves under its row
+    breaks: str = " "           # where a text cell may wrap (`"; "`, `", "`: between whole items)
     share: float = 1.0          # a name column's largest share of the width (a default value: 0.25)
 
 
@@ -132,8 +141,9 @@ def _layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
 
     def least(i: int) -> int:
         c = columns[i]
-        if c.kind == "text":
-            return max(len(c.header), min(natural[i], c.least))
+        if c.kind == "text":   # wide enough for its longest piece (up to half the width), else stacked
+            longest = max((len(p) for r in rows for p in pieces(r[i], c.breaks)), default=0)
+            return max(len(c.header), min(natural[i], c.least), min(longest, width // 2))
         return max(len(c.header), min(natural[i], max(NAME_MIN, int(width * c.share))))
 
     def total(widths: Sequence[int]) -> int:
@@ -181,7 +191,8 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int,
         wrapped = []
         for i, w in zip(inline, widths):
             text = values[i]
-            wrapped.append(wrap(text, w) if columns[i].kind == "text" and not bold else [shorten(text, w)])
+            wrapped.append(wrap(text, w, breaks=columns[i].breaks) if columns[i].kind == "text" and not bold
+                           else [shorten(text, w)])
         height = max(len(c) for c in wrapped)
         lines = []
         for k in range(height):
@@ -200,7 +211,8 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int,
         lines = cells(row)
         for i in stacked:
             if row[i]:
-                lines += wrap(row[i], width, " " * (INDENT + 2), f"{' ' * INDENT}{columns[i].header}: ")
+                lines += wrap(row[i], width, " " * (INDENT + 2), f"{' ' * INDENT}{columns[i].header}: ",
+                              columns[i].breaks)
         out += [Text(line, style=style) for line in lines]
     return out
 
@@ -257,6 +269,12 @@ def lr_summary(lrs: Sequence[float], rules: Sequence[str]) -> list[str]:
     return out
 
 
+def lr_lines(lrs: Sequence[float], rules: Sequence[str], width: int) -> list[str]:
+    """`lr: g0 0.003  g1 0.0015` (lr_summary()) wrapped to `width`; no lines for a single group (its lr goes
+    on the line of the loss)."""
+    return wrap_items(lr_summary(lrs, rules), width, "    ", "lr: ", sep="  ") if len(lrs) > 1 else []
+
+
 class RunProgress:
     """`optreg run`'s progress: a bar with steps, loss and time, and the lr of each group under it (one group:
     on the bar's line). Nothing is drawn before the first step, so every number shown is a real one."""
@@ -276,7 +294,7 @@ class RunProgress:
                 for line in owner.below:
                     yield Text(line)
 
-        single = len(self.rules) == 1
+        single = len(self.rules) == 1       # one group: its lr on the bar's line
         self.progress = _Progress(
             TextColumn("[bold]train"), BarColumn(bar_width=None), TextColumn("{task.completed}/{task.total}"),
             TextColumn("loss {task.fields[loss]}" + ("  lr {task.fields[lr]}" if single else "")),
@@ -291,7 +309,5 @@ class RunProgress:
         self.progress.__exit__(*exc)
 
     def advance(self, loss: float, lrs: Sequence[float]) -> None:
-        summary = lr_summary(lrs, self.rules)
-        if len(self.rules) > 1:
-            self.below = wrap_items(summary, self.width, "    ", "lr: ", sep="  ")
-        self.progress.update(self.task, advance=1, loss=f"{loss:.4g}", lr=summary[0], visible=True)
+        self.below = lr_lines(lrs, self.rules, self.width)
+        self.progress.update(self.task, advance=1, loss=f"{loss:.4g}", lr=f"{lrs[0]:.4g}", visible=True)
