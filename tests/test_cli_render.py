@@ -49,10 +49,12 @@ def optreg_cmd(*args: str, columns: int | None = None, cwd: Path = REPO) -> subp
                           timeout=300, env=env, cwd=cwd)
 
 
-def run_main(argv: list[str], columns: int, monkeypatch, capsys) -> str:
+def run_main(argv: list[str], columns: int, monkeypatch, capsys, status: int = 0) -> str:
+    """The command through the CLI's main at `columns` columns: its stdout (stderr when it fails)."""
     monkeypatch.setenv("COLUMNS", str(columns))
-    assert main(argv) == 0, capsys.readouterr().err
-    return capsys.readouterr().out
+    assert main(argv) == status
+    captured = capsys.readouterr()
+    return captured.err if status else captured.out
 
 
 def assert_fits(text: str, width: int) -> None:
@@ -147,13 +149,12 @@ def test_piped_output_is_80_columns(command):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_run_tables_and_progress_fit(width, tmp_path):
+def test_run_tables_and_progress_fit(width, tmp_path, monkeypatch, capsys):
     config = tmp_path / "layers.yaml"
     config.write_text(LAYER_DECAY)
-    result = optreg_cmd("run", str(config), columns=width)
-    assert result.returncode == 0, result.stderr
-    assert_fits(result.stdout, width)
-    assert "blocks.0.norm.weight" in result.stdout.replace(",", " ").split()
+    out = run_main(["run", str(config)], width, monkeypatch, capsys)
+    assert_fits(out, width)
+    assert "blocks.0.norm.weight" in out.replace(",", " ").split() and "train " in out
 
 
 def test_a_long_name_is_shortened_in_its_middle_never_split():
@@ -219,10 +220,12 @@ def test_first_sentence():
 
 
 @pytest.mark.parametrize("argv", [["list", "--dialect", "torh"], ["show", "Adam", "--dialect", "torh"]])
-def test_an_unknown_dialect_is_a_usage_error_with_a_close_match(argv):
-    result = optreg_cmd(*argv)
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.splitlines()[-1] == (
+def test_an_unknown_dialect_is_a_usage_error_with_a_close_match(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    result = capsys.readouterr()
+    assert info.value.code == 2 and result.out == ""
+    assert result.err.splitlines()[-1] == (
         f"optreg {argv[0]}: error: argument --dialect: unknown dialect 'torh'; dialects: "
         f"{', '.join(REGISTRY.dialects())} (did you mean 'torch'?)")
 
@@ -295,3 +298,109 @@ def test_plot_title_of_a_model_zoo_config(drawn, tmp_path, capsys):
                  str(tmp_path / "lr.png")]) == 0
     assert drawn[0]._suptitle.get_text() == "AdamW + SequentialLR(LinearLR, CosineDecayLR)"
     assert "20 steps" in capsys.readouterr().out      # the config's own length (train.steps: 20)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. run
+# ---------------------------------------------------------------------------------------------------
+TRAINER = "trainer:\n  init:\n    optimizer: {SGD: {lr: 0.01}}\n    loop: {max_steps: %s}\n"
+LEGACY = "optimizer: {optimizer_type: SGD, learning_rate: 0.01}\nrunconfig: {max_steps: %s}\n"
+
+
+def final_line(stdout: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith("final loss"))
+
+
+@pytest.mark.parametrize("form, text", [("trainer", TRAINER % 6), ("legacy", LEGACY % 4),
+                                        ("trainer with train.steps", TRAINER % 6 + "train: {steps: 3}\n")])
+def test_run_honours_a_model_zoo_configs_max_steps(form, text, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "modelzoo.yaml"
+    config.write_text(text)
+    steps = {"trainer": 6, "legacy": 4, "trainer with train.steps": 3}[form]
+    out = run_main(["run", str(config)], 80, monkeypatch, capsys)
+    assert f"(after {steps} steps)" in final_line(out) and f" {steps}/{steps} " in out
+    out = run_main(["run", str(config), "--steps", "2"], 80, monkeypatch, capsys)     # the command line wins
+    assert "(after 2 steps)" in final_line(out)
+
+
+@pytest.mark.parametrize("text, where", [(TRAINER % 0, "4:12: trainer.init.loop.max_steps"),
+                                         (LEGACY % "'many'", "2:13: runconfig.max_steps")])
+def test_a_bad_max_steps_is_a_located_error(text, where, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "modelzoo.yaml"
+    config.write_text(text)
+    err = run_main(["run", str(config)], 80, monkeypatch, capsys, status=1)
+    value = "0" if "trainer" in where else "'many'"
+    assert err.strip() == f"{config}:{where}: must be an integer >= 1, got {value}"
+
+
+def at_a_terminal(*args: str, columns: int = 80) -> tuple[int, str]:
+    """Run the command on a pseudo-terminal (as typed in a shell): its output with rich's live redraws."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "LINES"}
+    env.update(COLUMNS=str(columns), PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]),
+               TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "optreg.cli", *args], stdin=slave, stdout=slave, stderr=slave,
+                            env=env, cwd=REPO, close_fds=True)
+    os.close(slave)
+    chunks = []
+    try:
+        while select.select([master], [], [], 120)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:        # EIO: the other end closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        proc.wait(timeout=60)
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_the_progress_bar_only_ever_shows_real_numbers():
+    code, screen = at_a_terminal("run", "--steps", "200", "optimizer=sgd")
+    assert code == 0, screen
+    assert "nan" not in screen.lower()
+    frames = re.findall(r"(\d+)/200 loss (\S+)\s+lr (\S+)", screen)
+    assert frames and all(int(done) >= 1 and math.isfinite(float(loss)) and float(lr) > 0
+                          for done, loss, lr in frames), frames[:3]
+    assert frames[-1][0] == "200"
+
+
+def test_warnings_print_one_line_each_without_their_source(tmp_path):
+    result = optreg_cmd("run", "examples/cerebras/trainer_llama.yaml", "--steps", "2")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines and all(line.startswith("warning: ") for line in lines), lines
+    assert any(line.startswith("warning: not the optimizer's: trainer.init.precision.enabled=True") for line in lines)
+    assert "UserWarning" not in result.stderr and ".py:" not in result.stderr
+
+
+def test_a_warning_line():
+    assert render.warning_line("two\n  lines") == "warning: two lines"
+    assert render.warning_line("old", DeprecationWarning) == "warning (DeprecationWarning): old"
+
+
+def test_run_shows_each_groups_lr(monkeypatch, capsys):
+    out = run_main(["run", QUICKSTART, "--steps", "5"], 80, monkeypatch, capsys)
+    lr = 3.0e-3 * (0.01 + 0.99 * 5 / 20)       # LinearLR(0.01 -> 1 over 20 steps) after 5 steps: both groups
+    lines = out.splitlines()
+    final = lines.index(final_line(out))
+    assert lines[final + 1] == f"lr: g0 {lr:.4g}  g1 {lr:.4g}"
+    assert f"lr: g0 {lr:.4g}  g1 {lr:.4g}" in lines[:final]         # under the progress bar too
+
+
+def test_past_five_groups_run_shows_each_rules_range(tmp_path, monkeypatch, capsys):
+    config = tmp_path / "layers.yaml"
+    config.write_text(LAYER_DECAY)
+    out = run_main(["run", str(config)], 80, monkeypatch, capsys)
+    lines = out.splitlines()
+    final = lines.index(final_line(out))
+    low, high = 1e-3 * 0.5 ** 5, 1e-3             # layer decay 0.5 over 6 layers (inp, 4 blocks, head)
+    assert lines[final + 1:] == [f"lr: param_groups[0] {low:.4g}..{high:.4g} (6 groups)",
+                                 f"    default {low:.4g}..{high:.4g} (6 groups)"]
