@@ -105,11 +105,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     for kind, (fn, registry_kind) in kinds.items():
         if args.kind in (None, kind):
             names = fn(args.pattern, args.dialect)
+            if not names and args.pattern and args.kind is None:
+                continue        # `list 'adam*'`: the kind that has none is left out
             docs = {e.name if args.dialect else e.qualname: render.first_sentence(e.doc, e.name)
                     for e in REGISTRY.entries(registry_kind, args.dialect)}
             lines.append(f"{kind} ({len(names)}):")
             lines += render.listing(names, [docs.get(n, "") for n in names], width)
-    render.print_lines(lines)
+    render.print_lines(lines or [f"no optimizer or scheduler matches {args.pattern!r}"])
     return 0
 
 
@@ -196,7 +198,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from optreg.api import build
     from optreg.train import make_model
 
-    if args.steps is not None and args.steps < 1 or args.width < 2:
+    if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
     experiment = _load(args.config, args.overrides)
     spec = experiment.train
@@ -205,7 +207,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.text or not plot.have_matplotlib():
         if not args.text:
             print("matplotlib is not installed (pip install 'optreg[plot]'): printing sparklines", file=sys.stderr)
-        print(plot.sparklines(data, args.width))
+        from optreg.cli_render import print_lines, terminal_width
+
+        print_lines(plot.sparklines(data, args.width, terminal_width()).splitlines())
         return 0
     print(f"wrote {plot.png(data, args.output, args.log)} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
           f"{steps} steps)")
@@ -350,7 +354,7 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--steps", type=_positive, help="steps to draw (default: train.steps)")
     plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
-    plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
+    plot.add_argument("--width", type=int, help="sparkline width in characters (default: to fit the terminal)")
     plot.add_argument("--log", action="store_true", help="logarithmic y axes (the PNG)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")

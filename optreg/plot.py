@@ -183,15 +183,19 @@ def sparkline(series: list[float], width: int = 60) -> str:
     return "".join(BARS[min(len(BARS) - 1, int((v - low) / (high - low) * len(BARS)))] for v in points)
 
 
-def sparklines(data: Trace, width: int = 60) -> str:
-    """The trace as text: per moving key and group, first value, sparkline, last value, range."""
+def sparklines(data: Trace, width: int | None = 60, columns: int = 80) -> str:
+    """The trace as text: per moving key and group, first value, sparkline, last value, range. `width`: the
+    sparklines' length; None fits every line into `columns`."""
     lines = [f"{data.title} over {data.steps} steps"] + [f"note: {n}" for n in data.notes]
     label_width = max(len(g) for g in data.groups)
-    for key in data.moving():
+    rows = [(key, [(f"  {label:<{label_width}}  {series[0]:<9.3g} ", series,
+                    f" {series[-1]:<9.3g} [min {min(series):.3g}, max {max(series):.3g}]")
+                   for label, series in zip(data.groups, data.values[key])]) for key in data.moving()]
+    if width is None:
+        width = max(8, columns - max(len(head) + len(tail) for _, parts in rows for head, _, tail in parts))
+    for key, parts in rows:
         lines.append(f"{key}:")
-        for label, series in zip(data.groups, data.values[key]):
-            lines.append(f"  {label:<{label_width}}  {series[0]:<9.3g} {sparkline(series, width)} {series[-1]:<9.3g}"
-                         f" [min {min(series):.3g}, max {max(series):.3g}]")
+        lines += [head + sparkline(series, width) + tail for head, series, tail in parts]
     return "\n".join(lines)
 
 

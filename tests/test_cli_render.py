@@ -193,7 +193,7 @@ def test_list_pattern_without_a_kind_with_first_sentences(monkeypatch, capsys):
     names = [line.split()[0] for line in lines if line.startswith("  ")]
     assert "torch.Adam" in names and "oneflow.AdamW" in names and "mindspore.AdamWeightDecay" in names
     assert all(n.split(".")[-1].lower().startswith("adam") for n in names)
-    assert lines[-1] == "schedulers (0):"
+    assert lines[0].startswith("optimizers (") and not any(line.startswith("schedulers") for line in lines)
     for line in lines:
         if not line.startswith("  "):
             continue
@@ -212,6 +212,11 @@ def test_list_kind_option_and_the_older_positional_kind(monkeypatch, capsys):
     assert new == old
     assert [line.split()[0] for line in new.splitlines()] == ["schedulers", "CosineAnnealingLR",
                                                               "CosineAnnealingWarmRestarts"]
+
+
+def test_a_pattern_that_matches_nothing_says_so(monkeypatch, capsys):
+    assert run_main(["list", "nothing*"], 80, monkeypatch, capsys) == "no optimizer or scheduler matches 'nothing*'\n"
+    assert run_main(["list", "nothing*", "--kind", "optimizers"], 80, monkeypatch, capsys) == "optimizers (0):\n"
 
 
 def test_first_sentence():
