@@ -124,7 +124,7 @@ def first_sentence(doc: str, name: str = "") -> str:
 @dataclass(frozen=True)
 class Column:
     """A table column: `name` cells stay on one line (shortened in the middle when they must be); `text` cells
-    wrap between words, and the column moves under its row when the width leaves it fewer than TEXT_MIN."""
+    wrap at `breaks`, and the column moves under its row when the width leaves it fewer than `least`."""
 
     header: str
     kind: str = "name"          # "name" | "text"
@@ -134,48 +134,55 @@ class Column:
     share: float = 1.0          # a name column's largest share of the width (a default value: 0.25)
 
 
-def _layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> tuple[list[int], list[int]]:
-    """(inline column indices, their widths); the others are stacked under each row."""
-    natural = [max([len(c.header)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
-    inline = list(range(len(columns)))
+def _least(column: Column, cells: Sequence[str], width: int) -> int:
+    """The narrowest a column may be and stay beside the others: a text column as wide as its longest piece (up
+    to half the width) and `least`; a name column as its longest cell, up to its share of the width."""
+    natural = max([len(column.header)] + [len(c) for c in cells])
+    if column.kind == "text":
+        longest = max((len(p) for c in cells for p in pieces(c, column.breaks)), default=0)
+        return max(len(column.header), min(natural, column.least), min(longest, width // 2))
+    return max(len(column.header), min(natural, max(NAME_MIN, int(width * column.share))))
 
-    def least(i: int) -> int:
-        c = columns[i]
-        if c.kind == "text":   # wide enough for its longest piece (up to half the width), else stacked
-            longest = max((len(p) for r in rows for p in pieces(r[i], c.breaks)), default=0)
-            return max(len(c.header), min(natural[i], c.least), min(longest, width // 2))
-        return max(len(c.header), min(natural[i], max(NAME_MIN, int(width * c.share))))
 
-    def total(widths: Sequence[int]) -> int:
-        return sum(widths) + GAP * (len(widths) - 1)
+def _span(widths: Sequence[int]) -> int:
+    return sum(widths) + GAP * (len(widths) - 1)
 
-    widths = {i: least(i) for i in inline}
-    while total([widths[i] for i in inline]) > width:
+
+def _fit(columns: Sequence[Column], widths: dict[int, int], width: int) -> list[int]:
+    """The columns that stay side by side within `width`: the rightmost text columns are stacked first, then the
+    rightmost others (stacking keeps a name whole); a first column wider than the terminal alone is narrowed."""
+    inline = list(widths)
+    while _span([widths[i] for i in inline]) > width and len(inline) > 1:
         stackable = [i for i in inline[1:] if columns[i].kind == "text"]
-        if stackable:
-            inline.remove(stackable[-1])
-            continue
-        widest = max(inline, key=lambda i: widths[i] - max(len(columns[i].header), NAME_MIN))
-        floor = max(len(columns[widest].header), NAME_MIN)
-        excess = total([widths[i] for i in inline]) - width
-        if widths[widest] <= floor:
-            if len(inline) == 1:
-                widths[widest] = max(1, width)
-                break
-            inline.remove(inline[-1])       # even the narrowest names do not fit: the last column is stacked
-            continue
-        widths[widest] = max(floor, widths[widest] - excess)
-    spare = width - total([widths[i] for i in inline])
-    growing = [i for i in inline if columns[i].kind == "text"]
-    while spare > 0 and growing:      # text columns grow towards their natural width, one character in turn
+        inline.remove(stackable[-1] if stackable else inline[-1])
+    if _span([widths[i] for i in inline]) > width:
+        widths[inline[0]] = max(1, width)
+    return inline
+
+
+def _grow(columns: Sequence[Column], natural: Sequence[int], inline: Sequence[int], widths: dict[int, int],
+          width: int) -> None:
+    """Share the width left over among the inline text columns, one character in turn, up to their natural
+    width."""
+    spare = width - _span([widths[i] for i in inline])
+    growing = [i for i in inline if columns[i].kind == "text" and widths[i] < natural[i]]
+    while spare > 0 and growing:
         for i in list(growing):
             if spare == 0:
                 break
-            if widths[i] >= natural[i]:
-                growing.remove(i)
-                continue
             widths[i] += 1
             spare -= 1
+            if widths[i] >= natural[i]:
+                growing.remove(i)
+
+
+def _layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> tuple[list[int], list[int]]:
+    """(inline column indices, their widths); the other columns are stacked under each row."""
+    cells = [[r[i] for r in rows] for i in range(len(columns))]
+    natural = [max([len(c.header)] + [len(v) for v in cells[i]]) for i, c in enumerate(columns)]
+    widths = {i: _least(c, cells[i], width) for i, c in enumerate(columns)}
+    inline = _fit(columns, widths, width)
+    _grow(columns, natural, inline, widths, width)
     return inline, [widths[i] for i in inline]
 
 

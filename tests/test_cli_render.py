@@ -409,3 +409,15 @@ def test_past_five_groups_run_shows_each_rules_range(tmp_path, monkeypatch, caps
     low, high = 1e-3 * 0.5 ** 5, 1e-3             # layer decay 0.5 over 6 layers (inp, 4 blocks, head)
     assert lines[final + 1:] == [f"lr: param_groups[0] {low:.4g}..{high:.4g} (6 groups)",
                                  f"    default {low:.4g}..{high:.4g} (6 groups)"]
+
+
+@pytest.mark.parametrize("width", [24, 40, 60])
+def test_narrow_terminals_narrow_or_stack_name_columns_and_still_fit(width, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    config = "examples/finetune_resnet.yaml"
+    out = run_main(["groups", config, "--model", MODELS[config]], width, monkeypatch, capsys)
+    assert_fits(out, width)
+    cells = out.replace(",", " ").split()
+    for row in optreg_rows(config):
+        rule = row["rule"].removeprefix("optimizer.")
+        assert any(shown_as(rule, cell) for cell in cells), (rule, width)
