@@ -228,7 +228,7 @@ def print_lines(lines: Sequence[Any], target: Any = None) -> None:
     """Print rendered lines as they are (no wrapping, no markup)."""
     target = target or console()
     for line in lines:
-        target.print(line, markup=False, overflow="ignore", crop=False, soft_wrap=True)
+        target.print(line, markup=False, emoji=False, overflow="ignore", crop=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------------------------------
