@@ -20,6 +20,15 @@ CONTIGUOUS_NOTE = (
     "the rows of its slice, which starts at a multiple of 1024 elements). fused=True compiles the update with torch.compile (OneFlow's "
     "fused kernel has no numeric effect either).")
 
+#: the OneFlow commit whose `support_sparse` properties the rows follow
+ONEFLOW_COMMIT = "25c8978c1c8b1371ef6aa4187dae4495bd233c35"
+
+#: shown by describe() for Adam, AdamW and SGD, whose `support_sparse` OneFlow overrides
+SPARSE_NOTE = (f"support_sparse is True, as OneFlow's property returns (python/oneflow/nn/optimizer/<name>.py at "
+               f"commit {ONEFLOW_COMMIT[:12]}; every other OneFlow optimizer inherits False from "
+               "oneflow/optim/optimizer.py): OneFlow uses it in graph mode to update only the rows of an indexed-slices "
+               "gradient; a sparse gradient reaches optreg's eager step and is applied as its dense equivalent.")
+
 # adam family
 ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"
 ADAM_ONEFLOW_NOTES = (
@@ -28,6 +37,7 @@ ADAM_ONEFLOW_NOTES = (
     "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by its own norm. "
     "zero_grad() defaults to set_to_none=False.",
     CONTIGUOUS_NOTE,
+    SPARSE_NOTE,
     "float32 parameters: the kernel's scalars are formed as OneFlow forms them, from float32 hyperparameters in "
     "float32 (1 - β of a float β: 1 - 0.999f = 9.9998713e-4, not 1e-3; bias corrections rounded to float32, √bc2 "
     "in float32; lr, eps and weight decay reach float32 tensors as float32 scalars); the chain's moment and "
@@ -65,8 +75,8 @@ ROWS = [
             "included (OneFlow's kernel uses +lr instead of -lr); with momentum = 0 it is ignored with a warning.",
             "nesterov is not validated against momentum/dampening, as in OneFlow.",
             "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by "
-            "its own norm. zero_grad() defaults to set_to_none=False. support_sparse is True: a sparse "
-            "gradient is applied as its dense equivalent.",
+            "its own norm. zero_grad() defaults to set_to_none=False.",
+            SPARSE_NOTE,
             CONTIGUOUS_NOTE,
         ),
     ),
