@@ -118,6 +118,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(d.doc)
     if d.source:
         console.print(f"reproduces: {d.source}")
+    if d.class_path:
+        console.print(f"documented: {d.documented}", markup=False)
     if d.chain:
         console.print(f"chain: {d.chain}", markup=False)
     table = Table()

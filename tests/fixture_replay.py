@@ -82,20 +82,26 @@ def worst_param_error(case, shapes):
 
 
 def build_scheduler(case, dialect):
+    """The case's SGD (one group per recorded lr, with the case's `group_extras`: weight decays, ScalePerParam
+    factors) and its scheduler."""
     ps = [torch.nn.Parameter(torch.zeros(2)) for _ in case["group_lrs"]]
-    opt = optreg.configure_optimizer(f"{dialect}.SGD", [{"params": [p], "lr": lr} for p, lr in
-                                                         zip(ps, case["group_lrs"])], lr=case["group_lrs"][0])
+    extras = case.get("group_extras") or [{} for _ in ps]
+    opt = optreg.configure_optimizer(f"{dialect}.SGD", [{"params": [p], "lr": lr, **e} for p, lr, e in
+                                                         zip(ps, case["group_lrs"], extras)], lr=case["group_lrs"][0])
     return opt, optreg.configure_lr_scheduler(opt, case["scheduler"])
 
 
 def replay_scheduler(case, dialect):
+    """The values of the case's key (`lr` unless it says another) in every group, before the first step and after
+    each scheduler step."""
     opt, sched = build_scheduler(case, dialect)
-    lrs = [[float(g["lr"]) for g in opt.param_groups]]
+    key = case.get("key", "lr")
+    lrs = [[float(g[key]) for g in opt.param_groups]]
     metrics = case.get("metrics")
     for t in range(case["steps"]):
         opt.step()
         sched.step(metrics[t]) if metrics else sched.step()
-        lrs.append([float(g["lr"]) for g in opt.param_groups])
+        lrs.append([float(g[key]) for g in opt.param_groups])
     return np.array(lrs)
 
 
