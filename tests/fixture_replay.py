@@ -143,11 +143,13 @@ def make_tests(dialect, doc, sched, xfail, unrecordable=frozenset()):
 
     def test_every_optimizer_row_is_recorded():
         recorded = {c["optimizer"].split(".", 1)[1] for c in doc["cases"] if "refused" not in c}
-        assert set(optreg.list_optimizers(dialect=dialect)) <= recorded
+        assert set(optreg.list_optimizers(dialect=dialect)) - recorded == set(unrecordable) & set(
+            optreg.list_optimizers(dialect=dialect))
 
     def test_every_scheduler_row_is_recorded():
         recorded = {c["scheduler"]["name"].split(".", 1)[1] for c in sched["cases"] if "refused" not in c}
-        assert set(optreg.list_schedulers(dialect=dialect)) - recorded == set(unrecordable)
+        assert set(optreg.list_schedulers(dialect=dialect)) - recorded == set(unrecordable) & set(
+            optreg.list_schedulers(dialect=dialect))
 
     def test_recordings_are_float32_and_deterministic():
         """Every case's inputs are what the shared generator makes from its name, and every number is float32."""

@@ -145,3 +145,26 @@ ROWS = [
 ]
 
 ROWS = [replace(row, notes=(*row.notes, FLOAT64)) for row in ROWS]
+
+ROWS.append(optimizer(
+    "oneflow", "LBFGS", "optreg.dialects.oneflow.lbfgs:LBFGS",
+    "L-BFGS (one parameter group, needs a closure): two-loop recursion over history_size pairs; fixed step lr "
+    "(min(1, 1/‖g‖₁)·lr first) or OneFlow's strong-Wolfe line search.",
+    single_group=True, class_path="oneflow.optim.LBFGS",
+    source=f"OneFlow master (commit {ONEFLOW_COMMIT[:12]}) oneflow.optim.LBFGS, python/oneflow/nn/optimizer/lbfgs.py",
+    rules=(Rule("line_search_fn", ("line_search_fn",), lambda f: f in (None, "strong_wolfe"),
+                "must be None or 'strong_wolfe'"),),
+    notes=(
+        "Not in the OneFlow 0.9.0 release (the one that installs from the package index); reproduced from its source.",
+        "Without a line search it is torch.optim.LBFGS's algorithm step for step (the tests compare the two); the "
+        "defaults differ: lr 1e-3 (torch 1) and max_eval = 1.25·max_iter unrounded (torch ⌊5·max_iter/4⌋, so with "
+        "max_iter = 3 torch stops after 2 iterations and OneFlow runs 3).",
+        "line_search_fn='strong_wolfe' is OneFlow's own search, not torch's: quadratic interpolation (torch: "
+        "cubic), always up to 25 evaluations (torch: max_eval minus those spent), bracketing goes on past a "
+        "non-negative slope, no insufficient-progress safeguard, and a zoom trial that fails the sufficient "
+        "decrease still becomes the bracket's low end. Trajectories differ from torch's.",
+        "The state keeps OneFlow's names (old_diffs, old_step_size, ro, H_diag, alpha, d, t, prev_flat_grad, "
+        "prev_loss, func_evals, n_iter). zero_grad() defaults to set_to_none=False; support_sparse is False; "
+        "contiguous_params has no numeric effect. float64 parameters are computed in float64.",
+    ),
+))
