@@ -158,7 +158,8 @@ def make_tests(dialect, doc, sched, xfail, unrecordable=frozenset()):
             if "refused" in case:
                 continue
             steps = len(next(iter(case["grads"].values())))
-            init, grads = gen.inputs(case["name"], steps, {n: shapes[n] for n in _names(case, shapes)})
+            init, grads = gen.inputs(case["name"], steps, {n: shapes[n] for n in _names(case, shapes)},
+                                     case.get("grad_scale", 1.0))
             for n in init:
                 np.testing.assert_array_equal(np.asarray(case["init"][n], dtype=np.float32), init[n].reshape(-1))
                 np.testing.assert_array_equal(np.asarray(case["grads"][n], dtype=np.float32),

@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo")
+BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "mindspore_experimental", "mindspore_mint", "hf",
+                            "timm", "nemo")
 
 PLUGIN_GROUP = "optreg.dialects"
 
