@@ -132,3 +132,23 @@ def test_swalr_options_are_checked_with_their_paths():
         optreg.configure_lr_scheduler(opt, {"name": "SWALR", "swa_lr": -1.0, "anneal_epochs": -2,
                                             "anneal_strategy": "cosine"})
     assert [i.path for i in info.value.errors] == ["swa_lr", "anneal_epochs", "anneal_strategy"]
+
+
+# --- the README's dialect table ----------------------------------------------------------------------
+def readme_dialect_table() -> dict[str, tuple[int, int]]:
+    """The README's `| dialect | optimizers | schedulers | numerics |` rows: {dialect: (optimizers, schedulers)}."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| dialect | optimizers | schedulers | numerics |"):].split("\n\n")[0]
+    out = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out[cells[0].split("`")[1]] = (int(cells[1]), int(cells[2]))
+    return out
+
+
+def test_the_readme_dialect_table_is_the_registry_s():
+    from optreg.dialects import counts
+
+    assert list(readme_dialect_table().items()) == list(counts().items())

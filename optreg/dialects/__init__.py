@@ -25,3 +25,12 @@ def rows(name: str) -> list[Any]:
     if name not in BUILTIN:
         raise KeyError(f"{name!r} is not a built-in dialect; built-in: {', '.join(BUILTIN)}")
     return list(importlib.import_module(f"{__name__}.{name}").ROWS)
+
+
+def counts() -> dict[str, tuple[int, int]]:
+    """Each built-in dialect's number of (optimizers, schedulers), in listing order: the README's dialect table."""
+    out = {}
+    for name in BUILTIN:
+        kinds = [row.kind for row in rows(name)]
+        out[name] = (kinds.count("optimizer"), kinds.count("scheduler"))
+    return out
