@@ -1,7 +1,8 @@
 """Record float32 trajectories of MindSpore 2.10's torch-style optimizers and lr schedulers
-(mindspore.experimental.optim and its lr_scheduler) on the CPU into tests/fixtures/mindspore_experimental/
-(layout in fixture_io.py), replayed by tests/test_mindspore_experimental.py. A manual step: the tests need only
-the recorded files.
+(mindspore.experimental.optim and its lr_scheduler) on the CPU into tests/fixtures/mindspore_experimental/, and of
+mindspore.nn's ASGD, Rprop, AdaMax and Adadelta into tests/fixtures/mindspore/optimizers.json (layout in
+fixture_io.py), replayed by tests/test_mindspore_experimental.py. A manual step: the tests need only the recorded
+files.
 
 Run with the Python of a throwaway Python 3.11 virtual environment outside the project:
 
@@ -60,7 +61,22 @@ OPTIMIZERS = [
     ("rmsprop_momentum_centered", "RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}, None),
     ("rprop", "Rprop", {"lr": 0.05, "etas": [0.4, 1.3], "step_sizes": [1e-4, 0.2]}, None),
 ]
-SMALL = {"adam_small_grads": 1e-3}   # gradient scale of a case (default 1)
+SMALL = {"adam_small_grads": 1e-3}
+# mindspore.nn (MindSpore's own signatures and gradient pipeline)
+NN_OPTIMIZERS = [
+    ("nn_asgd", "ASGD", {"learning_rate": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 2.0, "weight_decay": 0.1}, None),
+    ("nn_rprop", "Rprop", {"learning_rate": 0.05, "etas": [0.4, 1.3], "step_sizes": [1e-4, 0.2],
+                           "weight_decay": 0.1}, None),
+    ("nn_adamax", "AdaMax", {"learning_rate": 0.05, "beta1": 0.8, "beta2": 0.9, "eps": 1e-3, "weight_decay": 0.1,
+                             "loss_scale": 4.0}, None),
+    ("nn_adadelta", "Adadelta", {"learning_rate": 1.0, "rho": 0.8, "epsilon": 1e-4, "weight_decay": 0.1,
+                                 "loss_scale": 2.0}, None),
+    ("nn_adadelta_groups", "Adadelta", {"learning_rate": 0.5},
+     [{"params": ["w"], "lr": 0.1, "weight_decay": 0.2}, {"params": ["b", "v"]}]),
+    ("nn_adamax_groups", "AdaMax", {"learning_rate": 0.05},
+     [{"params": ["w", "v"], "weight_decay": 0.1}, {"params": ["b"], "lr": 0.01}]),
+]
+LOSS_SCALED = {"nn_adamax": 4.0, "nn_adadelta": 2.0}   # gradients recorded as the loss-scaled ones   # gradient scale of a case (default 1)
 
 SCHEDULERS = [
     ("step", {"name": "StepLR", "step_size": 7, "gamma": 0.5}),
@@ -91,18 +107,20 @@ def _tuple(options):
     return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
 
 
-def record_optimizer(name, cls_name, options, groups, steps=STEPS):
-    case = {"name": name, "optimizer": f"{EXP}.{cls_name}", "options": options, "groups": groups,
+def record_optimizer(name, cls_name, options, groups, steps=STEPS, module=exp, dialect=EXP):
+    case = {"name": name, "optimizer": f"{dialect}.{cls_name}", "options": options, "groups": groups,
             **({"grad_scale": SMALL[name]} if name in SMALL else {})}
     shapes = {n: SHAPES[n] for n in (SHAPES if groups is None else [p for g in groups for p in g["params"]])}
-    init, grads = inputs(name, steps, shapes, SMALL.get(name, 1.0))
+    init, grads = inputs(name, steps, shapes, SMALL.get(name, LOSS_SCALED.get(name, 1.0)))
+    if name in LOSS_SCALED:
+        case["grad_scale"] = LOSS_SCALED[name]
     params = {n: Parameter(Tensor(init[n].copy()), name=n) for n in shapes}
     given = (list(params.values()) if groups is None else
              [{**_tuple({k: v for k, v in g.items() if k != "params"}), "params": [params[n] for n in g["params"]]}
               for g in groups])
     out = {n: [] for n in shapes}
     try:
-        opt = getattr(exp, cls_name)(given, **_tuple(options))
+        opt = getattr(module, cls_name)(given, **_tuple(options))
         for k in range(steps):
             opt(tuple(Tensor(grads[n][k].copy()) for n in shapes))
             for n, p in params.items():
@@ -165,10 +183,12 @@ def main():
     header = {"framework": f"MindSpore {ms.__version__} (CPU, PyNative)", "dtype": "float32", "steps": STEPS,
               "shapes": {n: list(s) for n, s in SHAPES.items()}}
     cases = [record_optimizer(*row) for row in OPTIMIZERS]
+    nn_cases = [record_optimizer(*row, module=ms.nn, dialect="mindspore") for row in NN_OPTIMIZERS]
+    print(write("mindspore", "optimizers", header, nn_cases))
     scheds = [record_scheduler(*row) for row in SCHEDULERS]
     print(write(EXP, "optimizers", header, cases))
     print(write(EXP, "schedulers", {"framework": header["framework"]}, scheds))
-    for c in cases + scheds:
+    for c in cases + nn_cases + scheds:
         if "refused" in c:
             print(f"  refused: {c['name']}: {c['refused']}", file=sys.stderr)
 

@@ -5,6 +5,9 @@ mindspore.mint.optim, which MindSpore's CPU build cannot run, against torch's al
 from __future__ import annotations
 
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -107,3 +110,15 @@ def test_experimental_cyclic_lr_cycles_no_momentum():
         optreg.configure_lr_scheduler(opt, {"name": "mindspore_experimental.CyclicLR", "base_lr": 0.01,
                                             "max_lr": 0.1, "cycle_momentum": True})
     assert info.value.errors[0].path == "cycle_momentum"
+
+
+# --- mindspore.nn ASGD, Rprop, AdaMax, Adadelta: recorded from MindSpore 2.10 CPU ----------------------------
+NN = json.loads((Path(__file__).parent / "fixtures" / "mindspore" / "optimizers.json").read_text())
+
+
+@pytest.mark.parametrize("case", NN["cases"], ids=[c["name"] for c in NN["cases"]])
+def test_nn_optimizer_matches_recording(case):
+    """The recorded gradients are the loss-scaled ones where the case sets loss_scale (grad_scale)."""
+    err, step, name = worst_param_error(case, {n: tuple(s) for n, s in NN["shapes"].items()})
+    assert err <= 1e-5, f"{case['name']}: relative error {err:.3g} at step {step} ({name})"
+

@@ -185,11 +185,15 @@ class AdamaxDirection(Stage):
 
         m = β1·m + (1-β1)·g;   e = max(β2·e, |g| + eps);   u = m / e / (1 - β1ᵗ)
 
+    eps="after": MindSpore's ApplyAdaMax (TF's), e = max(β2·e, |g|) and u = m / (e + eps) / (1 - β1ᵗ).
     β1ᵗ is the per-parameter `beta1_power` state (initialised to β1, multiplied by β1 after use).
     """
 
     state_names = ("exp_avg", "exp_inf", "beta1_power")
     sparsify = ("exp_avg", "exp_inf")
+
+    def __init__(self, eps: Literal["inside", "after"] = "inside") -> None:
+        self.eps = eps
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p), "exp_inf": zeros(p), "beta1_power": scalar_state(group["betas"][0], p)}
@@ -202,8 +206,12 @@ class AdamaxDirection(Stage):
         beta1, beta2 = hp["betas"]
         m, e, b1p = b.state["exp_avg"], b.state["exp_inf"], b.state["beta1_power"]
         ops.add_(ops.mul_(m, beta1), b.u, alpha=hp["one_minus_beta1"])
-        ops.maximum_(ops.mul_(e, beta2), ops.add_(ops.abs(b.u), hp["eps"]))
-        b.u = ops.div_(ops.div(m, e), ops.rsub(b1p, 1.0))
+        if self.eps == "after":
+            ops.maximum_(ops.mul_(e, beta2), ops.abs(b.u))
+            b.u = ops.div_(ops.div(m, ops.add(e, hp["eps"])), ops.rsub(b1p, 1.0))
+        else:
+            ops.maximum_(ops.mul_(e, beta2), ops.add_(ops.abs(b.u), hp["eps"]))
+            b.u = ops.div_(ops.div(m, e), ops.rsub(b1p, 1.0))
         ops.mul_(b1p, beta1)
 
 

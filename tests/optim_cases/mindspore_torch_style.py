@@ -1,4 +1,5 @@
-"""MindSpore 2.10's torch-style optimizers: mindspore.experimental.optim and mindspore.mint.optim."""
+"""MindSpore 2.10: the torch-style mindspore.experimental.optim and mindspore.mint.optim, and mindspore.nn ASGD, Rprop,
+AdaMax, Adadelta."""
 
 from optim_cases import Case
 
@@ -21,4 +22,12 @@ CASES = [
     Case(f"{M}.AdamW", {"lr": 0.01}, {"weight_decay": 0.0}),
     Case(f"{M}.FusedAdamW", {"lr": 0.01}, {"weight_decay": 0.0}),
     Case(f"{M}.SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}, {"lr": 0.01}),
+]
+
+# mindspore.nn 2.10's ASGD, Rprop, AdaMax, Adadelta: MindSpore's signatures and gradient pipeline
+CASES += [
+    Case("mindspore.ASGD", {"learning_rate": 0.05, "t0": 2.0, "weight_decay": 0.1}, {"lr": 0.01}),
+    Case("mindspore.Rprop", {"learning_rate": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),
+    Case("mindspore.AdaMax", {"learning_rate": 0.01, "weight_decay": 0.1, "loss_scale": 2.0}, {"lr": 0.003}),
+    Case("mindspore.Adadelta", {"learning_rate": 1.0, "weight_decay": 0.1}, {"lr": 0.3}),
 ]
