@@ -89,7 +89,7 @@ def test_mint_defaults_are_mindspore_s():
 def test_names_keep_nn_adam_apart_from_the_experimental_one():
     model = torch.nn.Linear(3, 2)
     from optreg.dialects.mindspore.adam import Adam as NnAdam
-    from optreg.dialects.mindspore.experimental import ExperimentalAdam
+    from optreg.dialects.mindspore.experimental_adam import ExperimentalAdam
 
     assert type(optreg.configure_optimizer("mindspore.Adam", model)) is NnAdam
     assert type(optreg.configure_optimizer("mindspore.experimental.optim.Adam", model)) is ExperimentalAdam

@@ -6,7 +6,7 @@ Their names are torch's and so are their algorithms, measured on MindSpore 2.10 
 kernel, the eps-hat form of nn.Adam, with its amsgrad ignored. So every row but that one builds torch's own
 class, under MindSpore's signature (torch's foreach / fused / capturable / differentiable switches hidden) and
 class path; `mindspore.Adam` and `mindspore_adam` stay nn.Adam. The rows are torch's rows re-labelled, so a
-type or rule is written once.
+type or rule is written once; experimental Adam's class is in experimental_adam.py (reading rows imports no torch).
 """
 
 from __future__ import annotations
@@ -14,41 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
-from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
-from optreg.stages.apply import ApplyLR
-from optreg.stages.chain import Chain
-from optreg.stages.gradient import CoupledDecay, Maximize
-from optreg.stages.optimizer import ChainOptimizer
 
 EXPERIMENTAL = "mindspore_experimental"
 MINT = "mindspore_mint"
 SOURCE = {EXPERIMENTAL: "MindSpore 2.10 mindspore.experimental.optim", MINT: "MindSpore 2.10 mindspore.mint.optim"}
 #: torch switches with no MindSpore counterpart: hidden, so they keep torch's defaults
 TORCH_ONLY = ("foreach", "capturable", "differentiable", "fused", "decoupled_weight_decay")
-
-
-class ExperimentalAdam(ChainOptimizer):
-    """mindspore.experimental.optim.Adam (MindSpore 2.10): the ApplyAdam kernel with the optimizer-wide step t,
-
-        g = -g if maximize;  g += wd·w;  m, v EMAs;  w -= lr·√(1-β2ᵗ)/(1-β1ᵗ) · m/(√v + eps)
-
-    eps is added to √v before the bias correction (nn.Adam's eps-hat form; torch adds it to √v̂), which moves
-    the weights by eps·√(1-β2ᵗ)-sized amounts less: 2e-5 of the movement on unit gradients, more on small ones.
-    amsgrad is accepted and has no effect: MindSpore allocates max_exp_avg_sq but always calls the kernel's
-    plain form.
-    """
-
-    chain = Chain(Maximize(), CoupledDecay(), AdamMoments(amsgrad=False), BiasCorrection("global"), AdamDirection("hat"),
-                  ApplyLR())
-
-    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
-                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False, *,
-                 maximize: Bool = False, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params)
 
 
 def _optimizer_rows(dialect: str, names: Iterable[str], notes: dict[str, tuple[str, ...]]) -> list[Any]:
@@ -106,7 +77,7 @@ ADAM_ROW_NOTES = (
 def experimental_rows() -> list[Any]:
     from optreg.core.entry import optimizer
 
-    adam = optimizer(EXPERIMENTAL, "Adam", "optreg.dialects.mindspore.experimental:ExperimentalAdam",
+    adam = optimizer(EXPERIMENTAL, "Adam", "optreg.dialects.mindspore.experimental_adam:ExperimentalAdam",
                      "Adam as MindSpore's ApplyAdam: w -= lr·√(1-β2ᵗ)/(1-β1ᵗ)·m/(√v + eps), L2 weight decay.",
                      class_path="mindspore.experimental.optim.Adam", source=f"{SOURCE[EXPERIMENTAL]}.Adam",
                      notes=ADAM_ROW_NOTES)
