@@ -150,6 +150,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(d.doc, width)
     if d.source:
         lines += render.wrap(d.source, width, "  ", "reproduces: ")
+    if d.class_path:
+        lines += render.wrap(d.documented, width, "  ", "documented: ")
     if d.chain:
         lines += render.wrap(d.chain, width, "  ", "chain: ")
     rows = [[p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc] for p in d.params]

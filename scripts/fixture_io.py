@@ -6,7 +6,8 @@ Layout of tests/fixtures/<framework>/optimizers.json:
      "cases": [{"name", "optimizer" (optreg's "<dialect>.<Name>"), "options" (constructor keywords in
                 optreg's spelling), "groups" (null, or [{"params": [names], <group options>}]),
                 and either "init" {name: flat}, "grads" {name: [S flats]}, "params" {name: [S flats]}
-                (the weights after each step), or "refused": "<Exception>: <message>"}]}
+                (the weights after each step), or "refused": "<Exception>: <message>"; "grad_scale" where
+                the gradients are inputs(..., scale) with scale != 1}]}
 tests/fixtures/<framework>/schedulers.json:
     {"framework": ..., "cases": [{"name", "scheduler" (an optreg spec: {"name": ..., <options>},
                 nested stages as specs), "group_lrs" (the optimizer's lr per group), "steps": N,

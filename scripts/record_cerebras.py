@@ -32,6 +32,7 @@ import torch
 
 import cerebras.pytorch as cstorch
 from cerebras.pytorch.optim import lr_scheduler as LRS
+from cerebras.pytorch.optim import weight_decay_scheduler as WDS
 
 from fixture_io import SHAPES, STEPS, f32, flat, inputs, refusal, write
 
@@ -39,6 +40,8 @@ cstorch.backend("CPU")
 
 SCHED_STEPS = 300
 GROUP_LRS = [0.1, 0.02]
+GROUP_WEIGHT_DECAYS = [0.1, 0.0]     # the weight-decay schedulers' groups (a group without decay is driven too)
+ADJUST = [{"adjust_learning_rate": 0.5}, {"adjust_val": 4.0}]   # ScalePerParam's per-group factors
 
 # (case name, optimizer, constructor options, groups or None[, steps])
 OPTIMIZERS = [
@@ -174,6 +177,50 @@ SCHEDULERS = [
         {"name": "MultiplicativeLR", "initial_learning_rate": 2.0, "coefficient": 0.998}]}),
 ]
 
+WD_COS = {"initial_val": 0.1, "end_val": 0.001, "total_iters": 200}
+# (case name, spec, key the scheduler drives, extra keys of each group)
+WEIGHT_DECAY_SCHEDULERS = [
+    ("constant_wd", {"name": "ConstantWD", "val": 0.01, "total_iters": 100}),
+    ("polynomial_wd", {"name": "PolynomialWD", "initial_val": 0.1, "end_val": 0.001, "total_iters": 200,
+                       "power": 2.0}),
+    ("linear_wd", {"name": "LinearWD", "initial_val": 0.0, "end_val": 0.1, "total_iters": 150}),
+    ("exponential_wd", {"name": "ExponentialWD", "initial_val": 0.1, "total_iters": 50, "decay_rate": 0.8,
+                        "staircase": True}),
+    ("inverse_time_wd", {"name": "InverseExponentialTimeDecayWD", "initial_val": 0.1, "step_exponent": 1,
+                         "total_iters": 100, "decay_rate": 0.5}),
+    ("inverse_sqrt_wd", {"name": "InverseSquareRootDecayWD", "initial_val": 0.1, "scale": 2.0, "warmup_steps": 50}),
+    ("cosine_decay_wd", {"name": "CosineDecayWD", **WD_COS}),
+    ("cosine_annealing_wd", {"name": "CosineAnnealingWD", "initial_val": 0.1, "T_max": 100, "eta_min": 0.001}),
+    ("warm_restarts_wd", {"name": "CosineAnnealingWarmRestartsWD", "initial_val": 0.1, "T_0": 60, "T_mult": 1,
+                          "eta_min": 0.001}),
+    ("step_wd", {"name": "StepWD", "initial_val": 0.1, "step_size": 70, "gamma": 0.5}),
+    ("multistep_wd", {"name": "MultiStepWD", "initial_val": 0.1, "gamma": 0.3, "milestones": [50, 120, 250]}),
+    ("piecewise_wd", {"name": "PiecewiseConstantWD", "vals": [0.1, 0.05, 0.01], "milestones": [100, 200]}),
+    ("lambda_wd", {"name": "LambdaWD", "initial_val": 0.1, "lr_lambda": "0.5 + 0.5 * cos(step / 50)"}),
+    ("multiplicative_wd", {"name": "MultiplicativeWD", "initial_val": 0.1, "coefficient": 0.99}),
+    ("cyclic_wd", {"name": "CyclicWD", "base_val": 0.01, "max_val": 0.1, "step_size_up": 40,
+                   "step_size_down": 20, "mode": "triangular2"}),
+    ("one_cycle_wd", {"name": "OneCycleWD", "initial_val": 0.004, "max_val": 0.1, "total_steps": 250,
+                      "pct_start": 0.25}),
+    ("sequential_wd", {"name": "SequentialWD", "milestones": [50], "schedulers": [
+        {"name": "LinearWD", "initial_val": 0.0, "end_val": 0.1, "total_iters": 50},
+        {"name": "CosineDecayWD", **WD_COS}]}),
+    ("chained_wd", {"name": "ChainedWD", "schedulers": [
+        {"name": "CosineDecayWD", **WD_COS},
+        {"name": "ExponentialWD", "initial_val": 0.5, "total_iters": 50, "decay_rate": 0.9}]}),
+    ("scale_per_param_wd", {"name": "ScalePerParamWD", "scheduler": {"name": "CosineDecayWD", **WD_COS}}),
+    ("sequential_wd_of_an_lr_stage", {"name": "SequentialWD", "milestones": [50], "schedulers": [
+        {"name": "LinearLR", "initial_learning_rate": 0.0, "end_learning_rate": 0.1, "total_iters": 50},
+        {"name": "CosineDecayWD", **WD_COS}]}),
+]
+SCALED_LR_SCHEDULERS = [
+    ("scale_per_param_lr", {"name": "ScalePerParamLR", "scheduler": {"name": "CosineDecayLR", **COS}}),
+    ("scale_per_param_lr_of_a_sequential", {"name": "ScalePerParamLR", "scheduler": {
+        "name": "SequentialLR", "milestones": [50], "schedulers": [
+            {"name": "LinearLR", "initial_learning_rate": 0.0, "end_learning_rate": 0.1, "total_iters": 50},
+            {"name": "CosineDecayLR", **COS}]}}),
+]
+
 _TORCH_FUNCS = {"cos": torch.cos, "sin": torch.sin, "exp": torch.exp, "sqrt": torch.sqrt, "tanh": torch.tanh,
                 "log": torch.log, "floor": torch.floor, "ceil": torch.ceil, "pi": math.pi, "e": math.e}
 
@@ -188,15 +235,27 @@ def _lambda_lr(optimizer, initial_learning_rate, lr_lambda):
     return ExpressionLR(optimizer, initial_learning_rate)
 
 
+def _lambda_wd(optimizer, initial_val, lr_lambda):
+    class ExpressionWD(WDS.LambdaWD):
+        def set_value_lambda(self):
+            return [lambda epoch: eval(lr_lambda, {"__builtins__": {}}, {**_TORCH_FUNCS, "step": epoch})]
+
+    return ExpressionWD(optimizer, initial_val)
+
+
 def build_scheduler(optimizer, spec):
     spec = dict(spec)
     name = spec.pop("name")
     if name == "LambdaLR":
         return _lambda_lr(optimizer, **spec)
+    if name == "LambdaWD":
+        return _lambda_wd(optimizer, **spec)
     if "schedulers" in spec:
         spec["schedulers"] = [build_scheduler(optimizer, s) for s in spec["schedulers"]]
-    cls = getattr(LRS, name)
-    if name in ("ChainedLR", "ChainedScheduler"):
+    if "scheduler" in spec:
+        spec["scheduler"] = build_scheduler(optimizer, spec["scheduler"])
+    cls = getattr(WDS if name.endswith("WD") else LRS, name)
+    if name in ("ChainedLR", "ChainedScheduler", "ChainedWD"):
         return cls(**spec)
     return cls(optimizer, **spec)
 
@@ -230,25 +289,34 @@ def record_optimizer(name, cls_name, options, groups, steps=STEPS):
     return case
 
 
-def _lrs(opt):
-    return [float(torch.as_tensor(g["lr"]).float()) for g in opt.param_groups]
+def _values(opt, key="lr"):
+    return [float(torch.as_tensor(g[key]).float()) for g in opt.param_groups]
 
 
-def record_scheduler(name, spec, steps=SCHED_STEPS):
+def record_scheduler(name, spec, steps=SCHED_STEPS, key="lr", group_extras=None):
+    """The values of `key` in every group before the first step and after each scheduler step ("lrs"); a
+    weight-decay case says its key and the groups' weight decays, a ScalePerParam case the groups' factors."""
     case = {"name": name, "scheduler": {**spec, "name": f"cerebras.{spec['name']}"}, "group_lrs": GROUP_LRS,
             "steps": steps}
+    extras = group_extras or [{} for _ in GROUP_LRS]
+    if key != "lr":
+        case["key"] = key
+        extras = [{**e, key: wd} for e, wd in zip(extras, GROUP_WEIGHT_DECAYS)]
+    if group_extras or key != "lr":
+        case["group_extras"] = extras
     params = [torch.nn.Parameter(torch.zeros(2)) for _ in GROUP_LRS]
-    opt = cstorch.optim.SGD([{"params": [p], "lr": lr} for p, lr in zip(params, GROUP_LRS)], lr=GROUP_LRS[0])
+    opt = cstorch.optim.SGD([{"params": [p], "lr": lr, **e} for p, lr, e in zip(params, GROUP_LRS, extras)],
+                            lr=GROUP_LRS[0])
     try:
         sched = build_scheduler(opt, spec)
     except Exception as exc:
         case["refused"] = refusal(exc)
         return case
-    lrs = [_lrs(opt)]
+    lrs = [_values(opt, key)]
     for _ in range(steps):
         opt.step()
         sched.step()
-        lrs.append(_lrs(opt))
+        lrs.append(_values(opt, key))
     case["lrs"] = f32(np.array(lrs))
     return case
 
@@ -259,6 +327,9 @@ def main():
               "dtype": "float32", "steps": STEPS, "shapes": {n: list(s) for n, s in SHAPES.items()}}
     print(write("cerebras", "optimizers", header, cases))
     scheds = [record_scheduler(*row) for row in SCHEDULERS]
+    scheds += [record_scheduler(name, spec, key="weight_decay", group_extras=ADJUST if "scale_per" in name else None)
+               for name, spec in WEIGHT_DECAY_SCHEDULERS]
+    scheds += [record_scheduler(name, spec, group_extras=ADJUST) for name, spec in SCALED_LR_SCHEDULERS]
     print(write("cerebras", "schedulers", {"framework": header["framework"]}, scheds))
     for c in cases + scheds:
         if "refused" in c:

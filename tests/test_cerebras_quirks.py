@@ -139,7 +139,11 @@ def test_every_optimizer_of_the_dialect_shows_the_float64_note_once(dialect, not
     names = optreg.list_optimizers(dialect=dialect)
     assert len(names) >= 6
     for name in names:
-        assert optreg.describe(name, dialect=dialect).notes.count(note) == 1, name
+        notes = optreg.describe(name, dialect=dialect).notes
+        if (dialect, name) == ("oneflow", "LBFGS"):   # Python tensor code in OneFlow: the parameter's precision
+            assert note not in notes and any("float64 parameters are computed in float64" in n for n in notes)
+            continue
+        assert notes.count(note) == 1, name
 
 
 def test_float64_parameters_are_updated_in_float64():

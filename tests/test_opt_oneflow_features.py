@@ -82,14 +82,39 @@ def test_zero_grad_keeps_zero_tensors_by_default(name):
     assert all(p.grad is None for p in model.parameters())
 
 
-def test_support_sparse_as_oneflow_reports_it():
+#: `support_sparse` of each OneFlow optimizer in OneFlow's source (commit 25c8978c1c8b, 2025-08-20):
+#: Adam, AdamW and SGD override it to True (python/oneflow/nn/optimizer/{adam,adamw,sgd}.py); every other
+#: optimizer inherits False from python/oneflow/optim/optimizer.py
+ONEFLOW_SUPPORT_SPARSE = {"Adam": True, "AdamW": True, "SGD": True, "Adagrad": False, "RMSprop": False,
+                          "Adadelta": False, "LAMB": False, "LBFGS": False}
+
+
+def test_support_sparse_as_oneflow_source_says_for_every_entry():
     params = torch_params()
-    reported = {n: optreg.configure_optimizer(n, params, dialect="oneflow").support_sparse for n in ("SGD", "RMSprop",
-                                                                                                    "Adagrad")}
-    assert reported == {"SGD": True, "RMSprop": False, "Adagrad": False}
+    assert set(oneflow_names()) <= set(ONEFLOW_SUPPORT_SPARSE)
+    reported = {n: optreg.configure_optimizer(n, params, dialect="oneflow").support_sparse for n in oneflow_names()}
+    assert reported == {n: ONEFLOW_SUPPORT_SPARSE[n] for n in oneflow_names()}
 
 
-@pytest.mark.parametrize("name", oneflow_names())
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD"])
+def test_a_sparse_gradient_steps_as_its_dense_equivalent(name):
+    kw = dict(lr=0.1, weight_decay=0.01) if name != "SGD" else dict(lr=0.1, momentum=0.9, weight_decay=0.01)
+    dense = torch.nn.Parameter(torch.arange(12.0).reshape(4, 3) / 7)
+    sparse = torch.nn.Parameter(dense.detach().clone())
+    opt_dense = optreg.configure_optimizer(name, [dense], dialect="oneflow", **kw)
+    opt_sparse = optreg.configure_optimizer(name, [sparse], dialect="oneflow", **kw)
+    for t in range(3):
+        grad = torch.zeros(4, 3)
+        grad[[0, 2][t % 2]] = torch.tensor([1.0, -2.0, 0.5]) * (t + 1)
+        dense.grad, sparse.grad = grad, grad.to_sparse()
+        opt_dense.step()
+        opt_sparse.step()
+    assert torch.equal(dense, sparse)
+    assert not torch.equal(dense, torch.arange(12.0).reshape(4, 3) / 7)
+
+
+# LBFGS counts its iterations in its state (n_iter, func_evals; test_oneflow_lbfgs.py), as OneFlow's does
+@pytest.mark.parametrize("name", [n for n in oneflow_names() if n != "LBFGS"])
 def test_one_step_counter_for_the_whole_optimizer(name):
     params = torch_params()
     opt = optreg.configure_optimizer(name, params, dialect="oneflow")

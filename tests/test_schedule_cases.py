@@ -286,6 +286,37 @@ CASES: list[Case] = [
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: R.nemo_poly(s - 300, b, 700, 1.0, 1e-4, False), 300)),
 ]
 
+CASES.append(Case("cb-scale-per-param", "cerebras.ScalePerParamLR",
+                  lambda: C.ScalePerParamLR(C.CosineDecayLR(1e-3, 1e-5, 900)),
+                  lambda t, b: R.cerebras_cosine_decay(t, 1e-3, 1e-5, 900)))   # a group without a factor: 1
+
+
+def _weight_decay_twin(schedule: Any, name: str | None = None) -> Any:
+    """The `*WD` twin of a Cerebras lr schedule (its nested stages too), with the same options."""
+    from optreg.schedules.engine import options_of
+
+    twins = {lr: wd for wd, lr in C.WD_TWINS.items() if wd != "LinearWD"}
+    options = dict(options_of(schedule))
+    if "schedulers" in options:
+        options["schedulers"] = [_weight_decay_twin(s) for s in options["schedulers"]]
+    if "scheduler" in options:
+        options["scheduler"] = _weight_decay_twin(options["scheduler"])
+    return getattr(C, name or twins[type(schedule).__name__])(**options)
+
+
+def _weight_decay_cases() -> list[Case]:
+    """Each Cerebras weight-decay row: its lr twin's first case on the `*WD` class (the same reference)."""
+    out = []
+    for wd, lr in C.WD_TWINS.items():
+        lr_entry = "cerebras." + ("LinearLR" if wd == "LinearWD" else lr)
+        case = next(c for c in CASES if c.entry == lr_entry)
+        out.append(Case(case.id + "-wd", f"cerebras.{wd}", lambda case=case, wd=wd: _weight_decay_twin(case.make(), wd),
+                        case.ref, case.base, case.default, case.steps, case.extra))
+    return out
+
+
+CASES += _weight_decay_cases()
+
 # The engine's torch forms and combinators, compared with numpy here and with torch in test_schedule_torch.
 TORCH_CASES: list[Case] = [
     Case("t-step", "", lambda: T.StepLR(50, 0.5), lambda t, b: R.torch_step(t, b, 50, 0.5)),

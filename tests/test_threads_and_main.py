@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import optreg
+
 SCRIPT = textwrap.dedent('''
     import json, sys, threading
     import torch, optreg
@@ -52,9 +54,10 @@ def test_building_from_eight_threads_in_a_fresh_interpreter_gives_what_one_threa
 def test_python_dash_m_optreg_is_the_optreg_command():
     out = subprocess.run([sys.executable, "-m", "optreg", "list", "optimizers", "--dialect", "oneflow"],
                          capture_output=True, text=True, check=True).stdout.splitlines()
-    assert [line.split()[0] for line in out] == ["optimizers", "Adadelta", "Adagrad", "Adam", "AdamW", "LAMB",
-                                                 "RMSprop", "SGD"]
-    assert out[0] == "optimizers (7):"
+    names = optreg.list_optimizers(dialect="oneflow")
+    assert "LBFGS" in names and "AdamW" in names
+    assert [line.split()[0] for line in out] == ["optimizers", *names]
+    assert out[0] == f"optimizers ({len(names)}):"
     bad = subprocess.run([sys.executable, "-m", "optreg", "show", "AdamW", "--dialect", "oneflw"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "did you mean 'oneflow'" in bad.stderr

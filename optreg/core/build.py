@@ -454,7 +454,9 @@ class SchedulerPlan:
         if self.schedule is not None:
             from optreg.schedules.adapter import ScheduleLR
 
-            return ScheduleLR(optimizer, self.schedule, key=self.key, last_epoch=self.last_epoch)
+            per_group = getattr(self.schedule, "per_group", None)   # a schedule of its own for each group
+            schedule = [per_group(g) for g in optimizer.param_groups] if per_group else self.schedule
+            return ScheduleLR(optimizer, schedule, key=self.key, last_epoch=self.last_epoch)
         cls = self.entry.resolve()
         kwargs = to_target_kwargs(self.entry, self.values)
         if self.children:
@@ -532,11 +534,15 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     return spec
 
 
-def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str) -> None:
-    """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule."""
-    plan.key = spec.pop("key", "lr")
+def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str,
+                         own_key: str | None = None) -> None:
+    """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule; a schedule
+    that drives one key only (`own_key`: Cerebras' weight-decay schedulers) takes that key and refuses another."""
+    plan.key = spec.pop("key", own_key or "lr")
     if plan.key not in KEYS:
         errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}")
+    elif own_key is not None and plan.key != own_key:
+        errors.add(join_path(path, "key"), f"{plan.name} drives {own_key!r} only, got {show(plan.key)}")
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
@@ -627,7 +633,7 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     plan = SchedulerPlan(entry, {})
     engine = _is_engine(entry)
     if engine:
-        _pop_adapter_options(spec, plan, errors, path)
+        _pop_adapter_options(spec, plan, errors, path, getattr(entry.resolve(), "param_group_key", None))
     if any(option in option_names(entry) for option in NESTED):
         plan.children = _plan_children(spec, context, path, entry.dialect, errors)
     try:

@@ -41,6 +41,12 @@ class Description:
     params: tuple[Param, ...]
     provider: str
     chain: str = ""
+    class_path: str = ""     # where the framework documents it (`source` names the framework and version)
+
+    @property
+    def documented(self) -> str:
+        """Where the component is documented: its class path, then the framework and version it reproduces."""
+        return f"{self.class_path} ({self.source})" if self.class_path else self.source
 
     @property
     def qualname(self) -> str:
@@ -52,6 +58,8 @@ class Description:
             lines.append(f"  {self.doc}")
         if self.source:
             lines.append(f"  reproduces: {self.source}")
+        if self.class_path:
+            lines.append(f"  documented: {self.documented}")
         if self.chain:
             lines.append(f"  chain: {self.chain}")
         for p in self.params:
@@ -130,7 +138,7 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
-                       params_of(entry), entry.provider, chain_of(entry))
+                       params_of(entry), entry.provider, chain_of(entry), entry.class_path)
 
 
 def chain_of(entry: Entry) -> str:

@@ -50,6 +50,8 @@ class Entry:
     bind      "module:function" that turns the resolved parameter groups into what the target takes
               (a dialect's group semantics, e.g. MindSpore's beta/gamma weight-decay rule); None: as torch.
     source    the framework and version whose numbers this entry reproduces.
+    class_path  the dotted path under which its framework documents it
+              (`cerebras.pytorch.optim.weight_decay_scheduler.CosineDecayWD`); the name finds the entry too.
     notes     decisions and quirks, shown by describe().
     """
 
@@ -73,6 +75,7 @@ class Entry:
     accepts: tuple[Callable[[Any], bool], str] | None = None
     bind: str | None = None
     source: str = ""
+    class_path: str = ""
     notes: tuple[str, ...] = ()
     provider: str = "optreg"
 

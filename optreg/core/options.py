@@ -138,3 +138,6 @@ NormType = Annotated[Any, BeforeValidator(_norm_type)]
 
 # OneFlow's per-group gradient clipping (Entry.group_keys of the oneflow rows; read by Optimizer.clip_grad())
 ONEFLOW_GROUP_KEYS: dict[str, Any] = {"clip_grad_max_norm": NonNegFloat, "clip_grad_norm_type": NormType}
+
+# Cerebras' per-group factors (Entry.group_keys of the cerebras rows; read by ScalePerParamLR / ScalePerParamWD)
+CEREBRAS_GROUP_KEYS: dict[str, Any] = {"adjust_learning_rate": NonNegFloat, "adjust_val": NonNegFloat}

@@ -34,6 +34,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str, str], Entry] = {}
+        self._paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
         self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
         self._loaded = False
@@ -145,6 +146,10 @@ class Registry:
                 raise ConfigError(
                     f"{entry.kind} name {entry.qualname!r} ({entry.provider}) clashes with "
                     f"{other.qualname!r} ({other.provider})", "name")
+        other = self._by_class_path().get((entry.kind, entry.class_path)) if entry.class_path else None
+        if other is not None and other is not entry:
+            raise ConfigError(f"{entry.kind} {entry.qualname!r} declares the class path {entry.class_path!r} "
+                              f"of {other.qualname!r}", "class_path")
         for key in keys:
             self._entries[key] = entry
         return entry
@@ -172,6 +177,14 @@ class Registry:
             self._normalised = (self._entries, len(self._entries), index)
         return index
 
+    def _by_class_path(self) -> dict[tuple[str, str], Entry]:
+        """(kind, class path its framework documents) -> the entry."""
+        source, size, index = self._paths
+        if source is not self._entries or size != len(self._entries):
+            index = {(e.kind, e.class_path): e for e in self._entries.values() if e.class_path}
+            self._paths = (self._entries, len(self._entries), index)
+        return index
+
     def resolve(self, kind: str, name: str, dialect: str) -> list[Entry]:
         """The entries `name` finds in `dialect`: the one it spells, else those it matches normalised."""
         self._load()
@@ -183,6 +196,9 @@ class Registry:
     def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name") -> Entry | None:
         """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path`."""
         self._load()
+        by_path = self._by_class_path().get((kind, name.strip()))
+        if by_path is not None:
+            return by_path
         prefix, bare = split_dialect(name, self.dialects())
         where = prefix or dialect or DEFAULT_DIALECT
         hits = self.resolve(kind, bare, where)

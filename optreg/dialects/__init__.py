@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo")
+BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "mindspore_experimental", "mindspore_mint", "hf",
+                            "timm", "nemo")
 
 PLUGIN_GROUP = "optreg.dialects"
 
@@ -24,3 +25,12 @@ def rows(name: str) -> list[Any]:
     if name not in BUILTIN:
         raise KeyError(f"{name!r} is not a built-in dialect; built-in: {', '.join(BUILTIN)}")
     return list(importlib.import_module(f"{__name__}.{name}").ROWS)
+
+
+def counts() -> dict[str, tuple[int, int]]:
+    """Each built-in dialect's number of (optimizers, schedulers), in listing order: the README's dialect table."""
+    out = {}
+    for name in BUILTIN:
+        kinds = [row.kind for row in rows(name)]
+        out[name] = (kinds.count("optimizer"), kinds.count("scheduler"))
+    return out

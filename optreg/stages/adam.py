@@ -26,8 +26,8 @@ class AdamMoments(Stage):
 
     nesterov=True puts MindSpore's `use_nesterov` numerator β1·m + (1-β1)·g in `slots["num"]`
     (read from the group's `use_nesterov` / `nesterov` flag); otherwise the numerator is m.
-    amsgrad=False: the algorithm has no amsgrad (Cerebras NAdam, RAdam): no `max_exp_avg_sq` among
-    the state names to sparsify.
+    amsgrad=False: the algorithm has no amsgrad (Cerebras NAdam, RAdam), or ignores the group's (MindSpore's
+    experimental Adam): no `max_exp_avg_sq` among the state names to sparsify, v is never maxed.
     scalars="float32": β and 1 - β in float32 (OneFlow's kernels: `(1 - beta1)` of a float beta1).
     Slots out: `num`, `den_sq` (v or v̂).
     """
@@ -36,13 +36,14 @@ class AdamMoments(Stage):
     sparsify = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
     def __init__(self, amsgrad: bool = True, scalars: Scalars = "native") -> None:
+        self.amsgrad = amsgrad
         if not amsgrad:
             self.state_names = self.sparsify = ("exp_avg", "exp_avg_sq")
         self.scalars = check_scalars(scalars)
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         state = {"exp_avg": zeros(p), "exp_avg_sq": zeros(p)}
-        if group.get("amsgrad"):
+        if self.amsgrad and group.get("amsgrad"):
             state["max_exp_avg_sq"] = zeros(p)
         return state
 
@@ -60,7 +61,7 @@ class AdamMoments(Stage):
         ops.add_(ops.mul_(m, beta1), b.u, alpha=one_minus_beta1)
         ops.addcmul_(ops.mul_(v, beta2), b.u, b.u, value=self.scalar(b, "one_minus_beta2"))
         den_sq = v
-        if hp.get("amsgrad"):
+        if self.amsgrad and hp.get("amsgrad"):
             den_sq = ops.maximum_(b.state["max_exp_avg_sq"], v)
         b.slots["den_sq"] = den_sq
         b.slots["num"] = ops.add(ops.mul(m, beta1), b.u, alpha=one_minus_beta1) if hp["nesterov_on"] else m
@@ -184,11 +185,15 @@ class AdamaxDirection(Stage):
 
         m = β1·m + (1-β1)·g;   e = max(β2·e, |g| + eps);   u = m / e / (1 - β1ᵗ)
 
+    eps="after": MindSpore's ApplyAdaMax (TF's), e = max(β2·e, |g|) and u = m / (e + eps) / (1 - β1ᵗ).
     β1ᵗ is the per-parameter `beta1_power` state (initialised to β1, multiplied by β1 after use).
     """
 
     state_names = ("exp_avg", "exp_inf", "beta1_power")
     sparsify = ("exp_avg", "exp_inf")
+
+    def __init__(self, eps: Literal["inside", "after"] = "inside") -> None:
+        self.eps = eps
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p), "exp_inf": zeros(p), "beta1_power": scalar_state(group["betas"][0], p)}
@@ -201,8 +206,12 @@ class AdamaxDirection(Stage):
         beta1, beta2 = hp["betas"]
         m, e, b1p = b.state["exp_avg"], b.state["exp_inf"], b.state["beta1_power"]
         ops.add_(ops.mul_(m, beta1), b.u, alpha=hp["one_minus_beta1"])
-        ops.maximum_(ops.mul_(e, beta2), ops.add_(ops.abs(b.u), hp["eps"]))
-        b.u = ops.div_(ops.div(m, e), ops.rsub(b1p, 1.0))
+        if self.eps == "after":
+            ops.maximum_(ops.mul_(e, beta2), ops.abs(b.u))
+            b.u = ops.div_(ops.div(m, ops.add(e, hp["eps"])), ops.rsub(b1p, 1.0))
+        else:
+            ops.maximum_(ops.mul_(e, beta2), ops.add_(ops.abs(b.u), hp["eps"]))
+            b.u = ops.div_(ops.div(m, e), ops.rsub(b1p, 1.0))
         ops.mul_(b1p, beta1)
 
 

@@ -57,10 +57,15 @@ class Adadelta(Stage):
     """Adadelta (Zeiler 2012) as torch.optim.Adadelta 2.x and Cerebras 2.x Adadelta:
 
         v = ρ·v + (1-ρ)·g²;  u = √(a + eps)/√(v + eps)·g;  a = ρ·a + (1-ρ)·u²   (`ApplyLR` follows)
+
+    eps: the group option that holds eps (MindSpore's nn.Adadelta calls it `epsilon`).
     """
 
     state_names = ("square_avg", "acc_delta")
     sparsify = ("square_avg", "acc_delta")
+
+    def __init__(self, eps: str = "eps") -> None:
+        self.eps = eps
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"square_avg": zeros(p), "acc_delta": zeros(p)}
@@ -72,8 +77,8 @@ class Adadelta(Stage):
         ops, hp = b.ops, b.hp
         v, a = b.state["square_avg"], b.state["acc_delta"]
         ops.addcmul_(ops.mul_(v, hp["rho"]), b.u, b.u, value=hp["one_minus_rho"])
-        std = ops.sqrt_(ops.add(v, hp["eps"]))
-        delta = ops.mul_(ops.div_(ops.sqrt_(ops.add(a, hp["eps"])), std), b.u)
+        std = ops.sqrt_(ops.add(v, hp[self.eps]))
+        delta = ops.mul_(ops.div_(ops.sqrt_(ops.add(a, hp[self.eps])), std), b.u)
         ops.addcmul_(ops.mul_(a, hp["rho"]), delta, delta, value=hp["one_minus_rho"])
         b.u = delta
 

@@ -9,6 +9,8 @@ CASES = [
     Case("oneflow.Adam", {"lr": 0.01, "do_bias_correction": False}, {"lr": 0.003}, id="no-bias-correction"),
     Case("oneflow.AdamW", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),
     Case("oneflow.AdamW", {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}, {"weight_decay": 0.0}, id="amsgrad"),
+    Case("oneflow.Adam", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}, sparse=True, id="sparse"),
+    Case("oneflow.AdamW", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}, sparse=True, id="sparse"),
     Case("cerebras.Adam", {"lr": 0.01, "weight_decay": 0.1}, {"lr": 0.003}),
     # a group's own weight_decay is ignored by cerebras.Adam (as Cerebras does): the group changes betas instead
     Case("cerebras.Adam", {"lr": 0.01, "amsgrad": True}, {"betas": (0.8, 0.99)}, id="amsgrad"),

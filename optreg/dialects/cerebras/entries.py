@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optreg.core.entry import Rule, optimizer
+from optreg.core.options import CEREBRAS_GROUP_KEYS
 
 #: shown by describe() for every Cerebras optimizer
 FLOAT64 = ("float64 parameters: Cerebras keeps its scalars (beta powers, bias corrections, step counters, "
@@ -177,4 +178,5 @@ ROWS = [
     ),
 ]
 
-ROWS = [replace(row, notes=(*row.notes, FLOAT64)) for row in ROWS]
+ROWS = [replace(row, notes=(*row.notes, FLOAT64), group_keys={**row.group_keys, **CEREBRAS_GROUP_KEYS})
+        for row in ROWS]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from optreg.core.groups import modelzoo_no_decay
+from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 #: Keys Model Zoo's trainer applies around the optimizer, not to it (`init.precision`, `init.loop`).
@@ -319,29 +320,6 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
 # ---------------------------------------------------------------------------------------------------
 # schedulers
 # ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Scaled:
-    """An absolute schedule times a group's `adjust_learning_rate` (cerebras.pytorch ScalePerParamLR)."""
-
-    schedule: Any
-    scale: float
-
-    values = "absolute"
-
-    def bind(self, bases, default):
-        return Scaled(self.schedule.bind(bases, default), self.scale)
-
-    def apply(self, step: int, base: float) -> float:
-        return self.schedule.apply(step, base) * self.scale
-
-    def __call__(self, step: int) -> float:
-        return self.apply(step, 1.0)
-
-    @property
-    def length(self):
-        return self.schedule.length
-
-
 @dataclass(frozen=True)
 class Keep:
     """A group a scheduler does not drive (its tags do not meet the scheduler's): the value stays."""
@@ -656,7 +634,7 @@ def build_schedulers(p: Plan, optimizer: Any) -> Any:
             if not _applies(spec.tags, group):
                 schedules.append(Keep())
             elif spec.scaled:
-                schedules.append(Scaled(sp.schedule, float(group.get("adjust_learning_rate", 1.0))))
+                schedules.append(Scaled(sp.schedule, group_scale(group)))
             else:
                 schedules.append(sp.schedule)
         built.append(ScheduleLR(optimizer, schedules, key=sp.key, last_epoch=sp.last_epoch))
@@ -794,7 +772,7 @@ def scale_per_param(plan: Any, optimizer: Any) -> Any:
     if plan.schedule is None:
         raise ConfigError(f"adjust_learning_rate scales a Cerebras schedule; {plan.name} has none to scale",
                           "adjust_learning_rate")
-    schedules = [Scaled(plan.schedule, float(g.get("adjust_learning_rate", 1.0))) for g in optimizer.param_groups]
+    schedules = [Scaled(plan.schedule, group_scale(g)) for g in optimizer.param_groups]
     return ScheduleLR(optimizer, schedules, key=plan.key, last_epoch=plan.last_epoch)
 
 

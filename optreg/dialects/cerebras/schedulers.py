@@ -6,12 +6,15 @@ Absolute-valued: each sets the lr itself. The YAML forms (legacy `learning_rate:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal, Optional
 
 from optreg.core.entry import Rule, scheduler
 from optreg.core.types import Bool, IncreasingInts, NonNegFloat, NonNegInt, PosFloat, PosInt, StepFn, UnitFloat
 
 SRC = "cerebras_pytorch 2.10 cerebras.pytorch.optim.lr_scheduler"
+LR_PATH = "cerebras.pytorch.optim.lr_scheduler."
+WD_PATH = "cerebras.pytorch.optim.weight_decay_scheduler."
 MOD = "optreg.dialects.cerebras.schedules"
 NESTED = list[dict[str, Any]]
 F32 = "Cerebras evaluates the closed form in float32 on the device; optreg uses float64."
@@ -21,7 +24,7 @@ INIT_END = {"initial_learning_rate": NonNegFloat, "end_learning_rate": NonNegFlo
 
 def _row(name: str, doc: str, target: str | None = None, notes: tuple[str, ...] = (), **kw: Any):
     return scheduler("cerebras", name, f"{MOD}:{target or name}", doc, source=SRC, values="absolute",
-                     notes=(*notes, F32), **kw)
+                     class_path=LR_PATH + name, notes=(*notes, F32), **kw)
 
 
 ROWS = [
@@ -91,4 +94,48 @@ ROWS = [
                 "constants); nothing requires a stage to end where the next one starts.")),
     _row("ChainedLR", "lr = s_0(t)·∏_{k>=1} s_k(t)/s_k.initial_learning_rate.", aliases=("ChainedScheduler",),
          types={"schedulers": NESTED}),
+    _row("ScalePerParamLR", "lr of group i = s(t)·adjust_learning_rate_i (else the group's adjust_val, else 1).",
+         types={"scheduler": dict[str, Any]},
+         notes=("Each group's factor is read once, when the scheduler is built, as Cerebras reads it; the wrapped "
+                "scheduler must drive the lr (Cerebras' ScalePerParamLR wraps an LRScheduler).",)),
 ]
+
+
+WD_SRC = "cerebras_pytorch 2.10 cerebras.pytorch.optim.weight_decay_scheduler"
+
+
+def _weight_decay_row(wd_name: str):
+    """A `*WD` scheduler's row from its lr twin's (`CosineDecayWD` from `CosineDecayLR`): the same closed form and
+    checks under Cerebras' generic option names (initial_val, end_val, val, vals, base_val, max_val), driving each
+    group's weight_decay."""
+    from optreg.dialects.cerebras.forms import WD_RENAMES
+
+    lr_names = {row.name: row for row in ROWS}
+    lr = lr_names.get(wd_name[:-2]) or lr_names[wd_name[:-2] + "LR"]
+    rename = {wd: lr_opt for wd, lr_opt in WD_RENAMES.items() if lr_opt in lr.types}
+    back = {lr_opt: wd for wd, lr_opt in rename.items()}
+
+    def spelled(text: str) -> str:
+        for lr_opt, wd in back.items():
+            text = text.replace(lr_opt, wd)
+        return text
+
+    return replace(
+        lr, name=wd_name, target=f"{MOD}:{wd_name}", aliases=(), class_path=WD_PATH + wd_name, source=WD_SRC,
+        doc=spelled(lr.doc).replace("lr = ", "wd = ").replace("lr of group", "wd of group"), rename=rename,
+        types={back.get(k, k): v for k, v in lr.types.items()},
+        rules=tuple(replace(r, path=back.get(r.path, r.path), fields=tuple(back.get(f, f) for f in r.fields),
+                            message=spelled(r.message)) for r in lr.rules),
+        notes=(f"{lr.name}'s closed form on each group's weight_decay; the options are Cerebras' generic names"
+               + (f" ({', '.join(f'{wd} for {opt}' for wd, opt in rename.items())})" if rename else "")
+               + ". Every group is driven, those with weight_decay 0 too, as Cerebras does (param_group_tags "
+                 "select groups in a Model Zoo config).", *map(spelled, lr.notes)))
+
+
+def _wd_names() -> list[str]:
+    from optreg.dialects.cerebras.schedules import WD_TWINS
+
+    return list(WD_TWINS)
+
+
+ROWS += [_weight_decay_row(name) for name in _wd_names()]

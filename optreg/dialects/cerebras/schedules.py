@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
-from typing import Callable, Literal, Optional, Sequence
+from typing import Any, Callable, ClassVar, Literal, Mapping, Optional, Sequence
 
 from optreg.core.float32 import f32
 from optreg.errors import Collector
@@ -353,6 +353,9 @@ class SequentialLR(Delegate):
     schedulers: Sequence[Schedule]
     milestones: Optional[Sequence[int]] = None
 
+    def problems(self, errors: Collector) -> None:
+        _same_key(self, self.schedulers, errors)
+
     def build(self) -> Schedule:
         milestones = derive_milestones(self.schedulers) if self.milestones is None else list(self.milestones)
         return Sequential(self.schedulers, milestones, "local")
@@ -365,11 +368,104 @@ class ChainedLR(Delegate):
     values = ABSOLUTE
     schedulers: Sequence[Schedule]
 
+    def problems(self, errors: Collector) -> None:
+        _same_key(self, self.schedulers, errors)
+
     def build(self) -> Schedule:
         return Chained(self.schedulers)
+
+
+def param_group_key(schedule: Any) -> str:
+    """The param-group key a Cerebras schedule drives: `lr`, or `weight_decay` for the `*WD` twins."""
+    return getattr(schedule, "param_group_key", "lr")
+
+
+def _same_key(combinator: Any, stages: Sequence[Any], errors: Collector) -> None:
+    """Cerebras' SequentialScheduler / ChainedScheduler refuse stages that drive another param-group key."""
+    key = param_group_key(combinator)
+    for i, stage in enumerate(stages):
+        check(errors, param_group_key(stage) == key, f"schedulers.{i}",
+              f"{type(combinator).__name__} drives {key!r}; this stage ({type(stage).__name__}) drives "
+              f"{param_group_key(stage)!r}")
+
+
+def group_scale(group: Mapping[str, Any]) -> float:
+    """A group's factor under ScalePerParamLR / ScalePerParamWD: `adjust_learning_rate`, else `adjust_val`, else 1
+    (cerebras_pytorch 2.10 ScalePerParamScheduler reads both keys for the lr and the weight decay alike)."""
+    return float(group.get("adjust_learning_rate", group.get("adjust_val", 1.0)))
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """An absolute schedule times one group's factor (cerebras.pytorch ScalePerParamLR / ScalePerParamWD)."""
+
+    schedule: Any
+    scale: float
+
+    values = ABSOLUTE
+
+    def bind(self, bases, default):
+        return Scaled(self.schedule.bind(bases, default), self.scale)
+
+    def apply(self, step: int, base: float) -> float:
+        return self.schedule.apply(step, base) * self.scale
+
+    def __call__(self, step: int) -> float:
+        return self.apply(step, 1.0)
+
+    @property
+    def length(self):
+        return self.schedule.length
+
+
+@dataclass(frozen=True)
+class ScalePerParamLR(Delegate):
+    """Cerebras ScalePerParamLR (ScalePerParamScheduler): group i gets s(t)·scale_i, scale_i = the group's
+    `adjust_learning_rate` (else `adjust_val`, else 1), read when the scheduler is built (muP's per-layer lr)."""
+
+    values = ABSOLUTE
+    scheduler: Schedule
+
+    def problems(self, errors: Collector) -> None:
+        _same_key(self, [self.scheduler], errors)
+
+    def build(self) -> Schedule:
+        return self.scheduler
+
+    def per_group(self, group: Mapping[str, Any]) -> Scaled:
+        """The schedule one parameter group follows."""
+        return Scaled(self.scheduler, group_scale(group))
+
+
+class WeightDecaySchedule:
+    """Mixin of the `*WD` twins (cerebras.pytorch.optim.weight_decay_scheduler, cerebras_pytorch 2.10): the lr
+    class's closed form driving each group's `weight_decay` (Cerebras' `param_group_key`)."""
+
+    param_group_key: ClassVar[str] = "weight_decay"
+
+
+#: each weight-decay scheduler of cerebras_pytorch 2.10 -> the lr scheduler whose closed form it shares
+WD_TWINS = {"ConstantWD": "ConstantLR", "PolynomialWD": "PolynomialLR", "LinearWD": "PolynomialLR",
+            "ExponentialWD": "ExponentialLR", "InverseExponentialTimeDecayWD": "InverseExponentialTimeDecayLR",
+            "InverseSquareRootDecayWD": "InverseSquareRootDecayLR", "CosineDecayWD": "CosineDecayLR",
+            "SequentialWD": "SequentialLR", "PiecewiseConstantWD": "PiecewiseConstantLR",
+            "MultiStepWD": "MultiStepLR", "StepWD": "StepLR", "CosineAnnealingWD": "CosineAnnealingLR",
+            "LambdaWD": "LambdaLR", "CosineAnnealingWarmRestartsWD": "CosineAnnealingWarmRestarts",
+            "MultiplicativeWD": "MultiplicativeLR", "ChainedWD": "ChainedLR", "CyclicWD": "CyclicLR",
+            "OneCycleWD": "OneCycleLR", "ScalePerParamWD": "ScalePerParamLR"}
+
+
+def _weight_decay_twin(name: str, lr_class: type) -> type:
+    doc = f"cerebras.pytorch.optim.weight_decay_scheduler.{name}: {lr_class.__name__}'s closed form on weight_decay."
+    return dataclass(frozen=True)(type(name, (WeightDecaySchedule, lr_class), {"__doc__": doc,
+                                                                              "__module__": __name__}))
+
+
+for _wd, _lr in WD_TWINS.items():
+    globals()[_wd] = _weight_decay_twin(_wd, globals()[_lr])
 
 
 __all__ = ["ConstantLR", "PolynomialLR", "ExponentialLR", "InverseExponentialTimeDecayLR",
            "InverseSquareRootDecayLR", "CosineDecayLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
            "StepLR", "MultiStepLR", "PiecewiseConstantLR", "LambdaLR", "MultiplicativeLR", "CyclicLR",
-           "OneCycleLR", "SequentialLR", "ChainedLR"]
+           "OneCycleLR", "SequentialLR", "ChainedLR", "ScalePerParamLR", *WD_TWINS]

@@ -280,3 +280,33 @@ ROWS = [
         notes=THOR_NOTES,
     ),
 ]
+
+
+def _nn_row(name: str, doc: str, note: str, kernel: str = "", **kw):
+    """A mindspore.nn 2.10 row of the misc family: MindSpore's pipeline, groups and lr, then `note`'s algorithm."""
+    return optimizer("mindspore", name, f"optreg.dialects.mindspore.misc:{name}", doc, bind=BIND,
+                     class_path=f"mindspore.nn.{name}", source=f"{MINDSPORE}.{name}{kernel}",
+                     notes=(note, PIPELINE_NOTE, GROUPS_NOTE, GC_NOTE, LR_NOTE), **kw)
+
+
+def _torch_rules(name: str):
+    from optreg.dialects.torch import OPTIMIZERS
+
+    return next(row for row in OPTIMIZERS if row.name == name).rules
+
+
+ROWS += [
+    _nn_row("ASGD", "ASGD: w = w·(1 - λη) - η·g, η = lr/(1 + λ·lr·t)^α, running average ax from step t0 on.",
+            "torch.optim.ASGD's algorithm after MindSpore's gradient pipeline (no loss_scale in MindSpore's "
+            "signature); lambd, alpha and t0 must be floats in MindSpore (ints raise TypeError)."),
+    _nn_row("Rprop", "Rprop: per-element step sizes ×η+ / ×η- on sign agreement / flip, clamped to step_sizes; "
+                     "w -= step·sign(g).",
+            "torch.optim.Rprop's algorithm after MindSpore's gradient pipeline (no loss_scale in MindSpore's "
+            "signature).", rules=_torch_rules("Rprop")),
+    _nn_row("AdaMax", "AdaMax (ApplyAdaMax): e = max(β2·e, |g|), w -= lr/(1 - β1ᵗ) · m/(e + eps).",
+            "eps is added after the max (TF's ApplyAdaMax); torch.optim.Adamax takes max(β2·e, |g| + eps).",
+            " (ApplyAdaMax)"),
+    _nn_row("Adadelta", "Adadelta (ApplyAdadelta): v = ρv + (1-ρ)g², u = √(a+ε)/√(v+ε)·g, a = ρa + (1-ρ)u², "
+                        "w -= lr·u.",
+            "torch.optim.Adadelta's algorithm after MindSpore's gradient pipeline.", " (ApplyAdadelta)"),
+]

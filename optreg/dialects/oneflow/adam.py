@@ -5,6 +5,10 @@ OneFlow counts one optimizer-wide step (it advances for parameters without a gra
 C++ float: for tensors below float64 the stages that derive scalars form them so (`scalars="float32"`:
 float32 β, 1 - β in float32, bias corrections and √bc2 in float32); lr, eps and weight decay reach a
 float32 tensor as float32 scalars anyway.
+
+`support_sparse` is True for both, as OneFlow's `Adam.support_sparse` and `AdamW.support_sparse` return
+(python/oneflow/nn/optimizer/adam.py and adamw.py at commit 25c8978c1c8b, 2025-08-20); a sparse
+gradient is applied as its dense equivalent, as OneFlow's SGD here.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class Adam(ChainOptimizer):
     chain = Chain(CoupledDecay(), AdamMoments(scalars=SCALARS),
                   BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
                   AdamDirection("torch"), ApplyLR())
+    supports_sparse = True
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
@@ -50,6 +55,7 @@ class AdamW(ChainOptimizer):
 
     chain = Chain(AdamMoments(scalars=SCALARS), BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
                   AdamDirection("torch"), DecoupledDecay(), ApplyLR())
+    supports_sparse = True
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,

@@ -20,6 +20,15 @@ CONTIGUOUS_NOTE = (
     "the rows of its slice, which starts at a multiple of 1024 elements). fused=True compiles the update with torch.compile (OneFlow's "
     "fused kernel has no numeric effect either).")
 
+#: the OneFlow commit whose `support_sparse` properties the rows follow
+ONEFLOW_COMMIT = "25c8978c1c8b1371ef6aa4187dae4495bd233c35"
+
+#: shown by describe() for Adam, AdamW and SGD, whose `support_sparse` OneFlow overrides
+SPARSE_NOTE = (f"support_sparse is True, as OneFlow's property returns (python/oneflow/nn/optimizer/<name>.py at "
+               f"commit {ONEFLOW_COMMIT[:12]}; every other OneFlow optimizer inherits False from "
+               "oneflow/optim/optimizer.py): OneFlow uses it in graph mode to update only the rows of an indexed-slices "
+               "gradient; a sparse gradient reaches optreg's eager step and is applied as its dense equivalent.")
+
 # adam family
 ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"
 ADAM_ONEFLOW_NOTES = (
@@ -28,6 +37,7 @@ ADAM_ONEFLOW_NOTES = (
     "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by its own norm. "
     "zero_grad() defaults to set_to_none=False.",
     CONTIGUOUS_NOTE,
+    SPARSE_NOTE,
     "float32 parameters: the kernel's scalars are formed as OneFlow forms them, from float32 hyperparameters in "
     "float32 (1 - β of a float β: 1 - 0.999f = 9.9998713e-4, not 1e-3; bias corrections rounded to float32, √bc2 "
     "in float32; lr, eps and weight decay reach float32 tensors as float32 scalars); the chain's moment and "
@@ -65,8 +75,8 @@ ROWS = [
             "included (OneFlow's kernel uses +lr instead of -lr); with momentum = 0 it is ignored with a warning.",
             "nesterov is not validated against momentum/dampening, as in OneFlow.",
             "Per-group clip_grad_max_norm and clip_grad_norm_type: optimizer.clip_grad() clips each group by "
-            "its own norm. zero_grad() defaults to set_to_none=False. support_sparse is True: a sparse "
-            "gradient is applied as its dense equivalent.",
+            "its own norm. zero_grad() defaults to set_to_none=False.",
+            SPARSE_NOTE,
             CONTIGUOUS_NOTE,
         ),
     ),
@@ -135,3 +145,26 @@ ROWS = [
 ]
 
 ROWS = [replace(row, notes=(*row.notes, FLOAT64)) for row in ROWS]
+
+ROWS.append(optimizer(
+    "oneflow", "LBFGS", "optreg.dialects.oneflow.lbfgs:LBFGS",
+    "L-BFGS (one parameter group, needs a closure): two-loop recursion over history_size pairs; fixed step lr "
+    "(min(1, 1/‖g‖₁)·lr first) or OneFlow's strong-Wolfe line search.",
+    single_group=True, class_path="oneflow.optim.LBFGS",
+    source=f"OneFlow master (commit {ONEFLOW_COMMIT[:12]}) oneflow.optim.LBFGS, python/oneflow/nn/optimizer/lbfgs.py",
+    rules=(Rule("line_search_fn", ("line_search_fn",), lambda f: f in (None, "strong_wolfe"),
+                "must be None or 'strong_wolfe'"),),
+    notes=(
+        "Not in the OneFlow 0.9.0 release (the one that installs from the package index); reproduced from its source.",
+        "Without a line search it is torch.optim.LBFGS's algorithm step for step (the tests compare the two); the "
+        "defaults differ: lr 1e-3 (torch 1) and max_eval = 1.25·max_iter unrounded (torch ⌊5·max_iter/4⌋, so with "
+        "max_iter = 3 torch stops after 2 iterations and OneFlow runs 3).",
+        "line_search_fn='strong_wolfe' is OneFlow's own search, not torch's: quadratic interpolation (torch: "
+        "cubic), always up to 25 evaluations (torch: max_eval minus those spent), bracketing goes on past a "
+        "non-negative slope, no insufficient-progress safeguard, and a zoom trial that fails the sufficient "
+        "decrease still becomes the bracket's low end. Trajectories differ from torch's.",
+        "The state keeps OneFlow's names (old_diffs, old_step_size, ro, H_diag, alpha, d, t, prev_flat_grad, "
+        "prev_loss, func_evals, n_iter). zero_grad() defaults to set_to_none=False; support_sparse is False; "
+        "contiguous_params has no numeric effect. float64 parameters are computed in float64.",
+    ),
+))

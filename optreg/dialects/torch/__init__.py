@@ -1,4 +1,5 @@
-"""The torch dialect: every optimizer in `torch.optim` and scheduler in `torch.optim.lr_scheduler`.
+"""The torch dialect: every optimizer in `torch.optim` and scheduler in `torch.optim.lr_scheduler`, and
+`torch.optim.swa_utils.SWALR`.
 
 These rows build the real torch classes; their names, defaults and signatures come from torch itself.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal, Optional
 
 from optreg.core.entry import Rule, optimizer, scheduler
-from optreg.core.types import ASGDAlpha, IncreasingInts, NonNegFloat, StepFn, number
+from optreg.core.types import ASGDAlpha, IncreasingInts, NonNegFloat, NonNegInt, StepFn, number
 
 SRC = "torch 2.13 torch.optim"
 SCHED = "torch 2.13 torch.optim.lr_scheduler"
@@ -95,6 +96,16 @@ SCHEDULERS = [
            defaults={"milestones": None}),
     _sched("ChainedScheduler", "Steps every scheduler each step; chainable factors multiply.",
            types={"schedulers": list[dict[str, Any]]}, hidden=("optimizer",)),
+    scheduler("torch", "SWALR", "torch.optim.swa_utils:SWALR",
+              "lr = α(t)·swa_lr + (1-α(t))·lr₀, t = min(step/anneal_epochs, 1), α = (1-cos πt)/2 or t (linear).",
+              source="torch 2.13 torch.optim.swa_utils", values="absolute", length="anneal_epochs",
+              class_path="torch.optim.swa_utils.SWALR",
+              types={"swa_lr": NonNegFloat | list[NonNegFloat], "anneal_epochs": NonNegInt,
+                     "anneal_strategy": Literal["cos", "linear"]},
+              notes=("torch's recursive form: each step undoes the previous α to recover lr₀, so the lr reaches "
+                     "swa_lr after anneal_epochs steps and stays there; anneal_epochs = 0 sets swa_lr from "
+                     "construction on. A group's lr changed from outside (another scheduler) becomes the new lr₀.",
+                     "swa_lr: one value, or one per parameter group (torch raises on another length).")),
 ]
 
 

@@ -1,0 +1,8 @@
+"""The mindspore_experimental dialect: MindSpore 2.10's mindspore.experimental.optim and its lr_scheduler, a
+sub-dialect of MindSpore's whose rows live in optreg/dialects/mindspore/experimental.py."""
+
+from __future__ import annotations
+
+from optreg.dialects.mindspore.experimental import experimental_rows
+
+ROWS = experimental_rows()
