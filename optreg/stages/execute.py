@@ -188,13 +188,20 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
             # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
             # code object, which every chain's step_chunk would otherwise share
             step_chunk.__code__ = step_chunk.__code__.replace()
-            # dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor
-            # decides from the sizes of the first call and a bucket that starts small stays serial
-            # size_asserts off: Dynamo's guards already check the layout of every input, each call
-            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True,
-                               options={"cpp.dynamic_threads": True, "size_asserts": False})
+            fn = _compile(step_chunk)
             _COMPILED[key] = fn
     return fn
+
+
+def _compile(step_chunk):
+    """`torch.compile` of a chain's traced step, whole (fullgraph: a read of a tensor's value into Python,
+    which would break the graph, is an error), with dynamic shapes.
+
+    dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor decides from
+    the sizes of the first call and a bucket that starts small stays serial. size_asserts off: Dynamo's guards
+    already check the layout of every input, each call."""
+    return torch.compile(step_chunk, dynamic=True, fullgraph=True,
+                         options={"cpp.dynamic_threads": True, "size_asserts": False})
 
 
 def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
