@@ -14,7 +14,10 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import queue
 import threading
+import time
+import warnings
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -109,6 +112,103 @@ def _buckets(params, states, names, by_shape: bool) -> list[list[int]]:
             key += (p.dim(), tuple(st[n].dim() for n in names if n in st))
         out.setdefault(key, []).append(i)
     return list(out.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# compiles in the background
+# ---------------------------------------------------------------------------------------------
+
+
+#: "background" (the default): a fused step runs eager until its compile, started on its first step in a thread
+#: of its own, is ready; "wait": the first step compiles and waits (OPTREG_COMPILE overrides it)
+COMPILE = os.environ.get("OPTREG_COMPILE", "background")
+
+#: a compile still running after this many seconds says so, once
+SLOW = 1.0
+
+_QUEUE: "queue.Queue[Compile]" = queue.Queue()
+_WORKER: list[threading.Thread] = []
+
+
+class Compile:
+    """The compile of a fused step's functions, in the background: `job` calls them once on stand-ins of the
+    step's tensors (`standins`: same sizes, strides, dtypes and aliasing, other memory), which traces and
+    compiles them for exactly those tensors; until it has, `ready()` is False and the step runs eager (the
+    executions agree within 1e-6; the state is the same tensors, so a checkpoint resumes either way).
+    Compiles run one at a time in one thread; an error in one is raised by the next `ready()`."""
+
+    def __init__(self, what: str, job) -> None:
+        self.what = what
+        self.job = job
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.started: float | None = None
+        self.said = False
+
+    def ready(self) -> bool:
+        """Whether the step can call the compiled functions now (starting the compile on the first call)."""
+        if self.done.is_set():
+            if self.error is not None:
+                raise self.error
+            return True
+        if COMPILE == "wait":
+            return True
+        if self.started is None:
+            self.started = time.perf_counter()
+            _QUEUE.put(self)
+            if not _WORKER:
+                _WORKER.append(threading.Thread(target=_compile_loop, name="optreg-compile", daemon=True))
+                _WORKER[0].start()
+        elif not self.said and time.perf_counter() - self.started > SLOW:
+            self.said = True
+            warnings.warn(f"optreg: compiling {self.what} with torch.compile in the background "
+                          f"({time.perf_counter() - self.started:.0f} s so far); the steps run eager until it is ready",
+                          RuntimeWarning, stacklevel=5)
+        return False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the compile (started or not) to finish; whether it has."""
+        self.ready()
+        return self.done.wait(timeout)
+
+
+def _compile_loop() -> None:
+    while True:
+        task = _QUEUE.get()
+        try:
+            hold()
+            with torch.no_grad(), _shape_settings():
+                task.job()
+        except BaseException as exc:  # noqa: BLE001 - handed to the step that waits for it
+            task.error = exc
+        finally:
+            task.done.set()
+
+
+def hold() -> None:
+    """Run by the compile thread before each compile (a test replaces it to hold a compile back)."""
+
+
+def standins(obj: Any, memo: dict | None = None) -> Any:
+    """`obj` (tensors in lists, tuples and dicts) with each tensor replaced by one of the same sizes, strides,
+    dtype and storage offset on memory of its own, tensors that share a storage sharing the stand-in's, and
+    Dynamo's marks (static sizes) kept: a compiled call on them is traced as it would be on the originals."""
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        storage = obj.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes(), obj.device)
+        twin = memo.get(key)
+        if twin is None:
+            twin = memo[key] = torch.zeros(storage.nbytes(), dtype=torch.uint8, device=obj.device).untyped_storage()
+        out = torch.empty(0, dtype=obj.dtype, device=obj.device)
+        out.set_(twin, obj.storage_offset(), obj.shape, obj.stride())
+        out.__dict__.update(obj.__dict__)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(standins(x, memo) for x in obj)
+    if isinstance(obj, dict):
+        return {k: standins(v, memo) for k, v in obj.items()}
+    return obj
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,6 +341,7 @@ class FusedPlan:
                  hp: Mapping[str, Any], flat: bool) -> None:
         self.flat = flat
         self.warm = False
+        self.compile: Compile | None = None
         self.params = list(params)
         self.states = [dict(st) for st in states]
         self.ptrs = [p.data_ptr() for p in params]
@@ -291,22 +392,35 @@ class FusedPlan:
                 and static == self.static)
 
     def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any], values: list[float]) -> None:
-        """One step; `values` are the host scalars of `hp` as `split_hp` lists them."""
+        """One step; `values` are the host scalars of `hp` as `split_hp` lists them. Until the compile of the
+        plan's functions is ready (`Compile`), the step runs eager."""
+        if self.compile is None:
+            calls = list(self._calls(grads, values))
+            self.compile = Compile(f"{chain.describe()} for {len(self.params)} tensors (fused=True)",
+                                   lambda: [fn(*standins(args)) for fn, args in calls])
+        if not self.compile.ready():
+            run_eager(chain, self.params, grads, self.states, hp)
+            return
         if self.eager:
             run_eager(chain, [self.params[i] for i in self.eager], [grads[i] for i in self.eager],
                       [self.states[i] for i in self.eager], hp)
-        packed: dict[torch.device, torch.Tensor] = {}
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
         with settings:
-            for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
-                scalars = packed.get(device)
-                if scalars is None:
-                    scalars = packed[device] = _packed(values, device)
-                us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
-                fn(ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
+            for fn, args in self._calls(grads, values):
+                fn(*args)
         self.warm = True
+
+    def _calls(self, grads: Sequence[torch.Tensor], values: list[float]):
+        """(compiled function, its arguments) for each chunk, one step's."""
+        packed: dict[torch.device, torch.Tensor] = {}
+        for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
+            scalars = packed.get(device)
+            if scalars is None:
+                scalars = packed[device] = _packed(values, device)
+            us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
+            yield fn, (ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
 
 
 def _packed(values: list[float], device: torch.device) -> torch.Tensor:
