@@ -128,6 +128,7 @@ SLOW = 1.0
 
 _QUEUE: "queue.Queue[Compile]" = queue.Queue()
 _WORKER: list[threading.Thread] = []
+_STARTED: list["Compile"] = []
 
 
 class Compile:
@@ -155,6 +156,7 @@ class Compile:
             return True
         if self.started is None:
             self.started = time.perf_counter()
+            _STARTED.append(self)
             _QUEUE.put(self)
             if not _WORKER:
                 _WORKER.append(threading.Thread(target=_compile_loop, name="optreg-compile", daemon=True))
@@ -170,6 +172,17 @@ class Compile:
         """Wait for the compile (started or not) to finish; whether it has."""
         self.ready()
         return self.done.wait(timeout)
+
+
+def wait_compiles(timeout: float | None = None) -> bool:
+    """Wait for every compile started in the background so far; whether they have all finished."""
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    for task in list(_STARTED):
+        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        if not task.done.wait(left):
+            return False
+    _STARTED[:] = [t for t in _STARTED if not t.done.is_set()]
+    return True
 
 
 def _compile_loop() -> None:
