@@ -124,3 +124,16 @@ def test_waiting_compiles_on_the_first_step(monkeypatch):
     opt = _build(CASE, model, fused=True)
     _step(model, opt, 0)
     assert all(plan.warm for plan in opt._fused_plans.values() if plan)
+
+
+def test_the_thread_switch_interval_is_short_while_a_compile_runs(held):
+    import sys
+
+    before = sys.getswitchinterval()
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    _step(model, opt, 0)
+    assert sys.getswitchinterval() == pytest.approx(min(execute.SWITCH, before))
+    held.set()
+    assert all(c.wait(300) for c in _compiles(opt))
+    assert sys.getswitchinterval() == before

@@ -15,6 +15,7 @@ import contextlib
 import numbers
 import os
 import queue
+import sys
 import threading
 import time
 import warnings
@@ -130,6 +131,12 @@ _QUEUE: "queue.Queue[Compile]" = queue.Queue()
 _WORKER: list[threading.Thread] = []
 _STARTED: list["Compile"] = []
 
+#: Python's thread switch interval while a compile runs (`sys.setswitchinterval`; restored when none is left):
+#: the step's thread, which hands the interpreter to the compile's tracing during each kernel, gets it back
+#: after this long instead of the default 5 ms, which a step of a thousand kernels would wait for each time
+SWITCH = 2e-4
+_SWITCH_SAVED: list[float] = []
+
 
 class Compile:
     """The compile of a fused step's functions, in the background: `job` calls them once on stand-ins of the
@@ -157,7 +164,11 @@ class Compile:
         if self.started is None:
             self.started = time.perf_counter()
             _STARTED.append(self)
-            _QUEUE.put(self)
+            with _LOCK:
+                if not _SWITCH_SAVED:
+                    _SWITCH_SAVED.append(sys.getswitchinterval())
+                    sys.setswitchinterval(min(SWITCH, _SWITCH_SAVED[0]))
+                _QUEUE.put(self)
             if not _WORKER:
                 _WORKER.append(threading.Thread(target=_compile_loop, name="optreg-compile", daemon=True))
                 _WORKER[0].start()
@@ -195,6 +206,9 @@ def _compile_loop() -> None:
         except BaseException as exc:  # noqa: BLE001 - handed to the step that waits for it
             task.error = exc
         finally:
+            with _LOCK:
+                if _QUEUE.empty() and _SWITCH_SAVED:
+                    sys.setswitchinterval(_SWITCH_SAVED.pop())
             task.done.set()
 
 
