@@ -206,6 +206,7 @@ def _compile_loop() -> None:
         except BaseException as exc:  # noqa: BLE001 - handed to the step that waits for it
             task.error = exc
         finally:
+            task.job = None   # it holds the first step's gradients
             with _LOCK:
                 if _QUEUE.empty() and _SWITCH_SAVED:
                     sys.setswitchinterval(_SWITCH_SAVED.pop())
