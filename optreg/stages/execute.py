@@ -6,7 +6,8 @@
              GPU), traced per tensor over chunks of CHUNK tensors with dynamic shapes, so that a
              model's many shapes share one compiled kernel; host scalars are packed into one tensor
              so that a changing lr or step does not recompile. One compile per chain, static
-             settings and dtype; Inductor's on-disk cache keeps it across processes.
+             settings and dtype; Inductor's on-disk cache keeps it across processes. The compile runs
+             in the background while the steps run eager (`Compile`).
 """
 
 from __future__ import annotations
