@@ -181,8 +181,10 @@ class Compile:
         return False
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the compile (started or not) to finish; whether it has."""
-        self.ready()
+        """Wait for the compile (started or not) to finish; whether it has (True at once when compiles are not
+        run in the background: the step compiles)."""
+        if self.ready():
+            return True
         return self.done.wait(timeout)
 
 
