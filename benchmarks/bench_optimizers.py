@@ -82,10 +82,10 @@ def family(name: str) -> str | None:
     return {"lamb": "LAMB", "lars": "LARS", "adafactor": "Adafactor"}.get(bare)
 
 
-def make_params(count: int, quick: bool) -> list[torch.Tensor]:
-    """25.0M float32 parameters in `count` tensors (matrices and a few vectors); quick: 0.2M."""
+def make_params(count: int, quick: bool, total: int | None = None) -> list[torch.Tensor]:
+    """25.0M float32 parameters (or `total`) in `count` tensors (matrices and a few vectors); quick: 0.2M."""
     g = torch.Generator().manual_seed(0)
-    total = 200_000 if quick else 25_000_000
+    total = total or (200_000 if quick else 25_000_000)
     vectors = max(1, count // 12)
     vec = 512
     rows = 256
@@ -371,10 +371,14 @@ def main(argv: list[str] | None = None) -> str:
         args.rounds, args.tensors = 1, [12]
     names = first_party(args.only)
     samples, rows = run(names, args.tensors, args.rounds, args.quick)
-    text = table(samples, rows, args.tensors, args.rounds)
+    return publish(table(samples, rows, args.tensors, args.rounds), args.out)
+
+
+def publish(text: str, out: str | None) -> str:
+    """Print the table, and write it to `out` too where one is named."""
     print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
     return text
 

@@ -10,9 +10,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
+from optreg.cli_render import Column
 from optreg.errors import ConfigError
 
 DEFAULT_CONFIG = "quickstart.yaml"
+SHOW_COLUMNS = (Column("parameter"), Column("type", "text"), Column("default", share=0.25),
+                Column("constraint", "text"), Column("doc", "text", least=32))
+GROUP_COLUMNS = (Column("group"), Column("rule"), Column("selectors", "text", breaks="; "),
+                 Column("params", right=True), Column("numel", right=True), Column("lr"), Column("weight_decay"),
+                 Column("layer"), Column("first names", "text", breaks=", "))
 
 
 def default_config_text() -> str:
@@ -21,12 +27,9 @@ def default_config_text() -> str:
 
 
 def _console():
-    from rich.console import Console
+    from optreg.cli_render import console
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=120)
-    return console
+    return console()
 
 
 def _looks_like_override(text: str | None) -> bool:
@@ -54,8 +57,7 @@ def _load(config: str | None, overrides: Sequence[str]):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from optreg import cli_render as render
     from optreg.api import build
     from optreg.train import make_model, train
 
@@ -66,71 +68,98 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec = spec.model_copy(update={"steps": args.steps})
     model = make_model(spec.hidden, spec.depth, spec.seed)
     built = build(experiment, model)
-    console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"
-                  f"   scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}")
-    console.print(groups_table(built.group_table()))
-    with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TextColumn("loss {task.fields[loss]:.4g}  lr {task.fields[lr]:.3g}"), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        task = progress.add_task("train", total=spec.steps, loss=float("nan"), lr=float("nan"))
+    width = render.terminal_width()
+    render.print_lines(render.wrap(
+        f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}   "
+        f"scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}", width, "  "), console)
+    rows = built.group_table()
+    render.print_lines(groups_lines(rows, width), console)
+    rules = [row["rule"].removeprefix("optimizer.") for row in rows if row["rule"] != "frozen"]
+
+    def lrs() -> list[float]:
+        return [float(group["lr"]) for group in built.optimizer.param_groups]
+
+    with render.RunProgress(console, spec.steps, rules) as progress:
         result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
-                       on_step=lambda step, loss, lr: progress.update(task, advance=1, loss=loss, lr=lr),
+                       on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
                        clip=built.clip_gradients if built.clip else None)
-    console.print(f"final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {spec.steps} steps)")
+    final = f"final loss {result.final_loss:.6g}  (after {spec.steps} steps)"
+    below = render.lr_lines(lrs(), rules, width)
+    render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)
     return 0
+
+
+LIST_KINDS = ("optimizers", "schedulers")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """One line per component: its name, then its doc's first sentence cut to the width."""
+    from optreg import cli_render as render
     from optreg.core.describe import list_optimizers, list_schedulers
+    from optreg.core.entry import OPTIMIZER, SCHEDULER
+    from optreg.core.registry import REGISTRY
 
-    kinds = {"optimizers": list_optimizers, "schedulers": list_schedulers}
-    for kind, fn in kinds.items():
+    kinds = {"optimizers": (list_optimizers, OPTIMIZER), "schedulers": (list_schedulers, SCHEDULER)}
+    width = render.terminal_width()
+    lines: list[str] = []
+    for kind, (fn, registry_kind) in kinds.items():
         if args.kind in (None, kind):
             names = fn(args.pattern, args.dialect)
-            print(f"{kind} ({len(names)}):")
-            for name in names:
-                print(f"  {name}")
+            if not names and args.pattern and args.kind is None:
+                continue        # `list 'adam*'`: the kind that has none is left out
+            docs = {e.name if args.dialect else e.qualname: render.first_sentence(e.doc, e.name)
+                    for e in REGISTRY.entries(registry_kind, args.dialect)}
+            lines.append(f"{kind} ({len(names)}):")
+            lines += render.listing(names, [docs.get(n, "") for n in names], width)
+    render.print_lines(lines or [f"no optimizer or scheduler matches {args.pattern!r}"])
     return 0
 
 
-def yaml_snippet(description) -> str:
-    """A ready-to-paste `optimizer:` / `scheduler:` block with the component's defaults."""
+def yaml_snippet(description, width: int = 80) -> str:
+    """A ready-to-paste `optimizer:` / `scheduler:` block with the component's defaults: one option a line, lists
+    in flow style (`betas: [0.9, 0.999]`), folded at `width` where YAML allows."""
     import yaml
 
+    class Snippet(yaml.SafeDumper):
+        pass
+
+    Snippet.add_representer(list, lambda dumper, value: dumper.represent_sequence(
+        "tag:yaml.org,2002:seq", value, flow_style=True))
     body: dict[str, Any] = {"name": description.name}
     if description.dialect != "torch":
         body["dialect"] = description.dialect
     for p in description.params:
         value = p.example if p.example is not None else "???" if p.required else p.default
         body[p.name] = list(value) if isinstance(value, tuple) else value
-    return yaml.safe_dump({description.kind: body}, sort_keys=False, default_flow_style=None)
+    return yaml.dump({description.kind: body}, Dumper=Snippet, sort_keys=False, default_flow_style=False,
+                     width=width, allow_unicode=True)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from rich.text import Text
 
+    from optreg import cli_render as render
     from optreg.core.describe import describe
-
-    d = describe(args.name, args.dialect)
-    console = _console()
-    console.print(f"[bold]{d.qualname}[/bold] ({d.kind}{', ' + d.values + ' values' if d.values else ''})")
-    if d.doc:
-        console.print(d.doc)
-    if d.source:
-        console.print(f"reproduces: {d.source}")
-    if d.chain:
-        console.print(f"chain: {d.chain}", markup=False)
-    table = Table()
-    for column in ("parameter", "type", "default", "constraint", "doc"):
-        table.add_column(column, overflow="fold")
-    for p in d.params:
-        table.add_row(p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc)
-    console.print(table)
-    for note in d.notes:
-        console.print(f"note: {note}")
     from optreg.integrations.hydra.configs import option_name
 
-    console.print("\n" + yaml_snippet(d) + f"# Hydra group option: {d.kind}={option_name(d)}", markup=False)
+    d = describe(args.name, args.dialect)
+    width = render.terminal_width()
+    title = f"{d.qualname} ({d.kind}{', ' + d.values + ' values' if d.values else ''})"
+    lines: list[Any] = [Text(line, style="bold") for line in render.wrap(title, width, "  ")]
+    if d.doc:
+        lines += render.wrap(d.doc, width)
+    if d.source:
+        lines += render.wrap(d.source, width, "  ", "reproduces: ")
+    if d.chain:
+        lines += render.wrap(d.chain, width, "  ", "chain: ")
+    rows = [[p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc] for p in d.params]
+    lines += ["", *render.table(SHOW_COLUMNS, rows, width)]
+    lines += [""] if d.notes else []
+    for note in d.notes:
+        lines += render.wrap(note, width, "  ", "note: ")
+    lines += ["", *yaml_snippet(d, width).splitlines()]
+    lines += render.wrap(f"{d.kind}={option_name(d)}", width, "#   ", "# Hydra group option: ")
+    render.print_lines(lines)
     return 0
 
 
@@ -169,7 +198,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from optreg.api import build
     from optreg.train import make_model
 
-    if args.steps is not None and args.steps < 1 or args.width < 2:
+    if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
     experiment = _load(args.config, args.overrides)
     spec = experiment.train
@@ -178,9 +207,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.text or not plot.have_matplotlib():
         if not args.text:
             print("matplotlib is not installed (pip install 'optreg[plot]'): printing sparklines", file=sys.stderr)
-        print(plot.sparklines(data, args.width))
+        from optreg.cli_render import print_lines, terminal_width
+
+        print_lines(plot.sparklines(data, args.width, terminal_width()).splitlines())
         return 0
-    print(f"wrote {plot.png(data, args.output)} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
+    print(f"wrote {plot.png(data, args.output, args.log)} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
           f"{steps} steps)")
     return 0
 
@@ -223,26 +254,30 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def groups_table(rows: Sequence[dict[str, Any]]) -> Any:
-    """The rich table of `optreg groups`: one line per parameter group, then the frozen parameters."""
-    from rich.table import Table
+def selectors_text(row: dict[str, Any]) -> str:
+    """What put a group's parameters there: its rule's selectors and multipliers (`params: *.bias, *norm*`)."""
+    selectors = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in row["selectors"].items()]
+    selectors += [f"{k}: {v:g}" for k, v in row["multipliers"].items()]
+    if row["no_weight_decay"]:
+        selectors.append("no_weight_decay")
+    return "; ".join(selectors) or ("(the rest)" if row["rule"] == "default" else "requires_grad=False"
+                                    if row["rule"] == "frozen" else "")
 
-    table = Table(title="parameter groups")
-    for column in ("group", "rule", "selectors", "params", "numel", "lr", "weight_decay", "layer", "first names"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("params", "numel") else "left")
+
+def groups_lines(rows: Sequence[dict[str, Any]], width: int) -> list[Any]:
+    """The table of `optreg groups` and `optreg run` as lines of `width`: one row per parameter group, then the
+    frozen parameters."""
+    from optreg import cli_render as render
+
+    cells = []
     for row in rows:
-        selectors = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in row["selectors"].items()]
-        selectors += [f"{k}: {v:g}" for k, v in row["multipliers"].items()]
-        if row["no_weight_decay"]:
-            selectors.append("no_weight_decay")
         names = row["names"]
         shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
-        table.add_row(_cell(row["group"]), row["rule"].removeprefix("optimizer."),
-                      "; ".join(selectors) or ("(the rest)" if row["rule"] == "default" else "requires_grad=False"
-                                               if row["rule"] == "frozen" else ""),
+        cells.append([_cell(row["group"]), row["rule"].removeprefix("optimizer."), selectors_text(row),
                       str(row["params"]), str(row["numel"]), _cell(row["lr"]), _cell(row["weight_decay"]),
-                      _cell(row["layer"]), shown, style="dim" if row["rule"] == "frozen" else None)
-    return table
+                      _cell(row["layer"]), shown])
+    styles = ["dim" if row["rule"] == "frozen" else None for row in rows]
+    return ["parameter groups", *render.table(GROUP_COLUMNS, cells, width, styles)]
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -254,7 +289,9 @@ def cmd_groups(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
     else:
-        _console().print(groups_table(rows))
+        from optreg.cli_render import print_lines, terminal_width
+
+        print_lines(groups_lines(rows, terminal_width()))
     return 0
 
 
@@ -287,6 +324,7 @@ def cmd_hydra_configs(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="optreg", description="Config-driven PyTorch optimizers and LR schedulers.")
+    top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = top.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train the built-in model with a YAML experiment config")
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
@@ -294,14 +332,15 @@ def parser() -> argparse.ArgumentParser:
                                                    "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
     run.add_argument("--steps", type=_positive, help="override train.steps")
     run.set_defaults(fn=cmd_run)
-    ls = sub.add_parser("list", help="list registered optimizers and schedulers")
-    ls.add_argument("kind", nargs="?", choices=("optimizers", "schedulers"))
-    ls.add_argument("pattern", nargs="?", help="fnmatch pattern, e.g. 'cos*'")
-    ls.add_argument("--dialect")
-    ls.set_defaults(fn=cmd_list)
+    ls = sub.add_parser("list", help="list registered optimizers and schedulers, each with its first sentence")
+    ls.add_argument("pattern", nargs="?", metavar="PATTERN", help="fnmatch pattern, e.g. 'adam*' or 'cos*'")
+    ls.add_argument("extra", nargs="?", help=argparse.SUPPRESS)    # `list optimizers PATTERN`, the older form
+    ls.add_argument("--kind", choices=LIST_KINDS, help="only optimizers or only schedulers")
+    ls.add_argument("--dialect", type=_dialect, help="one dialect's components (bare names)")
+    ls.set_defaults(fn=cmd_list, check_args=lambda args: _list_arguments(args, ls))
     show = sub.add_parser("show", help="parameters, defaults and constraints of one component")
     show.add_argument("name")
-    show.add_argument("--dialect")
+    show.add_argument("--dialect", type=_dialect)
     show.set_defaults(fn=cmd_show)
     validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
     validate.add_argument("files", nargs="+")
@@ -315,7 +354,8 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--steps", type=_positive, help="steps to draw (default: train.steps)")
     plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
-    plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
+    plot.add_argument("--width", type=int, help="sparkline width in characters (default: to fit the terminal)")
+    plot.add_argument("--log", action="store_true", help="logarithmic y axes (the PNG)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
@@ -335,6 +375,36 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata), or a note when optreg runs from a source tree
+    that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("optreg")
+    except PackageNotFoundError:
+        return "(not installed: no distribution metadata)"
+
+
+def _dialect(text: str) -> str:
+    """--dialect's value: a known dialect, else a usage error (exit 2) with the known ones and a close match."""
+    from optreg.core.registry import REGISTRY
+
+    try:
+        return REGISTRY.check_dialect(text, "")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _list_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """`list optimizers [PATTERN]` (a kind first, the older form) is `list [PATTERN] --kind optimizers`."""
+    if args.pattern in LIST_KINDS and args.kind is None:
+        args.kind, args.pattern, args.extra = args.pattern, args.extra, None
+    if args.extra is not None:
+        parser.error(f"list takes one PATTERN, got {args.pattern!r} and {args.extra!r} (quote a pattern with "
+                     f"spaces; --kind picks optimizers or schedulers)")
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -343,9 +413,14 @@ def _positive(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from optreg.cli_render import one_line_warnings
+
     args = parser().parse_args(argv)
+    if getattr(args, "check_args", None):
+        args.check_args(args)
     try:
-        return args.fn(args)
+        with one_line_warnings():
+            return args.fn(args)
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 1

@@ -46,23 +46,76 @@ def _read(group: dict[str, Any], key: str) -> float | None:
         return None
 
 
-def _scheduler_name(built: Any) -> str:
-    """The scheduler's class, or for optreg's closed-form adapter the config's name (and the key it drives)."""
-    name = type(built.scheduler).__name__
-    spec = getattr(getattr(built, "experiment", None), "scheduler", None)
-    if name == "ScheduleLR" and isinstance(spec, dict) and isinstance(spec.get("name"), str):
-        name = spec["name"]
+def _spelled(spec: Any) -> str | None:
+    """A scheduler section as the config names it: `sequential(LinearLR, CosineAnnealingLR)`; Model Zoo's
+    `{SequentialLR: {schedulers: [...]}}` form alike; None when the section names nothing."""
+    if isinstance(spec, (list, tuple)):
+        names = [n for n in map(_spelled, spec) if n]
+        return ", ".join(names) or None
+    if not isinstance(spec, dict):
+        return None
+    if isinstance(spec.get("name"), str):
+        name, body = spec["name"], spec
+    elif len(spec) == 1 and isinstance(next(iter(spec)), str) and isinstance(next(iter(spec.values())), dict):
+        (name, body), = spec.items()
+    else:
+        return None
+    inner = _spelled(body.get("schedulers"))
+    return f"{name}({inner})" if inner else name
+
+
+def config_names(built: Any) -> tuple[str, str | None]:
+    """(optimizer, scheduler) as the config spells them, e.g. ("AdamW", "sequential(LinearLR, CosineAnnealingLR)");
+    the built classes' names where the config is not at hand."""
+    experiment = getattr(built, "experiment", None)
+    section = getattr(experiment, "modelzoo", None)
+    if section is not None:
+        optimizer, scheduler = section.name, _spelled([spec for spec, _ in section.schedulers])
+    else:
+        optimizer = (getattr(experiment, "optimizer", None) or {}).get("name")
+        scheduler = _spelled(getattr(experiment, "scheduler", None))
+    if not isinstance(optimizer, str):
+        optimizer = type(built.optimizer).__name__
+    if built.scheduler is None:
+        return optimizer, None
     key = getattr(built.scheduler, "key", "lr")
-    return name + (f" (drives {key})" if key != "lr" else "")
+    return optimizer, (scheduler or type(built.scheduler).__name__) + (f" (drives {key})" if key != "lr" else "")
+
+
+def group_label(row: dict[str, Any]) -> str:
+    """A legend's name for one parameter group (a row of group_table()): its rule's selectors (`*.bias, *norm*`,
+    `modules: BatchNorm2d`), "other parameters" for the default group, else its first parameter names; then its
+    layer and "no weight decay" where they set it apart."""
+    parts = []
+    for key, value in row["selectors"].items():
+        text = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        parts.append(text if key == "params" else f"{key}: {text}")
+    if parts:
+        label = "; ".join(parts)
+    elif row["rule"] == "default":
+        label = "other parameters"
+    else:
+        names = row["names"]
+        label = ", ".join(names[:2]) + (", …" if len(names) > 2 else "")
+    extra = [f"layer {row['layer']}"] if row.get("layer") is not None else []
+    if row.get("no_weight_decay"):
+        extra.append("no weight decay")
+    return label + (f" ({', '.join(extra)})" if extra else "")
+
+
+def group_labels(rows: list[dict[str, Any]]) -> list[str]:
+    """group_label() of each row; labels that two groups share get their group's index."""
+    labels = [group_label(row) for row in rows]
+    return [f"{label} [group {i}]" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
 
 
 def trace(built: Any, steps: int) -> Trace:
     """Step `built.scheduler` (from optreg.build) `steps - 1` times without training; a metric-driven scheduler
     (ReduceLROnPlateau) sees a metric that never improves, so it shows its fastest decay."""
     optimizer, scheduler = built.optimizer, built.scheduler
-    names = [row["rule"].removeprefix("optimizer.") for row in built.group_table()]
-    groups = [f"group {i} ({name})" for i, name in enumerate(names)]
-    title = type(optimizer).__name__ + (f" + {_scheduler_name(built)}" if scheduler is not None else "")
+    groups = group_labels([row for row in built.group_table() if row["rule"] != "frozen"])
+    optimizer_name, scheduler_name = config_names(built)
+    title = optimizer_name + (f" + {scheduler_name}" if scheduler_name else "")
     out = Trace(steps, groups, {}, title)
     present = [k for k in KEYS if all(_read(g, k) is not None for g in optimizer.param_groups)]
     out.values = {k: [[] for _ in optimizer.param_groups] for k in present}
@@ -80,8 +133,16 @@ def trace(built: Any, steps: int) -> Trace:
     return out
 
 
-def png(data: Trace, path: str | Path) -> Path:
-    """Draw the trace: one panel per moving key, one line per group. Needs matplotlib."""
+def png(data: Trace, path: str | Path, log: bool = False) -> Path:
+    """Draw the trace (figure()) into a PNG file. Needs matplotlib."""
+    path = Path(path)
+    figure(data, log).savefig(path, dpi=110)
+    return path
+
+
+def figure(data: Trace, log: bool = False) -> Any:
+    """The matplotlib Figure of the trace: one panel per moving key, one line per group labelled by its rule's
+    selectors, the optimizer and scheduler as the config names them in the title; `log`: logarithmic y axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -95,13 +156,14 @@ def png(data: Trace, path: str | Path) -> Path:
             ax.plot(x, series, label=label, linewidth=1.8, linestyle=STYLES[i % len(STYLES)])
         ax.set_ylabel(key)
         ax.grid(True, alpha=0.3)
-        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
+        if log:     # values <= 0 (a warmup's first lr, an undecayed group's 0) are left out of a log axis
+            ax.set_yscale("log", nonpositive="mask")
+        else:
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
     axes[0].legend(loc="best", fontsize="small")
     axes[-1].set_xlabel("step")
     fig.suptitle(data.title + (f"\n{'; '.join(data.notes)}" if data.notes else ""), fontsize="medium")
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def _sample(series: list[float], width: int) -> list[float]:
@@ -121,15 +183,19 @@ def sparkline(series: list[float], width: int = 60) -> str:
     return "".join(BARS[min(len(BARS) - 1, int((v - low) / (high - low) * len(BARS)))] for v in points)
 
 
-def sparklines(data: Trace, width: int = 60) -> str:
-    """The trace as text: per moving key and group, first value, sparkline, last value, range."""
+def sparklines(data: Trace, width: int | None = 60, columns: int = 80) -> str:
+    """The trace as text: per moving key and group, first value, sparkline, last value, range. `width`: the
+    sparklines' length; None fits every line into `columns`."""
     lines = [f"{data.title} over {data.steps} steps"] + [f"note: {n}" for n in data.notes]
     label_width = max(len(g) for g in data.groups)
-    for key in data.moving():
+    rows = [(key, [(f"  {label:<{label_width}}  {series[0]:<9.3g} ", series,
+                    f" {series[-1]:<9.3g} [min {min(series):.3g}, max {max(series):.3g}]")
+                   for label, series in zip(data.groups, data.values[key])]) for key in data.moving()]
+    if width is None:
+        width = max(8, columns - max(len(head) + len(tail) for _, parts in rows for head, _, tail in parts))
+    for key, parts in rows:
         lines.append(f"{key}:")
-        for label, series in zip(data.groups, data.values[key]):
-            lines.append(f"  {label:<{label_width}}  {series[0]:<9.3g} {sparkline(series, width)} {series[-1]:<9.3g}"
-                         f" [min {min(series):.3g}, max {max(series):.3g}]")
+        lines += [head + sparkline(series, width) + tail for head, series, tail in parts]
     return "\n".join(lines)
 
 

@@ -48,3 +48,21 @@ def test_the_roofline_counts_a_gradient_written_in_place(monkeypatch):
     # both: read w and g, write w, read and write prev and step_size
     assert bench.min_bytes(theirs, params) == 3 * weights + 2 * 2 * weights
     assert bench.min_bytes(ours, params) == 4 * weights + 2 * 2 * weights
+
+
+def test_gpu_benchmark_quick_run_on_the_cpu(monkeypatch):
+    """The GPU table's script runs anywhere (here on the CPU, where `sync` is not measured): every
+    execution of an entry is timed beside torch's three AdamW executions, and each agrees with the
+    CPU's eager steps to float32 rounding of the movement."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    bench = _load("bench_gpu", monkeypatch)
+    text = bench.main(["--quick", "--only", "oneflow.AdamW"])
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    rows = [r for r in rows if r[0] != "optimizer"]
+    assert [(r[0], r[1]) for r in rows] == [("oneflow.AdamW", ex) for ex in bench.EXECUTIONS] + [
+        (f"torch.AdamW ({k})", "reference") for k in ("fused", "foreach", "for-loop")]
+    for r in rows:
+        assert float(r[3]) > 0 and 0 < float(r[4]) and r[7] == "n/a", r
+    # eager on the CPU is the reference itself; the compiled executions round differently
+    errors = {r[1]: float(r[8]) for r in rows if r[0] == "oneflow.AdamW"}
+    assert errors["eager"] == 0.0 and max(errors.values()) < 1e-3

@@ -71,7 +71,7 @@ def test_weight_decay_is_drawn_per_group_when_scheduled():
     expected = [0.1 * (1.0 + (0.1 - 1.0) * min(t, 50) / 50) for t in range(80)]
     assert max(abs(a - b) for a, b in zip(rest, expected)) < 1e-12
     assert data.values["lr"] == [[5.0e-4] * 80, [1.0e-3] * 80]
-    assert data.title == "AdamW + chained (drives weight_decay)"
+    assert data.title == "AdamW + chained(LinearLR) (drives weight_decay)"
 
 
 def test_plateau_schedule_is_drawn_with_a_metric_that_never_improves():
@@ -99,9 +99,10 @@ def test_text_flag_prints_sparklines(capsys, tmp_path):
     assert main(["plot", str(QUICKSTART), "--steps", "200", "--text", "--width", "40", "-o",
                  str(tmp_path / "no.png")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "AdamW + SequentialLR over 200 steps" and out[1] == "lr:"
+    assert out[0] == "AdamW + sequential(LinearLR, CosineAnnealingLR) over 200 steps" and out[1] == "lr:"
     rows = out[2:]
-    assert len(rows) == 2 and rows[0].lstrip().startswith("group 0 (param_groups[0])")
+    assert len(rows) == 2 and rows[0].lstrip().startswith("*.bias, *norm* ")
+    assert rows[1].lstrip().startswith("other parameters ")
     line = next(part for part in rows[0].split() if set(part) <= set(plot.BARS))
     assert len(line) == 40 and line[0] == plot.BARS[0] and plot.BARS[-1] in line
     assert not (tmp_path / "no.png").exists()

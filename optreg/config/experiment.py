@@ -185,6 +185,8 @@ def _modelzoo_experiment(data: Mapping[str, Any], source: Source | None) -> Expe
     except ConfigError as exc:
         errors.extend(exc)
     train = _train(data, errors)
+    if section is not None and section.max_steps is not None and "steps" not in train.model_fields_set:
+        train = _run_length(train, *section.max_steps, errors)
     dialect = data.get("dialect", "cerebras")
     if dialect != "cerebras":
         errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
@@ -192,6 +194,14 @@ def _modelzoo_experiment(data: Mapping[str, Any], source: Source | None) -> Expe
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return experiment
+
+
+def _run_length(train: TrainSpec, steps: Any, path: str, errors: Collector) -> TrainSpec:
+    """`train` running a format's own run length (Model Zoo's `max_steps`) where `train.steps` is not given."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        errors.add(path, f"must be an integer >= 1, got {show(steps)}")
+        return train
+    return train.model_copy(update={"steps": steps})
 
 
 def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:

@@ -111,6 +111,15 @@ class Registry:
         self._load()
         return tuple(self._known())
 
+    def check_dialect(self, dialect: Any, path: str = "dialect") -> str:
+        """`dialect` when it is a known dialect; else a ConfigError at `path` that names the known ones."""
+        known = self.dialects()
+        if dialect not in known:
+            hint = closest(dialect, known)
+            raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
+                              + (f" (did you mean {hint!r}?)" if hint else ""), path)
+        return dialect
+
     def add_dialect(self, name: str) -> str:
         """Make `name` a known dialect (after the built-ins); an existing or malformed name raises."""
         known = self._known()
@@ -191,11 +200,8 @@ class Registry:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{kind} name must be a non-empty string, got {show(name)}", path)
         known = self.dialects()
-        if dialect is not None and dialect not in known:
-            hint = closest(dialect, known)
-            where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
-            raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
-                              + (f" (did you mean {hint!r}?)" if hint else ""), where)
+        if dialect is not None:
+            self.check_dialect(dialect, path[: -len("name")] + "dialect" if path.endswith("name") else "dialect")
         entry = self.find(kind, name, dialect, path)
         if entry is not None:
             return entry

@@ -455,8 +455,17 @@ class FusedPlan:
 
 
 def _packed(values: list[float], device: torch.device) -> torch.Tensor:
-    """This step's host scalars as one tensor (float64 on a CPU, float32 on an accelerator)."""
-    return torch.tensor(values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+    """This step's host scalars as one tensor (float64 on a CPU, float32 on an accelerator).
+
+    On a CUDA device they travel from pinned host memory with `non_blocking=True`: a copy from pageable
+    memory waits for the stream (a host synchronisation every step, seen under
+    `torch.cuda.set_sync_debug_mode("error")`); torch's caching host allocator keeps the pinned block
+    until the copy has run."""
+    if device.type == "cpu":
+        return torch.tensor(values, dtype=torch.float64)
+    if device.type == "cuda":
+        return torch.tensor(values, dtype=torch.float32, pin_memory=True).to(device, non_blocking=True)
+    return torch.tensor(values, dtype=torch.float32, device=device)
 
 
 def _shape_settings():

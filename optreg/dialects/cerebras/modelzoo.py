@@ -85,6 +85,7 @@ class Section:
     around: dict[str, tuple[Any, str]] = field(default_factory=dict)  # key -> (value, path)
     form: str = "trainer"
     groups: bool = True                       # modelzoo_groups
+    max_steps: tuple[Any, str] | None = None  # the run length (value, path): loop.max_steps, runconfig.max_steps
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -150,6 +151,9 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
         if spec is not None:   # with adjust_learning_rate, plan() scales it per group (ScalePerParamLR)
             section.schedulers.append((spec, where))
     section.options = options
+    runconfig = data.get("runconfig")
+    if isinstance(runconfig, Mapping) and runconfig.get("max_steps") is not None:
+        section.max_steps = (runconfig["max_steps"], "runconfig.max_steps")
     return section
 
 
@@ -192,6 +196,8 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     loop = init.get("loop") or {}
     if isinstance(loop, Mapping) and "grad_accum_steps" in loop:
         section.around["grad_accum_steps"] = (loop["grad_accum_steps"], join_path(path, "loop.grad_accum_steps"))
+    if isinstance(loop, Mapping) and loop.get("max_steps") is not None:
+        section.max_steps = (loop["max_steps"], join_path(path, "loop.max_steps"))
     return section
 
 

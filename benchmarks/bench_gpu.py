@@ -1,0 +1,277 @@
+"""AdamW, LAMB and Adafactor on a CUDA GPU against its memory bandwidth, in every execution (eager,
+foreach, fused, fused over contiguous parameters), beside torch's fused and foreach AdamW.
+
+The GPU companion of benchmarks/bench_optimizers.py, with the same roofline: the bytes a step must move
+at least (`bench_optimizers.min_bytes`: read w and g, write w, read and write each state tensor) at the
+bandwidth of a large in-place add on the device (read a, read b, write a), measured in the same rounds.
+Rounds are interleaved as there: each round times the add, then every execution of an entry and torch's
+fused AdamW, and each ratio is taken within its round (the table gives medians over the rounds). A step
+is timed with CUDA events over `--steps` consecutive steps after a warm-up; `compile s` is the first
+step of the compiled executions, synchronized, on the Inductor cache the run finds (a fresh
+TORCHINDUCTOR_CACHE_DIR gives a cold one).
+
+Three checks ride along, each a column:
+- `sync`: a warmed-up step under `torch.cuda.set_sync_debug_mode("error")`: "none" when the step makes no
+  host synchronisation (no `.item()`, no copy back to the host), else the first error's gist;
+- `err`: after 3 steps from the same start on a small model of mixed shapes, the largest difference from
+  the CPU's eager float32 steps over the largest movement of any weight;
+- a failure of one entry or execution is a row that says so, and the run goes on.
+
+    python benchmarks/bench_gpu.py [--total 25e6] [--tensors 100 1000] [--rounds 5] [--steps 20]
+                                   [--only 'oneflow.AdamW' ...] [--out FILE]
+    python benchmarks/bench_gpu.py --quick     # small and on whatever device there is: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_optimizers  # noqa: E402
+from bench_optimizers import _build, _copy, make_params, min_bytes, publish  # noqa: E402
+
+#: the algorithms the GPU table covers: AdamW, LAMB and Adafactor in each dialect that has them
+ENTRIES = ("oneflow.AdamW", "cerebras.AdamW", "cerebras.Lamb", "oneflow.LAMB", "cerebras.Adafactor",
+           "mindspore.AdaFactor")
+EXECUTIONS = ("eager", "foreach", "fused", "contiguous")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn: Callable[[], Any], steps: int, device: torch.device) -> float:
+    """Seconds per call of `fn` over `steps` consecutive calls: CUDA events on a GPU, the host clock
+    (synchronized) elsewhere."""
+    if device.type == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(steps):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / steps
+    begin = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    synchronize(device)
+    return (time.perf_counter() - begin) / steps
+
+
+def bandwidth(device: torch.device, elements: int, steps: int) -> float:
+    """Bytes per second of `a += b` on two float32 tensors of `elements` each (read a, read b, write a)."""
+    a = torch.ones(elements, device=device)
+    b = torch.ones(elements, device=device)
+    a.add_(b)
+    synchronize(device)
+    return 3 * a.nbytes / timed(lambda: a.add_(b), steps, device)
+
+
+def first_step(opt: torch.optim.Optimizer, device: torch.device) -> float:
+    synchronize(device)
+    begin = time.perf_counter()
+    opt.step()
+    synchronize(device)
+    return time.perf_counter() - begin
+
+
+def sync_check(opt: torch.optim.Optimizer, device: torch.device) -> str:
+    """"none" when a step makes no host synchronisation, else the gist of the first one reported."""
+    if device.type != "cuda":
+        return "n/a"
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        opt.step()
+        return "none"
+    except RuntimeError as e:
+        return str(e).splitlines()[0][:60]
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+
+
+def agreement(name: str, execution: str, device: torch.device) -> float:
+    """Largest |w_device - w_cpu_eager| over the largest movement of a weight, after 3 steps of a small
+    model of mixed shapes (matrices, vectors, a 4-d kernel) from the same start and gradients."""
+    g = torch.Generator().manual_seed(1)
+    shapes = [(64, 48), (48,), (32, 16, 3, 3), (300, 20), (7,), (128, 128)]
+    start = [torch.randn(s, generator=g) for s in shapes]
+    grads = [[0.01 * torch.randn(s, generator=g) for s in shapes] for _ in range(3)]
+
+    def run(dev: torch.device, ex: str) -> list[torch.Tensor]:
+        params = [torch.nn.Parameter(w.clone().to(dev)) for w in start]
+        opt = _build(name, ex, params)
+        for step_grads in grads:
+            for p, gr in zip(params, step_grads):
+                p.grad = gr.to(dev)
+            opt.step()
+        return [p.detach().cpu() for p in params]
+
+    ref = run(torch.device("cpu"), "eager")
+    out = run(device, execution)
+    moved = max(float((r - w).abs().max()) for r, w in zip(ref, start))
+    return max(float((o - r).abs().max()) for o, r in zip(out, ref)) / moved
+
+
+@dataclass
+class Row(bench_optimizers.Row):
+    """bench_optimizers' row with the GPU checks beside it; its cells are strings, empty when not timed."""
+    sync: str = ""
+    err: float | None = None
+    failed: str = ""
+
+    def cell_ms(self) -> str:
+        return f"{self.ms:.3f}" if self.times else ""
+
+    def cell_share(self) -> str:
+        return f"{self.fraction():.2f}" if self.times else ""
+
+    def cell_over(self, adamw_bytes: int) -> str:
+        """Roofline share over torch's fused AdamW's, timed in the same rounds."""
+        return f"{self.over(self.adamw, adamw_bytes):.2f}" if self.times else ""
+
+
+def _params(count: int, total: int, device: torch.device) -> list[torch.Tensor]:
+    params = make_params(count, False, total=total)
+    out = [torch.nn.Parameter(p.detach().to(device)) for p in params]
+    for p, q in zip(out, params):
+        p.grad = q.grad.to(device)
+    return out
+
+
+def references(params: list[torch.Tensor], device: torch.device) -> dict[str, torch.optim.Optimizer]:
+    on_gpu = device.type == "cuda"
+    return {
+        "torch.AdamW (fused)": torch.optim.AdamW(_copy(params), lr=1e-3, weight_decay=0.01, fused=True),
+        "torch.AdamW (foreach)": torch.optim.AdamW(_copy(params), lr=1e-3, weight_decay=0.01, foreach=on_gpu),
+        "torch.AdamW (for-loop)": torch.optim.AdamW(_copy(params), lr=1e-3, weight_decay=0.01, foreach=False),
+    }
+
+
+def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int, device: torch.device,
+        log: Callable[[str], None]) -> tuple[list[float], list[Row]]:
+    samples: list[float] = []
+    rows: list[Row] = []
+    add_elements = max(1 << 20, min(1 << 28, total))
+    for count in counts:
+        params = _params(count, total, device)
+        refs = references(params, device)
+        ref_rows = {k: Row(k, "reference", count) for k in refs}
+        for k, opt in refs.items():
+            ref_rows[k].first = first_step(opt, device)
+            ref_rows[k].bytes = min_bytes(opt, opt.param_groups[0]["params"])
+            ref_rows[k].sync = sync_check(opt, device)
+        adamw_opt = refs["torch.AdamW (fused)"]
+        for name in names:
+            opts: dict[str, torch.optim.Optimizer] = {}
+            own: dict[str, Row] = {}
+            for ex in EXECUTIONS:
+                row = own[ex] = Row(name, ex, count)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        mine = _copy(params) if ex != "eager" else params
+                        opt = _build(name, ex, mine)
+                        row.first = first_step(opt, device)
+                        opt.step()
+                        row.bytes = min_bytes(opt, mine)
+                        row.sync = sync_check(opt, device)
+                        if count == counts[0]:
+                            row.err = agreement(name, ex, device)
+                    opts[ex] = opt
+                except Exception as e:  # a row that says so; the run goes on
+                    row.failed = f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+                    log(f"{name} {ex} ({count} tensors) failed:\n{traceback.format_exc()}")
+            for _ in range(rounds):
+                samples.append(bandwidth(device, add_elements, steps))
+                adamw_t = timed(adamw_opt.step, steps, device)
+                for ex, opt in opts.items():
+                    own[ex].times.append(timed(opt.step, steps, device))
+                    own[ex].bws.append(samples[-1])
+                    own[ex].adamw.append(adamw_t)
+                ref_rows["torch.AdamW (fused)"].times.append(adamw_t)
+                for k, r in ref_rows.items():
+                    if k != "torch.AdamW (fused)":
+                        r.times.append(timed(refs[k].step, steps, device))
+                    r.bws.append(samples[-1])
+                    r.adamw.append(adamw_t)
+            rows += own.values()
+            log(f"{name} ({count} tensors): " + ", ".join(
+                f"{ex} {r.cell_ms() or r.failed} ms" for ex, r in own.items()))
+            del opts
+        # the references ran once per entry's rounds; keep as many samples as the entries' rows have
+        rows += ref_rows.values()
+        del params, refs
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return samples, rows
+
+
+def table(samples: list[float], rows: list[Row], counts: list[int], total: int, rounds: int, steps: int,
+          device: torch.device) -> str:
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "CPU"
+    bw = statistics.median(samples)
+    lines = [
+        f"One step on {total / 1e6:.1f}M float32 parameters, {name} (torch {torch.__version__}), "
+        f"medians of {rounds} rounds of {steps} steps; roofline: an in-place add timed in every round, median "
+        f"{bw / 1e9:.0f} GB/s (best {max(samples) / 1e9:.0f}, worst {min(samples) / 1e9:.0f}). `roofline` is the "
+        "share of its round's add that the step's minimal traffic reaches, `× AdamW` that share over torch's "
+        "fused AdamW's in the same round; `compile s` the first step; `sync` a warmed-up step under "
+        "set_sync_debug_mode('error'); `err` the largest difference from the CPU's eager steps over the "
+        "largest movement (3 steps, a small model).",
+        "",
+        "| optimizer | execution | tensors | ms | roofline | × AdamW | first step s | sync | err |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for count in counts:
+        adamw = next(r for r in rows if r.name == "torch.AdamW (fused)" and r.tensors == count).bytes
+        for r in rows:
+            if r.tensors != count:
+                continue
+            err = f"{r.err:.1e}" if r.err is not None else ""
+            first = f"{r.first:.2f}" if r.first is not None else ""
+            if r.failed:
+                lines.append(f"| {r.name} | {r.execution} | {count} | failed: {r.failed} | | | | | |")
+            else:
+                lines.append(f"| {r.name} | {r.execution} | {count} | {r.cell_ms()} | {r.cell_share()} | {r.cell_over(adamw)} | "
+                             f"{first} | {r.sync} | {err} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="0.2M parameters, 12 tensors, one round")
+    parser.add_argument("--total", type=float, default=25e6, help="parameters (default 25e6)")
+    parser.add_argument("--tensors", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20, help="steps per timed run")
+    parser.add_argument("--only", nargs="+", help="entries (default: %s)" % ", ".join(ENTRIES))
+    parser.add_argument("--out", help="also write the markdown table to this file")
+    parser.add_argument("--log", help="write progress and failures to this file (default: stderr)")
+    args = parser.parse_args(argv)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if args.quick:
+        args.total, args.tensors, args.rounds, args.steps = 2e5, [12], 1, 2
+    sink = open(args.log, "a", encoding="utf-8") if args.log else sys.stderr
+
+    def log(text: str) -> None:
+        print(text, file=sink, flush=True)
+
+    samples, rows = run(list(args.only or ENTRIES), args.tensors, int(args.total), args.rounds, args.steps,
+                        device, log)
+    return publish(table(samples, rows, args.tensors, int(args.total), args.rounds, args.steps, device), args.out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
