@@ -12,7 +12,10 @@ Cerebras' Rprop) at the bandwidth of a large in-place add (read a, read b, write
 taken within a round and the table gives its median over the rounds: a step's share of the roofline
 against the add of its own round, and its `× AdamW` against torch's fused AdamW timed in the same
 round, so that a slow or fast stretch of a shared machine (which moves both) cancels. `fused` also
-reports its first step (the compile) separately.
+reports its first step (eager, while the compile runs in the background) and the time until its compiled
+step is ready, which the rounds wait for. oneflow.AdamW, oneflow.SGD and oneflow.Adagrad's eager steps are
+also timed against torch's for-loop implementations of the same algorithms (foreach=False, fused=False)
+in the same rounds.
 
 `contiguous` is fused with contiguous_params=True on a copy of the parameters (it moves them into
 one buffer): its gradients stay in their slices between steps, as with zero_grad(set_to_none=False);
@@ -40,6 +43,7 @@ from typing import Any, Callable
 import torch
 
 import optreg
+from optreg.stages.execute import wait_compiles
 
 EXECUTIONS = ("eager", "foreach", "fused")
 #: fused over contiguous parameters: gradients kept in the slices, and fresh ones copied in every step
@@ -132,6 +136,8 @@ class Row:
     bytes: int = 0
     times: list[float] = field(default_factory=list)
     first: float | None = None
+    #: from the first step until the compiled step is ready (fused's compile runs in the background)
+    compile: float | None = None
     #: per round, beside each of `times`: the in-place add's bandwidth, and torch's fused AdamW's time
     bws: list[float] = field(default_factory=list)
     adamw: list[float] = field(default_factory=list)
@@ -167,12 +173,22 @@ def _build(name: str, execution: str, params: list[torch.Tensor]) -> torch.optim
     return optreg.configure_optimizer(name, params, **options, **extra)
 
 
+#: first-party entries whose eager step is compared with torch's for-loop implementation of the same algorithm
+#: (foreach=False, fused=False: torch's per-tensor loop), each timed right after the entry in every round
+FOR_LOOP = {"oneflow.AdamW": "torch.AdamW (for-loop)", "oneflow.SGD": "torch.SGD (for-loop)",
+            "oneflow.Adagrad": "torch.Adagrad (for-loop)"}
+
+
 def references(params: list[torch.Tensor]) -> dict[str, torch.optim.Optimizer]:
-    """torch's fused AdamW, SGD (momentum) and Adagrad, and the peers that are installed."""
+    """torch's fused AdamW, SGD (momentum) and Adagrad, their for-loop forms, and the peers that are installed."""
+    loop = {"foreach": False, "fused": False}
     out = {
         "torch.AdamW (fused)": torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, fused=True),
         "torch.SGD (fused)": torch.optim.SGD(params, lr=1e-3, momentum=0.9, fused=True),
         "torch.Adagrad (fused)": torch.optim.Adagrad(params, lr=1e-3, fused=True),
+        "torch.AdamW (for-loop)": torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, **loop),
+        "torch.SGD (for-loop)": torch.optim.SGD(params, lr=1e-3, momentum=0.9, **loop),
+        "torch.Adagrad (for-loop)": torch.optim.Adagrad(params, lr=1e-3, **loop),
     }
     try:
         import pytorch_optimizer as po
@@ -209,6 +225,7 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
                 own[count] = {ex: Row(name, ex, count) for ex in kinds}
                 for ex, opt in opts[count].items():
                     own[count][ex].first = _timed(opt.step)
+                    own[count][ex].compile = own[count][ex].first + _timed(wait_compiles)
                     own[count][ex].bytes = min_bytes(opt, own_params[count][ex])
             fam = family(name)
             peer = next((k for k in refs[counts[0]] if fam and k.startswith("pytorch_optimizer.")
@@ -223,14 +240,14 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
                             p.grad = g
                         own[count][ex].times.append(_timed(opt.step))
                         timed.append(own[count][ex])
-                    if peer:
-                        ref_rows[count][peer].times.append(_timed(refs[count][peer].step))
-                        timed.append(ref_rows[count][peer])
+                    for other in filter(None, (peer, FOR_LOOP.get(name))):
+                        ref_rows[count][other].times.append(_timed(refs[count][other].step))
+                        timed.append(ref_rows[count][other])
                     _beside(timed, ref_rows[count], refs[count], samples[-1])
         for count in counts:
             rows += own[count].values()
             print(f"{name} ({count} tensors): " + ", ".join(
-                f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", compile {own[count]['fused'].first:.1f} s",
+                f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", first step {own[count]['fused'].first:.1f} s, compile {own[count]['fused'].compile:.1f} s",
                 file=sys.stderr, flush=True)
         del opts, own_params, fresh
     for _ in range(rounds):
@@ -266,12 +283,13 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
         f"timed once in every round, median {bw / 1e9:.1f} GB/s (best {max(samples) / 1e9:.1f}, worst "
         f"{min(samples) / 1e9:.1f}). `roofline` is the share of its round's add that the step's minimal traffic "
         "reaches, `× AdamW` that share over torch's fused AdamW's in the same round, each the median over the "
-        "rounds; `compile s` is fused's first step.",
+        "rounds; `first s` is fused's first step (eager while it compiles in the background), `compile s` the time "
+        "from its start until the compiled step is ready.",
         "",
         "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
-        "fused roofline | fused × AdamW | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
+        "fused roofline | fused × AdamW | first s | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
         "contiguous, copy × AdamW |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by = {(r.name, r.execution, r.tensors): r for r in rows}
     names = sorted({r.name for r in rows if r.execution in EXECUTIONS}, key=lambda n: (n.split(".")[0], n))
@@ -283,11 +301,12 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
                 continue
             lines.append(f"| {name} | {count} | {e.ms:.1f} | {f.ms:.1f} | {u.ms:.1f} | {e.fraction():.2f} | "
                          f"{f.fraction():.2f} | {u.fraction():.2f} | {u.over(u.adamw, adamw):.2f} | "
-                         f"{u.first:.1f} | " + _contiguous_cells(by, name, count, adamw))
+                         f"{u.first:.1f} | {u.compile:.1f} | " + _contiguous_cells(by, name, count, adamw))
         for r in rows:
             if r.execution == "reference" and r.tensors == count:
                 lines.append(f"| {r.name} | {count} | | | {r.ms:.1f} | | | {r.fraction():.2f} | "
-                             f"{r.over(r.adamw, adamw):.2f} | | | | | |")
+                             f"{r.over(r.adamw, adamw):.2f} | | | | | | |")
+    lines += _for_loop_table(by, counts)
     if len(counts) > 1:
         lo, hi = counts[0], counts[-1]
         lines += ["", f"{hi} tensors against the same execution's {lo}-tensor figure (roofline share ratio):", "",
@@ -299,6 +318,20 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
                 ratios.append(f"{b.over(a.times, a.bytes):.2f}" if a and b else "")
             lines.append(f"| {name} | {' | '.join(ratios)} |")
     return "\n".join(lines)
+
+
+def _for_loop_table(by: dict, counts: list[int]) -> list[str]:
+    """Eager against torch's for-loop implementation of the same algorithm, timed in the same rounds: the median
+    over the rounds of the for-loop's time over eager's (above 1: eager is faster)."""
+    lines = ["", "eager against torch's for-loop implementation (foreach=False, fused=False), same rounds:", "",
+             "| optimizer | torch | tensors | eager ms | for-loop ms | eager × for-loop |", "|---|---|---:|---:|---:|---:|"]
+    for name, ref in FOR_LOOP.items():
+        for count in counts:
+            e, r = by.get((name, "eager", count)), by.get((ref, "reference", count))
+            if e and r and r.times:
+                speed = statistics.median(o / t for t, o in zip(e.times, r.times))
+                lines.append(f"| {name} | {ref} | {count} | {e.ms:.1f} | {r.ms:.1f} | {speed:.2f} |")
+    return lines if len(lines) > 5 else []
 
 
 def _contiguous_cells(by: dict, name: str, count: int, adamw: int) -> str:

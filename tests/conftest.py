@@ -1,13 +1,16 @@
 """Test-session settings: fused optimizers compile chunks of one tensor (the code path is the same; it
 compiles several times faster than the default 16, and it is the very function a contiguous group's
 flat step compiles, so each chain compiles once for both; `test_fused_chunks_pad_with_scratch_tensors`
-covers chunks of several tensors); shared fixtures."""
+covers chunks of several tensors) and wait for their compile; shared fixtures."""
 
 import os
 
 import pytest
 
 os.environ.setdefault("OPTREG_FUSED_CHUNK", "1")
+# a fused step compiles on its first step and waits for it (test_background_compile.py covers the default, a
+# compile in the background while the steps run eager), so that every test sees the same executions
+os.environ.setdefault("OPTREG_COMPILE", "wait")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -18,11 +18,17 @@ def _load(name: str, monkeypatch):
 def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     bench = _load("bench_optimizers", monkeypatch)
     text = bench.main(["--quick", "--only", "oneflow.Adam*"])
-    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| oneflow.")]
+    main, loop = text.split("torch's for-loop implementation")
+    rows = [line.split(" | ") for line in main.splitlines() if line.startswith("| oneflow.")]
     assert [r[0] for r in rows] == ["| oneflow.Adam", "| oneflow.AdamW"]
-    # three executions, their roofline shares, × AdamW, compile time; contiguous: ms, roofline, × AdamW, copied × AdamW
-    assert all(len(r) == 14 and all(cell.strip(" |") for cell in r) for r in rows)
+    # three executions, their roofline shares, × AdamW, first step and compile time; contiguous: ms, roofline,
+    # × AdamW, copied × AdamW
+    assert all(len(r) == 15 and all(cell.strip(" |") for cell in r) for r in rows)
     assert "| torch.AdamW (fused) |" in text and "roofline" in text
+    # oneflow.AdamW's eager step beside torch's for-loop AdamW, timed in the same round
+    (pair,) = [line.split(" | ") for line in loop.splitlines() if line.startswith("| oneflow.")]
+    assert pair[:3] == ["| oneflow.AdamW", "torch.AdamW (for-loop)", "12"] and float(pair[-1].strip(" |")) > 0
+    assert "| torch.AdamW (for-loop) | 12 |" in main
     assert capsys.readouterr().out.strip() == text
 
 

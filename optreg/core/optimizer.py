@@ -237,21 +237,28 @@ class Optimizer(torch.optim.Optimizer):
     def _state_for(self, p: torch.Tensor, group: dict[str, Any]) -> dict[str, Any]:
         state = self.state[p]
         if not state:
-            fresh = self.init_state(p, group)
-            if self.preinit and (fresh or self.enable_global_step):  # a stateless param (SGD, momentum 0) is fine
+            fresh = self._initial_state(p, group)
+            if self.preinit and fresh:  # a stateless param (SGD, momentum 0) is fine
                 raise RuntimeError("step() must not create state when preinit=True; was the parameter added later?")
             state.update(fresh)
-            if self.enable_global_step:
-                state["step"] = torch.tensor(0.0, dtype=torch.float32, device=p.device)
+        return state
+
+    def _initial_state(self, p: torch.Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        """`init_state` and the per-parameter step count (`enable_global_step`). Its 0-d tensors are marked
+        `optreg_initial`: equal across a group's parameters until they step (`contiguous.Bucket.adopt`)."""
+        state = self.init_state(p, group)
+        if self.enable_global_step:
+            state["step"] = torch.tensor(0.0, dtype=torch.float32, device=p.device)
+        for value in state.values():
+            if isinstance(value, torch.Tensor) and value.dim() == 0:
+                value.optreg_initial = True
         return state
 
     def _preinit_group(self, group: dict[str, Any]) -> None:
         for p in group["params"]:
             state = self.state[p]
             if not state:
-                state.update(self.init_state(p, group))
-                if self.enable_global_step:
-                    state["step"] = torch.tensor(0.0, dtype=torch.float32, device=p.device)
+                state.update(self._initial_state(p, group))
 
     def preinitialize(self) -> None:
         """Allocate every state tensor now (Cerebras): the state dict is complete before step 1."""

@@ -139,8 +139,8 @@ class Bucket:
             self.held += views[i] is None
             views[i] = state[name] = view
             self.stack_plan = None
-            if scalar:
-                self.uniform = None
+            if scalar and not (self.runs == 0 and self.uniform and getattr(value, "optreg_initial", False)):
+                self.uniform = None   # a fresh state is its group's initial value: no need to read it
 
     def _adopt_shaped(self, i: int, name: str, value: torch.Tensor, state: dict[str, Any]) -> bool:
         """Copy a state of another shape than its parameter's into its slice (False: it has none)."""
@@ -211,7 +211,9 @@ class Bucket:
         return not self.irregular and all(self.filled[n] == len(self.params) for n in names if n in self.filled)
 
     def agrees(self) -> bool:
-        """Whether every 0-d state is equal across the parameters (checked once after a change)."""
+        """Whether every 0-d state is equal across the parameters: known while every one is its group's initial
+        value and none has stepped (`adopt`), read from the tensors once after another change (a loaded state,
+        a step per tensor)."""
         if self.uniform is None:
             self.uniform = all(bool((buffer == buffer[0]).all()) for buffer, views in self.state.values()
                                if views and views[0] is not None and views[0].dim() == 0)

@@ -6,7 +6,8 @@
              GPU), traced per tensor over chunks of CHUNK tensors with dynamic shapes, so that a
              model's many shapes share one compiled kernel; host scalars are packed into one tensor
              so that a changing lr or step does not recompile. One compile per chain, static
-             settings and dtype; Inductor's on-disk cache keeps it across processes.
+             settings and dtype; Inductor's on-disk cache keeps it across processes. The compile runs
+             in the background while the steps run eager (`Compile`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import queue
+import sys
 import threading
+import time
+import warnings
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -112,6 +117,132 @@ def _buckets(params, states, names, by_shape: bool) -> list[list[int]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# compiles in the background
+# ---------------------------------------------------------------------------------------------
+
+
+#: "background" (the default): a fused step runs eager until its compile, started on its first step in a thread
+#: of its own, is ready; "wait": the first step compiles and waits (OPTREG_COMPILE overrides it)
+COMPILE = os.environ.get("OPTREG_COMPILE", "background")
+
+#: a compile still running after this many seconds says so, once
+SLOW = 1.0
+
+_QUEUE: "queue.Queue[Compile]" = queue.Queue()
+_WORKER: list[threading.Thread] = []
+_STARTED: list["Compile"] = []
+
+#: Python's thread switch interval while a compile runs (`sys.setswitchinterval`; restored when none is left):
+#: the step's thread, which hands the interpreter to the compile's tracing during each kernel, gets it back
+#: after this long instead of the default 5 ms, which a step of a thousand kernels would wait for each time
+SWITCH = 2e-4
+_SWITCH_SAVED: list[float] = []
+
+
+class Compile:
+    """The compile of a fused step's functions, in the background: `job` calls them once on stand-ins of the
+    step's tensors (`standins`: same sizes, strides, dtypes and aliasing, other memory), which traces and
+    compiles them for exactly those tensors; until it has, `ready()` is False and the step runs eager (the
+    executions agree within 1e-6; the state is the same tensors, so a checkpoint resumes either way).
+    Compiles run one at a time in one thread; an error in one is raised by the next `ready()`."""
+
+    def __init__(self, what: str, job) -> None:
+        self.what = what
+        self.job = job
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.started: float | None = None
+        self.said = False
+
+    def ready(self) -> bool:
+        """Whether the step can call the compiled functions now (starting the compile on the first call)."""
+        if self.done.is_set():
+            if self.error is not None:
+                raise self.error
+            return True
+        if COMPILE == "wait":
+            return True
+        if self.started is None:
+            self.started = time.perf_counter()
+            _STARTED.append(self)
+            with _LOCK:
+                if not _SWITCH_SAVED:
+                    _SWITCH_SAVED.append(sys.getswitchinterval())
+                    sys.setswitchinterval(min(SWITCH, _SWITCH_SAVED[0]))
+                _QUEUE.put(self)
+            if not _WORKER:
+                _WORKER.append(threading.Thread(target=_compile_loop, name="optreg-compile", daemon=True))
+                _WORKER[0].start()
+        elif not self.said and time.perf_counter() - self.started > SLOW:
+            self.said = True
+            warnings.warn(f"optreg: compiling {self.what} with torch.compile in the background "
+                          f"({time.perf_counter() - self.started:.0f} s so far); the steps run eager until it is ready",
+                          RuntimeWarning, stacklevel=5)
+        return False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the compile (started or not) to finish; whether it has (True at once when compiles are not
+        run in the background: the step compiles)."""
+        if self.ready():
+            return True
+        return self.done.wait(timeout)
+
+
+def wait_compiles(timeout: float | None = None) -> bool:
+    """Wait for every compile started in the background so far; whether they have all finished."""
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    for task in list(_STARTED):
+        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        if not task.done.wait(left):
+            return False
+    _STARTED[:] = [t for t in _STARTED if not t.done.is_set()]
+    return True
+
+
+def _compile_loop() -> None:
+    while True:
+        task = _QUEUE.get()
+        try:
+            hold()
+            with torch.no_grad(), _shape_settings():
+                task.job()
+        except BaseException as exc:  # noqa: BLE001 - handed to the step that waits for it
+            task.error = exc
+        finally:
+            task.job = None   # it holds the first step's gradients
+            with _LOCK:
+                if _QUEUE.empty() and _SWITCH_SAVED:
+                    sys.setswitchinterval(_SWITCH_SAVED.pop())
+            task.done.set()
+
+
+def hold() -> None:
+    """Run by the compile thread before each compile (a test replaces it to hold a compile back)."""
+
+
+def standins(obj: Any, memo: dict | None = None) -> Any:
+    """`obj` (tensors in lists, tuples and dicts) with each tensor replaced by one of the same sizes, strides,
+    dtype and storage offset on memory of its own, tensors that share a storage sharing the stand-in's, and
+    Dynamo's marks (static sizes) kept: a compiled call on them is traced as it would be on the originals."""
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        storage = obj.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes(), obj.device)
+        twin = memo.get(key)
+        if twin is None:
+            twin = memo[key] = torch.zeros(storage.nbytes(), dtype=torch.uint8, device=obj.device).untyped_storage()
+        out = torch.empty(0, dtype=obj.dtype, device=obj.device)
+        out.set_(twin, obj.storage_offset(), obj.shape, obj.stride())
+        out.__dict__.update(obj.__dict__)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(standins(x, memo) for x in obj)
+    if isinstance(obj, dict):
+        return {k: standins(v, memo) for k, v in obj.items()}
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
 # fused
 # ---------------------------------------------------------------------------------------------
 
@@ -188,13 +319,20 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
             # a code object of its own: Dynamo keeps its compiled entries (and its recompile limit, 8) per
             # code object, which every chain's step_chunk would otherwise share
             step_chunk.__code__ = step_chunk.__code__.replace()
-            # dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor
-            # decides from the sizes of the first call and a bucket that starts small stays serial
-            # size_asserts off: Dynamo's guards already check the layout of every input, each call
-            fn = torch.compile(step_chunk, dynamic=True, fullgraph=True,
-                               options={"cpp.dynamic_threads": True, "size_asserts": False})
+            fn = _compile(step_chunk)
             _COMPILED[key] = fn
     return fn
+
+
+def _compile(step_chunk):
+    """`torch.compile` of a chain's traced step, whole (fullgraph: a read of a tensor's value into Python,
+    which would break the graph, is an error), with dynamic shapes.
+
+    dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor decides from
+    the sizes of the first call and a bucket that starts small stays serial. size_asserts off: Dynamo's guards
+    already check the layout of every input, each call."""
+    return torch.compile(step_chunk, dynamic=True, fullgraph=True,
+                         options={"cpp.dynamic_threads": True, "size_asserts": False})
 
 
 def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
@@ -234,6 +372,7 @@ class FusedPlan:
                  hp: Mapping[str, Any], flat: bool) -> None:
         self.flat = flat
         self.warm = False
+        self.compile: Compile | None = None
         self.params = list(params)
         self.states = [dict(st) for st in states]
         self.ptrs = [p.data_ptr() for p in params]
@@ -284,22 +423,35 @@ class FusedPlan:
                 and static == self.static)
 
     def run(self, chain: Chain, grads: Sequence[torch.Tensor], hp: Mapping[str, Any], values: list[float]) -> None:
-        """One step; `values` are the host scalars of `hp` as `split_hp` lists them."""
+        """One step; `values` are the host scalars of `hp` as `split_hp` lists them. Until the compile of the
+        plan's functions is ready (`Compile`), the step runs eager."""
+        if self.compile is None:
+            calls = list(self._calls(grads, values))
+            self.compile = Compile(f"{chain.describe()} for {len(self.params)} tensors (fused=True)",
+                                   lambda: [fn(*standins(args)) for fn, args in calls])
+        if not self.compile.ready():
+            run_eager(chain, self.params, grads, self.states, hp)
+            return
         if self.eager:
             run_eager(chain, [self.params[i] for i in self.eager], [grads[i] for i in self.eager],
                       [self.states[i] for i in self.eager], hp)
-        packed: dict[torch.device, torch.Tensor] = {}
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
         with settings:
-            for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
-                scalars = packed.get(device)
-                if scalars is None:
-                    scalars = packed[device] = _packed(values, device)
-                us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
-                fn(ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
+            for fn, args in self._calls(grads, values):
+                fn(*args)
         self.warm = True
+
+    def _calls(self, grads: Sequence[torch.Tensor], values: list[float]):
+        """(compiled function, its arguments) for each chunk, one step's."""
+        packed: dict[torch.device, torch.Tensor] = {}
+        for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
+            scalars = packed.get(device)
+            if scalars is None:
+                scalars = packed[device] = _packed(values, device)
+            us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
+            yield fn, (ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
 
 
 def _packed(values: list[float], device: torch.device) -> torch.Tensor:

@@ -560,9 +560,20 @@ Foreach.rms = _rms_foreach  # type: ignore[attr-defined]
 
 
 def _host_scalars_eager(self, xs):
-    """Per-tensor 0-d state (Cerebras' float32 `step`) as Python floats, as torch's eager and foreach
-    paths read it (`_get_value`: one sync per tensor); traced, the 0-d tensors themselves."""
-    return [float(x) for x in xs]
+    """Per-tensor 0-d state (Cerebras' float32 `step`) as Python floats where it is in host memory, as torch's
+    eager and foreach paths read it (`_get_value`); on an accelerator, where a read would wait for the device,
+    0-d float64 tensors (float32 where the device has no float64), which the stages compute with as traced
+    (torch's `capturable` form); traced, the 0-d tensors themselves."""
+    return [float(x) if on_host(x) else x.to(_device_float(x.device)) for x in xs]
+
+
+def on_host(x: torch.Tensor) -> bool:
+    """Whether reading `x` into a Python number is a read of host memory, not a wait for a device."""
+    return x.device.type == "cpu"
+
+
+def _device_float(device: torch.device) -> torch.dtype:
+    return torch.float32 if device.type == "mps" else torch.float64
 
 
 def _host_scalars_traced(self, xs):

@@ -1,0 +1,139 @@
+"""A fused step's first compile runs in the background (`execute.Compile`): the steps run eager until it is
+ready, then compiled, with the same state, so that the trajectory agrees with eager within 1e-6 and a
+checkpoint resumes exactly; a compile that takes longer than `SLOW` says so once; its error reaches the step."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import warnings
+
+import pytest
+import torch
+from test_optimizer_matrix import CHAINS, _build, _loss, _model, _relative
+from torch._dynamo.utils import counters
+
+import optreg.stages.execute as execute
+
+CASE = next(c for c in CHAINS if c.key == "oneflow.AdamW")
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Compiles in the background, each held until the test sets the event."""
+    release = threading.Event()
+    monkeypatch.setattr(execute, "COMPILE", "background")
+    monkeypatch.setattr(execute, "hold", lambda: release.wait(60))
+    yield release
+    release.set()
+
+
+def _step(model, opt, step):
+    opt.zero_grad()
+    _loss(model, step).backward()
+    opt.step()
+
+
+def _compiles(opt):
+    return [plan.compile for plan in opt._fused_plans.values() if plan]
+
+
+def test_the_steps_run_eager_until_the_compile_is_ready_then_compiled(held):
+    model = _model(CASE)
+    eager_model = copy.deepcopy(model)
+    eager = _build(CASE, eager_model)
+    opt = _build(CASE, model, fused=True)
+    for step in range(3):
+        _step(model, opt, step)
+        _step(eager_model, eager, step)
+        assert all(torch.equal(a, b) for a, b in zip(model.parameters(), eager_model.parameters()))
+    plans = [plan for plan in opt._fused_plans.values() if plan]
+    assert plans and not any(plan.warm for plan in plans)
+    held.set()
+    assert all(c.wait(300) and c.error is None for c in _compiles(opt))
+    graphs = counters["stats"]["unique_graphs"]
+    for step in range(3, 6):
+        _step(model, opt, step)
+        _step(eager_model, eager, step)
+    assert all(plan.warm for plan in plans)
+    assert counters["stats"]["unique_graphs"] == graphs   # compiled for these very tensors: nothing traced here
+    worst = max(_relative(a.detach(), b.detach()) for a, b in zip(model.parameters(), eager_model.parameters()))
+    assert 0 < worst <= 1e-6
+
+
+def test_a_checkpoint_taken_before_the_swap_resumes_exactly(held, monkeypatch):
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    for step in range(2):
+        _step(model, opt, step)
+    saved_model, saved = copy.deepcopy(model), copy.deepcopy(opt.state_dict())
+    held.set()
+    assert all(c.wait(300) for c in _compiles(opt))
+    for step in range(2, 4):
+        _step(model, opt, step)
+    monkeypatch.setattr(execute, "COMPILE", "wait")
+    second = _build(CASE, saved_model, fused=True)
+    second.load_state_dict(saved)
+    for step in range(2, 4):
+        _step(saved_model, second, step)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), saved_model.parameters()))
+
+
+def test_a_slow_compile_says_so_once(held, monkeypatch):
+    monkeypatch.setattr(execute, "SLOW", 0.0)
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    with pytest.warns(RuntimeWarning) as record:
+        for step in range(3):
+            _step(model, opt, step)
+    said = [str(w.message) for w in record if "in the background" in str(w.message)]
+    assert len(said) == len(_compiles(opt)) >= 1
+    assert said[0].startswith("optreg: compiling AdamMoments") and "(fused=True)" in said[0]
+
+
+def test_a_fast_compile_says_nothing(monkeypatch):
+    monkeypatch.setattr(execute, "COMPILE", "background")
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _step(model, opt, 0)
+        assert all(c.wait(300) for c in _compiles(opt))
+        _step(model, opt, 1)
+    assert all(plan.warm for plan in opt._fused_plans.values() if plan)
+
+
+def test_an_error_in_the_compile_reaches_the_step(monkeypatch):
+    def fail():
+        raise RuntimeError("the compiler broke")
+
+    monkeypatch.setattr(execute, "COMPILE", "background")
+    monkeypatch.setattr(execute, "hold", fail)
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    _step(model, opt, 0)
+    for c in _compiles(opt):
+        c.done.wait(60)
+    with pytest.raises(RuntimeError, match="the compiler broke"):
+        _step(model, opt, 1)
+
+
+def test_waiting_compiles_on_the_first_step(monkeypatch):
+    monkeypatch.setattr(execute, "COMPILE", "wait")
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    _step(model, opt, 0)
+    assert all(plan.warm for plan in opt._fused_plans.values() if plan)
+
+
+def test_the_thread_switch_interval_is_short_while_a_compile_runs(held):
+    import sys
+
+    before = sys.getswitchinterval()
+    model = _model(CASE)
+    opt = _build(CASE, model, fused=True)
+    _step(model, opt, 0)
+    assert sys.getswitchinterval() == pytest.approx(min(execute.SWITCH, before))
+    held.set()
+    assert all(c.wait(300) for c in _compiles(opt))
+    assert sys.getswitchinterval() == before
