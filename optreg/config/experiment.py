@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, check_input, closest, join_path, key_text, show
-from optreg.core.build import (Context, OptimizerPlan, cerebras_form, check_schedule, group_options, plan_optimizer,
+from optreg.core.build import (Context, OptimizerPlan, check_schedule, foreign_form, group_options, plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.core import models
@@ -112,7 +112,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
-    if raw is None or isinstance(raw, (list, str)) or cerebras_form(raw):
+    if raw is None or isinstance(raw, (list, str)) or foreign_form(raw) is not None:
         return raw
     return _section(raw, path, errors)
 

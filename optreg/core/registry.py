@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 import warnings
 from typing import Any, Callable, Iterable
 
+from optreg.core.dialect import Dialect, plain
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import normalise, spelling, split_dialect
 from optreg.errors import ConfigError, ErrorItem, closest, show
@@ -14,6 +16,7 @@ from optreg.errors import ConfigError, ErrorItem, closest, show
 DEFAULT_DIALECT = "torch"
 PLUGIN_GROUPS = {OPTIMIZER: "optreg.optimizers", SCHEDULER: "optreg.schedulers"}
 DIALECT_GROUP = "optreg.dialects"
+BUILTIN_PACKAGE = "optreg.dialects"   # the built-in dialects' package: its BUILTIN names, each a sub-package
 _DIALECT_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -27,8 +30,9 @@ class Registry:
     (its dynamic-lr function) and `ExponentialDecayLR` (its schedule class) are both found by their own
     spellings; `exponential_decay` is ambiguous.
 
-    Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), then entry-point
-    plugins (dialect plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
+    Read on first use: the built-in dialects (each package `optreg.dialects.<name>` declares its `DIALECT`, a
+    `optreg.core.dialect.Dialect`: its rows and how it extends planning), then entry-point plugins (dialect
+    plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
     thread that asks while another loads waits for the whole registry.
     """
 
@@ -36,6 +40,7 @@ class Registry:
         self._entries: dict[tuple[str, str, str], Entry] = {}
         self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
+        self._declared: dict[str, Dialect] = {}
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
@@ -50,6 +55,7 @@ class Registry:
             self._loading = True
             try:
                 self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
+                self._declared = {}
                 self._load_builtin()
                 self._load_plugins()
             finally:
@@ -58,18 +64,16 @@ class Registry:
 
     def _known(self) -> list[str]:
         if not self._dialects:
-            from optreg.dialects import BUILTIN
-
-            self._dialects = list(BUILTIN)
+            self._dialects = list(importlib.import_module(BUILTIN_PACKAGE).BUILTIN)
         return self._dialects
 
     def _load_builtin(self) -> None:
-        """optreg's own rows: each built-in dialect's ROWS."""
-        from optreg import dialects
-
+        """optreg's own dialects: each built-in package's `DIALECT` and its rows."""
         self._known()
-        for name in dialects.BUILTIN:
-            for entry in dialects.rows(name):
+        for name in list(self._dialects):
+            declared = importlib.import_module(f"{BUILTIN_PACKAGE}.{name}").DIALECT
+            self._declared[name] = declared
+            for entry in declared.rows:
                 self.add(entry)
 
     def _load_plugins(self) -> None:
@@ -84,18 +88,23 @@ class Registry:
     def _run_plugin(self, ep: Any, group: str, dialect: str | None = None) -> None:
         """Add one entry point's rows (a module's ROWS, or what a callable returns given the registry).
 
-        A dialect plugin (`dialect` set: the entry point's name) first adds its dialect to the known ones.
+        A dialect plugin (`dialect` set: the entry point's name) first adds its dialect to the known ones: the
+        module's `DIALECT` (a Dialect, as a built-in package declares it; or only its name beside `ROWS`).
         """
         try:
             hook = ep.load()
+            declared: Dialect | None = None
             if dialect is not None:
-                declared = getattr(hook, "DIALECT", dialect)
-                if declared != dialect:
-                    raise ConfigError(f"dialect plugin {ep.name!r} declares DIALECT = {declared!r}; the entry "
+                declared = getattr(hook, "DIALECT", None)
+                if not isinstance(declared, Dialect):
+                    declared = plain(declared if declared is not None else dialect, getattr(hook, "ROWS", ()))
+                if declared.name != dialect:
+                    raise ConfigError(f"dialect plugin {ep.name!r} declares DIALECT = {declared.name!r}; the entry "
                                       f"point's name is the dialect's name", "dialect")
-            rows = list((hook(self) if callable(hook) else getattr(hook, "ROWS", ())) or ())
-            if dialect is not None:
-                self.add_dialect(dialect)
+            rows = list(declared.rows if declared is not None and declared.rows else
+                        (hook(self) if callable(hook) else getattr(hook, "ROWS", ())) or ())
+            if declared is not None:
+                self.add_dialect(declared)
             for entry in rows:
                 self.add(entry if entry.provider != "optreg" else _with_provider(entry, ep))
         except ConfigError:
@@ -111,8 +120,27 @@ class Registry:
         self._load()
         return tuple(self._known())
 
-    def add_dialect(self, name: str) -> str:
-        """Make `name` a known dialect (after the built-ins); an existing or malformed name raises."""
+    def dialect(self, name: str | None) -> Dialect:
+        """The declared Dialect `name` (torch's reading for None); an unknown name is a ConfigError."""
+        self._load()
+        name = name or DEFAULT_DIALECT
+        if name not in self._declared:
+            if name in self._known():   # a dialect added by name alone (add_dialect("x"))
+                return self._declared.setdefault(name, plain(name))
+            hint = closest(name, self._known()) if isinstance(name, str) else None
+            raise ConfigError(f"unknown dialect {show(name)}; dialects: {', '.join(self._known())}"
+                              + (f" (did you mean {hint!r}?)" if hint else ""), "dialect")
+        return self._declared[name]
+
+    def declared(self) -> list[Dialect]:
+        """Every declared dialect, in listing order."""
+        return [self.dialect(name) for name in self.dialects()]
+
+    def add_dialect(self, dialect: "str | Dialect") -> str:
+        """Make a dialect known (after the built-ins): a Dialect, or a name alone (it declares nothing); an
+        existing or malformed name raises."""
+        declared = dialect if isinstance(dialect, Dialect) else None
+        name = declared.name if declared is not None else dialect
         known = self._known()
         if not isinstance(name, str) or not _DIALECT_NAME.fullmatch(name):
             raise ConfigError(f"dialect name {name!r} must be lowercase letters, digits and _ "
@@ -120,6 +148,8 @@ class Registry:
         if name in known:
             raise ConfigError(f"dialect {name!r} is already registered", "dialect")
         known.append(name)
+        if declared is not None:
+            self._declared[name] = declared
         return name
 
     # -- adding ----------------------------------------------------------------------------------

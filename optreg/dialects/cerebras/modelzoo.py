@@ -802,6 +802,12 @@ def wants_trainer_scheduler(spec: Any, optimizer: Any) -> bool:
         any("adjust_learning_rate" in g for g in optimizer.param_groups)
 
 
+def scheduler_call(optimizer: Any, spec: Any) -> Any:
+    """`configure_lr_scheduler(optimizer, spec)` of a trainer-form scheduler that needs Model Zoo's handling
+    (see wants_trainer_scheduler), as Model Zoo 2.10 creates it; None for any other spec."""
+    return trainer_scheduler(optimizer, spec) if wants_trainer_scheduler(spec, optimizer) else None
+
+
 def trainer_scheduler(optimizer: Any, spec: Mapping[str, Any]) -> Any:
     """One scheduler of the trainer's `schedulers:` list on a built optimizer, as Model Zoo 2.10 creates it."""
     from optreg.core.build import context_of, plan_scheduler
