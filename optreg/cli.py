@@ -33,12 +33,13 @@ def _looks_like_override(text: str | None) -> bool:
     return bool(text) and not Path(text).is_file() and ("=" in text or text.startswith(("~", "+")))
 
 
-def _load(config: str | None, overrides: Sequence[str]):
-    """The experiment of a YAML file (default: the embedded quickstart) with Hydra overrides on top.
+def _load(config: str | None, overrides: Sequence[str], format: str | None = None):
+    """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
+    its config format (`format`: forced).
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
-    from optreg.integrations.hydra.support import load_with_overrides, strip_builders
+    from optreg.integrations.hydra.support import load_with_overrides
     from optreg.config.experiment import validate_experiment
     from optreg.config.yaml_loader import load_yaml, read_yaml
 
@@ -46,9 +47,9 @@ def _load(config: str | None, overrides: Sequence[str]):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
     if overrides or (isinstance(data, dict) and "defaults" in data):
-        return load_with_overrides(data, source, overrides, Path(config) if config else None)
+        return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
     try:
-        return validate_experiment(strip_builders(data), source)
+        return validate_experiment(data, source, format)
     except ConfigError as exc:
         raise exc.located(source) from None
 
@@ -60,7 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from optreg.train import make_model, train
 
     console = _console()
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format)
     spec = experiment.train
     if args.steps:
         spec = spec.model_copy(update={"steps": args.steps})
@@ -137,9 +138,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every file is read and reported, whatever an earlier one did; errors carry the file's name."""
     status = 0
+    model = load_model(args.model) if args.model else None
     for path in args.files:
         try:
-            _load(path, [])
+            experiment = _load(path, [], args.format)
+            if model is not None:
+                experiment.plan(model)
             print(f"{path}: ok")
         except ConfigError as exc:
             lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]
@@ -171,7 +175,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format)
     spec = experiment.train
     steps = args.steps or spec.steps
     data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
@@ -249,7 +253,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     """Dry run: the parameter groups a config gives the user's model; no optimizer or scheduler is created."""
     from optreg.api import group_table
 
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format)
     rows = group_table(experiment, load_model(args.model))
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
@@ -305,6 +309,8 @@ def parser() -> argparse.ArgumentParser:
     show.set_defaults(fn=cmd_show)
     validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
     validate.add_argument("files", nargs="+")
+    validate.add_argument("--model", metavar="MODULE:CALLABLE",
+                          help="also plan the parameter groups against the model this factory returns")
     validate.set_defaults(fn=cmd_validate)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
@@ -332,6 +338,10 @@ def parser() -> argparse.ArgumentParser:
     hydra.add_argument("--provider", default="optreg",
                        help="whose components: optreg (default) or a plugin's distribution name")
     hydra.set_defaults(fn=cmd_hydra_configs)
+    for command in (run, validate, plot, groups):
+        command.add_argument("--format", metavar="NAME",
+                             help="read the config in this format (default: detected by its signature keys; "
+                                  "`optreg.formats()` lists them)")
     return top
 
 

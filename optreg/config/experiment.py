@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from optreg.errors import Collector, ConfigError, check_input, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
 from optreg.core.build import (Context, OptimizerPlan, check_schedule, foreign_form, group_options, plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
@@ -49,9 +49,41 @@ class Experiment:
     dialect: str | None = None
     source: Source | None = None
     modelzoo: Any = None      # a Cerebras Model Zoo config (optreg.dialects.cerebras.modelzoo.Section)
+    format: str = "optreg"    # the reader that read it (optreg.config.formats)
+    planner: Any = None       # (experiment, model) -> plan, for a format that plans its own way; None: optreg's
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
+
+    def plan(self, model_or_named_params: Any) -> "Plan":
+        """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
+        config's positions otherwise); nothing is built."""
+        try:
+            return (self.planner or plan_own)(self, model_or_named_params)
+        except ConfigError as exc:
+            raise self.locate(exc) from None
+
+
+@dataclass
+class Plan:
+    """An experiment validated against a model: the optimizer and scheduler plans and what the config asks around
+    them (notes, gradient clipping). `build()` creates the optimizer and the scheduler."""
+
+    optimizer: OptimizerPlan
+    scheduler: Any = None                      # SchedulerPlan or None
+    notes: list[str] = field(default_factory=list)
+    clip: tuple[str, float] | None = None      # ("norm" | "value", max)
+
+    def build(self) -> tuple[Any, Any]:
+        try:
+            optimizer = self.optimizer.build()
+        except ConfigError as exc:  # a constraint only the implementation knows: still at the section's path
+            raise exc.prefixed("optimizer") from None
+        try:
+            scheduler = self.scheduler.build(optimizer) if self.scheduler is not None else None
+        except ConfigError as exc:
+            raise exc.prefixed("scheduler") from None
+        return optimizer, scheduler
 
 
 def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
@@ -117,26 +149,80 @@ def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
     return _section(raw, path, errors)
 
 
-def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
-    """A raw mapping (from YAML, Hydra or Python) -> Experiment; ConfigError lists every problem."""
-    errors = Collector()
+def own_sections(data: Mapping[str, Any]) -> list[Any]:
+    """The top-level keys optreg's own form reads: its sections and near-misses of them (`optimiser:`, reported with
+    a did-you-mean); an application's other keys (`seed:`, `model:`, `trainer:`) are left alone."""
+    return [k for k in data.keys() if k in TOP_KEYS or _near_miss(k) is not None]
+
+
+def _near_miss(key: Any) -> str | None:
+    """The section `key` misspells, else None: one letter changed, added, dropped or two swapped (`optimiser`,
+    `schedular`, `trian`), or case aside; `trainer` (two letters more than `train`) is an application's own."""
+    if not isinstance(key, str) or key in TOP_KEYS or len(key) > 2 * max(map(len, TOP_KEYS)):
+        return None
+    return next((k for k in TOP_KEYS if _one_edit(key.lower(), k)), None)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by at most one edit (substitution, insertion, deletion, adjacent swap)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or a[i:i + 2] == b[i:i + 2][::-1] and a[i + 2:] == b[i + 2:]
+    return (a[i + 1:] == b[i:]) if len(a) > len(b) else (a[i:] == b[i + 1:])
+
+
+class OwnFormat:
+    """optreg's own form: `dialect:`, `optimizer:`, `scheduler:`, `train:`. It claims nothing: it reads every file
+    that no other format claims."""
+
+    name = "optreg"
+    doc = "optreg's own experiment: dialect, optimizer, scheduler, train"
+    signature = "optimizer.name"
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        return False
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        return own_sections(data)
+
+    def read(self, data: Mapping[str, Any], source: Source | None = None) -> Experiment:
+        return _read_own(data, source)
+
+
+OWN_FORMAT = OwnFormat()
+
+
+def validate_experiment(data: Any, source: Source | None = None, format: str | None = None) -> Experiment:
+    """A raw mapping (from YAML, Hydra or Python) -> Experiment, read by its format (`format=` forces one; see
+    optreg.config.formats); ConfigError lists every problem, at the file's positions."""
+    from optreg.config import formats
+
     if not isinstance(data, Mapping):
         error = ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
         raise error.located(source) if source else error
     try:
-        check_input(data)
+        reader = formats.detect(data, format)
+        check_input({k: data[k] for k in reader.sections(data)})   # the application's other keys are its own
     except ConfigError as exc:
         raise exc.located(source) if source else exc from None
-    from optreg.dialects.cerebras import modelzoo
+    experiment = reader.read(data, source)
+    experiment.format = reader.name
+    return experiment
 
-    if modelzoo.is_modelzoo(data):
-        return _modelzoo_experiment(data, source)
-    from optreg.core.validate import MAX_HINTS
 
-    unknown = [key for key in data if key not in TOP_KEYS]
-    for i, key in enumerate(unknown):  # a did-you-mean for the first MAX_HINTS (bounded time for thousands)
-        errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}",
-                   closest(key, TOP_KEYS) if i < MAX_HINTS else None)
+def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
+    """optreg's own form -> Experiment; Hydra's instantiate keys are dropped (a foreign `_target_` refused)."""
+    from optreg.integrations.hydra.support import strip_builders
+
+    errors = Collector()
+    try:
+        data = strip_builders({k: data[k] for k in own_sections(data)})
+    except ConfigError as exc:
+        raise exc.located(source) if source else exc from None
+    for key in [k for k in data if k not in TOP_KEYS]:
+        errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}", _near_miss(key))
     dialect = data.get("dialect")
     if "optimizer" not in data:
         errors.add("optimizer", "required: the optimizer section (name: and its options)")
@@ -146,7 +232,7 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     if optimizer is not None and "name" in optimizer:
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
-    train = _train(data, errors)
+    train = read_train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
     if scheduler is not None:
         # The group count is not known before the model (per-group list lengths are checked by build());
@@ -162,7 +248,7 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     return experiment
 
 
-def _train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
+def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
     """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
     try:
         return TrainSpec.model_validate(data.get("train") or {})
@@ -170,28 +256,6 @@ def _train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
         for item in models.pydantic_errors(exc):
             errors.add(join_path("train", item.path), item.message)
         return TrainSpec()
-
-
-def _modelzoo_experiment(data: Mapping[str, Any], source: Source | None) -> Experiment:
-    """A Cerebras Model Zoo config, whole (legacy params file or trainer form): its other sections are Model Zoo's
-    own and are not read; `train:` is optreg's run of it (`optreg run`)."""
-    from optreg.dialects.cerebras import modelzoo
-
-    errors = Collector()
-    section = None
-    try:
-        section = modelzoo.read(data)
-        modelzoo.check(section)
-    except ConfigError as exc:
-        errors.extend(exc)
-    train = _train(data, errors)
-    dialect = data.get("dialect", "cerebras")
-    if dialect != "cerebras":
-        errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
-    experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section)
-    if errors:
-        raise experiment.locate(ConfigError(errors.items))
-    return experiment
 
 
 def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:
@@ -204,14 +268,14 @@ def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[st
     return OptimizerPlan(entry, validate_options(entry, options), [], False).group_keys()
 
 
-def load_config(path_or_text: Any) -> Experiment:
-    """Safe-load a YAML experiment config (a path or YAML text) and validate it."""
+def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
+    """Safe-load an experiment config (a YAML or JSON path, or YAML text) and validate it in its format."""
     data, source = read_yaml(path_or_text)
-    return validate_experiment(data, source)
+    return validate_experiment(data, source, format)
 
 
-def plans(experiment: Experiment, params: Any):
-    """Validate the experiment against the model's parameters: (optimizer plan, scheduler plan or None)."""
+def plan_own(experiment: Experiment, params: Any) -> Plan:
+    """Validate an experiment of optreg's own form against the model's parameters."""
     errors = Collector()
     name, own, rules, options = split_optimizer(experiment.optimizer)
     opt_plan = sched_plan = None
@@ -244,6 +308,5 @@ def plans(experiment: Experiment, params: Any):
             else:
                 errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
                                              not isinstance(default, bool) else None, "scheduler"))
-    if errors:
-        raise experiment.locate(ConfigError(errors.items))
-    return opt_plan, sched_plan
+    errors.raise_if_any()
+    return Plan(opt_plan, sched_plan)

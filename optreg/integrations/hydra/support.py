@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
 INSTANTIATE_KEYS = ("_recursive_", "_convert_", "_partial_")
-EXPERIMENT_KEYS = ("dialect", "optimizer", "scheduler", "train")
 GROUPS = (OPTIMIZER, SCHEDULER)
 FILE_OPTION = "__file__"     # the group option that holds a YAML file's own section in `optreg run`
 
@@ -183,19 +182,15 @@ def strip_builders(data: Any, kind: str | None = None, path: str = "") -> Any:
 # ---------------------------------------------------------------------------------------------------
 # composed configs -> Experiment
 # ---------------------------------------------------------------------------------------------------
-def select_experiment(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The experiment's keys of an application's config; the app's own keys (model:, trainer:, …) are left out,
-    but a near-miss of an experiment key (`optimzer:`) is kept so that validation reports it."""
-    return {k: v for k, v in data.items()
-            if k in EXPERIMENT_KEYS or closest(str(k), EXPERIMENT_KEYS, cutoff=0.85) is not None}
+def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, format: str | None = None):
+    """A composed DictConfig -> validated Experiment, in its config format (detected, or forced by `format`).
+    Errors name the dotted path and the override that set it.
 
-
-def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
-    """A composed DictConfig -> validated Experiment. Errors name the dotted path and the override that set it.
-
-    Only the experiment's keys are read (see select_experiment); their interpolations may point anywhere."""
+    Only the format's own sections are read (optreg's: optreg.config.experiment.own_sections); their
+    interpolations may point anywhere."""
     from omegaconf import DictConfig
 
+    from optreg.config import formats
     from optreg.config.experiment import validate_experiment
 
     if not isinstance(cfg, DictConfig) or cfg._is_none() or cfg._is_missing():
@@ -204,13 +199,13 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
     if overrides is None:
         overrides = hydra_overrides(cfg)
     locate = override_locator(overrides)
-    keys = [k for k in select_experiment({k: None for k in cfg.keys()}) if k != "hydra"]
-    data = container_from_omegaconf(cfg, locate, keys)
     try:
-        data = strip_builders(data)
+        reader = formats.detect(cfg, format)
     except ConfigError as exc:
         raise exc.located(locate) from None
-    experiment = validate_experiment(data, locate)
+    keys = [k for k in reader.sections(cfg) if k != "hydra"]
+    data = container_from_omegaconf(cfg, locate, keys)
+    experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
 
@@ -404,7 +399,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
 
 
 def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,
-                        overrides: Sequence[str], config_path: Path | None = None):
+                        overrides: Sequence[str], config_path: Path | None = None, format: str | None = None):
     """A YAML experiment plus Hydra overrides -> validated Experiment. Values from the file keep their
     file:line:column; values set or replaced by an override name that override."""
     from optreg.config.experiment import validate_experiment
@@ -416,10 +411,6 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
                        config_path.stem if config_path else None)
     locate = override_locator(overrides, None if hydra_primary else source)
     plain = container_from_omegaconf(cfg, locate)
-    try:
-        plain = strip_builders(plain)
-    except ConfigError as exc:
-        raise exc.located(locate) from None
-    experiment = validate_experiment(plain, locate)
+    experiment = validate_experiment(plain, locate, format)
     experiment.source = locate
     return experiment
