@@ -33,9 +33,9 @@ def _looks_like_override(text: str | None) -> bool:
     return bool(text) and not Path(text).is_file() and ("=" in text or text.startswith(("~", "+")))
 
 
-def _load(config: str | None, overrides: Sequence[str], format: str | None = None):
+def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None):
     """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
-    its config format (`format`: forced).
+    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it.
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
@@ -46,6 +46,10 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    if steps and (overrides or isinstance(data, dict) and "defaults" in data):
+        overrides = [*overrides, f"++train.steps={steps}"]
+    elif steps and isinstance(data, dict) and isinstance(data.get("train", {}), dict):
+        data = {**data, "train": {**data.get("train", {}), "steps": steps}}
     if overrides or (isinstance(data, dict) and "defaults" in data):
         return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
     try:
@@ -61,10 +65,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from optreg.train import make_model, train
 
     console = _console()
-    experiment = _load(args.config, args.overrides, args.format)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    if args.steps:
-        spec = spec.model_copy(update={"steps": args.steps})
     model = make_model(spec.hidden, spec.depth, spec.seed)
     built = build(experiment, model)
     console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"
@@ -175,10 +177,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
-    experiment = _load(args.config, args.overrides, args.format)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    steps = args.steps or spec.steps
+    steps = spec.steps
     data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
+    if args.csv:   # stdout holds the CSV only; notes go to stderr
+        for note in data.notes:
+            print(f"note: {note}", file=sys.stderr)
+        sys.stdout.write(plot.csv_text(data))
+        return 0
     if args.text or not plot.have_matplotlib():
         if not args.text:
             print("matplotlib is not installed (pip install 'optreg[plot]'): printing sparklines", file=sys.stderr)
@@ -322,6 +329,8 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, default=60, help="sparkline width in characters")
+    plot.add_argument("--csv", action="store_true", help="write step,group,key,value rows to stdout (the value "
+                                                        "each optimizer step applies)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")

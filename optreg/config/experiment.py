@@ -12,12 +12,14 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
-from optreg.core.build import (Context, OptimizerPlan, check_schedule, foreign_form, group_options, plan_optimizer,
+from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
+                               plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import Group, check_support, scaled_lr_keys, scaled_options, split_rule, split_settings
+from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
+                                split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
 from optreg.core.registry import REGISTRY
 from optreg.core.types import NonNegInt, PosInt
@@ -234,13 +236,13 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
-    if scheduler is not None:
-        # The group count is not known before the model (per-group list lengths are checked by build());
-        # the optimizer's group keys are known only when its section is valid.
-        keys = _group_keys(optimizer, dialect) if optimizer is not None and not errors else None
-        context = Context(1, keys or frozenset(), dialect, known_groups=False, known_options=keys is not None)
+    nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
+    if nominal is not None:   # every check that needs no model, as build makes it
+        plan_around(nominal, experiment, errors, known_groups=False)
+    elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
-            plan_scheduler(scheduler, context, "scheduler")
+            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False),
+                           "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
     if errors:
@@ -258,14 +260,35 @@ def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
         return TrainSpec()
 
 
-def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:
-    """The keys the optimizer's param groups will have (what a scheduler may drive)."""
-    name, own, _, options = split_optimizer(section)
+STAND_IN = object()   # the parameter of a nominal group (never built)
+
+
+def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Collector,
+                  path: str = "optimizer") -> OptimizerPlan:
+    """The optimizer's plan without the model (`validate`): one group for the parameters no rule selects and one
+    per `param_groups` rule (as if each selected some), with the options, multipliers and lrs that planning
+    against a model gives them; the settings that need the model (no_weight_decay, layer_decay) are not applied.
+    Its problems (a multiplier that cannot scale the lr) go to `errors`, at the paths build gives them."""
+    name, own, rules, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    _, options = split_settings(options, path, Collector())
     if wraps_optimizer(entry):
-        return _group_keys(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
-    _, options = split_settings(options, "", Collector())
-    return OptimizerPlan(entry, validate_options(entry, options), [], False).group_keys()
+        inner = _section(options.pop("optimizer"), join_path(path, "optimizer"), Collector())
+        plan = _nominal_plan(inner, inner.get("dialect") or entry.dialect, errors, join_path(path, "optimizer"))
+        return OptimizerPlan(entry, validate_options(entry, options), plan.groups, plan.grouped, plan)
+    values = validate_options(entry, options, path=path)
+    groups = [Group([STAND_IN], None, {}, rule="default")]
+    for i, rule in enumerate(rules if not entry.takes_model else []):
+        here = join_path(join_path(path, "param_groups"), i)
+        keys, rule_options = split_rule(rule, here, Collector())
+        group = Group([STAND_IN], None, rule_options, rule=here,
+                      multipliers={k: v for k, v in keys.items() if k in MULTIPLIERS})
+        group_options(entry, group, values, Collector(), here)
+        groups.append(group)
+    groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), None, errors, path)
+    plan = OptimizerPlan(entry, values, groups, bool(rules))
+    plan.dicts = [{entry.target_name(k): v for k, v in g.options.items()} for g in groups]
+    return plan
 
 
 def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
@@ -278,35 +301,73 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     """Validate an experiment of optreg's own form against the model's parameters."""
     errors = Collector()
     name, own, rules, options = split_optimizer(experiment.optimizer)
-    opt_plan = sched_plan = None
+    opt_plan = None
     try:
         opt_plan = plan_optimizer(name, params, dialect=own or experiment.dialect, param_groups=rules,
                                   options=options, path="optimizer")
     except ConfigError as exc:
         errors.extend(exc)
-    if opt_plan is not None and experiment.scheduler is not None:
-        context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect,
-                          unschedulable=opt_plan.unschedulable())
-        try:
-            sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
-        except ConfigError as exc:
-            errors.extend(exc)
-        if sched_plan is not None:
-            # what the schedule checks against the groups' values when it is bound (NeMo's min_lr below every
-            # lr, ...) and the values it gives them in the first steps, checked now: a refused config builds
-            # nothing, not even the optimizer
-            key = sched_plan.key if sched_plan.schedule is not None else "lr"
-            scaled = scaled_lr_keys(opt_plan.groups)
-            if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
-                errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
-                                        f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
-                                        f"of each group's lr (torch, OneFlow, HF, timm)")
-            default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
-            bases, problem = opt_plan.base_values(key)
-            if problem:
-                errors.add("scheduler.key", problem)
-            else:
-                errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
-                                             not isinstance(default, bool) else None, "scheduler"))
+    sched_plan = None
+    if opt_plan is not None:
+        sched_plan = plan_around(opt_plan, experiment, errors)
     errors.raise_if_any()
     return Plan(opt_plan, sched_plan)
+
+
+def run_length(train: TrainSpec) -> int | None:
+    """The run length the user gave (`train.steps`, `--steps`), or None for the default."""
+    return train.steps if "steps" in train.model_fields_set else None
+
+
+def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True):
+    """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
+    check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
+    first steps' values), an absolute schedule over groups a multiplier scales, a scheduler driving an lr the
+    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`."""
+    _check_dynamic_lr(opt_plan, experiment, errors)
+    if experiment.scheduler is None:
+        return None
+    context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
+                      unschedulable=opt_plan.unschedulable())
+    try:
+        sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
+    except ConfigError as exc:
+        errors.extend(exc)
+        return None
+    key = sched_plan.key if sched_plan.schedule is not None else "lr"
+    scaled = scaled_lr_keys(opt_plan.groups)
+    if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
+        errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
+                                f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
+                                f"of each group's lr (torch, OneFlow, HF, timm)")
+    dynamic = opt_plan.dynamic_lrs()
+    if key == "lr" and dynamic:
+        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, dynamic[0][0]))
+        return sched_plan
+    default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
+    bases, problem = opt_plan.base_values(key)
+    if problem:
+        errors.add("scheduler.key", problem)
+    else:
+        errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
+                                     not isinstance(default, bool) else None, "scheduler"))
+    return sched_plan
+
+
+def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
+    """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
+    steps = run_length(experiment.train)
+    if steps is None:
+        return
+    lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
+    for i, value in opt_plan.dynamic_lrs():
+        if isinstance(value, (list, tuple)) and len(value) < steps:
+            group = opt_plan.groups[i] if i < len(opt_plan.groups) else None
+            own = group is not None and group.rule != "default" and lr_name in group.options and \
+                "lr" not in group.origin   # the rule's own list, else the optimizer's
+            where = join_path(group.rule if own else "optimizer", lr_name)
+            if any(e.path == where for e in errors.items):
+                continue
+            errors.add(where, f"a per-step list of {len(value)} values is shorter than the run "
+                                                  f"({steps} steps: train.steps or --steps); give one value per "
+                                                  f"step")

@@ -130,8 +130,7 @@ class OptimizerPlan:
             return self.inner.base_values(key)
         from optreg.schedules.adapter import read_key
 
-        signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
-        defaults = {**signature, **self.defaults}   # what the implementation gets, its own defaults included
+        defaults = self._implementation_defaults()
         out: list[float] | None = []
         for i, d in enumerate(self.dicts):
             merged = {**defaults, **d}
@@ -151,6 +150,26 @@ class OptimizerPlan:
             elif out is not None:
                 out.append(float(value))
         return out or None, None
+
+    def _implementation_defaults(self) -> dict[str, Any]:
+        """What the implementation gets for every group: the options, its own signature's defaults included."""
+        signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
+        return {**signature, **self.defaults}
+
+    def dynamic_lrs(self) -> list[tuple[int, Any]]:
+        """(group index, value) of each group whose lr is set per step by the optimizer itself (MindSpore's dynamic
+        learning_rate: a per-step list, a schedule, a callable), not a number."""
+        if self.inner is not None:
+            return self.inner.dynamic_lrs()
+        defaults = self._implementation_defaults()
+        out = []
+        for i, d in enumerate(self.dicts):
+            merged = {**defaults, **d}
+            value = merged.get("lr", merged.get("learning_rate"))
+            if value is not None and not isinstance(value, (numbers.Real, bool)) and \
+                    (isinstance(value, (list, tuple)) or callable(value)):
+                out.append((i, value))
+        return out
 
     def unschedulable(self) -> frozenset[str]:
         """Group keys a schedule must not drive: a first-party optimizer built with momentum 0 has no
@@ -781,6 +800,14 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
+def dynamic_lr_conflict(scheduler: str, group: int) -> str:
+    """The message of a scheduler that drives an lr the optimizer sets per step itself."""
+    return (f"{scheduler} drives lr, but parameter group {group}'s lr is a per-step list or schedule (a dynamic "
+            f"learning_rate) that the optimizer sets at every step: the scheduler would change nothing and the "
+            f"groups would report an lr that is not the one applied; give a number as the optimizer's lr, or no "
+            f"scheduler for lr")
+
+
 def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
@@ -830,6 +857,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     except ConfigError as exc:
         raise _rooted(exc) from None
     key = plan.key if plan.schedule is not None else "lr"
+    tables = getattr(optimizer, "lr_schedule", None)
+    dynamic = [i for i in range(len(optimizer.param_groups)) if tables is not None and tables(i) is not None]
+    if key == "lr" and dynamic:
+        raise ConfigError(dynamic_lr_conflict(plan.name, dynamic[0]), "scheduler")
     bases = []
     for group in optimizer.param_groups:
         value = group.get(key[:5], None) if key.startswith("betas") else group.get(key)
