@@ -10,7 +10,7 @@ from typing import Any
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.registry import REGISTRY
-from optreg.errors import ConfigError
+from optreg.errors import ConfigError, ErrorItem, show
 
 _BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
 
@@ -119,16 +119,23 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
 
 
 def describe(name: str, dialect: str | None = None, kind: str | None = None) -> Description:
-    """Parameters (type, default, constraint, doc), the dialect, and the source a component reproduces."""
+    """Parameters (type, default, constraint, doc), the dialect, and the source a component reproduces.
+
+    Optimizers and schedulers are both searched (`kind` narrows it), by the registry's one rule of names; a bare
+    name that none of `dialect` (torch by default) has is looked for in every dialect, and two components that
+    it names are a ConfigError listing both."""
     kinds = (kind,) if kind else (OPTIMIZER, SCHEDULER)
-    entry = None
-    for k in kinds:
-        entry = REGISTRY.find(k, name, dialect)
-        if entry is not None:
-            break
-    if entry is None:  # let lookup produce the did-you-mean message
+    found = [e for k in kinds if (e := REGISTRY.find(k, name, dialect, explicit=True)) is not None]
+    if not found and dialect is None and "." not in str(name):
+        found = [e for k in kinds for e in REGISTRY.everywhere(k, name)]
+    if len(found) > 1:
+        listed = ", ".join(f"{e.qualname} ({e.kind})" for e in found)
+        raise ConfigError([ErrorItem("name", f"{show(name)} names {len(found)} components: {listed}; give one with "
+                                             f"its dialect prefix", None, found[0].qualname)])
+    if not found:  # let lookup produce the did-you-mean message
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
+    entry = found[0]
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
                        params_of(entry), entry.provider, chain_of(entry))
 
@@ -141,6 +148,8 @@ def chain_of(entry: Entry) -> str:
 
 
 def _listing(kind: str, pattern: str | None, dialect: str | None) -> list[str]:
+    if dialect is not None:
+        REGISTRY.dialect(dialect)   # an unknown dialect is a ConfigError, not an empty list
     names = REGISTRY.names(kind, dialect)
     if pattern:
         names = [n for n in names if fnmatch.fnmatch(n.lower(), pattern.lower())
