@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,8 +116,45 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
         rules = [r.message for r in entry.rules if r.path == opt.name]
         constraint = "; ".join(filter(None, [_constraint_text(prop), *rules]))
         out.append(Param(opt.name, _type_text(prop), opt.default, constraint,
-                         prop.get("description") or docs.get(opt.name, "")))
+                         agreeing_doc(prop.get("description") or docs.get(opt.name, ""), opt.name, opt.default, entry)))
     return tuple(out)
+
+
+_DOC_DEFAULT = re.compile(r"\(default: ((?:[^()]|\([^()]*\))*)\)")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as numbers (1e-2 == 0.01), element by element for tuples and lists."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b or a == b
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def agreeing_doc(doc: str, option: str, default: Any, entry: Entry) -> str:
+    """`doc` with a "(default: X)" that contradicts the declared default replaced by which one holds and why: the
+    text comes from a framework's docstring (torch's Adafactor says weight_decay 1e-2, its signature 0.0; a
+    dialect's row declares its framework's own default over the docstring it shares)."""
+    match = _DOC_DEFAULT.search(doc or "")
+    if match is None:
+        return doc
+    if default is inspect.Parameter.empty:
+        return doc[:match.start()] + f"(required: the docstring this comes from gives a default, {match.group(1)}, " \
+            f"that this component does not have)" + doc[match.end():]
+    try:
+        said = ast.literal_eval(match.group(1).strip())
+    except (ValueError, SyntaxError):
+        return doc
+    if _same(said, default):
+        return doc
+    why = (f"the {entry.dialect} row declares it ({entry.source})" if option in entry.defaults else
+           "the implementation's signature takes it")
+    return doc[:match.start()] + f"(default: {default!r}; the docstring this comes from says {match.group(1)}, but " \
+        f"{default!r} holds: {why})" + doc[match.end():]
 
 
 def describe(name: str, dialect: str | None = None, kind: str | None = None) -> Description:
