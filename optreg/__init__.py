@@ -26,6 +26,7 @@ _LAZY = {
     "register_optimizer": "optreg.core.registry",
     "register_scheduler": "optreg.core.registry",
     "register_step_function": "optreg.config.expr",
+    "formats": "optreg.config.formats",
 }
 
 __all__ = ["ConfigError", "ErrorItem", "Location", "__version__", "json_schema", *_LAZY]
@@ -56,3 +57,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from optreg.core.describe import describe, list_optimizers, list_schedulers
     from optreg.core.registry import register_optimizer, register_scheduler
     from optreg.config.experiment import Experiment, load_config
+    from optreg.config.formats import formats

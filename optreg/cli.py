@@ -36,22 +36,27 @@ def _looks_like_override(text: str | None) -> bool:
     return bool(text) and not Path(text).is_file() and ("=" in text or text.startswith(("~", "+")))
 
 
-def _load(config: str | None, overrides: Sequence[str]):
-    """The experiment of a YAML file (default: the embedded quickstart) with Hydra overrides on top.
+def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None):
+    """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
+    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it.
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
-    from optreg.integrations.hydra.support import load_with_overrides, strip_builders
+    from optreg.integrations.hydra.support import load_with_overrides
     from optreg.config.experiment import validate_experiment
     from optreg.config.yaml_loader import load_yaml, read_yaml
 
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    if steps and (overrides or isinstance(data, dict) and "defaults" in data):
+        overrides = [*overrides, f"++train.steps={steps}"]
+    elif steps and isinstance(data, dict) and isinstance(data.get("train", {}), dict):
+        data = {**data, "train": {**data.get("train", {}), "steps": steps}}
     if overrides or (isinstance(data, dict) and "defaults" in data):
-        return load_with_overrides(data, source, overrides, Path(config) if config else None)
+        return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
     try:
-        return validate_experiment(strip_builders(data), source)
+        return validate_experiment(data, source, format)
     except ConfigError as exc:
         raise exc.located(source) from None
 
@@ -62,10 +67,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from optreg.train import make_model, train
 
     console = _console()
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    if args.steps:
-        spec = spec.model_copy(update={"steps": args.steps})
     model = make_model(spec.hidden, spec.depth, spec.seed)
     built = build(experiment, model)
     width = render.terminal_width()
@@ -168,9 +171,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every file is read and reported, whatever an earlier one did; errors carry the file's name."""
     status = 0
+    model = load_model(args.model) if args.model else None
     for path in args.files:
         try:
-            _load(path, [])
+            experiment = _load(path, [], args.format)
+            if model is not None:
+                experiment.plan(model)
             print(f"{path}: ok")
         except ConfigError as exc:
             lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]
@@ -202,10 +208,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    steps = args.steps or spec.steps
+    steps = spec.steps
     data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
+    if args.csv:   # stdout holds the CSV only; notes go to stderr
+        for note in data.notes:
+            print(f"note: {note}", file=sys.stderr)
+        sys.stdout.write(plot.csv_text(data))
+        return 0
     if args.text or not plot.have_matplotlib():
         if not args.text:
             print("matplotlib is not installed (pip install 'optreg[plot]'): printing sparklines", file=sys.stderr)
@@ -286,7 +297,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     """Dry run: the parameter groups a config gives the user's model; no optimizer or scheduler is created."""
     from optreg.api import group_table
 
-    experiment = _load(args.config, args.overrides)
+    experiment = _load(args.config, args.overrides, args.format)
     rows = group_table(experiment, load_model(args.model))
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
@@ -346,6 +357,8 @@ def parser() -> argparse.ArgumentParser:
     show.set_defaults(fn=cmd_show)
     validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
     validate.add_argument("files", nargs="+")
+    validate.add_argument("--model", metavar="MODULE:CALLABLE",
+                          help="also plan the parameter groups against the model this factory returns")
     validate.set_defaults(fn=cmd_validate)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
@@ -358,6 +371,8 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, help="sparkline width in characters (default: to fit the terminal)")
     plot.add_argument("--log", action="store_true", help="logarithmic y axes (the PNG)")
+    plot.add_argument("--csv", action="store_true", help="write step,group,key,value rows to stdout (the value "
+                                                        "each optimizer step applies)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
@@ -374,6 +389,10 @@ def parser() -> argparse.ArgumentParser:
     hydra.add_argument("--provider", default="optreg",
                        help="whose components: optreg (default) or a plugin's distribution name")
     hydra.set_defaults(fn=cmd_hydra_configs)
+    for command in (run, validate, plot, groups):
+        command.add_argument("--format", metavar="NAME",
+                             help="read the config in this format (default: detected by its signature keys; "
+                                  "`optreg.formats()` lists them)")
     return top
 
 

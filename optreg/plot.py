@@ -1,7 +1,9 @@
 """Schedule plots: lr (and momentum, betas, weight decay when a schedule moves them) of every param group.
 
-`trace()` steps the built scheduler N times and records each group's values; `png()` draws them with matplotlib
-(the `plot` extra); `sparklines()` prints them as terminal sparklines when matplotlib is missing or not wanted.
+`trace()` steps the built scheduler N times and records each group's values as the optimizer applies them (a
+dynamic lr, MindSpore's per-step list or schedule, read from its table at the step); `png()` draws them with
+matplotlib (the `plot` extra); `sparklines()` prints them as terminal sparklines when matplotlib is missing or not
+wanted; `csv_text()` writes them as CSV (`optreg plot --csv`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ def _read(group: dict[str, Any], key: str) -> float | None:
         return float(value.item() if hasattr(value, "item") else value)
     except (TypeError, ValueError):
         return None
+
+
+def applied(optimizer: Any, index: int, key: str, step: int) -> float | None:
+    """The value of `key` that the (step+1)-th `optimizer.step()` applies to group `index`, read before that step: a
+    dynamic lr (MindSpore's per-step list, schedule or callable) from its table at global step `step`, as the
+    optimizer reads it; else the group's value."""
+    table = optimizer.lr_schedule(index) if key == "lr" and hasattr(optimizer, "lr_schedule") else None
+    if table is not None:
+        from optreg.core.optimizer import lr_at
+
+        return lr_at(table, step)
+    return _read(optimizer.param_groups[index], key)
 
 
 def _spelled(spec: Any) -> str | None:
@@ -124,13 +138,25 @@ def trace(built: Any, steps: int) -> Trace:
         out.notes.append("ReduceLROnPlateau steps on a metric; drawn with a metric that never improves")
     for step in range(steps):
         for key in present:
-            for i, group in enumerate(optimizer.param_groups):
-                out.values[key][i].append(_read(group, key))
+            for i in range(len(optimizer.param_groups)):
+                out.values[key][i].append(applied(optimizer, i, key, step))
         if scheduler is not None and step < steps - 1:
             with warnings.catch_warnings():  # no optimizer.step() here: only the schedule is wanted
                 warnings.simplefilter("ignore")
                 scheduler.step(1.0) if plateau else scheduler.step()
     return out
+
+
+def csv_text(data: Trace) -> str:
+    """The trace as CSV: a header `step,group,key,value`, then one row per step (0..N-1), group (the 0-based index
+    of group_table()) and key (`lr`, then each other key that a schedule moves), ordered by step, group and key;
+    `value` is what the (step+1)-th optimizer.step() applies, written exactly (Python's shortest repr)."""
+    keys = sorted(data.moving())
+    lines = ["step,group,key,value"]
+    for step in range(data.steps):
+        for group in range(len(data.groups)):
+            lines += [f"{step},{group},{key},{data.values[key][group][step]!r}" for key in keys]
+    return "\n".join(lines) + "\n"
 
 
 def png(data: Trace, path: str | Path, log: bool = False) -> Path:

@@ -94,3 +94,17 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
         if on_step:
             on_step(step, loss, float(lr))
     return Result(losses, lrs)
+
+
+def clip_gradients(clip: tuple[str, float] | None, parameters: Any) -> Any:
+    """Gradient clipping as a config asks for it: by global norm or by value (Model Zoo's max_gradient_norm /
+    max_gradient_value); nothing for None."""
+    if clip is None:
+        return None
+    if isinstance(parameters, torch.nn.Module):
+        parameters = [p for p in parameters.parameters() if p.grad is not None]
+    mode, value = clip
+    if mode == "norm":
+        return torch.nn.utils.clip_grad_norm_(parameters, value)
+    torch.nn.utils.clip_grad_value_(parameters, value)
+    return None

@@ -146,6 +146,7 @@ def test_a_plugin_adds_a_dialect(installed, monkeypatch):
     assert "mydialect.X" in optreg.list_optimizers()
     d = optreg.describe("mydialect.X")
     assert (d.qualname, d.provider) == ("mydialect.X", "optreg-dialectplugin")
+    assert REGISTRY.dialect("mydialect") is sys.modules["optreg_dialectplugin"].DIALECT
 
     w = torch.nn.Parameter(torch.ones(3))
     opt = optreg.configure_optimizer("mydialect.X", [w], lr=0.5)

@@ -11,13 +11,15 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from optreg.errors import Collector, ConfigError, check_input, closest, join_path, key_text, show
-from optreg.core.build import (Context, OptimizerPlan, cerebras_form, check_schedule, group_options, plan_optimizer,
+from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
+from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
+                               plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import Group, check_support, scaled_lr_keys, scaled_options, split_rule, split_settings
+from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
+                                split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
 from optreg.core.registry import REGISTRY
 from optreg.core.types import NonNegInt, PosInt
@@ -49,9 +51,41 @@ class Experiment:
     dialect: str | None = None
     source: Source | None = None
     modelzoo: Any = None      # a Cerebras Model Zoo config (optreg.dialects.cerebras.modelzoo.Section)
+    format: str = "optreg"    # the reader that read it (optreg.config.formats)
+    planner: Any = None       # (experiment, model) -> plan, for a format that plans its own way; None: optreg's
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
+
+    def plan(self, model_or_named_params: Any) -> "Plan":
+        """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
+        config's positions otherwise); nothing is built."""
+        try:
+            return (self.planner or plan_own)(self, model_or_named_params)
+        except ConfigError as exc:
+            raise self.locate(exc) from None
+
+
+@dataclass
+class Plan:
+    """An experiment validated against a model: the optimizer and scheduler plans and what the config asks around
+    them (notes, gradient clipping). `build()` creates the optimizer and the scheduler."""
+
+    optimizer: OptimizerPlan
+    scheduler: Any = None                      # SchedulerPlan or None
+    notes: list[str] = field(default_factory=list)
+    clip: tuple[str, float] | None = None      # ("norm" | "value", max)
+
+    def build(self) -> tuple[Any, Any]:
+        try:
+            optimizer = self.optimizer.build()
+        except ConfigError as exc:  # a constraint only the implementation knows: still at the section's path
+            raise exc.prefixed("optimizer") from None
+        try:
+            scheduler = self.scheduler.build(optimizer) if self.scheduler is not None else None
+        except ConfigError as exc:
+            raise exc.prefixed("scheduler") from None
+        return optimizer, scheduler
 
 
 def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
@@ -112,31 +146,85 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
-    if raw is None or isinstance(raw, (list, str)) or cerebras_form(raw):
+    if raw is None or isinstance(raw, (list, str)) or foreign_form(raw) is not None:
         return raw
     return _section(raw, path, errors)
 
 
-def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
-    """A raw mapping (from YAML, Hydra or Python) -> Experiment; ConfigError lists every problem."""
-    errors = Collector()
+def own_sections(data: Mapping[str, Any]) -> list[Any]:
+    """The top-level keys optreg's own form reads: its sections and near-misses of them (`optimiser:`, reported with
+    a did-you-mean); an application's other keys (`seed:`, `model:`, `trainer:`) are left alone."""
+    return [k for k in data.keys() if k in TOP_KEYS or _near_miss(k) is not None]
+
+
+def _near_miss(key: Any) -> str | None:
+    """The section `key` misspells, else None: one letter changed, added, dropped or two swapped (`optimiser`,
+    `schedular`, `trian`), or case aside; `trainer` (two letters more than `train`) is an application's own."""
+    if not isinstance(key, str) or key in TOP_KEYS or len(key) > 2 * max(map(len, TOP_KEYS)):
+        return None
+    return next((k for k in TOP_KEYS if _one_edit(key.lower(), k)), None)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by at most one edit (substitution, insertion, deletion, adjacent swap)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or a[i:i + 2] == b[i:i + 2][::-1] and a[i + 2:] == b[i + 2:]
+    return (a[i + 1:] == b[i:]) if len(a) > len(b) else (a[i:] == b[i + 1:])
+
+
+class OwnFormat:
+    """optreg's own form: `dialect:`, `optimizer:`, `scheduler:`, `train:`. It claims nothing: it reads every file
+    that no other format claims."""
+
+    name = "optreg"
+    doc = "optreg's own experiment: dialect, optimizer, scheduler, train"
+    signature = "optimizer.name"
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        return False
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        return own_sections(data)
+
+    def read(self, data: Mapping[str, Any], source: Source | None = None) -> Experiment:
+        return _read_own(data, source)
+
+
+OWN_FORMAT = OwnFormat()
+
+
+def validate_experiment(data: Any, source: Source | None = None, format: str | None = None) -> Experiment:
+    """A raw mapping (from YAML, Hydra or Python) -> Experiment, read by its format (`format=` forces one; see
+    optreg.config.formats); ConfigError lists every problem, at the file's positions."""
+    from optreg.config import formats
+
     if not isinstance(data, Mapping):
         error = ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
         raise error.located(source) if source else error
     try:
-        check_input(data)
+        reader = formats.detect(data, format)
+        check_input({k: data[k] for k in reader.sections(data)})   # the application's other keys are its own
     except ConfigError as exc:
         raise exc.located(source) if source else exc from None
-    from optreg.dialects.cerebras import modelzoo
+    experiment = reader.read(data, source)
+    experiment.format = reader.name
+    return experiment
 
-    if modelzoo.is_modelzoo(data):
-        return _modelzoo_experiment(data, source)
-    from optreg.core.validate import MAX_HINTS
 
-    unknown = [key for key in data if key not in TOP_KEYS]
-    for i, key in enumerate(unknown):  # a did-you-mean for the first MAX_HINTS (bounded time for thousands)
-        errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}",
-                   closest(key, TOP_KEYS) if i < MAX_HINTS else None)
+def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
+    """optreg's own form -> Experiment; Hydra's instantiate keys are dropped (a foreign `_target_` refused)."""
+    from optreg.integrations.hydra.support import strip_builders
+
+    errors = Collector()
+    try:
+        data = strip_builders({k: data[k] for k in own_sections(data)})
+    except ConfigError as exc:
+        raise exc.located(source) if source else exc from None
+    for key in [k for k in data if k not in TOP_KEYS]:
+        errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}", _near_miss(key))
     dialect = data.get("dialect")
     if "optimizer" not in data:
         errors.add("optimizer", "required: the optimizer section (name: and its options)")
@@ -146,15 +234,15 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     if optimizer is not None and "name" in optimizer:
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
-    train = _train(data, errors)
+    train = read_train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
-    if scheduler is not None:
-        # The group count is not known before the model (per-group list lengths are checked by build());
-        # the optimizer's group keys are known only when its section is valid.
-        keys = _group_keys(optimizer, dialect) if optimizer is not None and not errors else None
-        context = Context(1, keys or frozenset(), dialect, known_groups=False, known_options=keys is not None)
+    nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
+    if nominal is not None:   # every check that needs no model, as build makes it
+        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect))
+    elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
-            plan_scheduler(scheduler, context, "scheduler")
+            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False),
+                           "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
     if errors:
@@ -162,7 +250,7 @@ def validate_experiment(data: Any, source: Source | None = None) -> Experiment:
     return experiment
 
 
-def _train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
+def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
     """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
     try:
         return TrainSpec.model_validate(data.get("train") or {})
@@ -172,88 +260,134 @@ def _train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
         return TrainSpec()
 
 
-def _modelzoo_experiment(data: Mapping[str, Any], source: Source | None) -> Experiment:
-    """A Cerebras Model Zoo config, whole (legacy params file or trainer form): its other sections are Model Zoo's
-    own and are not read; `train:` is optreg's run of it (`optreg run`)."""
-    from optreg.dialects.cerebras import modelzoo
-
-    errors = Collector()
-    section = None
-    try:
-        section = modelzoo.read(data)
-        modelzoo.check(section)
-    except ConfigError as exc:
-        errors.extend(exc)
-    train = _train(data, errors)
-    if section is not None and section.max_steps is not None and "steps" not in train.model_fields_set:
-        train = _run_length(train, *section.max_steps, errors)
-    dialect = data.get("dialect", "cerebras")
-    if dialect != "cerebras":
-        errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
-    experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section)
-    if errors:
-        raise experiment.locate(ConfigError(errors.items))
-    return experiment
-
-
-def _run_length(train: TrainSpec, steps: Any, path: str, errors: Collector) -> TrainSpec:
+def format_run_length(train: TrainSpec, steps: Any, path: str, errors: Collector) -> TrainSpec:
     """`train` running a format's own run length (Model Zoo's `max_steps`) where `train.steps` is not given."""
+    if "steps" in train.model_fields_set:
+        return train
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         errors.add(path, f"must be an integer >= 1, got {show(steps)}")
         return train
     return train.model_copy(update={"steps": steps})
 
 
-def _group_keys(section: Mapping[str, Any], dialect: str | None) -> frozenset[str]:
-    """The keys the optimizer's param groups will have (what a scheduler may drive)."""
-    name, own, _, options = split_optimizer(section)
+STAND_IN = object()   # the parameter of a nominal group (never built)
+
+
+def _one_group(section: Mapping[str, Any], dialect: str | None) -> bool:
+    """Whether every model gives this optimizer one parameter group: no rules, no setting that splits the groups,
+    no dialect grouping (Model Zoo's bias/norm split, MindSpore's beta/gamma rule)."""
+    name, own, rules, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    settings, _ = split_settings(options, "", Collector())
+    return not rules and not wraps_optimizer(entry) and entry.bind is None and \
+        not REGISTRY.dialect(entry.dialect).default_settings and all(v in (None, False) for v in settings.values())
+
+
+def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Collector,
+                  path: str = "optimizer") -> OptimizerPlan:
+    """The optimizer's plan without the model (`validate`): one group for the parameters no rule selects and one
+    per `param_groups` rule (as if each selected some), with the options, multipliers and lrs that planning
+    against a model gives them; the settings that need the model (no_weight_decay, layer_decay) are not applied.
+    Its problems (a multiplier that cannot scale the lr) go to `errors`, at the paths build gives them."""
+    name, own, rules, options = split_optimizer(section)
+    entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    _, options = split_settings(options, path, Collector())
     if wraps_optimizer(entry):
-        return _group_keys(_section(options["optimizer"], "optimizer", Collector()), entry.dialect)
-    _, options = split_settings(options, "", Collector())
-    return OptimizerPlan(entry, validate_options(entry, options), [], False).group_keys()
+        inner = _section(options.pop("optimizer"), join_path(path, "optimizer"), Collector())
+        plan = _nominal_plan(inner, inner.get("dialect") or entry.dialect, errors, join_path(path, "optimizer"))
+        return OptimizerPlan(entry, validate_options(entry, options), plan.groups, plan.grouped, plan)
+    values = validate_options(entry, options, path=path)
+    groups = [Group([STAND_IN], None, {}, rule="default")]
+    for i, rule in enumerate(rules if not entry.takes_model else []):
+        here = join_path(join_path(path, "param_groups"), i)
+        keys, rule_options = split_rule(rule, here, Collector())
+        group = Group([STAND_IN], None, rule_options, rule=here,
+                      multipliers={k: v for k, v in keys.items() if k in MULTIPLIERS})
+        group_options(entry, group, values, Collector(), here)
+        groups.append(group)
+    groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), None, errors, path)
+    plan = OptimizerPlan(entry, values, groups, bool(rules))
+    plan.dicts = [{entry.target_name(k): v for k, v in g.options.items()} for g in groups]
+    return plan
 
 
-def load_config(path_or_text: Any) -> Experiment:
-    """Safe-load a YAML experiment config (a path or YAML text) and validate it."""
+def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
+    """Safe-load an experiment config (a YAML or JSON path, or YAML text) and validate it in its format."""
     data, source = read_yaml(path_or_text)
-    return validate_experiment(data, source)
+    return validate_experiment(data, source, format)
 
 
-def plans(experiment: Experiment, params: Any):
-    """Validate the experiment against the model's parameters: (optimizer plan, scheduler plan or None)."""
+def plan_own(experiment: Experiment, params: Any) -> Plan:
+    """Validate an experiment of optreg's own form against the model's parameters."""
     errors = Collector()
     name, own, rules, options = split_optimizer(experiment.optimizer)
-    opt_plan = sched_plan = None
+    opt_plan = None
     try:
         opt_plan = plan_optimizer(name, params, dialect=own or experiment.dialect, param_groups=rules,
                                   options=options, path="optimizer")
     except ConfigError as exc:
         errors.extend(exc)
-    if opt_plan is not None and experiment.scheduler is not None:
-        context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect,
-                          unschedulable=opt_plan.unschedulable())
-        try:
-            sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
-        except ConfigError as exc:
-            errors.extend(exc)
-        if sched_plan is not None:
-            # what the schedule checks against the groups' values when it is bound (NeMo's min_lr below every
-            # lr, ...) and the values it gives them in the first steps, checked now: a refused config builds
-            # nothing, not even the optimizer
-            key = sched_plan.key if sched_plan.schedule is not None else "lr"
-            scaled = scaled_lr_keys(opt_plan.groups)
-            if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
-                errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
-                                        f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
-                                        f"of each group's lr (torch, OneFlow, HF, timm)")
-            default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
-            bases, problem = opt_plan.base_values(key)
-            if problem:
-                errors.add("scheduler.key", problem)
-            else:
-                errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
-                                             not isinstance(default, bool) else None, "scheduler"))
-    if errors:
-        raise experiment.locate(ConfigError(errors.items))
-    return opt_plan, sched_plan
+    sched_plan = None
+    if opt_plan is not None:
+        sched_plan = plan_around(opt_plan, experiment, errors)
+    errors.raise_if_any()
+    return Plan(opt_plan, sched_plan)
+
+
+def run_length(train: TrainSpec) -> int | None:
+    """The run length the user gave (`train.steps`, `--steps`), or None for the default."""
+    return train.steps if "steps" in train.model_fields_set else None
+
+
+def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True):
+    """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
+    check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
+    first steps' values), an absolute schedule over groups a multiplier scales, a scheduler driving an lr the
+    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`."""
+    _check_dynamic_lr(opt_plan, experiment, errors)
+    if experiment.scheduler is None:
+        return None
+    context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
+                      unschedulable=opt_plan.unschedulable())
+    try:
+        sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
+    except ConfigError as exc:
+        errors.extend(exc)
+        return None
+    key = sched_plan.key if sched_plan.schedule is not None else "lr"
+    scaled = scaled_lr_keys(opt_plan.groups)
+    if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
+        errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
+                                f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
+                                f"of each group's lr (torch, OneFlow, HF, timm)")
+    dynamic = opt_plan.dynamic_lrs()
+    if key == "lr" and dynamic:
+        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, dynamic[0][0]))
+        return sched_plan
+    default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
+    bases, problem = opt_plan.base_values(key)
+    if problem:
+        errors.add("scheduler.key", problem)
+    else:
+        errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
+                                     not isinstance(default, bool) else None, "scheduler"))
+    return sched_plan
+
+
+def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
+    """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
+    steps = run_length(experiment.train)
+    if steps is None:
+        return
+    lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
+    for i, value in opt_plan.dynamic_lrs():
+        if isinstance(value, (list, tuple)) and len(value) < steps:
+            group = opt_plan.groups[i] if i < len(opt_plan.groups) else None
+            own = group is not None and group.rule != "default" and lr_name in group.options and \
+                "lr" not in group.origin   # the rule's own list, else the optimizer's
+            where = join_path(group.rule if own else "optimizer", lr_name)
+            if any(e.path == where for e in errors.items):
+                continue
+            errors.add(where, f"a per-step list of {len(value)} values is shorter than the run "
+                                                  f"({steps} steps: train.steps or --steps); give one value per "
+                                                  f"step")

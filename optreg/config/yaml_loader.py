@@ -187,6 +187,10 @@ class Source:
         self.name = name
         self.marks = marks
 
+    def exactly(self, path: str) -> Location | None:
+        """Where `path` itself is written, or None when the document does not write it (no parent's position)."""
+        return self(path) if path in self.marks else None
+
     def __call__(self, path: str) -> Location | None:
         while True:
             mark = self.marks.get(path)
@@ -268,9 +272,10 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
 
 
 def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
-    """Load from a file path (a Path, or a string naming an existing .yaml/.yml file) or from YAML text."""
+    """Load from a file path (a Path, or a string naming a .yaml, .yml or .json file: JSON is read as the YAML it
+    is, with its positions) or from YAML text."""
     if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text
-                                          and path_or_text.endswith((".yaml", ".yml"))):
+                                          and path_or_text.endswith((".yaml", ".yml", ".json"))):
         path = Path(path_or_text)
         name = str(path)
         try:

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import (DIALECT_SETTINGS, SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
+from optreg.core.groups import (SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, locate, scaled_options, split_settings)
 from optreg.core.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
 from optreg.core.registry import REGISTRY
@@ -130,8 +130,7 @@ class OptimizerPlan:
             return self.inner.base_values(key)
         from optreg.schedules.adapter import read_key
 
-        signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
-        defaults = {**signature, **self.defaults}   # what the implementation gets, its own defaults included
+        defaults = self._implementation_defaults()
         out: list[float] | None = []
         for i, d in enumerate(self.dicts):
             merged = {**defaults, **d}
@@ -151,6 +150,26 @@ class OptimizerPlan:
             elif out is not None:
                 out.append(float(value))
         return out or None, None
+
+    def _implementation_defaults(self) -> dict[str, Any]:
+        """What the implementation gets for every group: the options, its own signature's defaults included."""
+        signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
+        return {**signature, **self.defaults}
+
+    def dynamic_lrs(self) -> list[tuple[int, Any]]:
+        """(group index, value) of each group whose lr is set per step by the optimizer itself (MindSpore's dynamic
+        learning_rate: a per-step list, a schedule, a callable), not a number."""
+        if self.inner is not None:
+            return self.inner.dynamic_lrs()
+        defaults = self._implementation_defaults()
+        out = []
+        for i, d in enumerate(self.dicts):
+            merged = {**defaults, **d}
+            value = merged.get("lr", merged.get("learning_rate"))
+            if value is not None and not isinstance(value, (numbers.Real, bool)) and \
+                    (isinstance(value, (list, tuple)) or callable(value)):
+                out.append((i, value))
+        return out
 
     def unschedulable(self) -> frozenset[str]:
         """Group keys a schedule must not drive: a first-party optimizer built with momentum 0 has no
@@ -263,7 +282,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
                             paramless_ok=paramless, source=source)
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
-        for key, value in DIALECT_SETTINGS.get(entry.dialect, {}).items():
+        for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
             if key not in settings and scaled.get(SETTINGS[key].scales) is not None:
                 settings[key] = value
     grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
@@ -360,12 +379,11 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
     check_input(kwargs)
-    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
+    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name", explicit=True)
     extras: list[dict[str, Any]] = []
-    if entry.dialect == "cerebras":   # Model Zoo 2.0-2.3's call (optreg.dialects.cerebras.modelzoo)
-        from optreg.dialects.cerebras.modelzoo import optimizer_call
-
-        params, kwargs, extras = optimizer_call(entry, params, kwargs, unknown_keys)
+    call = REGISTRY.dialect(entry.dialect).optimizer_call
+    if call is not None:   # the framework's own reading of these arguments (Model Zoo 2.0-2.3's call)
+        params, kwargs, extras = call(entry, params, kwargs, unknown_keys)
     param_groups = kwargs.pop("param_groups", None)
     optimizer = plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
                                param_groups=param_groups, options=kwargs).build()
@@ -430,9 +448,7 @@ class SchedulerPlan:
         """This plan as a Schedule (torch rows through their closed forms), for composing and plotting."""
         if self.schedule is not None:
             return self.schedule
-        from optreg.dialects.torch.torch_forms import TORCH_FORMS
-
-        form = TORCH_FORMS.get(self.entry.name) if self.entry.dialect == "torch" else None
+        form = REGISTRY.dialect(self.entry.dialect).closed_form(self.entry.name)
         if form is None:
             raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
         kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
@@ -485,13 +501,11 @@ def _is_engine(entry: Entry) -> bool:
     return not (isinstance(target, type) and issubclass(target, LRScheduler))
 
 
-def cerebras_form(spec: Any) -> bool:
-    """Cerebras' YAML forms: legacy `{scheduler: Linear, ...}` items and current `{LinearLR: {...}}` dicts."""
-    if isinstance(spec, Mapping):
-        return "scheduler" in spec and not any(k in spec for k in NAME_KEYS) or (
-            len(spec) == 1 and next(iter(spec)) not in NAME_KEYS and isinstance(next(iter(spec.values())),
-                                                                                  (Mapping, type(None))))
-    return isinstance(spec, (list, tuple)) and bool(spec) and all(cerebras_form(s) for s in spec)
+def foreign_form(spec: Any):
+    """The declared scheduler form (a dialect's other spelling, e.g. Cerebras' `{LinearLR: {...}}`) that claims
+    `spec`, or None."""
+    return next((form for dialect in REGISTRY.declared() for form in dialect.scheduler_forms if form.claims(spec)),
+                None)
 
 
 def _stage_item(spec: Any) -> bool:
@@ -506,11 +520,10 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     # is read as Cerebras reads it (milestones from the items' steps).
     if isinstance(spec, (list, tuple)) and spec and all(_stage_item(s) for s in spec):
         return {"name": "sequential", "schedulers": list(spec)}
-    if cerebras_form(spec):
-        from optreg.dialects.cerebras.forms import to_spec
-
+    form = foreign_form(spec)
+    if form is not None:
         try:
-            return to_spec(spec, path=path)
+            return form.read(spec, path=path)
         except ConfigError as exc:
             errors.extend(exc)
             return None
@@ -793,6 +806,14 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
+def dynamic_lr_conflict(scheduler: str, group: int) -> str:
+    """The message of a scheduler that drives an lr the optimizer sets per step itself."""
+    return (f"{scheduler} drives lr, but parameter group {group}'s lr is a per-step list or schedule (a dynamic "
+            f"learning_rate) that the optimizer sets at every step: the scheduler would change nothing and the "
+            f"groups would report an lr that is not the one applied; give a number as the optimizer's lr, or no "
+            f"scheduler for lr")
+
+
 def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
@@ -804,11 +825,13 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
       (ScalePerParamLR); a trainer-form `{ScalePerParamLR: ...}` or `param_group_tags` is read as Model Zoo 2.10
       reads it.
     """
-    adjust = kwargs.pop("adjust_learning_rate", None)
-    from optreg.dialects.cerebras import modelzoo
-
-    if not kwargs and modelzoo.wants_trainer_scheduler(learning_rate, optimizer):
-        return modelzoo.trainer_scheduler(optimizer, learning_rate)
+    wrappers = [(hook, kwargs.pop(key)) for d in REGISTRY.declared() for key, hook in d.scheduler_keywords.items()
+                if key in kwargs]
+    if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)
+        for d in REGISTRY.declared():
+            built = d.scheduler_call(optimizer, learning_rate) if d.scheduler_call is not None else None
+            if built is not None:
+                return built
     errors = Collector()
     # the paths the rest of validation uses: a spec's own keys, a list's stages, else the argument itself
     check_input(learning_rate, "" if isinstance(learning_rate, Mapping) else "schedulers"
@@ -840,6 +863,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     except ConfigError as exc:
         raise _rooted(exc) from None
     key = plan.key if plan.schedule is not None else "lr"
+    tables = getattr(optimizer, "lr_schedule", None)
+    dynamic = [i for i in range(len(optimizer.param_groups)) if tables is not None and tables(i) is not None]
+    if key == "lr" and dynamic:
+        raise ConfigError(dynamic_lr_conflict(plan.name, dynamic[0]), "scheduler")
     bases = []
     for group in optimizer.param_groups:
         value = group.get(key[:5], None) if key.startswith("betas") else group.get(key)
@@ -850,10 +877,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
     if problems:
         raise _rooted(ConfigError(problems))
-    if adjust:   # cerebras.pytorch <= 2.3: the schedule wrapped in ScalePerParamLR (muP)
-        from optreg.dialects.cerebras.modelzoo import scale_per_param
-
-        return scale_per_param(plan, optimizer)
+    for hook, value in wrappers:   # a dialect's keyword (cerebras.pytorch <= 2.3's adjust_learning_rate: muP)
+        if value:
+            return hook(plan, optimizer)
     return plan.build(optimizer)
 
 

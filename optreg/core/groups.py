@@ -98,8 +98,6 @@ SETTINGS: dict[str, Key] = {
                                  "configure_param_groups (on by default in the cerebras dialect with a Module)",
                            "weight_decay", "set"),
 }
-#: the settings a dialect turns on by default (when the Module is given and the optimizer has a weight decay)
-DIALECT_SETTINGS: dict[str, dict[str, Any]] = {"cerebras": {"modelzoo_groups": True}}
 
 
 _ADAPTERS: dict[str, TypeAdapter] = {}

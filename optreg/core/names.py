@@ -48,20 +48,6 @@ OPTION_ALIASES: dict[str, str] = {
 # Options that several frameworks spell as one tuple or as separate scalars.
 TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
 
-# Keys a dialect used to accept and now refuses, with what to write instead (Cerebras rejects its
-# pre-2.2 optimizer and scheduler keys with a migration error rather than translating them).
-LEGACY_KEYS: dict[str, dict[str, str]] = {
-    "cerebras": {
-        "beta1": "betas: [beta1, beta2]",
-        "beta2": "betas: [beta1, beta2]",
-        "weight_decay_rate": "weight_decay",
-        "eps1": "eps: [eps1, eps2]",
-        "eps2": "eps: [eps1, eps2]",
-        "steps": "total_iters",
-        "decay_steps": "total_iters",
-    },
-}
-
 # Keys that name the component itself.
 NAME_KEYS = ("name", "optimizer_type", "type")
 

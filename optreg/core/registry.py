@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 import warnings
 from typing import Any, Callable, Iterable
 
+from optreg.core.dialect import Dialect, plain
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import normalise, spelling, split_dialect
 from optreg.errors import ConfigError, ErrorItem, closest, show
@@ -14,6 +16,7 @@ from optreg.errors import ConfigError, ErrorItem, closest, show
 DEFAULT_DIALECT = "torch"
 PLUGIN_GROUPS = {OPTIMIZER: "optreg.optimizers", SCHEDULER: "optreg.schedulers"}
 DIALECT_GROUP = "optreg.dialects"
+BUILTIN_PACKAGE = "optreg.dialects"   # the built-in dialects' package: its BUILTIN names, each a sub-package
 _DIALECT_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -27,16 +30,19 @@ class Registry:
     (its dynamic-lr function) and `ExponentialDecayLR` (its schedule class) are both found by their own
     spellings; `exponential_decay` is ambiguous.
 
-    Read on first use: the built-in dialects (`optreg.dialects.<name>.ROWS`), then entry-point
-    plugins (dialect plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
+    Read on first use: the built-in dialects (each package `optreg.dialects.<name>` declares its `DIALECT`, a
+    `optreg.core.dialect.Dialect`: its rows and how it extends planning), then entry-point plugins (dialect
+    plugins first, then optimizer and scheduler plugins). Loading holds a lock: a
     thread that asks while another loads waits for the whole registry.
     """
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str, str], Entry] = {}
-        self._paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
+        self._class_paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
         self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
+        self._declared: dict[str, Dialect] = {}
+        self._paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
@@ -51,6 +57,7 @@ class Registry:
             self._loading = True
             try:
                 self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
+                self._declared = {}
                 self._load_builtin()
                 self._load_plugins()
             finally:
@@ -59,18 +66,16 @@ class Registry:
 
     def _known(self) -> list[str]:
         if not self._dialects:
-            from optreg.dialects import BUILTIN
-
-            self._dialects = list(BUILTIN)
+            self._dialects = list(importlib.import_module(BUILTIN_PACKAGE).BUILTIN)
         return self._dialects
 
     def _load_builtin(self) -> None:
-        """optreg's own rows: each built-in dialect's ROWS."""
-        from optreg import dialects
-
+        """optreg's own dialects: each built-in package's `DIALECT` and its rows."""
         self._known()
-        for name in dialects.BUILTIN:
-            for entry in dialects.rows(name):
+        for name in list(self._dialects):
+            declared = importlib.import_module(f"{BUILTIN_PACKAGE}.{name}").DIALECT
+            self._declared[name] = declared
+            for entry in declared.rows:
                 self.add(entry)
 
     def _load_plugins(self) -> None:
@@ -85,18 +90,23 @@ class Registry:
     def _run_plugin(self, ep: Any, group: str, dialect: str | None = None) -> None:
         """Add one entry point's rows (a module's ROWS, or what a callable returns given the registry).
 
-        A dialect plugin (`dialect` set: the entry point's name) first adds its dialect to the known ones.
+        A dialect plugin (`dialect` set: the entry point's name) first adds its dialect to the known ones: the
+        module's `DIALECT` (a Dialect, as a built-in package declares it; or only its name beside `ROWS`).
         """
         try:
             hook = ep.load()
+            declared: Dialect | None = None
             if dialect is not None:
-                declared = getattr(hook, "DIALECT", dialect)
-                if declared != dialect:
-                    raise ConfigError(f"dialect plugin {ep.name!r} declares DIALECT = {declared!r}; the entry "
+                declared = getattr(hook, "DIALECT", None)
+                if not isinstance(declared, Dialect):
+                    declared = plain(declared if declared is not None else dialect, getattr(hook, "ROWS", ()))
+                if declared.name != dialect:
+                    raise ConfigError(f"dialect plugin {ep.name!r} declares DIALECT = {declared.name!r}; the entry "
                                       f"point's name is the dialect's name", "dialect")
-            rows = list((hook(self) if callable(hook) else getattr(hook, "ROWS", ())) or ())
-            if dialect is not None:
-                self.add_dialect(dialect)
+            rows = list(declared.rows if declared is not None and declared.rows else
+                        (hook(self) if callable(hook) else getattr(hook, "ROWS", ())) or ())
+            if declared is not None:
+                self.add_dialect(declared)
             for entry in rows:
                 self.add(entry if entry.provider != "optreg" else _with_provider(entry, ep))
         except ConfigError:
@@ -113,16 +123,32 @@ class Registry:
         return tuple(self._known())
 
     def check_dialect(self, dialect: Any, path: str = "dialect") -> str:
-        """`dialect` when it is a known dialect; else a ConfigError at `path` that names the known ones."""
+        """`dialect` when it is a known dialect; else a ConfigError at `path` that names the known ones (with a
+        did-you-mean)."""
         known = self.dialects()
         if dialect not in known:
-            hint = closest(dialect, known)
+            hint = closest(dialect, known) if isinstance(dialect, str) else None
             raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
                               + (f" (did you mean {hint!r}?)" if hint else ""), path)
         return dialect
 
-    def add_dialect(self, name: str) -> str:
-        """Make `name` a known dialect (after the built-ins); an existing or malformed name raises."""
+    def dialect(self, name: str | None) -> Dialect:
+        """The declared Dialect `name` (torch's reading for None); an unknown name is a ConfigError."""
+        self._load()
+        name = self.check_dialect(name or DEFAULT_DIALECT)
+        if name not in self._declared:   # a dialect added by name alone (add_dialect("x"))
+            return self._declared.setdefault(name, plain(name))
+        return self._declared[name]
+
+    def declared(self) -> list[Dialect]:
+        """Every declared dialect, in listing order."""
+        return [self.dialect(name) for name in self.dialects()]
+
+    def add_dialect(self, dialect: "str | Dialect") -> str:
+        """Make a dialect known (after the built-ins): a Dialect, or a name alone (it declares nothing); an
+        existing or malformed name raises."""
+        declared = dialect if isinstance(dialect, Dialect) else None
+        name = declared.name if declared is not None else dialect
         known = self._known()
         if not isinstance(name, str) or not _DIALECT_NAME.fullmatch(name):
             raise ConfigError(f"dialect name {name!r} must be lowercase letters, digits and _ "
@@ -130,6 +156,8 @@ class Registry:
         if name in known:
             raise ConfigError(f"dialect {name!r} is already registered", "dialect")
         known.append(name)
+        if declared is not None:
+            self._declared[name] = declared
         return name
 
     # -- adding ----------------------------------------------------------------------------------
@@ -179,10 +207,10 @@ class Registry:
 
     def _by_class_path(self) -> dict[tuple[str, str], Entry]:
         """(kind, class path its framework documents) -> the entry."""
-        source, size, index = self._paths
+        source, size, index = self._class_paths
         if source is not self._entries or size != len(self._entries):
             index = {(e.kind, e.class_path): e for e in self._entries.values() if e.class_path}
-            self._paths = (self._entries, len(self._entries), index)
+            self._class_paths = (self._entries, len(self._entries), index)
         return index
 
     def resolve(self, kind: str, name: str, dialect: str) -> list[Entry]:
@@ -193,14 +221,51 @@ class Registry:
             return [exact]
         return list(self._by_normalised().get((kind, dialect, normalise(name, kind)), ()))
 
-    def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name") -> Entry | None:
+    def framework_paths(self) -> dict[tuple[str, str], Entry]:
+        """(kind, a framework's class path) -> its entry: each dialect's declared module paths (`Dialect.paths`)
+        joined with the entry's name and aliases (`torch.optim.AdamW`, `mindspore.nn.AdamWeightDecay`)."""
+        self._load()
+        source, size, index = self._paths
+        if source is self._entries and size == len(self._entries):
+            return index
+        index = dict(self._by_class_path())   # the class path an entry declares wins
+        for declared in self.declared():
+            for kind, modules in declared.paths.items():
+                for entry in self.entries(kind, declared.name):
+                    for module in modules:
+                        for n in (entry.name, *entry.aliases):
+                            index.setdefault((kind, f"{module}.{n}"), entry)
+        self._paths = (self._entries, len(self._entries), index)   # rebuilt after an add or a swap (tests)
+        return index
+
+    def place(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
+              explicit: bool = False) -> tuple[str, str, Entry | None]:
+        """(dialect, bare name, entry found by its framework path or None) of `name`, by the one rule of names: a
+        dotted name is first matched exactly against the declared framework paths, then read as `dialect.Name`;
+        a Hydra group name (`oneflow_adamw`) names the entry of that dialect when the bare name finds none. With
+        `explicit` (the caller's `dialect=`), a prefix or path that names another dialect is a ConfigError."""
+        hit = self.framework_paths().get((kind, str(name).strip())) if "." in str(name) else None
+        if hit is not None:
+            prefix, bare = hit.dialect, hit.name
+        else:
+            prefix, bare = split_dialect(name, self.dialects())
+        where = prefix or dialect or DEFAULT_DIALECT
+        if prefix is None and not self.resolve(kind, bare, where):
+            head, sep, tail = str(name).strip().partition("_")
+            if sep and head.lower() in self.dialects() and self.resolve(kind, tail, head.lower()):
+                prefix, bare, where = head.lower(), tail, head.lower()
+        if explicit and dialect is not None and prefix is not None and prefix != dialect:
+            raise ConfigError(f"{show(name)} names the {prefix} {kind}, but dialect={dialect!r} asks for the "
+                              f"{dialect} one; drop the prefix or the dialect", path)
+        return where, bare, hit
+
+    def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
+             explicit: bool = False) -> Entry | None:
         """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path`."""
         self._load()
-        by_path = self._by_class_path().get((kind, name.strip()))
-        if by_path is not None:
-            return by_path
-        prefix, bare = split_dialect(name, self.dialects())
-        where = prefix or dialect or DEFAULT_DIALECT
+        where, bare, hit = self.place(kind, name, dialect, path, explicit)
+        if hit is not None:
+            return hit
         hits = self.resolve(kind, bare, where)
         if len(hits) > 1:
             names = [e.name for e in hits]
@@ -211,18 +276,18 @@ class Registry:
                       + "); spell one of them exactly", None, closest(bare, names) or names[0])])
         return hits[0] if hits else None
 
-    def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name") -> Entry:
-        """The entry for `name` (`Adam`, `mindspore.Adam`); ConfigError with close matches otherwise."""
+    def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name",
+               explicit: bool = False) -> Entry:
+        """The entry for `name` (`Adam`, `mindspore.Adam`, `torch.optim.Adam`, `mindspore_adam`); ConfigError with
+        close matches otherwise (see `place` for the rule, and `explicit`)."""
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{kind} name must be a non-empty string, got {show(name)}", path)
-        known = self.dialects()
         if dialect is not None:
             self.check_dialect(dialect, path[: -len("name")] + "dialect" if path.endswith("name") else "dialect")
-        entry = self.find(kind, name, dialect, path)
+        entry = self.find(kind, name, dialect, path, explicit)
         if entry is not None:
             return entry
-        prefix, bare = split_dialect(name, known)
-        where = prefix or dialect or DEFAULT_DIALECT
+        where, bare, _ = self.place(kind, name, dialect, path)
         elsewhere = [e.qualname for e in self.entries(kind)
                      if e.dialect != where and normalise(bare, kind) in
                      {normalise(n, kind) for n in (e.name, *e.aliases)}]
@@ -244,6 +309,11 @@ class Registry:
         raise ConfigError(f"unknown {where} {kind} {show(bare)}"
                           + (f" (did you mean {hint!r}?)" if hint else
                              f"; `optreg list` shows the {len(names)} {where} {kind}s"), path)
+
+    def everywhere(self, kind: str, name: str) -> list[Entry]:
+        """The entries of every dialect whose name or alias `name` spells or normalises to (`cosine`: hf.cosine and
+        timm.cosine), each dialect's own rule applied."""
+        return [hits[0] for d in self.dialects() if len(hits := self.resolve(kind, str(name), d)) == 1]
 
     def same_name(self, entry: Entry) -> list[Entry]:
         """Entries of other dialects with the same name (for `x is an option of cerebras.AdamW`)."""

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from optreg.core import models
 from optreg.core.entry import Entry
-from optreg.core.names import LEGACY_KEYS, TUPLE_ALIASES, synonyms
+from optreg.core.names import TUPLE_ALIASES, synonyms
 from optreg.errors import Collector, closest, join_path, key_text, show
 
 UnknownKeys = Literal["error", "warn"]
@@ -49,6 +49,13 @@ def _unknown(entry: Entry, key: str, fields: list[str],
     return text, hint
 
 
+def _legacy_keys(entry: Entry) -> Mapping[str, str]:
+    """The keys `entry`'s dialect declares legacy (refused with what to write instead)."""
+    from optreg.core.registry import REGISTRY
+
+    return REGISTRY.dialect(entry.dialect).legacy_keys if entry.dialect in REGISTRY.dialects() else {}
+
+
 def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, path: str,
                     unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
     """Map user keys onto the entry's option names: synonyms, split/joined tuples, unknown keys.
@@ -66,6 +73,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         given_as[name] = key
 
     joins: dict[str, dict[int, Any]] = {}
+    legacy_keys = _legacy_keys(entry)
     others: list[tuple[str, frozenset[str]]] | None = None
     n_unknown = 0
     for key, value in raw.items():
@@ -73,7 +81,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         if key in fields:
             put(key, value, key)
             continue
-        legacy = LEGACY_KEYS.get(entry.dialect, {}).get(key)
+        legacy = legacy_keys.get(key)
         if legacy is not None:
             errors.add(join_path(path, key), f"{key!r} is a legacy {entry.dialect} key that "
                                              f"{entry.qualname} no longer accepts; write {legacy} instead")

@@ -1,10 +1,10 @@
 """Dialects: a framework's vocabulary of optimizers and schedulers, one package per dialect.
 
-Each package `optreg.dialects.<name>` exposes `ROWS`, all of its registry entries. `BUILTIN` is the
-built-in set, in listing order; the registry reads each package's `ROWS` on first lookup, then
-plugins. A plugin adds a dialect through the `optreg.dialects`
-entry-point group: the entry point's name is the dialect's name and it points at a module exposing
-`ROWS` (and optionally `DIALECT = "<name>"`).
+Each package `optreg.dialects.<name>` declares `DIALECT` (an `optreg.core.dialect.Dialect`: its rows, `ROWS`, and
+every way it extends planning). `BUILTIN` is the built-in set, in listing order; the registry reads each package's
+`DIALECT` on first lookup, then plugins. A plugin adds a dialect through the `optreg.dialects` entry-point group:
+the entry point's name is the dialect's name and it points at a module exposing the same `DIALECT` object (or
+only `ROWS`, with optionally `DIALECT = "<name>"`).
 
 `import optreg` imports nothing here.
 """
@@ -21,10 +21,10 @@ PLUGIN_GROUP = "optreg.dialects"
 
 
 def rows(name: str) -> list[Any]:
-    """The rows of the built-in dialect `name` (`optreg.dialects.<name>.ROWS`)."""
+    """The rows of the built-in dialect `name` (`optreg.dialects.<name>.DIALECT.rows`)."""
     if name not in BUILTIN:
         raise KeyError(f"{name!r} is not a built-in dialect; built-in: {', '.join(BUILTIN)}")
-    return list(importlib.import_module(f"{__name__}.{name}").ROWS)
+    return list(importlib.import_module(f"{__name__}.{name}").DIALECT.rows)
 
 
 def counts() -> dict[str, tuple[int, int]]:

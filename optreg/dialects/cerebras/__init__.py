@@ -5,8 +5,33 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect, SchedulerForm
+from optreg.dialects.cerebras import forms, modelzoo
+
 from optreg.dialects.cerebras.schedulers import ROWS as SCHEDULER_ROWS
 
 from optreg.dialects.cerebras.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
+
+#: keys Cerebras used to accept and now refuses with a migration error (pre-2.2 optimizer and scheduler keys)
+LEGACY_KEYS = {
+    "beta1": "betas: [beta1, beta2]",
+    "beta2": "betas: [beta1, beta2]",
+    "weight_decay_rate": "weight_decay",
+    "eps1": "eps: [eps1, eps2]",
+    "eps2": "eps: [eps1, eps2]",
+    "steps": "total_iters",
+    "decay_steps": "total_iters",
+}
+
+DIALECT = Dialect(
+    "cerebras", ROWS, "Cerebras Model Zoo (cerebras.pytorch.optim)",
+    paths={"optimizer": ("cerebras.pytorch.optim",), "scheduler": ("cerebras.pytorch.optim.lr_scheduler",)},
+    default_settings={"modelzoo_groups": True},
+    scheduler_forms=(SchedulerForm(forms.claims, forms.to_spec),),
+    legacy_keys=LEGACY_KEYS,
+    optimizer_call=modelzoo.optimizer_call,
+    scheduler_call=modelzoo.scheduler_call,
+    scheduler_keywords={"adjust_learning_rate": modelzoo.scale_per_param},
+)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from optreg.core.names import NAME_KEYS
 from optreg.errors import Collector, ConfigError, join_path, key_text, show
 
 # Cerebras class names by their normalised form (lower case, no `lr` suffix).
@@ -265,6 +266,16 @@ def _bad(value: Any, path: str, errors: Collector) -> None:
 # ---------------------------------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------------------------------
+def claims(spec: Any) -> bool:
+    """Cerebras' YAML forms of a scheduler: legacy `{scheduler: Linear, ...}` items and current `{LinearLR: {...}}`
+    dicts (a mapping, or a list of them)."""
+    if isinstance(spec, Mapping):
+        return "scheduler" in spec and not any(k in spec for k in NAME_KEYS) or (
+            len(spec) == 1 and next(iter(spec)) not in NAME_KEYS and isinstance(next(iter(spec.values())),
+                                                                                  (Mapping, type(None))))
+    return isinstance(spec, (list, tuple)) and bool(spec) and all(claims(s) for s in spec)
+
+
 def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps_reset: bool = False) -> dict[str, Any]:
     """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring)."""
     errors = Collector()
@@ -310,4 +321,4 @@ def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dic
     return specs
 
 
-__all__ = ["to_spec", "to_specs", "class_name", "CLASSES"]
+__all__ = ["claims", "to_spec", "to_specs", "class_name", "CLASSES"]

@@ -60,19 +60,11 @@ RENAMED = {"weight_decay_rate": "weight_decay (renamed in Model Zoo 2.0)",
 DEFAULT_LR_GROUPS = {"embedding": (["*embedding*weight"], 1.0),
                      "decoder_kernel": (["*decoder*dense*weight", "*decoder*linear*weight"], 1.0)}
 LR_PLACEHOLDER = 0.1   # Model Zoo's default for a required float `lr` (a schedule sets the real value)
-LEGACY_MARKERS = ("model", "train_input", "eval_input", "runconfig", "sparsity")
 
 
 def is_modelzoo(data: Any) -> bool:
-    """A Model Zoo config: a `trainer:` section, or a legacy params file (`optimizer:` with `optimizer_type`
-    beside Model Zoo's `model:` / `train_input:` / `runconfig:` sections)."""
-    if not isinstance(data, Mapping):
-        return False
-    if "trainer" in data:
-        return True
-    optimizer = data.get("optimizer")
-    return isinstance(optimizer, Mapping) and "optimizer_type" in optimizer and \
-        any(k in data for k in LEGACY_MARKERS)
+    """A Model Zoo config: the signature of its trainer form or of its legacy params file."""
+    return hasattr(data, "keys") and (TRAINER_FORMAT.claims(data) or LEGACY_FORMAT.claims(data))
 
 
 @dataclass
@@ -202,10 +194,18 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     return section
 
 
-def read(data: Mapping[str, Any]) -> Section:
-    """The optimizer, schedulers and surrounding keys of a Model Zoo config (either form)."""
+def read(data: Mapping[str, Any], form: str | None = None) -> Section:
+    """The optimizer, schedulers and surrounding keys of a Model Zoo config (`form`: "trainer" or "legacy"; by
+    default the trainer form when the config has `trainer:`)."""
     errors = Collector()
-    section = _read_trainer(data, errors) if "trainer" in data else _read_legacy(data, errors)
+    form = form or ("trainer" if "trainer" in data else "legacy")
+    if form == "trainer" and "trainer" not in data:
+        raise ConfigError("required: Model Zoo's trainer section (trainer: {init: {optimizer: ..., schedulers: "
+                          "...}})", "trainer")
+    if form == "legacy" and not (isinstance(data.get("optimizer"), Mapping) and "optimizer_type" in data["optimizer"]):
+        raise ConfigError("required: the legacy params file's optimizer section with optimizer_type",
+                          "optimizer.optimizer_type")
+    section = _read_trainer(data, errors) if form == "trainer" else _read_legacy(data, errors)
     errors.raise_if_any()
     assert section is not None
     flag = section.options.pop("modelzoo_groups", True)
@@ -481,6 +481,11 @@ class Plan:
     clip: tuple[str, float] | None
     notes: list[str]
 
+    def build(self) -> tuple[Any, Any]:
+        """(optimizer, scheduler), as an experiment plan builds them (optreg.config.experiment.Plan)."""
+        optimizer = build_optimizer(self)
+        return optimizer, build_schedulers(self, optimizer)
+
 
 def _defaults(entry: Any) -> dict[str, Any]:
     target = entry.resolve()
@@ -643,20 +648,59 @@ def build_schedulers(p: Plan, optimizer: Any) -> Any:
     return built[0] if len(built) == 1 else Schedulers(built)
 
 
-def clip_gradients(clip: tuple[str, float] | None, parameters: Any) -> Any:
-    """Model Zoo's gradient clipping: by global norm (max_gradient_norm) or by value (max_gradient_value)."""
-    import torch
+# ---------------------------------------------------------------------------------------------------
+# the two config formats (optreg.config.formats)
+# ---------------------------------------------------------------------------------------------------
+class ModelZooFormat:
+    """A Cerebras Model Zoo config, whole, as a config format: its other sections are Model Zoo's own and are not
+    read; `train:` is optreg's run of it (`optreg run`); read in the cerebras dialect."""
 
-    if clip is None:
-        return None
-    if isinstance(parameters, torch.nn.Module):
-        parameters = [p for p in parameters.parameters() if p.grad is not None]
-    mode, value = clip
-    if mode == "norm":
-        return torch.nn.utils.clip_grad_norm_(parameters, value)
-    torch.nn.utils.clip_grad_value_(parameters, value)
-    return None
+    def __init__(self, name: str, form: str, signature: str, doc: str):
+        self.name, self.form, self.signature, self.doc = name, form, signature, doc
 
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        from optreg.config.formats import has
+
+        phases = data.get("trainer") if self.form == "trainer" else None
+        if not isinstance(phases, Sequence) or isinstance(phases, str):
+            return has(data, self.signature)
+        # a multi-phase trainer list: [{trainer: {init: ...}}, ...]
+        return bool(phases) and all(hasattr(p, "keys") and has(p, self.signature) for p in phases)
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        own = ("trainer" if self.form == "trainer" else "optimizer", "train", "dialect")
+        return [k for k in own if k in data]
+
+    def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
+        from optreg.config.experiment import Experiment, format_run_length, read_train
+
+        errors = Collector()
+        section = None
+        try:
+            section = read(data, self.form)
+            check(section)
+        except ConfigError as exc:
+            errors.extend(exc)
+        train = read_train(data, errors)
+        if section is not None and section.max_steps is not None:
+            train = format_run_length(train, *section.max_steps, errors)
+        dialect = data.get("dialect", "cerebras")
+        if dialect != "cerebras":
+            errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
+        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment)
+        if errors:
+            raise experiment.locate(ConfigError(errors.items))
+        return experiment
+
+
+def _plan_experiment(experiment: Any, model: Any) -> Plan:
+    return plan(experiment.modelzoo, model)
+
+
+TRAINER_FORMAT = ModelZooFormat("modelzoo", "trainer", "trainer.init",
+                                "Cerebras Model Zoo 2.3+: trainer: {init: {optimizer:, schedulers:, precision:}}")
+LEGACY_FORMAT = ModelZooFormat("modelzoo_legacy", "legacy", "optimizer.optimizer_type",
+                               "Cerebras Model Zoo 1.x-2.3 params file: optimizer: {optimizer_type:, learning_rate:}")
 
 __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section", "Plan"]
 
@@ -730,7 +774,10 @@ def optimizer_call(entry: Any, params: Any, kwargs: dict[str, Any], unknown_keys
                       f"(gradient clipping, loss scaling, summaries); they are ignored here", UserWarning, stacklevel=4)
         for k in notes:
             kwargs.pop(k)
-    if not (grouped and isinstance(params, torch.nn.Module) and "param_groups" not in kwargs):
+    # as the dialect's default setting groups a Module in build(): a split by weight decay needs one to split (or
+    # tags and lr scales to apply)
+    splits = "weight_decay" in defaults or bool(tag_rules or adjust)
+    if not (grouped and splits and isinstance(params, torch.nn.Module) and "param_groups" not in kwargs):
         if tag_rules or adjust:
             raise ConfigError("params tags and adjust_learning_rate group the parameters of a Module as Model Zoo "
                               "does: pass the Module (and leave modelzoo_groups on)",
@@ -784,6 +831,12 @@ def wants_trainer_scheduler(spec: Any, optimizer: Any) -> bool:
     name, params = next(iter(spec.items()))
     return "scaleperparam" in str(name).lower() or "param_group_tags" in params or \
         any("adjust_learning_rate" in g for g in optimizer.param_groups)
+
+
+def scheduler_call(optimizer: Any, spec: Any) -> Any:
+    """`configure_lr_scheduler(optimizer, spec)` of a trainer-form scheduler that needs Model Zoo's handling
+    (see wants_trainer_scheduler), as Model Zoo 2.10 creates it; None for any other spec."""
+    return trainer_scheduler(optimizer, spec) if wants_trainer_scheduler(spec, optimizer) else None
 
 
 def trainer_scheduler(optimizer: Any, spec: Mapping[str, Any]) -> Any:

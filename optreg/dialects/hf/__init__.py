@@ -5,6 +5,10 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
+
 from optreg.dialects.hf.schedulers import ROWS as SCHEDULER_ROWS
 
 ROWS = [*SCHEDULER_ROWS]
+
+DIALECT = Dialect("hf", ROWS, "HF transformers' get_scheduler")

@@ -5,8 +5,13 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
+
 from optreg.dialects.mindspore.schedulers import ROWS as SCHEDULER_ROWS
 
 from optreg.dialects.mindspore.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
+
+DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)",
+                  paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)})

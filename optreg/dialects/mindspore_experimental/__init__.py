@@ -3,6 +3,10 @@ sub-dialect of MindSpore's whose rows live in optreg/dialects/mindspore/experime
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
 from optreg.dialects.mindspore.experimental import experimental_rows
 
 ROWS = experimental_rows()
+
+DIALECT = Dialect("mindspore_experimental", ROWS, "MindSpore 2.10 (mindspore.experimental.optim)",
+                  paths={"optimizer": ("mindspore.experimental.optim",), "scheduler": ("mindspore.experimental.optim.lr_scheduler",)})

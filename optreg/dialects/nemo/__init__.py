@@ -5,6 +5,11 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
+
 from optreg.dialects.nemo.schedulers import ROWS as SCHEDULER_ROWS
 
 ROWS = [*SCHEDULER_ROWS]
+
+DIALECT = Dialect("nemo", ROWS, "NeMo's AVAILABLE_SCHEDULERS",
+                  paths={"scheduler": ("nemo.core.optim.lr_scheduler",)})

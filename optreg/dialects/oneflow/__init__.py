@@ -5,8 +5,13 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
+
 from optreg.dialects.oneflow.schedulers import ROWS as SCHEDULER_ROWS
 
 from optreg.dialects.oneflow.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
+
+DIALECT = Dialect("oneflow", ROWS, "OneFlow (oneflow.optim)",
+                  paths={"optimizer": ("oneflow.optim",), "scheduler": ("oneflow.optim.lr_scheduler",)})

@@ -5,6 +5,10 @@
 
 from __future__ import annotations
 
+from optreg.core.dialect import Dialect
+
 from optreg.dialects.timm.schedulers import ROWS as SCHEDULER_ROWS
 
 ROWS = [*SCHEDULER_ROWS]
+
+DIALECT = Dialect("timm", ROWS, "timm.scheduler")

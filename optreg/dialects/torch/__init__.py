@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
+from optreg.core.dialect import Dialect
 from optreg.core.entry import Rule, optimizer, scheduler
 from optreg.core.types import ASGDAlpha, IncreasingInts, NonNegFloat, NonNegInt, StepFn, number
 
@@ -119,3 +120,15 @@ def _all_le(low: Any, high: Any) -> bool:
 
 
 ROWS = OPTIMIZERS + SCHEDULERS
+
+
+def closed_form(name: str):
+    """The closed form of torch's scheduler class `name` (optreg.dialects.torch.torch_forms), or None."""
+    from optreg.dialects.torch.torch_forms import TORCH_FORMS
+
+    return TORCH_FORMS.get(name)
+
+
+DIALECT = Dialect("torch", ROWS, "torch.optim and torch.optim.lr_scheduler",
+                  paths={"optimizer": ("torch.optim",), "scheduler": ("torch.optim.lr_scheduler",)},
+                  closed_forms=closed_form)

@@ -9,17 +9,17 @@ the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0,
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
 INSTANTIATE_KEYS = ("_recursive_", "_convert_", "_partial_")
-EXPERIMENT_KEYS = ("dialect", "optimizer", "scheduler", "train")
 GROUPS = (OPTIMIZER, SCHEDULER)
 FILE_OPTION = "__file__"     # the group option that holds a YAML file's own section in `optreg run`
 
@@ -127,9 +127,62 @@ def override_locator(overrides: Sequence[str],
             if path == key or path.startswith(key + ".") or path.startswith(key + "["):
                 if best is None or len(key) >= len(best[0]):
                     best = (key, text)
-        if best is not None:
-            return override_location(best[1])
-        return fallback(path) if fallback else None
+        written = fallback(path) if fallback else None
+        if best is not None and (best[0] not in GROUPS or written is None):
+            return override_location(best[1])   # a group switch loses to the file that writes the key itself
+        return written
+
+    return locate
+
+
+def set_by_user(overrides: Sequence[str], written: Callable[[str], Any] | None = None) -> Callable[[str], bool]:
+    """path -> whether the user set it: an override of that very key, or the user's own file writes it."""
+    keys = {_override_key(o) for o in overrides if "=" in o}
+    return lambda path: path in keys or (written is not None and written(path) is not None)
+
+
+def not_from_group_file(data: Any) -> Callable[[str], Any]:
+    """path -> True when the section's value there is not what its group file carries (the component's declared
+    default): in a composed config whose primary file is unknown, a value the user must have set."""
+    from optreg.core.registry import REGISTRY
+    from optreg.integrations.hydra.configs import group_config
+
+    def check(path: str) -> Any:
+        group, _, key = path.partition(".")
+        section = data.get(group) if isinstance(data, dict) else None
+        if not isinstance(section, dict) or key not in section:
+            return None
+        try:
+            entry = REGISTRY.find(group, section.get("name"), section.get("dialect") or data.get("dialect"))
+        except (ConfigError, TypeError, AttributeError):
+            entry = None
+        carried = group_config(entry) if entry is not None else {}
+        return True if key not in carried or carried[key] != section[key] else None
+
+    return check
+
+
+def settle_spellings(data: Any, user_set: Callable[[str], bool]) -> Any:
+    """One value per option in each section: where a section holds an option under two spellings (`lr` and
+    MindSpore's `learning_rate`), the one the user set wins over the one a group file carried (its default); two
+    spellings both set by the user stay, and validation reports them."""
+    from optreg.core.names import synonyms
+
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for group in GROUPS:
+        section = out.get(group)
+        if not isinstance(section, dict):
+            continue
+        section = dict(section)
+        for key in [k for k in section if isinstance(k, str)]:
+            for other in sorted(synonyms(key) - {key}):
+                if key in section and other in section and user_set(join_path(group, key)) and \
+                        not user_set(join_path(group, other)):
+                    del section[other]
+        out[group] = section
+    return out
 
     return locate
 
@@ -183,19 +236,15 @@ def strip_builders(data: Any, kind: str | None = None, path: str = "") -> Any:
 # ---------------------------------------------------------------------------------------------------
 # composed configs -> Experiment
 # ---------------------------------------------------------------------------------------------------
-def select_experiment(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The experiment's keys of an application's config; the app's own keys (model:, trainer:, …) are left out,
-    but a near-miss of an experiment key (`optimzer:`) is kept so that validation reports it."""
-    return {k: v for k, v in data.items()
-            if k in EXPERIMENT_KEYS or closest(str(k), EXPERIMENT_KEYS, cutoff=0.85) is not None}
+def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, format: str | None = None):
+    """A composed DictConfig -> validated Experiment, in its config format (detected, or forced by `format`).
+    Errors name the dotted path and the override that set it.
 
-
-def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
-    """A composed DictConfig -> validated Experiment. Errors name the dotted path and the override that set it.
-
-    Only the experiment's keys are read (see select_experiment); their interpolations may point anywhere."""
+    Only the format's own sections are read (optreg's: optreg.config.experiment.own_sections); their
+    interpolations may point anywhere."""
     from omegaconf import DictConfig
 
+    from optreg.config import formats
     from optreg.config.experiment import validate_experiment
 
     if not isinstance(cfg, DictConfig) or cfg._is_none() or cfg._is_missing():
@@ -204,13 +253,14 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None):
     if overrides is None:
         overrides = hydra_overrides(cfg)
     locate = override_locator(overrides)
-    keys = [k for k in select_experiment({k: None for k in cfg.keys()}) if k != "hydra"]
-    data = container_from_omegaconf(cfg, locate, keys)
     try:
-        data = strip_builders(data)
+        reader = formats.detect(cfg, format)
     except ConfigError as exc:
         raise exc.located(locate) from None
-    experiment = validate_experiment(data, locate)
+    keys = [k for k in reader.sections(cfg) if k != "hydra"]
+    data = container_from_omegaconf(cfg, locate, keys)
+    data = settle_spellings(data, set_by_user(overrides, not_from_group_file(data)))
+    experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
 
@@ -232,15 +282,12 @@ class OptimizerFactory:
     def __init__(self, section: Mapping[str, Any]):
         from optreg.config.experiment import validate_experiment
 
-        self.section = validate_experiment({OPTIMIZER: _plain_section(section, OPTIMIZER)}).optimizer
+        self.experiment = validate_experiment({OPTIMIZER: _plain_section(section, OPTIMIZER)})
+        self.section = self.experiment.optimizer
 
     def __call__(self, params: Any):
-        from optreg.core.build import plan_optimizer
-        from optreg.config.experiment import split_optimizer
-
-        name, dialect, rules, options = split_optimizer(self.section)
-        return plan_optimizer(name, params, dialect=dialect, param_groups=rules, options=options,
-                              path=OPTIMIZER).build()
+        """The optimizer, through the plan every entry point takes."""
+        return self.experiment.plan(params).optimizer.build()
 
     def __repr__(self) -> str:
         return f"OptimizerFactory({self.section!r})"
@@ -257,9 +304,14 @@ class SchedulerFactory:
         plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
 
     def __call__(self, optimizer: Any):
-        from optreg.core.build import context_of, plan_scheduler
+        """The scheduler, as configure_lr_scheduler plans it against the built optimizer (its checks included)."""
+        from optreg.core.build import configure_lr_scheduler
 
-        return plan_scheduler(copy.deepcopy(self.section), context_of(optimizer), SCHEDULER).build(optimizer)
+        try:
+            return configure_lr_scheduler(optimizer, copy.deepcopy(self.section))
+        except ConfigError as exc:   # at the section's paths, as a config names them
+            raise ConfigError([e if e.path == SCHEDULER else dataclasses.replace(e, path=join_path(SCHEDULER, e.path))
+                               for e in exc.errors]) from None
 
     def __repr__(self) -> str:
         return f"SchedulerFactory({self.section!r})"
@@ -404,7 +456,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
 
 
 def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,
-                        overrides: Sequence[str], config_path: Path | None = None):
+                        overrides: Sequence[str], config_path: Path | None = None, format: str | None = None):
     """A YAML experiment plus Hydra overrides -> validated Experiment. Values from the file keep their
     file:line:column; values set or replaced by an override name that override."""
     from optreg.config.experiment import validate_experiment
@@ -414,12 +466,9 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     hydra_primary = "defaults" in data
     cfg = compose_file(data, overrides, config_path.parent if config_path else None,
                        config_path.stem if config_path else None)
-    locate = override_locator(overrides, None if hydra_primary else source)
-    plain = container_from_omegaconf(cfg, locate)
-    try:
-        plain = strip_builders(plain)
-    except ConfigError as exc:
-        raise exc.located(locate) from None
-    experiment = validate_experiment(plain, locate)
+    written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
+    locate = override_locator(overrides, written if hydra_primary else source)
+    plain = settle_spellings(container_from_omegaconf(cfg, locate), set_by_user(overrides, written))
+    experiment = validate_experiment(plain, locate, format)
     experiment.source = locate
     return experiment

@@ -1,13 +1,14 @@
 """Adds the dialect `mydialect` with one optimizer, `X` (plain SGD under its own name), through the
-`optreg.dialects` entry point."""
+`optreg.dialects` entry point: the same declared Dialect object as a built-in dialect package's."""
 
 from __future__ import annotations
 
 import torch
 
+from optreg.core.dialect import Dialect
 from optreg.core.entry import optimizer
 
-DIALECT = "mydialect"
+NAME = "mydialect"
 
 
 class X(torch.optim.SGD):
@@ -17,4 +18,6 @@ class X(torch.optim.SGD):
         super().__init__(params, lr=lr)
 
 
-ROWS = [optimizer(DIALECT, "X", "optreg_dialectplugin:X", "SGD under another name.", source="optreg-dialectplugin 0.1")]
+ROWS = [optimizer(NAME, "X", "optreg_dialectplugin:X", "SGD under another name.", source="optreg-dialectplugin 0.1")]
+
+DIALECT = Dialect(NAME, ROWS, "a test dialect: SGD under another name")

@@ -1,0 +1,126 @@
+"""Config formats: readers that turn a file of some framework's form into optreg's experiment.
+
+A `ConfigFormat` claims a mapping by its signature keys and reads it into an `Experiment` (the positions of the
+source file kept for errors). Detection: each format claims a file by its signature; one claim selects that format,
+two claims are a ConfigError naming both and `format=`, no claim selects optreg's own form. A format may be forced
+(`build(config, model, format=NAME)`, `optreg validate|run|plot|groups --format NAME`).
+
+Built-in formats are listed in `BUILTIN` ("module:attribute" of each reader, imported on first use); a plugin adds
+one through the `optreg.formats` entry-point group (its name is the format's name, it points at the reader).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+from optreg.errors import ConfigError, ErrorItem, closest, show
+
+#: name -> "module:attribute" of the reader; optreg's own form first
+BUILTIN: dict[str, str] = {
+    "optreg": "optreg.config.experiment:OWN_FORMAT",
+    "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
+    "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
+}
+OWN = "optreg"
+PLUGIN_GROUP = "optreg.formats"
+
+
+@runtime_checkable
+class ConfigFormat(Protocol):
+    """A reader of one config form.
+
+    name      how `format=` / `--format` names it;
+    doc       one line: whose files these are;
+    signature the keys that claim a file, as the error that lists two claims shows them (`trainer.init`);
+    sections  the top-level keys it reads (`sections(data)`); an application's other keys are left alone;
+    claims    whether `data` (a mapping: a dict or a DictConfig) has the form's signature;
+    read      `data` -> a validated Experiment (ConfigError at the file's positions, through `source`)."""
+
+    name: str
+    doc: str
+    signature: str
+
+    def claims(self, data: Mapping[str, Any]) -> bool: ...
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]: ...
+
+    def read(self, data: Mapping[str, Any], source: Any = None) -> Any: ...
+
+
+_FORMATS: dict[str, ConfigFormat] = {}
+_LOCK = threading.Lock()
+
+
+def formats() -> dict[str, ConfigFormat]:
+    """Every known format by name: the built-ins, then plugins (read once)."""
+    with _LOCK:
+        if not _FORMATS:
+            loaded: dict[str, ConfigFormat] = {}
+            for name, target in BUILTIN.items():
+                module, _, attr = target.partition(":")
+                loaded[name] = getattr(importlib.import_module(module), attr)
+            loaded.update(_plugins())
+            _FORMATS.update(loaded)
+    return dict(_FORMATS)
+
+
+def _plugins() -> dict[str, ConfigFormat]:
+    import warnings
+    from importlib.metadata import entry_points
+
+    out: dict[str, ConfigFormat] = {}
+    for ep in entry_points(group=PLUGIN_GROUP):
+        try:
+            reader = ep.load()
+        except Exception as exc:  # one broken plugin must not break reading configs
+            warnings.warn(f"optreg format plugin {ep.name!r} failed to load: {exc!r}", RuntimeWarning, stacklevel=3)
+            continue
+        if ep.name in BUILTIN or not isinstance(reader, ConfigFormat) or reader.name != ep.name:
+            raise ConfigError(f"format plugin {ep.name!r} must be a ConfigFormat named {ep.name!r} (not a "
+                              f"built-in's name)", "format")
+        out[ep.name] = reader
+    return out
+
+
+def get(name: Any) -> ConfigFormat:
+    """The format `name`; an unknown one is a ConfigError at `format` with a did-you-mean."""
+    known = formats()
+    if isinstance(name, str) and name in known:
+        return known[name]
+    hint = closest(name, list(known)) if isinstance(name, str) else None
+    raise ConfigError([ErrorItem("format", f"unknown config format {show(name)}; formats: {', '.join(known)}", None,
+                                 hint)])
+
+
+def detect(data: Any, forced: str | None = None) -> ConfigFormat:
+    """The format that reads `data`: the forced one, else the one format that claims it, else optreg's own;
+    two claims are a ConfigError naming both and format=."""
+    if forced is not None:
+        return get(forced)
+    known = formats()
+    if not hasattr(data, "keys"):
+        return known[OWN]
+    claims = [f for name, f in known.items() if name != OWN and f.claims(data)]
+    if len(claims) > 1:
+        raise ConfigError(f"the config has the signature of {len(claims)} formats: "
+                          + ", ".join(f"{f.name} ({f.signature})" for f in claims)
+                          + f"; choose one with format= (--format NAME)")
+    return claims[0] if claims else known[OWN]
+
+
+def has(data: Mapping[str, Any], dotted: str) -> bool:
+    """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping (a value that
+    cannot be read, a DictConfig's `???` or broken interpolation, has no keys)."""
+    node: Any = data
+    *parents, last = dotted.split(".")
+    for part in parents:
+        try:
+            node = node[part] if hasattr(node, "keys") and part in node else None
+        except Exception:   # an unresolvable DictConfig node: reported by the reader that reads it
+            return False
+    return hasattr(node, "keys") and last in node
+
+
+__all__ = ["ConfigFormat", "formats", "get", "detect", "has", "BUILTIN", "OWN"]

@@ -1,0 +1,77 @@
+"""A declared dialect: a framework's vocabulary (its rows) and every way it extends planning.
+
+Core planning names no dialect: where a framework reads a config differently from torch, its package declares
+it here and planning asks `REGISTRY.dialect(name)`. A built-in dialect package (`optreg.dialects.<name>`) and a
+plugin's module (the `optreg.dialects` entry point) expose the same object as `DIALECT`.
+
+What a dialect may declare (each defaults to torch's reading):
+
+- `rows`: its registry entries (timm-like table rows, `optreg.core.entry`);
+- `paths`: kind -> the framework's modules of its classes (`{"optimizer": ("torch.optim",)}`): `torch.optim.AdamW`
+  names the entry `AdamW` in Python, YAML, Hydra and the CLI alike;
+- `default_settings`: optimizer-wide group settings on by default when a Module is given and the optimizer has the
+  option the setting scales (Cerebras Model Zoo's bias/norm grouping: `{"modelzoo_groups": True}`);
+- `no_decay`: the dialect's rule for the parameter names weight decay skips (MindSpore: names with beta/gamma),
+  read by its group binder and shown by `describe`;
+- `scheduler_forms`: other spellings of a scheduler spec (Cerebras' `{scheduler: Linear}` / `{LinearLR: {...}}`):
+  `claims(spec)` and `read(spec, path) -> {name: ..., <options>}`;
+- `closed_forms(name)`: the closed form (`optreg.schedules.engine.Schedule`) of one of its scheduler classes, for
+  composing and plotting (torch's LRScheduler classes);
+- absolute vs factor values: each scheduler row's `values` (planning refuses an absolute schedule over groups
+  whose lr a multiplier scales);
+- `legacy_keys`: option keys the framework used to accept and now refuses, with what to write instead;
+- `optimizer_call(entry, params, kwargs, unknown_keys) -> (params, kwargs, group extras)`: how the framework's
+  own `configure_optimizer` reads its arguments (Model Zoo 2.0-2.3's call);
+- `scheduler_call(optimizer, spec) -> scheduler | None`: a spec form of `configure_lr_scheduler` the framework
+  builds itself (Model Zoo's trainer schedulers), None when the spec is not one;
+- `scheduler_keywords`: keyword arguments of `configure_lr_scheduler` the dialect owns, each a wrapper
+  `(plan, optimizer) -> scheduler` (cerebras.pytorch <= 2.3's `adjust_learning_rate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class SchedulerForm:
+    """Another spelling of a scheduler spec: `claims(spec)` says whether `spec` is one, `read(spec, path=...)`
+    turns it into optreg's `{name: ..., <options>}` (ConfigError at the spec's paths)."""
+
+    claims: Callable[[Any], bool]
+    read: Callable[..., dict[str, Any]]
+
+
+def _no_closed_form(name: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Dialect:
+    """One dialect, declared by its package (see the module doc for each field)."""
+
+    name: str
+    rows: Sequence[Any] = ()
+    doc: str = ""
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    default_settings: Mapping[str, Any] = field(default_factory=dict)
+    no_decay: Callable[[str], bool] | None = None
+    scheduler_forms: tuple[SchedulerForm, ...] = ()
+    closed_forms: Callable[[str], Any] = _no_closed_form
+    legacy_keys: Mapping[str, str] = field(default_factory=dict)
+    optimizer_call: Callable[..., tuple[Any, dict[str, Any], list[dict[str, Any]]]] | None = None
+    scheduler_call: Callable[[Any, Any], Any] | None = None
+    scheduler_keywords: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
+
+    def closed_form(self, name: str) -> Any:
+        """The closed form of the scheduler class `name` of this dialect, or None."""
+        return self.closed_forms(name)
+
+
+def plain(name: str, rows: Sequence[Any] = ()) -> Dialect:
+    """A dialect that declares only its rows (a plugin module with `ROWS` and no `DIALECT` object)."""
+    return Dialect(name, tuple(rows))
+
+
+__all__ = ["Dialect", "SchedulerForm", "plain"]

@@ -1,0 +1,138 @@
+"""Config formats (issue 25 item 2): detection by signature keys, forcing one with format= / --format, JSON files
+read as files, and an application's own top-level keys left alone in every entry point (item 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+import optreg
+from optreg.cli import main
+from optreg.config import formats
+from optreg.errors import ConfigError
+from optreg.train import make_model
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cerebras"
+OWN = {"optimizer": {"name": "SGD", "lr": 0.1}}
+TRAINER = {"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.2}}}}}
+LEGACY = {"optimizer": {"optimizer_type": "SGD", "learning_rate": 0.3}}
+
+
+def model():
+    return make_model(8, 1, 0)
+
+
+@pytest.mark.parametrize("data, name", [
+    (OWN, "optreg"),
+    (TRAINER, "modelzoo"),
+    ({"trainer": [{"trainer": {"init": {"optimizer": {"SGD": {}}}}}]}, "modelzoo"),
+    (LEGACY, "modelzoo_legacy"),                                  # no Model Zoo sections around it needed
+    ({**OWN, "trainer": {"max_steps": 3}}, "optreg"),            # a bare trainer: (Lightning, NeMo) claims nothing
+    ({"trainer": {"initial": 1}}, "optreg"),
+    ({}, "optreg"),
+])
+def test_each_format_claims_a_file_by_its_signature(data, name):
+    assert formats.detect(data).name == name
+    assert formats.detect(OmegaConf.create(data)).name == name
+
+
+def test_two_claims_are_an_error_naming_both_and_format():
+    with pytest.raises(ConfigError) as info:
+        optreg.build({**TRAINER, **LEGACY}, model())
+    assert str(info.value) == ("the config has the signature of 2 formats: modelzoo (trainer.init), modelzoo_legacy "
+                               "(optimizer.optimizer_type); choose one with format= (--format NAME)")
+    built = optreg.build({**TRAINER, **LEGACY}, model(), format="modelzoo")
+    assert type(built.optimizer).__name__ == "SGD" and built.optimizer.param_groups[0]["lr"] == 0.2
+    assert built.experiment.format == "modelzoo"
+
+
+def test_each_reader_builds_its_form_in_build_and_from_yaml(tmp_path):
+    lrs = {}
+    for name, data in (("optreg", OWN), ("modelzoo", TRAINER), ("modelzoo_legacy", LEGACY)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(json.dumps(data))
+        for config in (data, path, OmegaConf.create(data)):
+            built = optreg.build(config, model())
+            assert built.experiment.format == name
+            lrs.setdefault(name, set()).add(built.optimizer.param_groups[0]["lr"])
+    assert lrs == {"optreg": {0.1}, "modelzoo": {0.2}, "modelzoo_legacy": {0.3}}
+
+
+def test_a_forced_format_reads_the_file_as_that_form_and_says_what_it_lacks():
+    with pytest.raises(ConfigError) as info:
+        optreg.build(OWN, model(), format="modelzoo")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("trainer", "required: Model Zoo's trainer section (trainer: {init: {optimizer: ..., schedulers: ...}})")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(OWN, model(), format="modelzo")
+    assert (info.value.errors[0].path, info.value.errors[0].suggestion) == ("format", "modelzoo")
+    assert "unknown config format 'modelzo'; formats: optreg, modelzoo, modelzoo_legacy" in str(info.value)
+
+
+def test_json_paths_are_read_as_files_with_positions(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{\n  "optimizer": {\n    "name": "SGD",\n    "lr": -1\n  }\n}\n')
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), model())
+    error = info.value.errors[0]
+    assert (error.path, error.location.file, error.location.line) == ("optimizer.lr", str(path), 4)
+    path.write_text(json.dumps(OWN))
+    assert optreg.build(str(path), model()).optimizer.param_groups[0]["lr"] == 0.1
+
+
+@pytest.mark.parametrize("kind", ["dict", "yaml", "dictconfig"])
+def test_an_applications_own_top_level_keys_are_left_alone_everywhere(kind, tmp_path):
+    data = {**OWN, "seed": 3, "model": {"_target_": "my.Model", "width": [1, 2]}, "trainer": {"max_steps": 3}}
+    config = {"dict": data, "dictconfig": OmegaConf.create(data)}.get(kind)
+    if kind == "yaml":
+        config = tmp_path / "app.yaml"
+        config.write_text(json.dumps(data))
+    assert optreg.build(config, model()).optimizer.param_groups[0]["lr"] == 0.1
+
+
+@pytest.mark.parametrize("key, meant", [("optimiser", "optimizer"), ("schedular", "scheduler"), ("dialet", "dialect")])
+def test_a_misspelt_own_section_is_an_error_with_a_did_you_mean(key, meant, tmp_path):
+    data = {**OWN, key: {"name": "StepLR"}}
+    path = tmp_path / "c.yaml"
+    path.write_text(f"optimizer: {{name: SGD, lr: 0.1}}\n{key}: {{name: StepLR}}\n")
+    for config in (data, path, OmegaConf.create(data)):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config, model())
+        error = info.value.errors[0]
+        assert (error.path, error.message, error.suggestion) == (
+            key, "unknown top-level key; expected dialect, optimizer, scheduler, train", meant)
+        assert (error.location.line if config is path else None) == (2 if config is path else None)
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "plot", "groups"])
+def test_the_cli_forces_a_format(command, tmp_path, capsys):
+    path = tmp_path / "both.yaml"
+    path.write_text(json.dumps({**TRAINER, **LEGACY, "train": {"steps": 2}}))
+    extra = {"run": [], "validate": [], "plot": ["--text", "--steps", "2"],
+             "groups": ["--model", "optreg.train:TinyMLP"]}[command]
+    assert main([command, str(path), *extra]) == 1
+    assert "choose one with format= (--format NAME)" in capsys.readouterr().err
+    assert main([command, str(path), *extra, "--format", "modelzoo_legacy"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    if command == "groups":
+        assert "0.3" in out
+    if command == "validate":
+        assert out == f"{path}: ok\n"
+
+
+def test_validate_with_a_model_plans_the_groups(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, param_groups: [{params: 'nothing.*', lr: 1}]}\n")
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(path), "--model", "optreg.train:TinyMLP"]) == 1
+    assert "optimizer.param_groups[0].params: " in capsys.readouterr().err
+
+
+def test_optreg_formats_lists_the_readers():
+    assert list(optreg.formats()) == ["optreg", "modelzoo", "modelzoo_legacy"]
+    assert all(isinstance(f, formats.ConfigFormat) for f in optreg.formats().values())
