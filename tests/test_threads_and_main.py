@@ -52,7 +52,7 @@ def test_building_from_eight_threads_in_a_fresh_interpreter_gives_what_one_threa
 def test_python_dash_m_optreg_is_the_optreg_command():
     out = subprocess.run([sys.executable, "-m", "optreg", "list", "optimizers", "--dialect", "oneflow"],
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["optimizers", "(7):", "Adadelta", "Adagrad", "Adam", "AdamW", "LAMB", "RMSprop", "SGD"]
+    assert out == ["optimizers", "(8):", "Adadelta", "Adagrad", "Adam", "AdamW", "LAMB", "LBFGS", "RMSprop", "SGD"]
     bad = subprocess.run([sys.executable, "-m", "optreg", "show", "AdamW", "--dialect", "oneflw"],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "did you mean 'oneflow'" in bad.stderr
