@@ -35,7 +35,8 @@ def _looks_like_override(text: str | None) -> bool:
 
 def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None):
     """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
-    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it.
+    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it:
+    it replaces the file's run length (train.steps, or train.epochs × steps_per_epoch).
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
@@ -46,10 +47,12 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    train = data.get("train") if isinstance(data, dict) else None
     if steps and (overrides or isinstance(data, dict) and "defaults" in data):
-        overrides = [*overrides, f"++train.steps={steps}"]
-    elif steps and isinstance(data, dict) and isinstance(data.get("train", {}), dict):
-        data = {**data, "train": {**data.get("train", {}), "steps": steps}}
+        overrides = [*overrides, f"++train.steps={steps}", *(["~train.epochs"] if isinstance(train, dict) and
+                                                            "epochs" in train else [])]
+    elif steps and isinstance(data, dict) and isinstance(train or {}, dict):
+        data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
     if overrides or (isinstance(data, dict) and "defaults" in data):
         return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
     try:
@@ -62,6 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from optreg.api import build
+    from optreg.config.run import DEFAULT_STEPS
     from optreg.train import make_model, train
 
     console = _console()
@@ -69,17 +73,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
     built = build(experiment, model)
+    steps = built.run.steps or DEFAULT_STEPS
     console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"
                   f"   scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}")
     console.print(groups_table(built.group_table()))
     with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TextColumn("loss {task.fields[loss]:.4g}  lr {task.fields[lr]:.3g}"), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
-        task = progress.add_task("train", total=spec.steps, loss=float("nan"), lr=float("nan"))
-        result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
+        task = progress.add_task("train", total=steps, loss=float("nan"), lr=float("nan"))
+        result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.update(task, advance=1, loss=loss, lr=lr),
                        clip=built.clip_gradients if built.clip else None)
-    console.print(f"final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {spec.steps} steps)")
+    console.print(f"final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {steps} steps)")
     return 0
 
 
@@ -177,10 +182,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
+    from optreg.config.run import DEFAULT_STEPS
+
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    steps = spec.steps
-    data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
+    built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
+    steps = built.run.steps or DEFAULT_STEPS
+    data = plot.trace(built, steps)
     if args.csv:   # stdout holds the CSV only; notes go to stderr
         for note in data.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -303,7 +311,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     run.add_argument("overrides", nargs="*", help="Hydra overrides: optimizer.lr=1e-3, optimizer=sgd, "
                                                    "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
-    run.add_argument("--steps", type=_positive, help="override train.steps")
+    run.add_argument("--steps", type=_positive, help="the run's optimizer steps (replaces train.steps or "
+                                                     "train.epochs; default: the config's run length, else 100)")
     run.set_defaults(fn=cmd_run)
     ls = sub.add_parser("list", help="list registered optimizers and schedulers")
     ls.add_argument("kind", nargs="?", choices=("optimizers", "schedulers"))

@@ -6,39 +6,26 @@ against the model's parameter names and then, only if all is well, creates the t
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
 from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
                                plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
+from optreg.config.run import ClipGrad, RunLength, TrainSpec, read_clip, read_train, resolve_run
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
                                 split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
 from optreg.core.registry import REGISTRY
-from optreg.core.types import NonNegInt, PosInt
 from optreg.core.validate import option_names, validate_options
 
-TOP_KEYS = ("dialect", "optimizer", "scheduler", "train")
+TOP_KEYS = ("dialect", "optimizer", "scheduler", "train", "clip_grad")
 SECTION_KEYS = ("dialect", "param_groups")
-
-
-class TrainSpec(BaseModel):
-    """`train:`: the built-in run of `optreg run` (a small MLP on synthetic regression data)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    steps: PosInt = 100
-    batch_size: PosInt = 32
-    seed: NonNegInt = 0
-    hidden: PosInt = 32
-    depth: PosInt = 2
 
 
 @dataclass
@@ -53,17 +40,39 @@ class Experiment:
     modelzoo: Any = None      # a Cerebras Model Zoo config (optreg.dialects.cerebras.modelzoo.Section)
     format: str = "optreg"    # the reader that read it (optreg.config.formats)
     planner: Any = None       # (experiment, model) -> plan, for a format that plans its own way; None: optreg's
+    clip: ClipGrad | None = None              # `clip_grad:` (or the format's own clipping keys)
+    format_steps: tuple[int, str] | None = None   # the format's own run length and the key that gives it
+    run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
+
+    def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None) -> "Experiment":
+        """This experiment for a run that the caller knows more of (`build(total_steps=, steps_per_epoch=)`): the
+        run length resolved again from every source; two that disagree are a ConfigError."""
+        if total_steps is None and steps_per_epoch is None:
+            return self
+        errors = Collector()
+        for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                errors.add(name, f"must be an integer >= 1, got {show(value)}")
+        errors.raise_if_any()
+        run = resolve_run(self.train, total_steps=total_steps, steps_per_epoch=steps_per_epoch,
+                          format_steps=self.format_steps, errors=errors)
+        if errors:
+            raise self.locate(ConfigError(errors.items))
+        return dataclasses.replace(self, run=run)
 
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
         try:
-            return (self.planner or plan_own)(self, model_or_named_params)
+            plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
             raise self.locate(exc) from None
+        plan.run = self.run
+        plan.clip = plan.clip or self.clip
+        return plan
 
 
 @dataclass
@@ -74,7 +83,8 @@ class Plan:
     optimizer: OptimizerPlan
     scheduler: Any = None                      # SchedulerPlan or None
     notes: list[str] = field(default_factory=list)
-    clip: tuple[str, float] | None = None      # ("norm" | "value", max)
+    clip: ClipGrad | None = None               # gradient clipping (optreg.config.run.ClipGrad)
+    run: RunLength = field(default_factory=RunLength)
 
     def build(self) -> tuple[Any, Any]:
         try:
@@ -235,7 +245,9 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
-    experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
+    experiment = Experiment(optimizer or {}, scheduler, train, dialect, source,
+                            clip=read_clip(data.get("clip_grad"), errors),
+                            run=resolve_run(train, errors=errors))
     nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
         plan_around(nominal, experiment, errors, known_groups=False)
@@ -248,16 +260,6 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return experiment
-
-
-def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
-    """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
-    try:
-        return TrainSpec.model_validate(data.get("train") or {})
-    except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path("train", item.path), item.message)
-        return TrainSpec()
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
@@ -314,11 +316,6 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     return Plan(opt_plan, sched_plan)
 
 
-def run_length(train: TrainSpec) -> int | None:
-    """The run length the user gave (`train.steps`, `--steps`), or None for the default."""
-    return train.steps if "steps" in train.model_fields_set else None
-
-
 def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True):
     """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
     check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
@@ -328,7 +325,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     if experiment.scheduler is None:
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
-                      unschedulable=opt_plan.unschedulable())
+                      unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
+                      steps_per_epoch=experiment.run.steps_per_epoch)
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:
@@ -356,7 +354,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
 
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
-    steps = run_length(experiment.train)
+    steps = experiment.run.steps
     if steps is None:
         return
     lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
@@ -369,5 +367,5 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
             if any(e.path == where for e in errors.items):
                 continue
             errors.add(where, f"a per-step list of {len(value)} values is shorter than the run "
-                                                  f"({steps} steps: train.steps or --steps); give one value per "
+                                                  f"({steps} steps: {experiment.run.source}); give one value per "
                                                   f"step")

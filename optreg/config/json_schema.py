@@ -284,7 +284,7 @@ def _combinators() -> list[dict[str, Any]]:
 
 def experiment_schema() -> dict[str, Any]:
     """The whole experiment config; every registered component of every dialect is a member."""
-    from optreg.config.experiment import TrainSpec
+    from optreg.config.run import TrainSpec
 
     definitions: dict[str, Any] = {}
     optimizers = [_optimizer(e, definitions) for e in REGISTRY.entries(OPTIMIZER)]

@@ -34,7 +34,7 @@ from optreg.core.groups import modelzoo_no_decay
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 #: Keys Model Zoo's trainer applies around the optimizer, not to it (`init.precision`, `init.loop`).
-CLIPPING = {"max_gradient_norm": "norm", "max_gradient_value": "value"}
+CLIPPING = {"max_gradient_norm": "max_norm", "max_gradient_value": "max_value"}   # -> optreg's clip_grad
 AROUND = {
     "loss_scaling_factor": "loss scaling (cstorch.amp GradScaler)",
     "initial_loss_scale": "loss scaling", "steps_per_increase": "loss scaling", "min_loss_scale": "loss scaling",
@@ -494,7 +494,7 @@ class Plan:
     optimizer: Any                                  # OptimizerPlan
     extras: list[dict[str, Any]]                    # per group: tags, adjust_learning_rate
     schedulers: list[tuple[SchedulerSpec, Any]]     # (spec, SchedulerPlan)
-    clip: tuple[str, float] | None
+    clip: Any                                       # optreg.config.run.ClipGrad or None
     notes: list[str]
 
     def build(self) -> tuple[Any, Any]:
@@ -625,7 +625,9 @@ def plan(section: Section, model: Any) -> Plan:
             elif clip is not None:
                 errors.add(where, f"both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
             else:
-                clip = (mode, float(value))
+                from optreg.config.run import ClipGrad
+
+                clip = ClipGrad(**{mode: float(value)})
     around = [(k, v) for k, v in section.around.items() if k not in CLIPPING]
     if around:
         listed = ", ".join(f"{where}={show(value)}" for value, where in (v for _, v in around))
@@ -688,7 +690,8 @@ class ModelZooFormat:
         return [k for k in own if k in data]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import Experiment, read_train
+        from optreg.config.experiment import Experiment
+        from optreg.config.run import read_train, resolve_run
 
         errors = Collector()
         section = None
@@ -701,7 +704,8 @@ class ModelZooFormat:
         dialect = data.get("dialect", "cerebras")
         if dialect != "cerebras":
             errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
-        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment)
+        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
+                                run=resolve_run(train, errors=errors))
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment
