@@ -72,6 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
+    if spec.epochs is not None and experiment.run.steps is None:
+        raise ConfigError(f"{spec.epochs} epochs need the steps per epoch to give a run length: "
+                          f"train.steps_per_epoch or --steps", "train.epochs")
     built = build(experiment, model)
     steps = built.run.steps or DEFAULT_STEPS
     console.print(f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}"

@@ -253,7 +253,8 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         plan_around(nominal, experiment, errors, known_groups=False)
     elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
-            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False),
+            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
+                                              final_run=False),
                            "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
@@ -326,7 +327,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
                       unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
-                      steps_per_epoch=experiment.run.steps_per_epoch)
+                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=known_groups)
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:

@@ -72,12 +72,8 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
         sources.append((f"total_steps={total_steps}", total_steps, "total_steps="))
     if train.steps is not None:
         sources.append((f"train.steps {train.steps}", train.steps, STEPS_KEY))
-    if train.epochs is not None:
-        if per_epoch is None:
-            errors.add("train.epochs", "epochs need the steps per epoch to give a run length: "
-                                       "train.steps_per_epoch or build(steps_per_epoch=)")
-        else:
-            sources.append((f"train.epochs × steps_per_epoch = {train.epochs} × {per_epoch} = "
+    if train.epochs is not None and per_epoch is not None:   # epochs alone: the dataloader's length comes later
+        sources.append((f"train.epochs × steps_per_epoch = {train.epochs} × {per_epoch} = "
                             f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
     if format_steps is not None:
         sources.append((f"{format_steps[1]} {format_steps[0]}", format_steps[0], format_steps[1]))

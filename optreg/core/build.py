@@ -418,6 +418,8 @@ class Context:
     steps_per_epoch: int | None = None
     counts_scale: int = 1                  # step counts below a spec that converts epochs to iterations: times E
     top: bool = True                       # the top-level scheduler spec (warmup and a length from the run)
+    final_run: bool = True                 # False while reading a file: build(total_steps=, steps_per_epoch=) may
+                                           # still give what the run lacks
 
     def below(self, scale: int) -> "Context":
         """The context of a nested spec whose step counts are multiplied by `scale`."""
@@ -462,6 +464,8 @@ class SchedulerPlan:
         if form is None:
             raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
         kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
+        if kwargs.get("cycle_momentum") is False:   # lr alone: the momentum options have no effect
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
         if self.children:
             kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i))
                                     for i, c in enumerate(self.children)]

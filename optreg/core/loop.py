@@ -53,7 +53,7 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -
     if loop.convert and not loop.by_epoch:
         errors.add(join_path(path, "convert_to_iter_based"), "convert_to_iter_based converts a schedule written in "
                                                              "epochs; it needs by_epoch: true")
-    if loop.by_epoch and context.steps_per_epoch is None:
+    if loop.by_epoch and context.steps_per_epoch is None and context.final_run:
         errors.add(join_path(path, "by_epoch"), "a schedule counted in epochs needs the steps per epoch: "
                                                 "train.steps_per_epoch or build(..., steps_per_epoch=)")
     if "warmup" in spec:
@@ -75,7 +75,8 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
         return
     steps = loop.warmup.length(context.run_steps)
     if steps is None:
-        errors.add(join_path(path, "ratio"), f"a warmup ratio needs the run length: {NO_RUN}")
+        if context.final_run:
+            errors.add(join_path(path, "ratio"), f"a warmup ratio needs the run length: {NO_RUN}")
         return
     loop.warmup_steps = steps
     if loop.warmup.type == "exponential" and (loop.warmup.start_value == 0 or loop.warmup.start_factor == 0):
@@ -110,7 +111,7 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
     if remaining < 1:
         errors.add(join_path(path, "warmup"), f"a warmup of {loop.warmup_steps} steps leaves none of the "
                                               f"{context.run_steps}-step run to {entry.name}; shorten the warmup")
-        return
+        remaining = 1   # planned on, so that this is the only problem reported about the length
     spec[entry.length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
         context.steps_per_epoch else remaining
     loop.filled = entry.length
