@@ -21,6 +21,7 @@ from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
                                 split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
+from optreg.core.lint import lint_schedule
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
 
@@ -43,6 +44,7 @@ class Experiment:
     clip: ClipGrad | None = None              # `clip_grad:` (or the format's own clipping keys)
     format_steps: tuple[int, str] | None = None   # the format's own run length and the key that gives it
     run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
+    notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
@@ -250,7 +252,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
                             run=resolve_run(train, errors=errors))
     nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
-        plan_around(nominal, experiment, errors, known_groups=False)
+        plan_around(nominal, experiment, errors, known_groups=False, notes=experiment.notes)
     elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
@@ -311,17 +313,20 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     except ConfigError as exc:
         errors.extend(exc)
     sched_plan = None
+    notes: list[str] = []
     if opt_plan is not None:
-        sched_plan = plan_around(opt_plan, experiment, errors)
+        sched_plan = plan_around(opt_plan, experiment, errors, notes=notes)
     errors.raise_if_any()
-    return Plan(opt_plan, sched_plan)
+    return Plan(opt_plan, sched_plan, notes)
 
 
-def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True):
+def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,
+                notes: list[str] | None = None):
     """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
     check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
     first steps' values), an absolute schedule over groups a multiplier scales, a scheduler driving an lr the
-    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`."""
+    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`; the schedule
+    linter's warnings (optreg.core.lint) to `notes`."""
     _check_dynamic_lr(opt_plan, experiment, errors)
     if experiment.scheduler is None:
         return None
@@ -350,7 +355,18 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     else:
         errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
                                      not isinstance(default, bool) else None, "scheduler"))
+    if notes is not None and not errors:
+        notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
     return sched_plan
+
+
+def _optimizer_lr(experiment: Experiment) -> tuple[str, float] | None:
+    """(its key, the value) of an lr the optimizer section gives itself, a number."""
+    for key in ("lr", "learning_rate"):
+        value = experiment.optimizer.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return f"optimizer.{key}", float(value)
+    return None
 
 
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:

@@ -25,6 +25,7 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
+from optreg.core.lint import own_warmup_errors
 from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
 from optreg.schedules.engine import INITIAL_KEYS, KEYS
 from optreg.schedules.epochs import scale_counts
@@ -442,6 +443,7 @@ class SchedulerPlan:
     key: str = "lr"
     last_epoch: int = -1
     schedule: Any = None               # the closed form (engine plans)
+    loop: Any = None                   # by_epoch, convert_to_iter_based, warmup (optreg.core.loop.Loop)
 
     @property
     def length(self) -> int | None:
@@ -603,7 +605,7 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     for i, key in enumerate(unknown):
         errors.add(join_path(path, key_text(key)), f"unknown option of {kind}",
                    closest(key, sorted(allowed)) if i < 50 else None)
-    plan = SchedulerPlan(None, {})
+    plan = SchedulerPlan(None, {}, loop=loop)
     _pop_adapter_options(spec, plan, errors, path)
     raw = spec.get("schedulers")
     if not isinstance(raw, list) or not raw:
@@ -658,8 +660,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
         return _plan_combinator(spec, context, path, dialect)
     entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), dialect, path=join_path(path, "name"))
-    plan = SchedulerPlan(entry, {})
     loop = pop_loop(spec, context, path, errors)
+    plan = SchedulerPlan(entry, {}, loop=loop)
     check_entry(entry, loop, path, errors)
     fill_length(entry, spec, loop, context, path, errors)
     scale = counts_scale(loop, context)
@@ -672,6 +674,7 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
         plan.values = validate_options(entry, spec, path=path)
         if scale != 1:
             plan.values = scale_counts(plan.values, scale, skip=(loop.filled,) if loop.filled else ())
+        own_warmup_errors(plan, path, errors)
     except ConfigError as exc:
         errors.extend(exc)
     if not errors and engine:
