@@ -257,3 +257,76 @@ def test_clip_grad_by_value_and_its_errors():
             assert messages(info) == [expected]
         else:
             assert messages(info)[0][0] == "clip_grad.max_nrom"
+
+
+# ---------------------------------------------------------------------------------------------------
+# the README's worked example
+# ---------------------------------------------------------------------------------------------------
+def test_the_readmes_training_loop_example():
+    import re
+
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    block = re.search(r"<!-- training-loop-example -->\n```yaml\n(.*?)```\n\n(\| steps.*?)\n\n", text, re.S)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    built = optreg.build(block.group(1), model)
+    assert (built.run.steps, built.run.steps_per_epoch) == (20, 4)
+    got = [row[0] for row in lrs(built, 20)]
+    # by hand: 4 linear warmup steps from 0.1 × 0.1, then the cosine of epoch ⌊(t − 4)/4⌋ with T_max 4 epochs
+    c = math.cos(math.pi / 4)
+    hand = [0.01, 0.0325, 0.055, 0.0775] + [0.1] * 4 + [0.001 + 0.099 * (1 + c) / 2] * 4 + [0.0505] * 4 + \
+        [0.001 + 0.099 * (1 - c) / 2] * 4
+    assert got == pytest.approx(hand, rel=1e-12)
+    table = [line.split("|")[2] for line in block.group(2).splitlines()[2:]]
+    shown = [float(x) for cell in table for x in re.findall(r"^ ?([0-9.]+(?:, [0-9.]+)*)", cell)[0].split(", ")]
+    assert shown == pytest.approx(hand[:4] + [hand[4], hand[8], hand[12], hand[16]], abs=5e-7)   # 6 decimals
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 5.0)
+    built.clip_gradients(model)
+    assert math.sqrt(sum(float((p.grad ** 2).sum()) for p in model.parameters())) == pytest.approx(1.0, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the JSON Schema, Hydra overrides and `optreg show` know the loop's keys
+# ---------------------------------------------------------------------------------------------------
+def test_schema_covers_the_loop_keys():
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(optreg.json_schema())
+    good = {"optimizer": {"name": "SGD", "lr": 0.1},
+            "scheduler": {"name": "CosineAnnealingLR", "by_epoch": True, "convert_to_iter_based": True,
+                          "warmup": {"ratio": 0.1, "start_value": 0.0, "type": "exponential"}},
+            "clip_grad": {"max_norm": 1.0, "norm_type": "inf", "error_if_nonfinite": True},
+            "train": {"epochs": 3, "steps_per_epoch": 10}}
+    assert list(validator.iter_errors(good)) == []
+    for bad in ({"scheduler": {"name": "StepLR", "step_size": 2, "warmup": {"steps": 2, "type": "cosine"}}},
+                {"scheduler": {"name": "sequential", "schedulers": [{"name": "StepLR", "step_size": 2}],
+                               "by_epoch": "yes"}},
+                {"clip_grad": {"max_norm": 1.0, "clip": 2}},
+                {"train": {"epochs": 0}}):
+        assert list(validator.iter_errors({**good, **bad})), bad
+
+
+def test_hydra_overrides_reach_the_loop_keys():
+    from optreg.cli import _load
+    from optreg.config.run import ClipGrad
+
+    experiment = _load(None, ["+clip_grad.max_norm=0.5", "+scheduler.warmup.steps=5", "~train.steps",
+                              "train.epochs=2", "train.steps_per_epoch=10"])
+    assert experiment.clip == ClipGrad(max_norm=0.5)
+    assert (experiment.run.steps, experiment.run.steps_per_epoch) == (20, 10)
+    assert experiment.scheduler["warmup"] == {"steps": 5}
+
+
+def test_show_names_the_loop_keys():
+    from optreg.core.describe import describe
+
+    notes = describe("CosineAnnealingLR").notes
+    assert notes[-3:] == (
+        "by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
+        "convert_to_iter_based: true multiplies T_max by E (MMEngine)",
+        "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
+        "top-level spec",
+        "T_max left out: the run length − the warmup (train.steps, train.epochs × steps_per_epoch, "
+        "build(total_steps=))")
+    assert describe("linear", "hf").notes[-2] == ("warmup: refused; hf.linear has a warmup of its own "
+                                                  "(num_warmup_steps); set it there and drop warmup:")

@@ -129,7 +129,10 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     if entry is None:  # let lookup produce the did-you-mean message
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
-    return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
+    from optreg.core.loop import describe_loop
+
+    notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
+    return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,
                        params_of(entry), entry.provider, chain_of(entry))
 
 

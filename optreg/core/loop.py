@@ -84,18 +84,40 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
         errors.add(join_path(path, key), "an exponential warmup multiplies its start: it must be > 0")
 
 
-def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
-    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own."""
-    if loop.warmup is None:
-        return
+def warmup_refusal(entry: Any) -> str | None:
+    """Why `entry` takes no `warmup:` (it steps on a metric, or has a warmup of its own), else None."""
     if "ReduceLROnPlateau" in entry.name:
-        errors.add(join_path(path, "warmup"), f"{entry.qualname} steps on a metric, not on the step count: it "
-                                              f"takes no warmup")
-        return
+        return f"{entry.qualname} steps on a metric, not on the step count: it takes no warmup"
     own = [o.name for o in models.options(entry) if "warmup" in o.name.lower()]
     if own:
-        errors.add(join_path(path, "warmup"), f"{entry.qualname} has a warmup of its own ({', '.join(own)}); set "
-                                              f"it there and drop warmup:")
+        return f"{entry.qualname} has a warmup of its own ({', '.join(own)}); set it there and drop warmup:"
+    return None
+
+
+def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
+    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own."""
+    refusal = warmup_refusal(entry) if loop.warmup is not None else None
+    if refusal:
+        errors.add(join_path(path, "warmup"), refusal)
+
+
+def describe_loop(entry: Any) -> tuple[str, ...]:
+    """What `optreg show` says of a scheduler's loop keys: epochs, the counts converted, warmup, the run's length."""
+    from optreg.schedules.epochs import COUNTS
+
+    counts = [o.name for o in models.options(entry) if o.name in COUNTS]
+    refusal = warmup_refusal(entry)
+    lines = [f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
+             f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
+             f"(MMEngine)",
+             f"warmup: {{steps | ratio, start_factor | start_value, type: linear | constant | exponential}} in the "
+             f"top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
+    option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
+    if option is not None:
+        when = "" if option.required or option.default is None else " after a warmup"
+        lines.append(f"{entry.length} left out{when}: the run length − the warmup (train.steps, train.epochs × "
+                     f"steps_per_epoch, build(total_steps=))")
+    return tuple(lines)
 
 
 def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path: str, errors: Collector) -> None:
@@ -146,4 +168,4 @@ def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) ->
     plan.schedule = schedule
 
 
-__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "fill_length", "counts_scale", "finish"]
+__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "warmup_refusal", "describe_loop", "fill_length", "counts_scale", "finish"]
