@@ -41,8 +41,12 @@ WARNINGS = [
      "scheduler.T_max: T_max 20 spans 2000 steps, more than the 1000 steps of the run (train.epochs): the "
      "schedule never finishes; set scheduler.T_max to 10 epochs"),
     ("hf horizon", experiment({"name": "cosine", "dialect": "hf", "num_warmup_steps": 0, "num_training_steps": 900}),
-     "scheduler.num_training_steps: num_training_steps 900 differs from the 1000 steps of the run (train.steps or "
-     "--steps); set scheduler.num_training_steps to 1000"),
+     "scheduler.num_training_steps: num_training_steps 900 spans 900 steps, not the 1000 steps of the run "
+     "(train.steps or --steps); set scheduler.num_training_steps to 1000"),
+    ("sequential horizon", experiment({"name": "sequential", "schedulers": [
+        {"name": "LinearLR", "start_factor": 0.5, "total_iters": 10}, {"name": "CosineAnnealingLR", "T_max": 90}]}),
+     "scheduler.schedulers: the stages span 100 steps, under 0.9 × the 1000 steps of the run (train.steps or "
+     "--steps): the schedule ends early; make the lengths of scheduler.schedulers add up to 1000"),
     ("lr 0 first", experiment({"name": "linear", "dialect": "hf", "num_warmup_steps": 10}),
      "scheduler: the lr at step 0 is 0 (group 0's lr 0.1): the first optimizer step updates nothing; start above 0 "
      "(scheduler.num_warmup_steps)"),

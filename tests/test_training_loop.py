@@ -97,6 +97,27 @@ def test_cli_steps_replaces_the_files_epochs(tmp_path, capsys):
                                        "train.steps_per_epoch or --steps\n")
 
 
+def test_a_model_zoo_configs_max_steps_is_its_run_length():
+    legacy = {"optimizer": {"optimizer_type": "SGD", "learning_rate": [
+        {"scheduler": "Linear", "initial_learning_rate": 0.01, "end_learning_rate": 0.1, "total_iters": 10},
+        {"scheduler": "CosineDecay", "initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 50}]},
+        "runconfig": {"max_steps": 200}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(legacy, Two())
+    assert (built.run.steps, built.run.source) == (200, "runconfig.max_steps")
+    lint = ("optimizer.learning_rate.schedulers: the stages span 60 steps, under 0.9 × the 200 steps of the run "
+            "(runconfig.max_steps): the schedule ends early; make the lengths of optimizer.learning_rate.schedulers "
+            "add up to 200")
+    assert lint in built.notes and lint in [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # optreg's own train.steps wins over the format's, without a conflict
+        assert optreg.build({**legacy, "train": {"steps": 60}}, Two()).run.steps == 60
+    with pytest.raises(ConfigError) as info:
+        optreg.build({**legacy, "runconfig": {"max_steps": 0}}, Two())
+    assert messages(info) == [("runconfig.max_steps", "must be an integer >= 1, got 0")]
+
+
 def test_a_length_the_schedule_leaves_out_is_the_run():
     built = optreg.build(config({"name": "CosineAnnealingLR", "eta_min": 0.0}, {"steps": 40}), Two())
     got = lrs(built, 41)

@@ -5,8 +5,9 @@ Run length, from the first source that gives one:
 
     optreg run --steps  >  build(total_steps=)  >  train.steps  >  train.epochs × steps_per_epoch  >  the format's own
 
-`--steps` replaces what the file says (a command line's last word); any two other sources that both give a length
-and disagree are a ConfigError naming both. steps_per_epoch (E) comes from `build(steps_per_epoch=)` or
+`--steps` replaces what the file says (a command line's last word); the format's own length (Cerebras Model Zoo's
+`max_steps`, its trainer's run) applies only when nothing else gives one; any two other sources that both give a
+length and disagree are a ConfigError naming both. steps_per_epoch (E) comes from `build(steps_per_epoch=)` or
 `train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is called once per optimizer
 step, so a run of N steps evaluates every schedule at steps 0 .. N-1.
 """
@@ -75,8 +76,8 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     if train.epochs is not None and per_epoch is not None:   # epochs alone: the dataloader's length comes later
         sources.append((f"train.epochs × steps_per_epoch = {train.epochs} × {per_epoch} = "
                             f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
-    if format_steps is not None:
-        sources.append((f"{format_steps[1]} {format_steps[0]}", format_steps[0], format_steps[1]))
+    if not sources and format_steps is not None:   # the format's own (Model Zoo's max_steps): a fallback only
+        return RunLength(format_steps[0], per_epoch, format_steps[1])
     if not sources:
         return RunLength(None, per_epoch, None)
     first = sources[0]

@@ -56,7 +56,7 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
     if schedule is None or key != "lr":
         return out
     values = plan.values or {}
-    for i, base in enumerate(bases or []):
+    for i, base in enumerate(bases if schedule.values == "factor" else []):   # absolute: warmups from 0 are usual
         try:
             first = schedule.apply(0, base)
         except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
@@ -97,22 +97,23 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
         return
     horizon, room = length - warmup, run.steps - warmup
     entry = plan.entry
-    key = join_path(path, entry.length) if entry is not None and entry.length else join_path(path, "schedulers")
-    what = f"{entry.length} {plan.values.get(entry.length)}" if entry is not None and entry.length else \
-        "the stages' lengths"
+    single = entry is not None and entry.length
+    key = join_path(path, entry.length) if single else join_path(path, "schedulers")
+    what = f"{entry.length} {plan.values.get(entry.length)} spans" if single else "the stages span"
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
     unit = " epochs" if per_epoch > 1 else ""
+    change = f"set {key} to {target}{unit}" if single else f"make the lengths of {key} add up to {target}{unit}"
     after = f" after the {warmup}-step warmup" if warmup else ""
     hf = entry is not None and entry.dialect == "hf"
     if hf and horizon != room:
-        out.append(f"{key}: {what} differs from the {room} steps of the run{after} ({run.source}); set {key} to "
-                   f"{target}{unit}")
+        out.append(f"{key}: {what} {horizon} steps, not the {room} steps of the run{after} ({run.source}); "
+                   f"{change}")
     elif not hf and (horizon < HORIZON_SLACK * room or horizon > room):
         early = horizon < room
-        out.append(f"{key}: {what} spans {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
+        out.append(f"{key}: {what} {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
                    f"steps of the run{after} ({run.source}): the schedule "
-                   f"{'ends early' if early else 'never finishes'}; set {key} to {target}{unit}")
+                   f"{'ends early' if early else 'never finishes'}; {change}")
 
 
 def _closed_form(plan: Any) -> Any:

@@ -704,15 +704,38 @@ class ModelZooFormat:
         dialect = data.get("dialect", "cerebras")
         if dialect != "cerebras":
             errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
+        steps = self.max_steps(data, errors)
         experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
-                                run=resolve_run(train, errors=errors))
+                                format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors))
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment
 
 
+    def max_steps(self, data: Mapping[str, Any], errors: Collector) -> tuple[int, str] | None:
+        """The Cerebras trainer's run length, (steps, its key): `trainer.init.loop.max_steps` (2.3+, one phase) or
+        `runconfig.max_steps` (the params file); None when absent."""
+        path = ("trainer", "init", "loop", "max_steps") if self.form == "trainer" else ("runconfig", "max_steps")
+        node: Any = data
+        for part in path:
+            if not hasattr(node, "keys") or part not in node:
+                return None
+            node = node[part]
+        if isinstance(node, bool) or not isinstance(node, int) or node < 1:
+            errors.add(".".join(path), f"must be an integer >= 1, got {show(node)}")
+            return None
+        return node, ".".join(path)
+
+
 def _plan_experiment(experiment: Any, model: Any) -> Plan:
-    return plan(experiment.modelzoo, model)
+    """The Model Zoo plan, with the schedule linter's warnings for the run (optreg.core.lint)."""
+    from optreg.core.lint import lint_schedule
+
+    p = plan(experiment.modelzoo, model)
+    for spec, sp in p.schedulers:
+        bases, _ = p.optimizer.base_values(sp.key)
+        p.notes += lint_schedule(sp, experiment.run, bases, None, spec.path)
+    return p
 
 
 TRAINER_FORMAT = ModelZooFormat("modelzoo", "trainer", "trainer.init",
