@@ -252,7 +252,8 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
                             run=resolve_run(train, errors=errors))
     nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
-        plan_around(nominal, experiment, errors, known_groups=False, notes=experiment.notes)
+        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect), final_run=False,
+                    notes=experiment.notes)
     elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
@@ -266,6 +267,16 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
+
+
+def _one_group(section: Mapping[str, Any], dialect: str | None) -> bool:
+    """Whether every model gives this optimizer one parameter group: no rules, no setting that splits the groups,
+    no dialect grouping (Model Zoo's bias/norm split, MindSpore's beta/gamma rule)."""
+    name, own, rules, options = split_optimizer(section)
+    entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    settings, _ = split_settings(options, "", Collector())
+    return not rules and not wraps_optimizer(entry) and entry.bind is None and \
+        not REGISTRY.dialect(entry.dialect).default_settings and all(v in (None, False) for v in settings.values())
 
 
 def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Collector,
@@ -321,7 +332,7 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
 
 
 def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,
-                notes: list[str] | None = None):
+                notes: list[str] | None = None, final_run: bool = True):
     """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
     check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
     first steps' values), an absolute schedule over groups a multiplier scales, a scheduler driving an lr the
@@ -332,7 +343,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
                       unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
-                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=known_groups)
+                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=final_run)
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:
