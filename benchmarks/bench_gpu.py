@@ -1,5 +1,6 @@
 """AdamW, LAMB and Adafactor on a CUDA GPU against its memory bandwidth, in every execution (eager,
-foreach, fused, fused over contiguous parameters), beside torch's fused and foreach AdamW.
+foreach, fused, fused over contiguous parameters, and contiguous with bfloat16 and int8 state), beside torch's
+fused, foreach and for-loop AdamW.
 
 The GPU companion of benchmarks/bench_optimizers.py, with the same roofline: the bytes a step must move
 at least (`bench_optimizers.min_bytes`: read w and g, write w, read and write each state tensor) at the
@@ -47,7 +48,13 @@ from optreg.stages import execute  # noqa: E402
 #: the algorithms the GPU table covers: AdamW, LAMB and Adafactor in each dialect that has them
 ENTRIES = ("oneflow.AdamW", "cerebras.AdamW", "cerebras.Lamb", "oneflow.LAMB", "cerebras.Adafactor",
            "mindspore.AdaFactor")
-EXECUTIONS = ("eager", "foreach", "fused", "contiguous")
+EXECUTIONS = ("eager", "foreach", "fused", "contiguous", "contiguous, bfloat16", "contiguous, int8")
+
+
+def build(name: str, execution: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+    """`name` in `execution`; "contiguous, <dtype>" is contiguous with `state_dtype=<dtype>`."""
+    base, _, state_dtype = execution.partition(", ")
+    return _build(name, base, params, **({"state_dtype": state_dtype} if state_dtype else {}))
 
 
 def synchronize(device: torch.device) -> None:
@@ -117,7 +124,7 @@ def agreement(name: str, execution: str, device: torch.device) -> float:
 
     def run(dev: torch.device, ex: str) -> list[torch.Tensor]:
         params = [torch.nn.Parameter(w.clone().to(dev)) for w in start]
-        opt = _build(name, ex, params)
+        opt = build(name, ex, params)
         for step_grads in grads:
             for p, gr in zip(params, step_grads):
                 p.grad = gr.to(dev)
@@ -192,7 +199,7 @@ def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         mine = _copy(params) if ex != "eager" else params
-                        opt = _build(name, ex, mine)
+                        opt = build(name, ex, mine)
                         row.first = first_step(opt, device)
                         opt.step()
                         row.bytes = min_bytes(opt, mine)

@@ -163,9 +163,11 @@ def _copy(params: list[torch.Tensor]) -> list[torch.Tensor]:
     return out
 
 
-def _build(name: str, execution: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+def _build(name: str, execution: str, params: list[torch.Tensor], **more: Any) -> torch.optim.Optimizer:
+    """`name` in `execution` with the benchmark's options, and `more` (e.g. state_dtype) beside them."""
     extra = {} if execution == "eager" else {"fused": True, "contiguous_params": True} \
         if execution in CONTIGUOUS else {execution: True}
+    extra.update(more)
     options = dict(OPTIONS.get(name, {}))
     if "optimizer" in options:  # a wrapper (MindSpore LARS): the execution is the inner optimizer's
         options["optimizer"] = {**options["optimizer"], **extra}

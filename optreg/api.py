@@ -21,11 +21,13 @@ class Built:
     experiment: Experiment
     frozen: list[tuple[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)     # what the config holds that is not the optimizer's
-    clip: tuple[str, float] | None = None             # ("norm" | "value", max) from a Model Zoo config
+    clip: Any = None              # optreg.config.run.ClipGrad: `clip_grad:` (Model Zoo's max_gradient_norm / _value)
+    run: Any = None               # optreg.config.run.RunLength: the run's length and steps per epoch, as planned
 
     def clip_gradients(self, model_or_params: Any) -> Any:
-        """Clip the gradients as the config asks (Model Zoo's max_gradient_norm / max_gradient_value); call it
-        between backward() and optimizer.step(). Returns the total norm when clipping by norm, else None."""
+        """Clip the gradients as the config asks (`clip_grad:`; Model Zoo's max_gradient_norm / max_gradient_value);
+        call it between backward() and optimizer.step(). Returns the total norm (before clipping) when clipping by
+        norm, else None; nothing happens without clipping in the config."""
         from optreg.train import clip_gradients
 
         return clip_gradients(self.clip, model_or_params)
@@ -59,12 +61,16 @@ def to_experiment(config: Any, format: str | None = None) -> Experiment:
                       f"{type(config).__name__}")
 
 
-def build(config: Any, model_or_named_params: Any, format: str | None = None) -> Built:
+def build(config: Any, model_or_named_params: Any, format: str | None = None, *, steps_per_epoch: int | None = None,
+          total_steps: int | None = None) -> Built:
     """Read `config` (in its format, or the one `format=` names), plan it against the model's parameters, then
-    build the optimizer and scheduler: the path every entry point takes (read -> validate -> plan -> build)."""
+    build the optimizer and scheduler: the path every entry point takes (read -> validate -> plan -> build).
+
+    `total_steps` and `steps_per_epoch` give what a file cannot know (the dataloader's length): the run length
+    over train.steps and train.epochs × steps_per_epoch (optreg.config.run; two that disagree: ConfigError)."""
     import warnings
 
-    experiment = to_experiment(config, format)
+    experiment = to_experiment(config, format).with_run(total_steps, steps_per_epoch)
     plan = experiment.plan(model_or_named_params)
     try:
         optimizer, scheduler = plan.build()
@@ -73,7 +79,7 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None) ->
     for note in plan.notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return Built(optimizer, scheduler, plan.optimizer.groups, experiment, plan.optimizer.frozen, plan.notes,
-                 plan.clip)
+                 plan.clip, plan.run)
 
 
 def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:

@@ -38,7 +38,8 @@ def _looks_like_override(text: str | None) -> bool:
 
 def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None):
     """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
-    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it.
+    its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it:
+    it replaces the file's run length (train.steps, or train.epochs × steps_per_epoch).
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
@@ -49,10 +50,12 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
+    train = data.get("train") if isinstance(data, dict) else None
     if steps and (overrides or isinstance(data, dict) and "defaults" in data):
-        overrides = [*overrides, f"++train.steps={steps}"]
-    elif steps and isinstance(data, dict) and isinstance(data.get("train", {}), dict):
-        data = {**data, "train": {**data.get("train", {}), "steps": steps}}
+        overrides = [*overrides, f"++train.steps={steps}", *(["~train.epochs"] if isinstance(train, dict) and
+                                                            "epochs" in train else [])]
+    elif steps and isinstance(data, dict) and isinstance(train or {}, dict):
+        data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
     if overrides or (isinstance(data, dict) and "defaults" in data):
         return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
     try:
@@ -64,13 +67,18 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
 def cmd_run(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.api import build
+    from optreg.config.run import DEFAULT_STEPS
     from optreg.train import make_model, train
 
     console = _console()
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
+    if spec.epochs is not None and experiment.run.steps is None:
+        raise ConfigError(f"{spec.epochs} epochs need the steps per epoch to give a run length: "
+                          f"train.steps_per_epoch or --steps", "train.epochs")
     built = build(experiment, model)
+    steps = built.run.steps or DEFAULT_STEPS
     width = render.terminal_width()
     render.print_lines(render.wrap(
         f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}   "
@@ -82,11 +90,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     def lrs() -> list[float]:
         return [float(group["lr"]) for group in built.optimizer.param_groups]
 
-    with render.RunProgress(console, spec.steps, rules) as progress:
-        result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed,
+    with render.RunProgress(console, steps, rules) as progress:
+        result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
                        clip=built.clip_gradients if built.clip else None)
-    final = f"final loss {result.final_loss:.6g}  (after {spec.steps} steps)"
+    final = f"final loss {result.final_loss:.6g}  (after {steps} steps)"
     below = render.lr_lines(lrs(), rules, width)
     render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)
     return 0
@@ -175,8 +183,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             experiment = _load(path, [], args.format)
-            if model is not None:
-                experiment.plan(model)
+            notes = experiment.plan(model).notes if model is not None else experiment.notes
+            for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
+                print(f"{path}: warning: {note}", file=sys.stderr)
             print(f"{path}: ok")
         except ConfigError as exc:
             lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]
@@ -208,10 +217,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
+    from optreg.config.run import DEFAULT_STEPS
+
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    steps = spec.steps
-    data = plot.trace(build(experiment, make_model(spec.hidden, spec.depth, spec.seed)), steps)
+    built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
+    steps = built.run.steps or DEFAULT_STEPS
+    data = plot.trace(built, steps)
     if args.csv:   # stdout holds the CSV only; notes go to stderr
         for note in data.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -343,7 +355,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     run.add_argument("overrides", nargs="*", help="Hydra overrides: optimizer.lr=1e-3, optimizer=sgd, "
                                                    "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
-    run.add_argument("--steps", type=_positive, help="override train.steps")
+    run.add_argument("--steps", type=_positive, help="the run's optimizer steps (replaces train.steps or "
+                                                     "train.epochs; default: the config's run length, else 100)")
     run.set_defaults(fn=cmd_run)
     ls = sub.add_parser("list", help="list registered optimizers and schedulers, each with its first sentence")
     ls.add_argument("pattern", nargs="?", metavar="PATTERN", help="fnmatch pattern, e.g. 'adam*' or 'cos*'")

@@ -96,15 +96,16 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
     return Result(losses, lrs)
 
 
-def clip_gradients(clip: tuple[str, float] | None, parameters: Any) -> Any:
-    """Gradient clipping as a config asks for it: by global norm or by value (Model Zoo's max_gradient_norm /
-    max_gradient_value); nothing for None."""
+def clip_gradients(clip: Any, parameters: Any) -> Any:
+    """Gradient clipping as a config asks for it (optreg.config.run.ClipGrad; nothing for None): the global norm
+    with torch.nn.utils.clip_grad_norm_(max_norm, norm_type, error_if_nonfinite), returning the total norm before
+    clipping, or each element with clip_grad_value_(max_value), returning None."""
     if clip is None:
         return None
     if isinstance(parameters, torch.nn.Module):
         parameters = [p for p in parameters.parameters() if p.grad is not None]
-    mode, value = clip
-    if mode == "norm":
-        return torch.nn.utils.clip_grad_norm_(parameters, value)
-    torch.nn.utils.clip_grad_value_(parameters, value)
+    if clip.max_norm is not None:
+        return torch.nn.utils.clip_grad_norm_(parameters, clip.max_norm, clip.norm_type,
+                                              error_if_nonfinite=clip.error_if_nonfinite)
+    torch.nn.utils.clip_grad_value_(parameters, clip.max_value)
     return None

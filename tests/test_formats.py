@@ -104,7 +104,7 @@ def test_a_misspelt_own_section_is_an_error_with_a_did_you_mean(key, meant, tmp_
             optreg.build(config, model())
         error = info.value.errors[0]
         assert (error.path, error.message, error.suggestion) == (
-            key, "unknown top-level key; expected dialect, optimizer, scheduler, train", meant)
+            key, "unknown top-level key; expected dialect, optimizer, scheduler, train, clip_grad", meant)
         assert (error.location.line if config is path else None) == (2 if config is path else None)
 
 

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 import optreg
+from optreg.config.run import ClipGrad
 from optreg.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cerebras"
@@ -129,7 +130,7 @@ def test_clip_gradients_by_norm():
     config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "max_gradient_norm": 1.0}}
     model = Net()
     built = _quiet_build(config, model)
-    assert built.clip == ("norm", 1.0)
+    assert built.clip == ClipGrad(max_norm=1.0)   # Model Zoo's max_gradient_norm is optreg's clip_grad.max_norm
     for p in model.parameters():
         p.grad = torch.full_like(p, 10.0)
     built.clip_gradients(model)

@@ -6,39 +6,27 @@ against the model's parameter names and then, only if all is well, creates the t
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
 from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
                                plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
+from optreg.config.run import ClipGrad, RunLength, TrainSpec, read_clip, read_train, resolve_run
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
                                 split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
+from optreg.core.lint import lint_schedule
 from optreg.core.registry import REGISTRY
-from optreg.core.types import NonNegInt, PosInt
 from optreg.core.validate import option_names, validate_options
 
-TOP_KEYS = ("dialect", "optimizer", "scheduler", "train")
+TOP_KEYS = ("dialect", "optimizer", "scheduler", "train", "clip_grad")
 SECTION_KEYS = ("dialect", "param_groups")
-
-
-class TrainSpec(BaseModel):
-    """`train:`: the built-in run of `optreg run` (a small MLP on synthetic regression data)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    steps: PosInt = 100
-    batch_size: PosInt = 32
-    seed: NonNegInt = 0
-    hidden: PosInt = 32
-    depth: PosInt = 2
 
 
 @dataclass
@@ -53,17 +41,40 @@ class Experiment:
     modelzoo: Any = None      # a Cerebras Model Zoo config (optreg.dialects.cerebras.modelzoo.Section)
     format: str = "optreg"    # the reader that read it (optreg.config.formats)
     planner: Any = None       # (experiment, model) -> plan, for a format that plans its own way; None: optreg's
+    clip: ClipGrad | None = None              # `clip_grad:` (or the format's own clipping keys)
+    format_steps: tuple[int, str] | None = None   # the format's own run length and the key that gives it
+    run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
+    notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error
+
+    def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None) -> "Experiment":
+        """This experiment for a run that the caller knows more of (`build(total_steps=, steps_per_epoch=)`): the
+        run length resolved again from every source; two that disagree are a ConfigError."""
+        if total_steps is None and steps_per_epoch is None:
+            return self
+        errors = Collector()
+        for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                errors.add(name, f"must be an integer >= 1, got {show(value)}")
+        errors.raise_if_any()
+        run = resolve_run(self.train, total_steps=total_steps, steps_per_epoch=steps_per_epoch,
+                          format_steps=self.format_steps, errors=errors)
+        if errors:
+            raise self.locate(ConfigError(errors.items))
+        return dataclasses.replace(self, run=run)
 
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
         try:
-            return (self.planner or plan_own)(self, model_or_named_params)
+            plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
             raise self.locate(exc) from None
+        plan.run = self.run
+        plan.clip = plan.clip or self.clip
+        return plan
 
 
 @dataclass
@@ -74,7 +85,8 @@ class Plan:
     optimizer: OptimizerPlan
     scheduler: Any = None                      # SchedulerPlan or None
     notes: list[str] = field(default_factory=list)
-    clip: tuple[str, float] | None = None      # ("norm" | "value", max)
+    clip: ClipGrad | None = None               # gradient clipping (optreg.config.run.ClipGrad)
+    run: RunLength = field(default_factory=RunLength)
 
     def build(self) -> tuple[Any, Any]:
         try:
@@ -235,39 +247,23 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
-    experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
+    experiment = Experiment(optimizer or {}, scheduler, train, dialect, source,
+                            clip=read_clip(data.get("clip_grad"), errors),
+                            run=resolve_run(train, errors=errors))
     nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
-        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect))
+        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect), final_run=False,
+                    notes=experiment.notes)
     elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
-            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False),
+            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
+                                              final_run=False),
                            "scheduler")
         except ConfigError as exc:
             errors.extend(exc)
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return experiment
-
-
-def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
-    """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
-    try:
-        return TrainSpec.model_validate(data.get("train") or {})
-    except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path("train", item.path), item.message)
-        return TrainSpec()
-
-
-def format_run_length(train: TrainSpec, steps: Any, path: str, errors: Collector) -> TrainSpec:
-    """`train` running a format's own run length (Model Zoo's `max_steps`) where `train.steps` is not given."""
-    if "steps" in train.model_fields_set:
-        return train
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        errors.add(path, f"must be an integer >= 1, got {show(steps)}")
-        return train
-    return train.model_copy(update={"steps": steps})
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
@@ -328,27 +324,26 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     except ConfigError as exc:
         errors.extend(exc)
     sched_plan = None
+    notes: list[str] = []
     if opt_plan is not None:
-        sched_plan = plan_around(opt_plan, experiment, errors)
+        sched_plan = plan_around(opt_plan, experiment, errors, notes=notes)
     errors.raise_if_any()
-    return Plan(opt_plan, sched_plan)
+    return Plan(opt_plan, sched_plan, notes)
 
 
-def run_length(train: TrainSpec) -> int | None:
-    """The run length the user gave (`train.steps`, `--steps`), or None for the default."""
-    return train.steps if "steps" in train.model_fields_set else None
-
-
-def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True):
+def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,
+                notes: list[str] | None = None, final_run: bool = True):
     """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
     check that needs both, each once: the schedule's values in the groups (NeMo's min_lr below every lr, the
     first steps' values), an absolute schedule over groups a multiplier scales, a scheduler driving an lr the
-    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`."""
+    optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`; the schedule
+    linter's warnings (optreg.core.lint) to `notes`."""
     _check_dynamic_lr(opt_plan, experiment, errors)
     if experiment.scheduler is None:
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
-                      unschedulable=opt_plan.unschedulable())
+                      unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
+                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=final_run)
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:
@@ -371,12 +366,23 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     else:
         errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
                                      not isinstance(default, bool) else None, "scheduler"))
+    if notes is not None and not errors:
+        notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
     return sched_plan
+
+
+def _optimizer_lr(experiment: Experiment) -> tuple[str, float] | None:
+    """(its key, the value) of an lr the optimizer section gives itself, a number."""
+    for key in ("lr", "learning_rate"):
+        value = experiment.optimizer.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return f"optimizer.{key}", float(value)
+    return None
 
 
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
-    steps = run_length(experiment.train)
+    steps = experiment.run.steps
     if steps is None:
         return
     lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
@@ -389,5 +395,5 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
             if any(e.path == where for e in errors.items):
                 continue
             errors.add(where, f"a per-step list of {len(value)} values is shorter than the run "
-                                                  f"({steps} steps: train.steps or --steps); give one value per "
+                                                  f"({steps} steps: {experiment.run.source}); give one value per "
                                                   f"step")

@@ -260,6 +260,42 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     if "schedulers" in props:
         props["schedulers"] = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     props["key"] = {"enum": list(KEYS)}
+    props.update(_loop_keys())
+    return schema
+
+
+def _model_schema(model: Any) -> dict[str, Any]:
+    """A pydantic model's draft-07 schema, without titles."""
+    schema = model.model_json_schema(schema_generator=Draft07)
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+@lru_cache(maxsize=None)
+def _loop_keys() -> dict[str, Any]:
+    """The training loop's keys of every scheduler spec (optreg.core.loop)."""
+    from optreg.schedules.warmup import WarmupSpec
+
+    warmup = _model_schema(WarmupSpec)
+    warmup["description"] = WarmupSpec.__doc__.split("\n")[0]
+    return {
+        "by_epoch": {"type": "boolean", "description": "the schedule counts epochs of train.steps_per_epoch steps: "
+                                                       "value(t) = f(floor(t / steps_per_epoch)) (MMEngine)"},
+        "convert_to_iter_based": {"type": "boolean", "description": "with by_epoch: its step counts times "
+                                                                    "steps_per_epoch, changing every step (MMEngine)"},
+        "warmup": warmup,
+    }
+
+
+def _clip_schema() -> dict[str, Any]:
+    from optreg.config.run import ClipGrad
+
+    schema = _model_schema(ClipGrad)
+    schema["properties"]["norm_type"] = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"enum": ["inf"]}],
+                                         "default": 2.0}
+    schema["description"] = ClipGrad.__doc__.split("\n")[0]
     return schema
 
 
@@ -268,7 +304,7 @@ def _combinators() -> list[dict[str, Any]]:
     nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     restart = {"enum": ["local", "global"]}
     common = {"schedulers": nested, "key": {"enum": list(KEYS)},
-              "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER)}
+              "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER), **_loop_keys()}
     return [
         {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
          "description": "Stages one after another (local steps; restart: global on request); milestones derived "
@@ -284,7 +320,7 @@ def _combinators() -> list[dict[str, Any]]:
 
 def experiment_schema() -> dict[str, Any]:
     """The whole experiment config; every registered component of every dialect is a member."""
-    from optreg.config.experiment import TrainSpec
+    from optreg.config.run import TrainSpec
 
     definitions: dict[str, Any] = {}
     optimizers = [_optimizer(e, definitions) for e in REGISTRY.entries(OPTIMIZER)]
@@ -303,6 +339,7 @@ def experiment_schema() -> dict[str, Any]:
                                     {"type": "array", "items": {"$ref": "#/definitions/scheduler"}},
                                     {"type": "null"}]},
             "train": train,
+            "clip_grad": _clip_schema(),
         },
         "required": ["optimizer"],
         "definitions": definitions,

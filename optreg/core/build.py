@@ -25,7 +25,10 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
+from optreg.core.lint import own_warmup_errors
+from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
 from optreg.schedules.engine import INITIAL_KEYS, KEYS
+from optreg.schedules.epochs import scale_counts
 
 PER_GROUP = ("base_lr", "max_lr", "min_lr", "base_momentum", "max_momentum", "lr_lambda")
 
@@ -412,6 +415,16 @@ class Context:
     known_groups: bool = True
     known_options: bool = True
     unschedulable: frozenset[str] = frozenset()
+    run_steps: int | None = None           # the run length, when known (optreg.config.run)
+    steps_per_epoch: int | None = None
+    counts_scale: int = 1                  # step counts below a spec that converts epochs to iterations: times E
+    top: bool = True                       # the top-level scheduler spec (warmup and a length from the run)
+    final_run: bool = True                 # False while reading a file: build(total_steps=, steps_per_epoch=) may
+                                           # still give what the run lacks
+
+    def below(self, scale: int) -> "Context":
+        """The context of a nested spec whose step counts are multiplied by `scale`."""
+        return dataclasses.replace(self, top=False, counts_scale=scale)
 
 
 NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler specs
@@ -430,6 +443,7 @@ class SchedulerPlan:
     key: str = "lr"
     last_epoch: int = -1
     schedule: Any = None               # the closed form (engine plans)
+    loop: Any = None                   # by_epoch, convert_to_iter_based, warmup (optreg.core.loop.Loop)
 
     @property
     def length(self) -> int | None:
@@ -452,6 +466,8 @@ class SchedulerPlan:
         if form is None:
             raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
         kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
+        if kwargs.get("cycle_momentum") is False:   # lr alone: the momentum options have no effect
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
         if self.children:
             kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i))
                                     for i, c in enumerate(self.children)]
@@ -564,8 +580,9 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
 
 
 def _plan_children(spec: Mapping[str, Any], context: Context, path: str, dialect: str | None,
-                   errors: Collector) -> list[SchedulerPlan]:
+                   errors: Collector, scale: int = 1) -> list[SchedulerPlan]:
     children = []
+    context = context.below(scale)
     for option in NESTED:
         raw = spec.get(option)
         items = raw if option == "schedulers" and isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
@@ -585,6 +602,8 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     SequentialLR / ChainedScheduler (bitwise torch); otherwise the engine's closed-form combinators.
     """
     errors = Collector()
+    loop = pop_loop(spec, context, path, errors)
+    scale = counts_scale(loop, context)
     kind = spec.pop("name").strip().lower()
     allowed = {"schedulers", "key", *synonyms("last_epoch")} | ({"milestones", "restart"} if kind == "sequential"
                                                                   else set())
@@ -592,15 +611,17 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     for i, key in enumerate(unknown):
         errors.add(join_path(path, key_text(key)), f"unknown option of {kind}",
                    closest(key, sorted(allowed)) if i < 50 else None)
-    plan = SchedulerPlan(None, {})
+    plan = SchedulerPlan(None, {}, loop=loop)
     _pop_adapter_options(spec, plan, errors, path)
     raw = spec.get("schedulers")
     if not isinstance(raw, list) or not raw:
         errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
     else:
-        plan.children = _plan_children(spec, context, path, dialect, errors)
+        plan.children = _plan_children(spec, context, path, dialect, errors, scale)
     restart = spec.get("restart", "local")
     milestones = spec.get("milestones")
+    if scale != 1 and isinstance(milestones, list):
+        milestones = scale_counts({"milestones": milestones}, scale)["milestones"]
     modes = ("local", "global")
     if not (restart in modes or isinstance(restart, list) and all(r in modes for r in restart)):
         errors.add(join_path(path, "restart"), f"must be 'local', 'global' or a list of them, got {show(restart)}")
@@ -616,6 +637,7 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
             errors.extend(exc)
         errors.raise_if_any()
         _check_context(plan, context, errors, path)
+        finish(plan, loop, context, path, errors)
         errors.raise_if_any()
         return plan
     from optreg.schedules.engine import Chained, Sequential
@@ -629,6 +651,7 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
         errors.add(join_path(path, "schedulers"), f"{kind} cannot be computed with these values ({str(exc)[:80]})")
     if not errors:
         _check_context(plan, context, errors, path)
+        finish(plan, loop, context, path, errors)
     errors.raise_if_any()
     return plan
 
@@ -643,14 +666,21 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
         return _plan_combinator(spec, context, path, dialect)
     entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), dialect, path=join_path(path, "name"))
-    plan = SchedulerPlan(entry, {})
+    loop = pop_loop(spec, context, path, errors)
+    plan = SchedulerPlan(entry, {}, loop=loop)
+    check_entry(entry, loop, path, errors)
+    fill_length(entry, spec, loop, context, path, errors)
+    scale = counts_scale(loop, context)
     engine = _is_engine(entry)
     if engine:
         _pop_adapter_options(spec, plan, errors, path, getattr(entry.resolve(), "param_group_key", None))
     if any(option in option_names(entry) for option in NESTED):
-        plan.children = _plan_children(spec, context, path, entry.dialect, errors)
+        plan.children = _plan_children(spec, context, path, entry.dialect, errors, scale)
     try:
         plan.values = validate_options(entry, spec, path=path)
+        if scale != 1:
+            plan.values = scale_counts(plan.values, scale, skip=(loop.filled,) if loop.filled else ())
+        own_warmup_errors(plan, path, errors)
     except ConfigError as exc:
         errors.extend(exc)
     if not errors and engine:
@@ -671,6 +701,7 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
             errors.add(path or "scheduler", f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")
     if not errors:
         _check_context(plan, context, errors, path)
+        finish(plan, loop, context, path, errors)
     errors.raise_if_any()
     return plan
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.loop import describe_loop
 from optreg.core.registry import REGISTRY
 from optreg.errors import ConfigError, ErrorItem, show
 
@@ -183,7 +184,8 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
     entry = found[0]
-    return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
+    notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
+    return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,
                        params_of(entry), entry.provider, chain_of(entry), entry.class_path)
 
 

@@ -35,7 +35,7 @@ from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 #: Keys Model Zoo's trainer applies around the optimizer, not to it (`init.precision`, `init.loop`).
-CLIPPING = {"max_gradient_norm": "norm", "max_gradient_value": "value"}
+CLIPPING = {"max_gradient_norm": "max_norm", "max_gradient_value": "max_value"}   # -> optreg's clip_grad
 AROUND = {
     "loss_scaling_factor": "loss scaling (cstorch.amp GradScaler)",
     "initial_loss_scale": "loss scaling", "steps_per_increase": "loss scaling", "min_loss_scale": "loss scaling",
@@ -78,7 +78,6 @@ class Section:
     around: dict[str, tuple[Any, str]] = field(default_factory=dict)  # key -> (value, path)
     form: str = "trainer"
     groups: bool = True                       # modelzoo_groups
-    max_steps: tuple[Any, str] | None = None  # the run length (value, path): loop.max_steps, runconfig.max_steps
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -144,9 +143,6 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
         if spec is not None:   # with adjust_learning_rate, plan() scales it per group (ScalePerParamLR)
             section.schedulers.append((spec, where))
     section.options = options
-    runconfig = data.get("runconfig")
-    if isinstance(runconfig, Mapping) and runconfig.get("max_steps") is not None:
-        section.max_steps = (runconfig["max_steps"], "runconfig.max_steps")
     return section
 
 
@@ -189,8 +185,6 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     loop = init.get("loop") or {}
     if isinstance(loop, Mapping) and "grad_accum_steps" in loop:
         section.around["grad_accum_steps"] = (loop["grad_accum_steps"], join_path(path, "loop.grad_accum_steps"))
-    if isinstance(loop, Mapping) and loop.get("max_steps") is not None:
-        section.max_steps = (loop["max_steps"], join_path(path, "loop.max_steps"))
     return section
 
 
@@ -478,7 +472,7 @@ class Plan:
     optimizer: Any                                  # OptimizerPlan
     extras: list[dict[str, Any]]                    # per group: tags, adjust_learning_rate
     schedulers: list[tuple[SchedulerSpec, Any]]     # (spec, SchedulerPlan)
-    clip: tuple[str, float] | None
+    clip: Any                                       # optreg.config.run.ClipGrad or None
     notes: list[str]
 
     def build(self) -> tuple[Any, Any]:
@@ -609,7 +603,9 @@ def plan(section: Section, model: Any) -> Plan:
             elif clip is not None:
                 errors.add(where, f"both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
             else:
-                clip = (mode, float(value))
+                from optreg.config.run import ClipGrad
+
+                clip = ClipGrad(**{mode: float(value)})
     around = [(k, v) for k, v in section.around.items() if k not in CLIPPING]
     if around:
         listed = ", ".join(f"{where}={show(value)}" for value, where in (v for _, v in around))
@@ -672,7 +668,8 @@ class ModelZooFormat:
         return [k for k in own if k in data]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import Experiment, format_run_length, read_train
+        from optreg.config.experiment import Experiment
+        from optreg.config.run import read_train, resolve_run
 
         errors = Collector()
         section = None
@@ -682,19 +679,41 @@ class ModelZooFormat:
         except ConfigError as exc:
             errors.extend(exc)
         train = read_train(data, errors)
-        if section is not None and section.max_steps is not None:
-            train = format_run_length(train, *section.max_steps, errors)
         dialect = data.get("dialect", "cerebras")
         if dialect != "cerebras":
             errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
-        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment)
+        steps = self.max_steps(data, errors)
+        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
+                                format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors))
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment
 
 
+    def max_steps(self, data: Mapping[str, Any], errors: Collector) -> tuple[int, str] | None:
+        """The Cerebras trainer's run length, (steps, its key): `trainer.init.loop.max_steps` (2.3+, one phase) or
+        `runconfig.max_steps` (the params file); None when absent."""
+        path = ("trainer", "init", "loop", "max_steps") if self.form == "trainer" else ("runconfig", "max_steps")
+        node: Any = data
+        for part in path:
+            if not hasattr(node, "keys") or part not in node:
+                return None
+            node = node[part]
+        if isinstance(node, bool) or not isinstance(node, int) or node < 1:
+            errors.add(".".join(path), f"must be an integer >= 1, got {show(node)}")
+            return None
+        return node, ".".join(path)
+
+
 def _plan_experiment(experiment: Any, model: Any) -> Plan:
-    return plan(experiment.modelzoo, model)
+    """The Model Zoo plan, with the schedule linter's warnings for the run (optreg.core.lint)."""
+    from optreg.core.lint import lint_schedule
+
+    p = plan(experiment.modelzoo, model)
+    for spec, sp in p.schedulers:
+        bases, _ = p.optimizer.base_values(sp.key)
+        p.notes += lint_schedule(sp, experiment.run, bases, None, spec.path)
+    return p
 
 
 TRAINER_FORMAT = ModelZooFormat("modelzoo", "trainer", "trainer.init",

@@ -399,7 +399,7 @@ def _composition_error(exc: Exception, parsed: list[Any]) -> ConfigError:
 def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any], list[Any]]:
     """The primary config for Hydra: each mapping section becomes the default option of its group, so that
     `optimizer=sgd` replaces it; `train:` starts from its defaults so that `train.steps=7` always applies."""
-    from optreg.config.experiment import TrainSpec
+    from optreg.config.run import TrainSpec
 
     primary: dict[str, Any] = {}
     defaults: list[Any] = []

@@ -1,0 +1,146 @@
+"""The run around the optimizer: its length (`train: {steps}` or `train: {epochs, steps_per_epoch}`) and gradient
+clipping (`clip_grad:`).
+
+Run length, from the first source that gives one:
+
+    optreg run --steps  >  build(total_steps=)  >  train.steps  >  train.epochs × steps_per_epoch  >  the format's own
+
+`--steps` replaces what the file says (a command line's last word); the format's own length (Cerebras Model Zoo's
+`max_steps`, its trainer's run) applies only when nothing else gives one; any two other sources that both give a
+length and disagree are a ConfigError naming both. steps_per_epoch (E) comes from `build(steps_per_epoch=)` or
+`train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is called once per optimizer
+step, so a run of N steps evaluates every schedule at steps 0 .. N-1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from optreg.core import models
+from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
+from optreg.errors import Collector, join_path
+
+DEFAULT_STEPS = 100   # `optreg run`'s built-in job when nothing gives a run length
+STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `optreg run --steps`) comes from
+
+
+class TrainSpec(BaseModel):
+    """`train:`: the run's length and the built-in job of `optreg run` (a small MLP on synthetic regression data).
+
+    steps            optimizer steps of the run (None: not given; `optreg run` runs 100 when nothing gives a length);
+    epochs           epochs of the run: with steps_per_epoch, a length of epochs × steps_per_epoch;
+    steps_per_epoch  optimizer steps per epoch (what `by_epoch` schedules count in; a dataloader's length)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: Optional[PosInt] = None
+    epochs: Optional[PosInt] = None
+    steps_per_epoch: Optional[PosInt] = None
+    batch_size: PosInt = 32
+    seed: NonNegInt = 0
+    hidden: PosInt = 32
+    depth: PosInt = 2
+
+
+@dataclass(frozen=True)
+class RunLength:
+    """The run a plan is made for: its optimizer steps (None: not known, so nothing is checked against it), the
+    steps per epoch (None: not known) and where the length came from (named in messages)."""
+
+    steps: int | None = None
+    steps_per_epoch: int | None = None
+    source: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.steps is not None
+
+
+def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_epoch: int | None = None,
+                format_steps: tuple[int, str] | None = None, errors: Collector) -> RunLength:
+    """The run length and steps per epoch from every source (see the module doc); conflicts go to `errors`."""
+    per_epoch = train.steps_per_epoch
+    if steps_per_epoch is not None:
+        if per_epoch is not None and per_epoch != steps_per_epoch:
+            errors.add("train.steps_per_epoch", f"build(steps_per_epoch={steps_per_epoch}) and "
+                                                f"train.steps_per_epoch {per_epoch} disagree; give one")
+        per_epoch = steps_per_epoch
+    sources: list[tuple[str, int, str]] = []   # (what the message says, steps, the key that gives it)
+    if total_steps is not None:
+        sources.append((f"total_steps={total_steps}", total_steps, "total_steps="))
+    if train.steps is not None:
+        sources.append((f"train.steps {train.steps}", train.steps, STEPS_KEY))
+    if train.epochs is not None and per_epoch is not None:   # epochs alone: the dataloader's length comes later
+        sources.append((f"train.epochs × steps_per_epoch = {train.epochs} × {per_epoch} = "
+                            f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
+    if not sources and format_steps is not None:   # the format's own (Model Zoo's max_steps): a fallback only
+        return RunLength(format_steps[0], per_epoch, format_steps[1])
+    if not sources:
+        return RunLength(None, per_epoch, None)
+    first = sources[0]
+    for other in sources[1:]:
+        if other[1] != first[1]:
+            where = other[2] if other[2] not in ("total_steps=", STEPS_KEY) else "train.steps"
+            errors.add(where, f"{first[0]} and {other[0]} disagree on the run length; give one")
+    return RunLength(first[1], per_epoch, first[2])
+
+
+def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
+    """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
+    try:
+        return TrainSpec.model_validate(data.get("train") or {})
+    except ValidationError as exc:
+        for item in models.pydantic_errors(exc):
+            errors.add(join_path("train", item.path), item.message)
+        return TrainSpec()
+
+
+class ClipGrad(BaseModel):
+    """`clip_grad:`: gradient clipping between backward() and the optimizer's step, over every parameter.
+
+    max_norm            clip the global norm to this (torch.nn.utils.clip_grad_norm_: g ← g·min(1, max_norm/‖g‖));
+    norm_type           the norm's p (2; `inf` for the max norm);
+    max_value           clip each element to [-max_value, max_value] (torch.nn.utils.clip_grad_value_);
+    error_if_nonfinite  raise when the total norm is nan or inf (clip_grad_norm_'s flag).
+
+    One of max_norm and max_value (Cerebras Model Zoo's max_gradient_norm / max_gradient_value map onto them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_norm: Optional[PosFloat] = None
+    norm_type: Any = 2.0
+    max_value: Optional[PosFloat] = None
+    error_if_nonfinite: Bool = False
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "ClipGrad":
+        if (self.max_norm is None) == (self.max_value is None):
+            raise ValueError("give one of max_norm (clip the global norm) and max_value (clip each element)")
+        return self
+
+
+def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad | None:
+    """The `clip_grad:` section, or None when absent; problems go to `errors` at `path`."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        errors.add(path, f"expected a mapping with max_norm or max_value, got {type(raw).__name__}")
+        return None
+    norm_type = raw.get("norm_type", 2.0)
+    if not (norm_type in ("inf", float("inf")) or isinstance(norm_type, (int, float)) and not isinstance(
+            norm_type, bool) and 0 < norm_type <= 1e9):
+        errors.add(join_path(path, "norm_type"), f"must be a number > 0 or 'inf', got {norm_type!r}")
+        return None
+    try:
+        clip = ClipGrad.model_validate(dict(raw))
+    except ValidationError as exc:
+        for item in models.pydantic_errors(exc):
+            errors.add(join_path(path, item.path), item.message)
+        return None
+    return clip.model_copy(update={"norm_type": float(norm_type)})
+
+
+__all__ = ["TrainSpec", "RunLength", "resolve_run", "read_train", "ClipGrad", "read_clip", "DEFAULT_STEPS"]

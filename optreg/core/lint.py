@@ -1,0 +1,146 @@
+"""The schedule linter: a planned schedule read against the run it is planned for (the same in validate, plot and
+build).
+
+Errors, where training would break:
+- a warmup longer than the schedule it belongs to (HF's num_warmup_steps > num_training_steps, NeMo's warmup_steps
+  > max_steps): checked whatever the run length.
+Warnings, where it is probably a mistake, only when the run length is known (given by the user or the format, never
+`optreg run`'s default):
+- a schedule whose horizon H (its length after the warmup W) is < 0.9 × (run − W) or > run − W: it ends before
+  the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
+- lr 0 at the first step (the first update does nothing);
+- a minimum lr at or above the group's peak (the schedule never decays);
+- a schedule that sets the lr itself (absolute values) while the optimizer section also sets one.
+Each message names both numbers and the keys to change.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from optreg.errors import Collector, join_path
+
+HORIZON_SLACK = 0.9                        # a horizon under 0.9 × the run (after the warmup) ends too early
+MIN_KEYS = ("eta_min", "min_lr", "lr_end", "end_lr", "end_learning_rate")   # the floor a decaying schedule ends at
+WARMUP_KEYS = ("num_warmup_steps", "warmup_steps", "warmup_t")
+
+
+def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
+    """A schedule's own warmup longer than its total: the decay that follows it has no steps (ConfigError)."""
+    entry = plan.entry
+    if entry is None or not entry.length:
+        return
+    total = plan.values.get(entry.length)
+    for key in WARMUP_KEYS:
+        warmup = plan.values.get(key)
+        if isinstance(total, int) and isinstance(warmup, float) and 0 <= warmup < 1:
+            warmup = math.ceil(round(warmup * total, 9))   # a fraction of the total (HF)
+        if isinstance(total, int) and isinstance(warmup, int) and not isinstance(warmup, bool) and warmup > total:
+            errors.add(join_path(path, key), f"a warmup of {warmup} steps is longer than the schedule "
+                                             f"({entry.length} {total}): lower {key} or raise {entry.length}")
+
+
+def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
+                  path: str = "scheduler") -> list[str]:
+    """The warnings for `plan` in a run of `run.steps` steps; `bases` the groups' values of the key it drives (None:
+    unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself."""
+    if run is None or run.steps is None:
+        return []
+    out: list[str] = []
+    loop = getattr(plan, "loop", None)
+    warmup = loop.warmup_steps if loop is not None else 0
+    _horizon(plan, run, warmup, loop, path, out)
+    schedule = _closed_form(plan)
+    key = plan.key if plan.schedule is not None else "lr"
+    if schedule is None or key != "lr":
+        return out
+    values = plan.values or {}
+    for i, base in enumerate(bases if schedule.values == "factor" else []):   # absolute: warmups from 0 are usual
+        try:
+            first = schedule.apply(0, base)
+        except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
+            return out
+        if first == 0 and base > 0:
+            out.append(f"{path}: the lr at step 0 is 0 (group {i}'s lr {base:g}): the first optimizer step updates "
+                       f"nothing; start above 0 ({_start_keys(plan, path)})")
+            break
+    for name in MIN_KEYS:
+        floor = values.get(name)
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not bases:
+            continue
+        peaks = [_peak(schedule, base, plan.length or run.steps) for base in bases]
+        for i, peak in enumerate(peaks):
+            if peak is not None and floor >= peak:
+                out.append(f"{join_path(path, name)}: {name} {floor:g} is at or above the peak lr {peak:g} of group "
+                           f"{i}: the schedule never decays; lower {join_path(path, name)} below the optimizer's "
+                           f"lr")
+                break
+    if schedule.values == "absolute" and optimizer_lr is not None:
+        given, lr = optimizer_lr
+        try:
+            first = schedule.apply(0, lr)
+        except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
+            first = None
+        if first is not None and first != lr:
+            out.append(f"{path}: {plan.name} sets the lr itself ({first:g} at step 0), which overrides {given} "
+                       f"{lr:g}; drop {given} or make the schedule start at it")
+    return out
+
+
+def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[str]) -> None:
+    try:
+        length = plan.length
+    except (ArithmeticError, ValueError):
+        return
+    if length is None or (loop is not None and loop.filled):
+        return
+    horizon, room = length - warmup, run.steps - warmup
+    entry = plan.entry
+    single = entry is not None and entry.length
+    key = join_path(path, entry.length) if single else join_path(path, "schedulers")
+    what = f"{entry.length} {plan.values.get(entry.length)} spans" if single else "the stages span"
+    per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
+    target = math.ceil(room / per_epoch)
+    unit = " epochs" if per_epoch > 1 else ""
+    change = f"set {key} to {target}{unit}" if single else f"make the lengths of {key} add up to {target}{unit}"
+    after = f" after the {warmup}-step warmup" if warmup else ""
+    hf = entry is not None and entry.dialect == "hf"
+    if hf and horizon != room:
+        out.append(f"{key}: {what} {horizon} steps, not the {room} steps of the run{after} ({run.source}); "
+                   f"{change}")
+    elif not hf and (horizon < HORIZON_SLACK * room or horizon > room):
+        early = horizon < room
+        out.append(f"{key}: {what} {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
+                   f"steps of the run{after} ({run.source}): the schedule "
+                   f"{'ends early' if early else 'never finishes'}; {change}")
+
+
+def _closed_form(plan: Any) -> Any:
+    from optreg.errors import ConfigError
+
+    try:
+        return plan.closed_form("scheduler")
+    except ConfigError:
+        return None
+
+
+def _peak(schedule: Any, base: float, length: int) -> float | None:
+    """The largest value over the schedule's steps (sampled: at most 4,097 of them)."""
+    stride = max(1, length // 4096)
+    try:
+        return max(schedule.apply(t, base) for t in range(0, length + 1, stride))
+    except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
+        return None
+
+
+def _start_keys(plan: Any, path: str) -> str:
+    loop = getattr(plan, "loop", None)
+    if loop is not None and loop.warmup is not None:
+        return f"{join_path(path, 'warmup')}.start_factor or .start_value"
+    names = [k for k in ("start_factor", "factor", "initial_learning_rate", "base_lr", "div_factor", *WARMUP_KEYS)
+             if k in (plan.values or {})]
+    return ", ".join(join_path(path, k) for k in names) or f"the schedule's first value"
+
+
+__all__ = ["lint_schedule", "own_warmup_errors", "HORIZON_SLACK"]

@@ -1,0 +1,171 @@
+"""The training loop's options of a scheduler spec, planned: `by_epoch`, `convert_to_iter_based` and `warmup`,
+and the schedule's length from the run (a length the spec leaves out).
+
+Every spec may say `by_epoch: true` (counts in epochs: value(t) = f(⌊t/E⌋), optreg.schedules.epochs.EpochStepped)
+and, with it, `convert_to_iter_based: true` (its step counts multiplied by E, MMEngine's `build_iter_from_epoch`).
+The top-level spec may say `warmup:` (optreg.schedules.warmup). A length the top-level spec leaves out (T_max,
+total_iters, num_training_steps: its entry's `length`) becomes run length − W when the run length is known and the
+option has no default of its own, or a warmup precedes it (in epochs, rounded up, for by_epoch alone).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from optreg.core import models
+from optreg.core.names import synonyms
+from optreg.errors import Collector, ConfigError, join_path, show
+
+LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
+NO_RUN = "train.steps, train.epochs × steps_per_epoch, or build(total_steps=)"
+
+
+@dataclass
+class Loop:
+    """A spec's loop options, validated: by_epoch, convert_to_iter_based, the warmup spec and its length W, and the
+    length option filled from the run (left as filled: not rescaled)."""
+
+    by_epoch: bool = False
+    convert: bool = False
+    warmup: Any = None            # optreg.schedules.warmup.WarmupSpec
+    warmup_steps: int = 0
+    filled: str | None = None
+
+    @property
+    def epoch_stepped(self) -> bool:
+        return self.by_epoch and not self.convert
+
+
+def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -> Loop:
+    """Take the loop options out of `spec`; problems go to `errors` at their paths."""
+    loop = Loop()
+    for key, attr in (("by_epoch", "by_epoch"), ("convert_to_iter_based", "convert")):
+        if key in spec:
+            value = spec.pop(key)
+            if isinstance(value, bool):
+                setattr(loop, attr, value)
+            else:
+                errors.add(join_path(path, key), f"must be true or false, got {show(value)}")
+    if loop.convert and not loop.by_epoch:
+        errors.add(join_path(path, "convert_to_iter_based"), "convert_to_iter_based converts a schedule written in "
+                                                             "epochs; it needs by_epoch: true")
+    if loop.by_epoch and context.steps_per_epoch is None and context.final_run:
+        errors.add(join_path(path, "by_epoch"), "a schedule counted in epochs needs the steps per epoch: "
+                                                "train.steps_per_epoch or build(..., steps_per_epoch=)")
+    if "warmup" in spec:
+        _read_warmup(spec.pop("warmup"), loop, context, join_path(path, "warmup"), errors)
+    return loop
+
+
+def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collector) -> None:
+    from optreg.schedules.warmup import WarmupSpec
+
+    if not context.top:
+        errors.add(path, "warmup applies to the whole schedule: give it once, in the top-level scheduler section")
+        return
+    try:
+        loop.warmup = WarmupSpec.model_validate(raw)
+    except ValidationError as exc:
+        for item in models.pydantic_errors(exc):
+            errors.add(join_path(path, item.path), item.message)
+        return
+    steps = loop.warmup.length(context.run_steps)
+    if steps is None:
+        if context.final_run:
+            errors.add(join_path(path, "ratio"), f"a warmup ratio needs the run length: {NO_RUN}")
+        return
+    loop.warmup_steps = steps
+    if loop.warmup.type == "exponential" and (loop.warmup.start_value == 0 or loop.warmup.start_factor == 0):
+        key = "start_value" if loop.warmup.start_value == 0 else "start_factor"
+        errors.add(join_path(path, key), "an exponential warmup multiplies its start: it must be > 0")
+
+
+def warmup_refusal(entry: Any) -> str | None:
+    """Why `entry` takes no `warmup:` (it steps on a metric, or has a warmup of its own), else None."""
+    if "ReduceLROnPlateau" in entry.name:
+        return f"{entry.qualname} steps on a metric, not on the step count: it takes no warmup"
+    own = [o.name for o in models.options(entry) if "warmup" in o.name.lower()]
+    if own:
+        return f"{entry.qualname} has a warmup of its own ({', '.join(own)}); set it there and drop warmup:"
+    return None
+
+
+def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
+    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own."""
+    refusal = warmup_refusal(entry) if loop.warmup is not None else None
+    if refusal:
+        errors.add(join_path(path, "warmup"), refusal)
+
+
+def describe_loop(entry: Any) -> tuple[str, ...]:
+    """What `optreg show` says of a scheduler's loop keys: epochs, the counts converted, warmup, the run's length."""
+    from optreg.schedules.epochs import COUNTS
+
+    counts = [o.name for o in models.options(entry) if o.name in COUNTS]
+    refusal = warmup_refusal(entry)
+    lines = [f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
+             f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
+             f"(MMEngine)",
+             f"warmup: {{steps | ratio, start_factor | start_value, type: linear | constant | exponential}} in the "
+             f"top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
+    option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
+    if option is not None:
+        when = "" if option.required or option.default is None else " after a warmup"
+        lines.append(f"{entry.length} left out{when}: the run length − the warmup (train.steps, train.epochs × "
+                     f"steps_per_epoch, build(total_steps=))")
+    return tuple(lines)
+
+
+def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path: str, errors: Collector) -> None:
+    """Give the top-level spec's length (its entry's `length` option) from the run when the spec leaves it out."""
+    if not context.top or context.run_steps is None or not entry.length:
+        return
+    if any(name in spec for name in {entry.length, *synonyms(entry.length)}):
+        return
+    option = next((o for o in models.options(entry) if o.name == entry.length), None)
+    if option is None or not (option.required or option.default is None or loop.warmup is not None):
+        return
+    remaining = context.run_steps - loop.warmup_steps
+    if remaining < 1:
+        errors.add(join_path(path, "warmup"), f"a warmup of {loop.warmup_steps} steps leaves none of the "
+                                              f"{context.run_steps}-step run to {entry.name}; shorten the warmup")
+        remaining = 1   # planned on, so that this is the only problem reported about the length
+    spec[entry.length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
+        context.steps_per_epoch else remaining
+    loop.filled = entry.length
+
+
+def counts_scale(loop: Loop, context: Any) -> int:
+    """What the spec's step counts are multiplied by: E when it converts (times a converting parent's E)."""
+    return context.counts_scale * (context.steps_per_epoch if loop.convert and context.steps_per_epoch else 1)
+
+
+def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) -> None:
+    """Wrap the planned schedule: by_epoch alone (EpochStepped), then the warmup (Warmup); a torch class becomes its
+    closed form, driven by the adapter."""
+    if not loop.epoch_stepped and not loop.warmup_steps:
+        return
+    from optreg.schedules.epochs import EpochStepped
+    from optreg.schedules.warmup import Warmup
+
+    torch_class = plan.schedule is None
+    try:
+        schedule = plan.closed_form(path)
+    except ConfigError as exc:
+        errors.extend(exc)
+        return
+    if loop.epoch_stepped and context.steps_per_epoch:
+        schedule = EpochStepped(schedule, context.steps_per_epoch)
+    if loop.warmup_steps:
+        w = loop.warmup
+        schedule = Warmup(schedule, loop.warmup_steps, w.type, w.start_factor, w.start_value)
+    if torch_class:
+        plan.last_epoch = plan.values.get("last_epoch", -1)
+    plan.schedule = schedule
+
+
+__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "warmup_refusal", "describe_loop", "fill_length", "counts_scale", "finish"]

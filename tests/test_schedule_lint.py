@@ -1,0 +1,109 @@
+"""The schedule linter: each case with its exact message, the same from validate (read), build and plot."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import optreg
+from optreg.errors import ConfigError
+
+
+def experiment(scheduler, steps=1000, lr=0.1, **train):
+    out = {"optimizer": {"name": "SGD", "lr": lr}, "scheduler": scheduler}
+    if steps is not None or train:
+        out["train"] = {**({"steps": steps} if steps is not None else {}), **train}
+    return out
+
+
+def build_notes(config, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(config, torch.nn.Linear(2, 2), **kwargs)
+    assert [str(w.message) for w in caught if "scheduler" in str(w.message)] == built.notes
+    return built.notes
+
+
+WARNINGS = [
+    ("horizon early", experiment({"name": "CosineAnnealingLR", "T_max": 100}),
+     "scheduler.T_max: T_max 100 spans 100 steps, under 0.9 × the 1000 steps of the run (train.steps or --steps): "
+     "the schedule ends early; set scheduler.T_max to 1000"),
+    ("horizon past the run", experiment({"name": "CosineAnnealingLR", "T_max": 2000}),
+     "scheduler.T_max: T_max 2000 spans 2000 steps, more than the 1000 steps of the run (train.steps or --steps): "
+     "the schedule never finishes; set scheduler.T_max to 1000"),
+    ("horizon after a warmup", experiment({"name": "CosineAnnealingLR", "T_max": 50, "warmup": {"steps": 100}}),
+     "scheduler.T_max: T_max 50 spans 50 steps, under 0.9 × the 900 steps of the run after the 100-step warmup "
+     "(train.steps or --steps): the schedule ends early; set scheduler.T_max to 900"),
+    ("horizon in epochs", experiment({"name": "CosineAnnealingLR", "T_max": 20, "by_epoch": True},
+                                     epochs=10, steps_per_epoch=100, steps=None),
+     "scheduler.T_max: T_max 20 spans 2000 steps, more than the 1000 steps of the run (train.epochs): the "
+     "schedule never finishes; set scheduler.T_max to 10 epochs"),
+    ("hf horizon", experiment({"name": "cosine", "dialect": "hf", "num_warmup_steps": 0, "num_training_steps": 900}),
+     "scheduler.num_training_steps: num_training_steps 900 spans 900 steps, not the 1000 steps of the run "
+     "(train.steps or --steps); set scheduler.num_training_steps to 1000"),
+    ("sequential horizon", experiment({"name": "sequential", "schedulers": [
+        {"name": "LinearLR", "start_factor": 0.5, "total_iters": 10}, {"name": "CosineAnnealingLR", "T_max": 90}]}),
+     "scheduler.schedulers: the stages span 100 steps, under 0.9 × the 1000 steps of the run (train.steps or "
+     "--steps): the schedule ends early; make the lengths of scheduler.schedulers add up to 1000"),
+    ("lr 0 first", experiment({"name": "linear", "dialect": "hf", "num_warmup_steps": 10}),
+     "scheduler: the lr at step 0 is 0 (group 0's lr 0.1): the first optimizer step updates nothing; start above 0 "
+     "(scheduler.num_warmup_steps)"),
+    ("min at peak", experiment({"name": "CosineAnnealingLR", "eta_min": 0.1}),
+     "scheduler.eta_min: eta_min 0.1 is at or above the peak lr 0.1 of group 0: the schedule never decays; lower "
+     "scheduler.eta_min below the optimizer's lr"),
+    ("lr set twice", experiment({"name": "CosineDecayLR", "dialect": "cerebras", "initial_learning_rate": 0.01,
+                                 "end_learning_rate": 0.001, "total_iters": 1000}),
+     "scheduler: CosineDecayLR sets the lr itself (0.01 at step 0), which overrides optimizer.lr 0.1; drop "
+     "optimizer.lr or make the schedule start at it"),
+]
+
+
+@pytest.mark.parametrize("name, config, message", WARNINGS, ids=[w[0] for w in WARNINGS])
+def test_linter_warnings(name, config, message):
+    assert build_notes(config) == [message]
+    assert optreg.load_config(config if isinstance(config, str) else _yaml(config)).notes == [message]
+
+
+def _yaml(config):
+    import yaml
+
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def test_no_warning_without_a_run_length_or_when_it_fits():
+    assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 100}, steps=None)) == []
+    assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 950})) == []
+    assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 100}, steps=None), total_steps=100) == []
+
+
+def test_hf_warmup_longer_than_the_schedule_is_an_error():
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: linear, dialect: hf, "
+                           "num_warmup_steps: 10, num_training_steps: 5}\n")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler.num_warmup_steps", "a warmup of 10 steps is longer than the schedule (num_training_steps 5): "
+                                       "lower num_warmup_steps or raise num_training_steps")]
+    assert str(info.value).startswith("<string>:2:")
+
+
+def test_per_step_list_shorter_than_the_run_names_the_source():
+    config = {"optimizer": {"name": "SGD", "dialect": "mindspore", "learning_rate": [0.1, 0.05, 0.01]},
+              "train": {"epochs": 2, "steps_per_epoch": 5}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, torch.nn.Linear(2, 2))
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("optimizer.learning_rate", "a per-step list of 3 values is shorter than the run (10 steps: train.epochs); "
+                                    "give one value per step")]
+
+
+def test_validate_prints_the_warnings(tmp_path, capsys):
+    from optreg.cli import main
+
+    path = tmp_path / "short.yaml"
+    path.write_text(_yaml(experiment({"name": "CosineAnnealingLR", "T_max": 100})))
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"{path}: ok\n"
+    assert captured.err == f"{path}: warning: {WARNINGS[0][2]}\n"

@@ -1,0 +1,353 @@
+"""The run around the optimizer: run length, epochs (against MMEngine's recorded curves), warmup (against the
+sequential schedule it abbreviates) and gradient clipping (the norm asked for)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import optreg
+from optreg.errors import ConfigError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mmengine" / "schedulers.json"
+
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 2)
+        self.b = nn.Linear(2, 1)
+
+
+def config(scheduler=None, train=None, lr=0.1, **top):
+    out = {"optimizer": {"name": "SGD", "lr": lr / 5, "param_groups": [{"params": "a.*", "lr": lr}]}, **top}
+    if scheduler is not None:
+        out["scheduler"] = scheduler
+    if train is not None:
+        out["train"] = train
+    return out
+
+
+def lrs(built, steps):
+    """Every group's lr at optimizer steps 0 .. steps-1, the scheduler stepped once per optimizer step."""
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(steps):
+            out.append([g["lr"] for g in built.optimizer.param_groups])
+            built.optimizer.step()
+            built.scheduler.step()
+    return out
+
+
+def messages(exc_info) -> list[tuple[str, str]]:
+    return [(e.path, e.message) for e in exc_info.value.errors]
+
+
+# ---------------------------------------------------------------------------------------------------
+# run length
+# ---------------------------------------------------------------------------------------------------
+def test_run_length_from_each_source_in_order():
+    model = Two()
+    assert optreg.build(config(), model).run.steps is None       # nothing given: unknown, not the default
+    assert optreg.build(config(train={"steps": 70}), model).run.steps == 70
+    built = optreg.build(config(train={"epochs": 4, "steps_per_epoch": 25}), model)
+    assert (built.run.steps, built.run.steps_per_epoch, built.run.source) == (100, 25, "train.epochs")
+    built = optreg.build(config(train={"epochs": 4}), model, steps_per_epoch=30)
+    assert (built.run.steps, built.run.steps_per_epoch) == (120, 30)
+    built = optreg.build(config(train={"steps_per_epoch": 30}), model, total_steps=90)
+    assert (built.run.steps, built.run.source) == (90, "total_steps=")
+
+
+def test_two_run_lengths_that_disagree_are_an_error():
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("train: {steps: 1000, epochs: 3, steps_per_epoch: 300}\noptimizer: {name: SGD, lr: 0.1}\n")
+    assert messages(info) == [("train.epochs", "train.steps 1000 and train.epochs × steps_per_epoch = 3 × 300 = 900 "
+                                               "disagree on the run length; give one")]
+    assert str(info.value).startswith("<string>:1:")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"steps": 100}), Two(), total_steps=50)
+    assert messages(info) == [("train.steps", "total_steps=50 and train.steps 100 disagree on the run length; "
+                                              "give one")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"steps_per_epoch": 10}), Two(), steps_per_epoch=12)
+    assert messages(info) == [("train.steps_per_epoch", "build(steps_per_epoch=12) and train.steps_per_epoch 10 "
+                                                        "disagree; give one")]
+    assert optreg.load_config("train: {epochs: 3}\noptimizer: {name: SGD, lr: 0.1}\n").run.steps is None
+
+
+def test_cli_steps_replaces_the_files_epochs(tmp_path, capsys):
+    from optreg.cli import main
+
+    path = tmp_path / "run.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.05}\ntrain: {epochs: 3, steps_per_epoch: 4, hidden: 8, depth: 1}\n")
+    assert main(["run", str(path)]) == 0
+    assert "(after 12 steps)" in capsys.readouterr().out
+    assert main(["run", str(path), "--steps", "5"]) == 0
+    assert "(after 5 steps)" in capsys.readouterr().out
+    path.write_text("optimizer: {name: SGD, lr: 0.05}\ntrain: {epochs: 3}\n")
+    assert main(["run", str(path)]) == 1
+    assert capsys.readouterr().err == ("train.epochs: 3 epochs need the steps per epoch to give a run length: "
+                                       "train.steps_per_epoch or --steps\n")
+
+
+def test_a_model_zoo_configs_max_steps_is_its_run_length():
+    legacy = {"optimizer": {"optimizer_type": "SGD", "learning_rate": [
+        {"scheduler": "Linear", "initial_learning_rate": 0.01, "end_learning_rate": 0.1, "total_iters": 10},
+        {"scheduler": "CosineDecay", "initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 50}]},
+        "runconfig": {"max_steps": 200}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(legacy, Two())
+    assert (built.run.steps, built.run.source) == (200, "runconfig.max_steps")
+    lint = ("optimizer.learning_rate.schedulers: the stages span 60 steps, under 0.9 × the 200 steps of the run "
+            "(runconfig.max_steps): the schedule ends early; make the lengths of optimizer.learning_rate.schedulers "
+            "add up to 200")
+    assert lint in built.notes and lint in [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # optreg's own train.steps wins over the format's, without a conflict
+        assert optreg.build({**legacy, "train": {"steps": 60}}, Two()).run.steps == 60
+    with pytest.raises(ConfigError) as info:
+        optreg.build({**legacy, "runconfig": {"max_steps": 0}}, Two())
+    assert messages(info) == [("runconfig.max_steps", "must be an integer >= 1, got 0")]
+
+
+def test_a_length_the_schedule_leaves_out_is_the_run():
+    built = optreg.build(config({"name": "CosineAnnealingLR", "eta_min": 0.0}, {"steps": 40}), Two())
+    got = lrs(built, 41)
+    assert got[20][0] == pytest.approx(0.05, rel=1e-12) and got[40][0] == pytest.approx(0.0, abs=1e-15)
+    with pytest.raises(ConfigError) as info:      # no run length: T_max is required, as torch requires it
+        optreg.build(config({"name": "CosineAnnealingLR"}), Two())
+    assert messages(info)[0][0] == "scheduler.T_max"
+
+
+# ---------------------------------------------------------------------------------------------------
+# epochs: MMEngine's curves
+# ---------------------------------------------------------------------------------------------------
+RECORDED = json.loads(FIXTURES.read_text())
+
+
+@pytest.mark.parametrize("case", RECORDED["cases"], ids=[c["name"] for c in RECORDED["cases"]])
+def test_epoch_schedules_follow_mmengine(case):
+    E, (lr_a, lr_b) = RECORDED["steps_per_epoch"], RECORDED["group_lrs"]
+    spec = {"optimizer": {"name": "SGD", "lr": lr_b, "param_groups": [{"params": "a.*", "lr": lr_a}]},
+            "scheduler": case["scheduler"], "train": {"steps": case["steps"], "steps_per_epoch": E}}
+    got = lrs(optreg.build(spec, Two()), case["steps"])
+    for step, (mine, theirs) in enumerate(zip(got, case["lrs"])):
+        assert mine == pytest.approx(theirs, rel=1e-9, abs=0), f"{case['mmengine']} step {step}"
+
+
+def test_by_epoch_needs_steps_per_epoch_and_convert_needs_by_epoch():
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config({"name": "StepLR", "step_size": 2, "convert_to_iter_based": True},
+                            {"steps_per_epoch": 5}), Two())
+    assert messages(info) == [("scheduler.convert_to_iter_based", "convert_to_iter_based converts a schedule "
+                                                                  "written in epochs; it needs by_epoch: true")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config({"name": "StepLR", "step_size": 2, "by_epoch": True}), Two())
+    assert messages(info) == [("scheduler.by_epoch", "a schedule counted in epochs needs the steps per epoch: "
+                                                     "train.steps_per_epoch or build(..., steps_per_epoch=)")]
+    built = optreg.build(config({"name": "StepLR", "step_size": 2, "by_epoch": True}), Two(), steps_per_epoch=5)
+    assert [row[0] for row in lrs(built, 11)][8:] == pytest.approx([0.1, 0.1, 0.01])
+
+
+def test_convert_scales_a_sequentials_counts_and_milestones():
+    spec = {"name": "sequential", "by_epoch": True, "convert_to_iter_based": True,
+            "schedulers": [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 2},
+                           {"name": "ExponentialLR", "gamma": 0.9}]}
+    got = [row[0] for row in lrs(optreg.build(config(spec, {"steps_per_epoch": 4}), Two()), 12)]
+    want = [0.1 * (0.5 + 0.5 * t / 8) for t in range(8)] + [0.1 * 0.9 ** (t - 8) for t in range(8, 12)]
+    assert got == pytest.approx(want, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------
+# warmup
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind, stage", [("linear", {"name": "LinearLR", "start_factor": 0.1, "end_factor": 1.0,
+                                                     "total_iters": 10}),
+                                         ("constant", {"name": "ConstantLR", "factor": 0.1, "total_iters": 10})])
+def test_warmup_equals_the_sequential_schedule_it_abbreviates(kind, stage):
+    short = config({"name": "CosineAnnealingLR", "eta_min": 0.001,
+                    "warmup": {"steps": 10, "start_factor": 0.1, "type": kind}}, {"steps": 100})
+    long = config({"name": "sequential", "schedulers": [stage, {"name": "CosineAnnealingLR", "T_max": 90,
+                                                                "eta_min": 0.001}]}, {"steps": 100})
+    reference = optreg.build(long, Two())
+    assert type(reference.scheduler).__name__ == "SequentialLR"     # torch's own
+    theirs = lrs(reference, 100)
+    mine = lrs(optreg.build(short, Two()), 100)
+    for step, (a, b) in enumerate(zip(mine, theirs)):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-15), step
+
+
+def test_exponential_warmup_and_ratio_and_start_value():
+    spec = {"name": "ExponentialLR", "gamma": 0.5, "warmup": {"ratio": 0.05, "start_factor": 0.01,
+                                                              "type": "exponential"}}
+    got = [row[0] for row in lrs(optreg.build(config(spec, {"steps": 80}), Two()), 6)]
+    # W = ceil(0.05 × 80) = 4; s = 0.01 × 0.1; s·(v0/s)^(t/W) = 0.001·100^(t/4); then 0.1·0.5^(t - 4)
+    assert got == pytest.approx([0.001, 0.001 * 100 ** 0.25, 0.01, 0.001 * 100 ** 0.75, 0.1, 0.05], rel=1e-12)
+    spec = {"name": "ExponentialLR", "gamma": 0.5, "warmup": {"steps": 2, "start_value": 0.0}}
+    got = lrs(optreg.build(config(spec), Two()), 3)
+    assert sum(got, []) == pytest.approx([0.0, 0.0, 0.05, 0.01, 0.1, 0.02], rel=1e-12)
+
+
+def test_warmup_default_is_linear_from_a_thousandth():
+    spec = {"name": "ConstantLR", "factor": 1.0, "warmup": {"steps": 4}}
+    got = [row[0] for row in lrs(optreg.build(config(spec), Two()), 5)]
+    assert got == pytest.approx([0.0001 + (0.1 - 0.0001) * t / 4 for t in range(4)] + [0.1], rel=1e-12)
+
+
+def test_warmup_refusals():
+    cases = [
+        ({"name": "ReduceLROnPlateau", "warmup": {"steps": 5}}, None,
+         [("scheduler.warmup", "torch.ReduceLROnPlateau steps on a metric, not on the step count: it takes no "
+                               "warmup")]),
+        ({"name": "linear", "dialect": "hf", "num_warmup_steps": 2, "num_training_steps": 50,
+          "warmup": {"steps": 5}}, None,
+         [("scheduler.warmup", "hf.linear has a warmup of its own (num_warmup_steps); set it there and drop "
+                               "warmup:")]),
+        ({"name": "ExponentialLR", "gamma": 0.9, "warmup": {"ratio": 0.1}}, None,
+         [("scheduler.warmup.ratio", "a warmup ratio needs the run length: train.steps, train.epochs × "
+                                     "steps_per_epoch, or build(total_steps=)")]),
+        ({"name": "CosineAnnealingLR", "warmup": {"steps": 20}}, {"steps": 20},
+         [("scheduler.warmup", "a warmup of 20 steps leaves none of the 20-step run to CosineAnnealingLR; shorten "
+                               "the warmup")]),
+        ({"name": "sequential", "schedulers": [{"name": "ExponentialLR", "gamma": 0.9, "warmup": {"steps": 2}}]},
+         None, [("scheduler.schedulers[0].warmup", "warmup applies to the whole schedule: give it once, in the "
+                                                   "top-level scheduler section")]),
+        ({"name": "ExponentialLR", "gamma": 0.9, "warmup": {"steps": 2, "ratio": 0.1}}, None,
+         [("scheduler.warmup", "give one of steps (a count) and ratio (a fraction of the run)")]),
+        ({"name": "ExponentialLR", "gamma": 0.9, "warmup": {"steps": 2, "type": "exponential",
+                                                             "start_value": 0.0}}, None,
+         [("scheduler.warmup.start_value", "an exponential warmup multiplies its start: it must be > 0")]),
+    ]
+    for scheduler, train, expected in cases:
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(scheduler, train), Two())
+        assert messages(info) == expected, scheduler
+
+
+# ---------------------------------------------------------------------------------------------------
+# gradient clipping
+# ---------------------------------------------------------------------------------------------------
+def _grads(model, value):
+    for p in model.parameters():
+        p.grad = torch.full_like(p, value)
+
+
+def _norm(model, p=2.0):
+    return float(torch.linalg.vector_norm(torch.cat([q.grad.reshape(-1) for q in model.parameters()]), p))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, "inf"])
+def test_clip_grad_gives_the_norm_asked_for(norm_type):
+    model = Two()
+    built = optreg.build(config(clip_grad={"max_norm": 0.5, "norm_type": norm_type}), model)
+    _grads(model, 3.0)
+    before = _norm(model, float(norm_type))
+    total = built.clip_gradients(model)
+    assert float(total) == pytest.approx(before, rel=1e-6)
+    assert _norm(model, float(norm_type)) == pytest.approx(0.5, rel=1e-5)
+
+
+def test_clip_grad_by_value_and_its_errors():
+    model = Two()
+    built = optreg.build(config(clip_grad={"max_value": 0.25}), model)
+    _grads(model, -3.0)
+    assert built.clip_gradients(model) is None
+    assert all(float(p.grad.min()) == -0.25 and float(p.grad.max()) == -0.25 for p in model.parameters())
+    built = optreg.build(config(clip_grad={"max_norm": 1.0, "error_if_nonfinite": True}), model)
+    _grads(model, float("nan"))
+    with pytest.raises(RuntimeError, match="non-finite"):
+        built.clip_gradients(model)
+    for bad, expected in [({"max_norm": 1.0, "max_value": 1.0},
+                           ("clip_grad", "give one of max_norm (clip the global norm) and max_value (clip each "
+                                         "element)")),
+                          ({"max_norm": -1.0}, ("clip_grad.max_norm", "must be > 0, got -1.0")),
+                          ({"max_norm": 1.0, "norm_type": "l2"},
+                           ("clip_grad.norm_type", "must be a number > 0 or 'inf', got 'l2'")),
+                          ({"max_nrom": 1.0}, None)]:
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(clip_grad=bad), model)
+        if expected is not None:
+            assert messages(info) == [expected]
+        else:
+            assert messages(info)[0][0] == "clip_grad.max_nrom"
+
+
+# ---------------------------------------------------------------------------------------------------
+# the README's worked example
+# ---------------------------------------------------------------------------------------------------
+def test_the_readmes_training_loop_example():
+    import re
+
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    block = re.search(r"<!-- training-loop-example -->\n```yaml\n(.*?)```\n\n(\| steps.*?)\n\n", text, re.S)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    built = optreg.build(block.group(1), model)
+    assert (built.run.steps, built.run.steps_per_epoch) == (20, 4)
+    got = [row[0] for row in lrs(built, 20)]
+    # by hand: 4 linear warmup steps from 0.1 × 0.1, then the cosine of epoch ⌊(t − 4)/4⌋ with T_max 4 epochs
+    c = math.cos(math.pi / 4)
+    hand = [0.01, 0.0325, 0.055, 0.0775] + [0.1] * 4 + [0.001 + 0.099 * (1 + c) / 2] * 4 + [0.0505] * 4 + \
+        [0.001 + 0.099 * (1 - c) / 2] * 4
+    assert got == pytest.approx(hand, rel=1e-12)
+    table = [line.split("|")[2] for line in block.group(2).splitlines()[2:]]
+    shown = [float(x) for cell in table for x in re.findall(r"^ ?([0-9.]+(?:, [0-9.]+)*)", cell)[0].split(", ")]
+    assert shown == pytest.approx(hand[:4] + [hand[4], hand[8], hand[12], hand[16]], abs=5e-7)   # 6 decimals
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 5.0)
+    built.clip_gradients(model)
+    assert math.sqrt(sum(float((p.grad ** 2).sum()) for p in model.parameters())) == pytest.approx(1.0, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the JSON Schema, Hydra overrides and `optreg show` know the loop's keys
+# ---------------------------------------------------------------------------------------------------
+def test_schema_covers_the_loop_keys():
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(optreg.json_schema())
+    good = {"optimizer": {"name": "SGD", "lr": 0.1},
+            "scheduler": {"name": "CosineAnnealingLR", "by_epoch": True, "convert_to_iter_based": True,
+                          "warmup": {"ratio": 0.1, "start_value": 0.0, "type": "exponential"}},
+            "clip_grad": {"max_norm": 1.0, "norm_type": "inf", "error_if_nonfinite": True},
+            "train": {"epochs": 3, "steps_per_epoch": 10}}
+    assert list(validator.iter_errors(good)) == []
+    for bad in ({"scheduler": {"name": "StepLR", "step_size": 2, "warmup": {"steps": 2, "type": "cosine"}}},
+                {"scheduler": {"name": "sequential", "schedulers": [{"name": "StepLR", "step_size": 2}],
+                               "by_epoch": "yes"}},
+                {"clip_grad": {"max_norm": 1.0, "clip": 2}},
+                {"train": {"epochs": 0}}):
+        assert list(validator.iter_errors({**good, **bad})), bad
+
+
+def test_hydra_overrides_reach_the_loop_keys():
+    from optreg.cli import _load
+    from optreg.config.run import ClipGrad
+
+    experiment = _load(None, ["+clip_grad.max_norm=0.5", "+scheduler.warmup.steps=5", "~train.steps",
+                              "train.epochs=2", "train.steps_per_epoch=10"])
+    assert experiment.clip == ClipGrad(max_norm=0.5)
+    assert (experiment.run.steps, experiment.run.steps_per_epoch) == (20, 10)
+    assert experiment.scheduler["warmup"] == {"steps": 5}
+
+
+def test_show_names_the_loop_keys():
+    from optreg.core.describe import describe
+
+    notes = describe("CosineAnnealingLR").notes
+    assert notes[-3:] == (
+        "by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
+        "convert_to_iter_based: true multiplies T_max by E (MMEngine)",
+        "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
+        "top-level spec",
+        "T_max left out: the run length − the warmup (train.steps, train.epochs × steps_per_epoch, "
+        "build(total_steps=))")
+    assert describe("linear", "hf").notes[-2] == ("warmup: refused; hf.linear has a warmup of its own "
+                                                  "(num_warmup_steps); set it there and drop warmup:")
