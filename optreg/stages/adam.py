@@ -34,6 +34,7 @@ class AdamMoments(Stage):
 
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     sparsify = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    shrinks = {"exp_avg": "signed", "exp_avg_sq": "unsigned", "max_exp_avg_sq": "unsigned"}
 
     def __init__(self, amsgrad: bool = True, scalars: Scalars = "native") -> None:
         if not amsgrad:
@@ -189,6 +190,7 @@ class AdamaxDirection(Stage):
 
     state_names = ("exp_avg", "exp_inf", "beta1_power")
     sparsify = ("exp_avg", "exp_inf")
+    shrinks = {"exp_avg": "signed", "exp_inf": "unsigned"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p), "exp_inf": zeros(p), "beta1_power": scalar_state(group["betas"][0], p)}
