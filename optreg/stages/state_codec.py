@@ -33,7 +33,8 @@ Rounding is to the nearest code in the mantissa (half up in magnitude). Error bo
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import contextlib
+from typing import Any, Iterator, Mapping, Sequence
 
 import torch
 
@@ -257,6 +258,20 @@ def close_state(maps: Mapping[str, str], work: Mapping[str, list[torch.Tensor]],
     for name, values, scales in opened:
         for i, (stored, value) in enumerate(zip(values, work[name])):
             encode_(stored, scales[i] if scales else None, value, maps[name])
+
+
+@contextlib.contextmanager
+def decoded(state: dict[str, Any], maps: Mapping[str, str], p: torch.Tensor) -> Iterator[dict[str, Any]]:
+    """A parameter's state with its stored tensors decoded (for an update of some rows: a sparse gradient's),
+    encoded back on exit; the state as it is when nothing is stored in fewer bytes."""
+    lists = {k: [v] for k, v in state.items() if isinstance(v, torch.Tensor)}
+    work, opened = open_state(maps, lists, [p])
+    if not opened:
+        yield state
+        return
+    plain = {**{k: v for k, v in state.items() if not is_scale(k)}, **{k: v[0] for k, v in work.items()}}
+    yield plain
+    close_state(maps, {k: [v] for k, v in plain.items()}, opened)
 
 
 def state_bytes(state: Mapping[str, Any]) -> int:

@@ -26,6 +26,7 @@ from optreg.stages.execute import run_eager
 from optreg.stages.gradient import Centralize, CoupledDecay, Unscale
 from optreg.stages.ops import EAGER
 from optreg.stages.optimizer import ChainOptimizer
+from optreg.stages.state_codec import decoded
 
 #: MindSpore's gradient pipeline (nn.Optimizer: decay_weight → gradients_centralization → scale_grad)
 PIPELINE = (CoupledDecay(loss_scaled=True), Centralize(), Unscale())
@@ -91,11 +92,12 @@ class LazyAdam(_MindSporeAdam):
     def sparse_update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, Any], hp: dict[str, Any]) -> None:
         grad = self._pipeline(p, grad, hp).coalesce()
         rows = grad.indices()[0]
-        sub = {n: state[n][rows] for n in self.rule.state_names if n in state}
-        w = p[rows]
-        run_eager(self.rule, [w], [grad.values()], [sub], hp)
-        for name, value in sub.items():
-            state[name][rows] = value
+        with decoded(state, self.chain.shrinks, p) as state:   # rows of state stored in fewer bytes: decoded
+            sub = {n: state[n][rows] for n in self.rule.state_names if n in state}
+            w = p[rows]
+            run_eager(self.rule, [w], [grad.values()], [sub], hp)
+            for name, value in sub.items():
+                state[name][rows] = value
         p[rows] = w
 
 

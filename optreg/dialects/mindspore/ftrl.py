@@ -14,6 +14,7 @@ from optreg.stages.ftrl import FtrlProximal
 from optreg.stages.gradient import Centralize, CoupledDecay, Unscale
 from optreg.stages.ops import EAGER
 from optreg.stages.optimizer import ChainOptimizer
+from optreg.stages.state_codec import decoded
 
 
 class FTRL(ChainOptimizer):
@@ -55,6 +56,7 @@ class FTRL(ChainOptimizer):
             stage.apply(pipeline)
         grad = torch.sparse_coo_tensor(idx, pipeline.u[0], grad.shape, check_invariants=False).coalesce()
         rows = grad.indices()[0]
-        w, accum, linear = p[rows], state["accum"][rows], state["linear"][rows]
-        self.chain[-1].apply(Batch([w], [grad.values()], {"accum": [accum], "linear": [linear]}, hp, EAGER))
-        p[rows], state["accum"][rows], state["linear"][rows] = w, accum, linear
+        with decoded(state, self.chain.shrinks, p) as state:   # rows of state stored in fewer bytes: decoded
+            w, accum, linear = p[rows], state["accum"][rows], state["linear"][rows]
+            self.chain[-1].apply(Batch([w], [grad.values()], {"accum": [accum], "linear": [linear]}, hp, EAGER))
+            p[rows], state["accum"][rows], state["linear"][rows] = w, accum, linear
