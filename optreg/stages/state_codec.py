@@ -31,7 +31,7 @@ Rounding is to the nearest code in the mantissa (half up in magnitude). Error bo
     int8, signed         |x̂ - x| ≤ 2⁻⁴·|x|                 (6.25%) for |x| ≥ 2⁻¹⁵·absmax, else ≤ 2⁻¹⁵·absmax
     int8, unsigned       |x̂ - x| ≤ 2⁻⁴·|x|                 (6.25%) for x ≥ 2⁻³¹·absmax, else ≤ 2⁻³¹·absmax
 
-(absmax: the largest magnitude of the value's block, as stored.)
+(absmax: the largest magnitude of the value's block, as stored.) A value that is not finite is stored as 0.
 """
 
 from __future__ import annotations
@@ -216,7 +216,10 @@ def encode_(stored: torch.Tensor, scales: torch.Tensor | None, value: torch.Tens
 
 
 def _encode_rows(rows: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(int32 codes, float32 absmax (…, 1)) of values (…, 256)."""
+    """(int32 codes, float32 absmax (…, 1)) of values (…, 256); a value that is not finite is stored as 0 (the
+    step has already carried it to the parameter; in a contiguous group's padding, where a rule without an eps
+    makes 0/0, it would otherwise spread through its block)."""
+    rows = torch.nan_to_num(rows, nan=0.0, posinf=0.0, neginf=0.0)
     absmax = rows.abs().amax(-1, keepdim=True).to(torch.float32)
     inverse = torch.where(absmax > 0, 1.0 / absmax, 0.0).to(rows.dtype)
     y = (rows * inverse).to(torch.float32)
