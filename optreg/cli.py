@@ -120,6 +120,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(f"reproduces: {d.source}")
     if d.chain:
         console.print(f"chain: {d.chain}", markup=False)
+    if d.state:
+        console.print(f"state_dtype: {d.state}", markup=False)
     table = Table()
     for column in ("parameter", "type", "default", "constraint", "doc"):
         table.add_column(column, overflow="fold")

@@ -253,3 +253,14 @@ def test_an_mlp_regression_with_shrunk_state_ends_within_5_percent_of_float32():
     base = final_loss(None)
     for state_dtype in STATE_DTYPES:
         assert abs(final_loss(state_dtype) - base) <= 0.05 * base, state_dtype
+
+
+@pytest.mark.parametrize("name, shrinks", [("oneflow.AdamW", "exp_avg (signed), exp_avg_sq (unsigned)"),
+                                           ("cerebras.Rprop", "prev (signed)"),
+                                           ("cerebras.Adafactor", "exp_avg (signed)")])
+def test_describe_names_what_shrinks_and_the_bounds(name, shrinks):
+    text = str(optreg.describe(name))
+    line = next(line for line in text.splitlines() if line.strip().startswith("state_dtype: "))
+    assert f"shrinks {shrinks}" in line
+    assert "step_size" not in line and "exp_avg_sq_row" not in line   # Rprop's step sizes, factored moments
+    assert f"bfloat16 ≤ {codec.RELATIVE_ERROR['bfloat16']:.2%}" in line and f"int8 ≤ {codec.RELATIVE_ERROR['int8']:.2%}" in line

@@ -41,6 +41,8 @@ class Description:
     params: tuple[Param, ...]
     provider: str
     chain: str = ""
+    #: what `state_dtype` stores in fewer bytes, with the error bounds (first-party optimizers)
+    state: str = ""
 
     @property
     def qualname(self) -> str:
@@ -54,6 +56,8 @@ class Description:
             lines.append(f"  reproduces: {self.source}")
         if self.chain:
             lines.append(f"  chain: {self.chain}")
+        if self.state:
+            lines.append(f"  state_dtype: {self.state}")
         for p in self.params:
             default = "required" if p.required else repr(p.default)
             lines.append(f"  {p.name:<24} {p.type:<22} {default:<18} {p.constraint}")
@@ -130,7 +134,18 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
-                       params_of(entry), entry.provider, chain_of(entry))
+                       params_of(entry), entry.provider, chain_of(entry), state_of(entry))
+
+
+def state_of(entry: Entry) -> str:
+    """What a first-party optimizer's `state_dtype` shrinks and the error bounds of one store; "" otherwise."""
+    impl = entry.resolve() if entry.kind == OPTIMIZER else None
+    chain = getattr(impl, "chain", None) if isinstance(impl, type) else None
+    if chain is None or not hasattr(chain, "shrinks"):
+        return ""
+    from optreg.stages.state_codec import summary
+
+    return summary(chain.shrinks)
 
 
 def chain_of(entry: Entry) -> str:

@@ -280,6 +280,12 @@ def decoded(state: dict[str, Any], maps: Mapping[str, str], p: torch.Tensor) -> 
     close_state(maps, {k: [v] for k, v in plain.items()}, opened)
 
 
-def state_bytes(state: Mapping[str, Any]) -> int:
-    """The bytes a parameter's state tensors take."""
-    return sum(v.numel() * v.element_size() for v in state.values() if isinstance(v, torch.Tensor))
+def summary(maps: Mapping[str, str]) -> str:
+    """What `state_dtype` stores in fewer bytes and the error bound of one store (`describe()`)."""
+    if not maps:
+        return "no state shaped like the parameter shrinks: every state stays in the parameter's dtype"
+    names = ", ".join(f"{n} ({kind})" for n, kind in maps.items())
+    floors = "; ".join(f"{kind}: {FLOOR[kind]:.1e} of the block absmax" for kind in sorted(set(maps.values())))
+    return (f"shrinks {names}; the rest stays as it is. One store's error: bfloat16 ≤ {RELATIVE_ERROR['bfloat16']:.2%} "
+            f"relative; int8 ≤ {RELATIVE_ERROR['int8']:.2%} relative above a floor ({floors}), at most the floor "
+            f"below it; int8 from {MIN_INT8_ELEMENTS} elements (any size in a contiguous group)")
