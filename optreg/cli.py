@@ -165,6 +165,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(d.documented, width, "  ", "documented: ")
     if d.chain:
         lines += render.wrap(d.chain, width, "  ", "chain: ")
+    if d.state:
+        lines += render.wrap(d.state, width, "  ", "state_dtype: ")
     rows = [[p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc] for p in d.params]
     lines += ["", *render.table(SHOW_COLUMNS, rows, width)]
     lines += [""] if d.notes else []

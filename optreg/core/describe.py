@@ -45,6 +45,8 @@ class Description:
     provider: str
     chain: str = ""
     class_path: str = ""     # where the framework documents it (`source` names the framework and version)
+    #: what `state_dtype` stores in fewer bytes, with the error bounds (first-party optimizers)
+    state: str = ""
 
     @property
     def documented(self) -> str:
@@ -65,6 +67,8 @@ class Description:
             lines.append(f"  documented: {self.documented}")
         if self.chain:
             lines.append(f"  chain: {self.chain}")
+        if self.state:
+            lines.append(f"  state_dtype: {self.state}")
         for p in self.params:
             default = "required" if p.required else repr(p.default)
             lines.append(f"  {p.name:<24} {p.type:<22} {default:<18} {p.constraint}")
@@ -186,7 +190,18 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     entry = found[0]
     notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,
-                       params_of(entry), entry.provider, chain_of(entry), entry.class_path)
+                       params_of(entry), entry.provider, chain_of(entry), entry.class_path, state_of(entry))
+
+
+def state_of(entry: Entry) -> str:
+    """What a first-party optimizer's `state_dtype` shrinks and the error bounds of one store; "" otherwise."""
+    impl = entry.resolve() if entry.kind == OPTIMIZER else None
+    chain = getattr(impl, "chain", None) if isinstance(impl, type) else None
+    if chain is None or not hasattr(chain, "shrinks"):
+        return ""
+    from optreg.stages.state_codec import summary
+
+    return summary(chain.shrinks)
 
 
 def chain_of(entry: Entry) -> str:

@@ -6,7 +6,7 @@ rejected, and numeric strings such as `"1e-3"` are accepted as numbers.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional, Sequence
+from typing import Annotated, Any, Literal, Optional, Sequence
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -93,6 +93,8 @@ StrictOpenUnit = strict_number(gt=0, lt=1)
 
 IncreasingInts = Annotated[list[NonNegInt], AfterValidator(_increasing)]
 OptionalBool = Optional[Bool]
+#: a first-party optimizer's `state_dtype` (`optreg.stages.state_codec`)
+StateDtype = Optional[Literal["bfloat16", "int8"]]
 
 
 def _step_function(value: Any) -> Any:

@@ -163,6 +163,7 @@ class UpdateMomentum(Stage):
 
     state_names = ("exp_avg",)
     sparsify = ("exp_avg",)
+    shrinks = {"exp_avg": "signed"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p)} if group.get("beta1") else {}

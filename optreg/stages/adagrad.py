@@ -28,6 +28,7 @@ class Accumulate(Stage):
         self.flag = flag
         self.state_names = (state,)
         self.sparsify = (state,)
+        self.shrinks = {state: "unsigned"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {self.state: torch.full_like(p, group[self.init_option], memory_format=torch.preserve_format)}

@@ -34,6 +34,7 @@ class AdamMoments(Stage):
 
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     sparsify = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    shrinks = {"exp_avg": "signed", "exp_avg_sq": "unsigned", "max_exp_avg_sq": "unsigned"}
 
     def __init__(self, amsgrad: bool = True, scalars: Scalars = "native") -> None:
         self.amsgrad = amsgrad
@@ -191,6 +192,7 @@ class AdamaxDirection(Stage):
 
     state_names = ("exp_avg", "exp_inf", "beta1_power")
     sparsify = ("exp_avg", "exp_inf")
+    shrinks = {"exp_avg": "signed", "exp_inf": "unsigned"}
 
     def __init__(self, eps: Literal["inside", "after"] = "inside") -> None:
         self.eps = eps

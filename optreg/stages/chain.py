@@ -18,6 +18,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping
 import torch
 
 from optreg.stages.ops import Ops
+from optreg.stages.state_codec import close_state, open_state, scale_name
 
 
 @dataclass
@@ -68,6 +69,10 @@ class Stage:
     state_names: ClassVar[tuple[str, ...]] = ()
     #: state names that have the parameter's shape (Cerebras `state_names_to_sparsify`)
     sparsify: ClassVar[tuple[str, ...]] = ()
+    #: the state that the group's `state_dtype` stores in fewer bytes, each with its 8-bit map: "signed"
+    #: (a first moment) or "unsigned" (never negative: a second moment); the rest stays as it is
+    #: (counters, powers, factored moments, step sizes: `optreg.stages.state_codec`)
+    shrinks: ClassVar[Mapping[str, str]] = {}
     #: whether the stage needs the tensor's own shape (factored moments); a chain without such a
     #: stage runs on flattened tensors under `fused`
     shape_aware: ClassVar[bool] = False
@@ -163,7 +168,17 @@ class Chain(tuple):
 
     @property
     def state_names(self) -> tuple[str, ...]:
-        return tuple(n for s in self for n in s.state_names)
+        """Every stage's state names, then the block scales of the state that int8 stores (`shrinks`)."""
+        names = tuple(n for s in self for n in s.state_names)
+        return names + tuple(scale_name(n) for n in self.shrinks)
+
+    @property
+    def shrinks(self) -> dict[str, str]:
+        """The state that `state_dtype` stores in fewer bytes, with its 8-bit map (`Stage.shrinks`)."""
+        maps = self.__dict__.get("_shrinks")
+        if maps is None:
+            maps = self.__dict__["_shrinks"] = {n: kind for s in self for n, kind in s.shrinks.items()}
+        return maps
 
     @property
     def sparsify(self) -> tuple[str, ...]:
@@ -221,8 +236,16 @@ class Chain(tuple):
         return hp
 
     def apply(self, b: Batch) -> None:
+        """Each stage in turn; state stored in fewer bytes (`state_dtype`) is decoded for the stages and
+        encoded back after them (inside the compiled step under `fused`)."""
+        opened = None
+        if b.hp.get("state_dtype"):
+            maps = self.shrinks
+            b.state, opened = open_state(maps, b.state, b.params)
         for stage in self:
             stage.apply(b)
+        if opened:
+            close_state(maps, b.state, opened)
 
     def describe(self) -> str:
         """The stages in order, with their settings: `CoupledDecay → AdamMoments → AdamDirection(eps='hat')`."""

@@ -32,6 +32,7 @@ import torch
 from optreg.stages.chain import Chain
 from optreg.stages.execute import BLOCK, alias, run_flat, run_rows, run_stacked
 from optreg.stages.ops import rows_of_ones
+from optreg.stages.state_codec import BLOCK_SIZE, blocks, is_scale
 
 #: a tensor's data pointer and a parameter's gradient, mapped over a group at C speed (`steady`)
 _data_ptr = torch.Tensor.data_ptr
@@ -72,6 +73,7 @@ class Bucket:
         for n in self.numels:
             self.offsets.append(self.offsets[-1] + -(-n // align) * align)
         like = params[0]
+        self.align = align
         self.flat = torch.zeros(self.offsets[-1], dtype=like.dtype, device=like.device)
         for p, view in zip(params, self._views(self.flat)):
             view.copy_(p.detach())
@@ -120,6 +122,9 @@ class Bucket:
             slot = self.state.get(name)
             if slot is not None and slot[1][i] is value:
                 continue
+            if is_scale(name):
+                self.irregular |= not self._adopt_scales(i, name, value, state)
+                continue
             scalar = value.dim() == 0
             if not scalar and value.shape != p.shape:
                 if not self._adopt_shaped(i, name, value, state):
@@ -142,6 +147,28 @@ class Bucket:
             if scalar and not (self.runs == 0 and self.uniform and getattr(value, "optreg_initial", False)):
                 self.uniform = None   # a fresh state is its group's initial value: no need to read it
 
+    def _adopt_scales(self, i: int, name: str, value: torch.Tensor, state: dict[str, Any]) -> bool:
+        """Copy parameter i's int8 block scales into their slice of the bucket's scales, which has one per
+        block of the flat buffers (a slice starts at a block boundary; its padding's blocks are zero); False
+        when the slices do not start at block boundaries (a chain that packs them without padding)."""
+        if self.align % BLOCK_SIZE or value.shape != (blocks(self.numels[i]),) or value.dtype != torch.float32:
+            return False
+        slot = self.state.get(name)
+        if slot is None:
+            buffer = torch.zeros(self.offsets[-1] // BLOCK_SIZE, dtype=torch.float32, device=value.device)
+            slot = self.state[name] = (buffer, [None] * len(self.params))
+        buffer, views = slot
+        if buffer.device != value.device:
+            return False
+        start = self.offsets[i] // BLOCK_SIZE
+        view = buffer[start:start + value.numel()]
+        view.copy_(value)
+        self.filled[name] = self.filled.get(name, 0) + (views[i] is None)
+        self.held += views[i] is None
+        views[i] = state[name] = view
+        self.stack_plan = None
+        return True
+
     def _adopt_shaped(self, i: int, name: str, value: torch.Tensor, state: dict[str, Any]) -> bool:
         """Copy a state of another shape than its parameter's into its slice (False: it has none)."""
         slot = self.shaped.get(name)
@@ -163,7 +190,7 @@ class Bucket:
         """A buffer for each state name whose tensors have other shapes than their parameters (one dtype
         and device: the first parameter's that has it), with a slice for each parameter that has it."""
         for name in dict.fromkeys(n for st in states for n in st):
-            if name in self.shaped:
+            if name in self.shaped or is_scale(name):
                 continue
             values = [st.get(name) for st in states]
             values = [v if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape != p.shape else None

@@ -26,6 +26,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
+from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
 from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
@@ -353,9 +354,23 @@ def flat_alias(t: torch.Tensor) -> torch.Tensor:
     return alias(t, 0, (t.numel(),), (1,))
 
 
-def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool) -> torch.Tensor:
-    """A small tensor that pads a chunk (its updates are thrown away)."""
+def block_alias(t: torch.Tensor, scale: bool = False) -> torch.Tensor:
+    """A tensor whose state int8 stores in blocks, as (blocks, BLOCK_SIZE) rows (its size a multiple of
+    BLOCK_SIZE), not an autograd view, the row length static: a compiled step's loops then keep the rows, and
+    a block's scale is its row's (`state_codec`); block scales (`scale`) flat, a 0-d tensor detached."""
+    if t.dim() == 0 or scale:
+        return flat_alias(t)
+    out = alias(t, 0, (t.numel() // BLOCK_SIZE, BLOCK_SIZE), (BLOCK_SIZE, 1))
+    torch._dynamo.mark_static(out, 1)
+    return out
+
+
+def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool, blocked: bool = False) -> torch.Tensor:
+    """A small tensor that pads a chunk (its updates are thrown away); in int8 blocks (`block_alias`), one
+    block (1, BLOCK_SIZE) and its one scale (1,)."""
     shape = () if like.dim() == 0 else ((2,) if flat else (2,) * like.dim())
+    if blocked and like.dim():
+        shape = (1, BLOCK_SIZE) if like.dim() == 2 else (1,)
     key = (like.dtype, like.device, shape, slot, which)
     t = _SCRATCH.get(key)
     if t is None:
@@ -389,28 +404,37 @@ class FusedPlan:
         self.chunks: list[tuple[Any, list[int], list[torch.Tensor], list[list[torch.Tensor]], list[torch.Tensor],
                                 torch.Tensor | None]] = []
         self.devices: list[torch.device] = []
+        #: per chunk, whether its tensors are viewed in int8 blocks (`block_alias`)
+        self.blocked: list[bool] = []
         for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
+            blocked = flat and any(is_scale(n) for n in present)
+            view = self._viewer(blocked)
             fn = _compiled(chain, static, layout, present, flat, CHUNK)
-            p0 = self._view(params[first])
+            p0 = view(params[first])
             chunks = []
             for start in range(0, len(bucket), CHUNK):
                 idx = [keep[j] for j in bucket[start:start + CHUNK]]
                 pad = CHUNK - len(idx)
-                ps = [self._view(params[i]) for i in idx] + [_scratch(p0, k, 0, flat) for k in range(pad)]
-                ss = [[self._view(states[i][n]) for i in idx] +
-                      [_scratch(self._view(states[first][n]), k, 2 + j, flat) for k in range(pad)]
+                ps = [view(params[i]) for i in idx] + [_scratch(p0, k, 0, flat, blocked) for k in range(pad)]
+                ss = [[view(states[i][n], is_scale(n)) for i in idx] +
+                      [_scratch(view(states[first][n], is_scale(n)), k, 2 + j, flat, blocked) for k in range(pad)]
                       for j, n in enumerate(present)]
-                us_pad = [_scratch(p0, k, 1, flat) for k in range(pad)]
+                us_pad = [_scratch(p0, k, 1, flat, blocked) for k in range(pad)]
                 chunks.append((fn, idx, ps, ss, us_pad))
             # the scratch tensors that pad a chunk, (2, …, 2), have rows of their own
             ones = rows_of_ones([p for chunk in chunks for p in chunk[2]]) if chain.shaped and not flat else None
             self.chunks += [(*chunk, ones) for chunk in chunks]
             self.devices += [p0.device] * len(chunks)
+            self.blocked += [blocked] * len(chunks)
 
-    def _view(self, t: torch.Tensor) -> torch.Tensor:
+    def _view(self, t: torch.Tensor, scale: bool = False) -> torch.Tensor:
         return flat_alias(t) if self.flat else t.detach()
+
+    def _viewer(self, blocked: bool):
+        """How a chunk's tensors are viewed: in int8 blocks, flat, or as they are."""
+        return block_alias if blocked else self._view
 
     def fits(self, params: Sequence[torch.Tensor], states: Sequence[Mapping[str, torch.Tensor]],
              static: tuple, flat: bool) -> bool:
@@ -446,11 +470,12 @@ class FusedPlan:
     def _calls(self, grads: Sequence[torch.Tensor], values: list[float]):
         """(compiled function, its arguments) for each chunk, one step's."""
         packed: dict[torch.device, torch.Tensor] = {}
-        for (fn, idx, ps, ss, us_pad, ones), device in zip(self.chunks, self.devices):
+        for (fn, idx, ps, ss, us_pad, ones), device, blocked in zip(self.chunks, self.devices, self.blocked):
             scalars = packed.get(device)
             if scalars is None:
                 scalars = packed[device] = _packed(values, device)
-            us = [self._view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
+            view = self._viewer(blocked)
+            us = [view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
             yield fn, (ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
 
 
@@ -490,7 +515,9 @@ def run_flat(mode: str, chain: Chain, param: torch.Tensor, grad: torch.Tensor,
     static, layout, values = split_hp(hp)
     names = tuple(state)
     fn = _compiled(chain, static, layout, names, True, width=1)
-    args = ([param], [grad], [[flat_alias(v[0])] for v in state.values()], _packed(values, param.device))
+    view = block_alias if any(map(is_scale, names)) else flat_alias
+    args = ([view(param)], [view(grad)], [[view(v[0], is_scale(n)) if view is block_alias else flat_alias(v[0])]
+                                          for n, v in state.items()], _packed(values, param.device))
     _call(fn, param.dtype, *args)
 
 
@@ -526,7 +553,8 @@ def run_rows(chain: Chain, param: torch.Tensor, grad: torch.Tensor, state: Mappi
     static, layout, values = split_hp(hp)
     names = tuple(state)
     packed = _packed(values, param.device)
-    params, states, u = [row_alias(param)], [[row_alias(v[0])] for v in state.values()], [row_alias(grad)]
+    params, u = [row_alias(param)], [row_alias(grad)]
+    states = [[flat_alias(v[0]) if is_scale(n) else row_alias(v[0])] for n, v in state.items()]
     sums: tuple = ()
     torch._dynamo.mark_static(ones, 1)   # a column: its size 1 is not a dynamic size
     if before:
@@ -577,9 +605,10 @@ def run_fused(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
 
 def _flattenable(p: torch.Tensor, st: Mapping[str, torch.Tensor]) -> bool:
     """Whether the parameter and its full-size state can be viewed flat (a gradient that cannot is
-    made contiguous when the step runs)."""
-    tensors = [p, *(v for v in st.values() if isinstance(v, torch.Tensor) and v.dim() > 0)]
-    return all(t.is_contiguous() and t.shape == p.shape for t in tensors)
+    made contiguous when the step runs); with int8 state, in whole blocks (`block_alias`)."""
+    tensors = [p, *(v for k, v in st.items() if isinstance(v, torch.Tensor) and v.dim() > 0 and not is_scale(k))]
+    blocks_ok = whole_blocks(p) or not any(is_scale(k) for k in st)
+    return blocks_ok and all(t.is_contiguous() and t.shape == p.shape for t in tensors)
 
 
 def execute(mode: str, chain: Chain, params, grads, states, hp, plan: FusedPlan | None = None) -> FusedPlan | None:

@@ -23,6 +23,7 @@ class FtrlProximal(Stage):
 
     state_names = ("accum", "linear")
     sparsify = ("accum", "linear")
+    shrinks = {"accum": "unsigned", "linear": "signed"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"accum": torch.full_like(p, group["initial_accum"], memory_format=torch.preserve_format),

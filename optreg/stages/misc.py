@@ -32,6 +32,7 @@ class AveragedSGD(Stage):
 
     state_names = ("step", "eta", "mu", "ax")
     sparsify = ("ax",)
+    shrinks = {"ax": "signed"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"step": torch.tensor(0.0, dtype=torch.float32, device=p.device),
@@ -63,6 +64,7 @@ class Adadelta(Stage):
 
     state_names = ("square_avg", "acc_delta")
     sparsify = ("square_avg", "acc_delta")
+    shrinks = {"square_avg": "unsigned", "acc_delta": "unsigned"}
 
     def __init__(self, eps: str = "eps") -> None:
         self.eps = eps
@@ -96,6 +98,7 @@ class Rprop(Stage):
 
     state_names = ("prev", "step_size")
     sparsify = ("prev", "step_size")
+    shrinks = {"prev": "signed"}   # the step sizes stay in float32 (each is its own learning rate)
 
     def __init__(self, mask_grad: bool = False) -> None:
         self.mask_grad = mask_grad
@@ -135,6 +138,7 @@ class Lion(Stage):
 
     state_names = ("exp_avg",)
     sparsify = ("exp_avg",)
+    shrinks = {"exp_avg": "signed"}
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p)}

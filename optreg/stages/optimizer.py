@@ -11,6 +11,9 @@ the dialect features of the base class, sparse gradients) and the choice of exec
             super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay),
                              foreach=foreach, fused=fused)
 
+`state_dtype` (null, "bfloat16" or "int8"), per param group, stores the state a chain names in its
+stages' `shrinks` in fewer bytes (`optreg.stages.state_codec`).
+
 Executions are chosen with torch's option names, per param group: `foreach=True` (multi-tensor
 operations), `fused=True` (compiled with torch.compile), otherwise eager (per tensor).
 `contiguous_params=True` (OneFlow's option) keeps a group's tensors in flat buffers, so that each
@@ -26,14 +29,17 @@ import torch
 from optreg.core.optimizer import Optimizer, closure_loss
 from optreg.errors import ConfigError
 from optreg.stages.chain import Chain, Stage
-from optreg.stages.contiguous import Contiguous
+from optreg.stages.contiguous import Contiguous, eligible
 from optreg.stages.execute import BLOCK, check_fused, execute, run_eager
+from optreg.stages.state_codec import check_state_dtype, form, store
 
 #: the parameters of a part of a group, and the settings its stages read (`ChainOptimizer.parts`)
 Part = tuple[list[torch.Tensor], dict[str, Any]]
 
 #: group keys that are bookkeeping, not hyperparameters a stage reads
 _NOT_HP = ("params", "global_step", "param_names", "foreach", "fused", "contiguous_params")
+#: group keys an optimizer keeps when it loads a state dict (the state converts to them)
+_OWN = ("state_dtype",)
 
 
 class ChainOptimizer(Optimizer):
@@ -43,13 +49,21 @@ class ChainOptimizer(Optimizer):
     transient = ("_fused_plans", "_contiguous")
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any], *, foreach: bool | None = None,
-                 fused: bool | None = None, contiguous_params: bool = False, **features: Any) -> None:
+                 fused: bool | None = None, contiguous_params: bool = False, state_dtype: str | None = None,
+                 **features: Any) -> None:
         if foreach and fused:
             raise ConfigError("give foreach=True or fused=True, not both", "fused")
         if fused:
             check_fused()
-        defaults = {**defaults, "foreach": foreach, "fused": fused, "contiguous_params": contiguous_params}
+        defaults = {**defaults, "foreach": foreach, "fused": fused, "contiguous_params": contiguous_params,
+                    "state_dtype": check_state_dtype(state_dtype)}
         super().__init__(params, defaults, **features)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """torch's, with the group's `state_dtype` checked (a ConfigError at `param_groups[i].state_dtype`)."""
+        if "state_dtype" in param_group:
+            check_state_dtype(param_group["state_dtype"], f"param_groups[{len(self.param_groups)}].state_dtype")
+        super().add_param_group(param_group)
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -57,7 +71,29 @@ class ChainOptimizer(Optimizer):
         return self.chain.sparsify
 
     def init_state(self, p: torch.Tensor, group: dict[str, Any]) -> dict[str, Any]:
-        return self.chain.init(p, group)
+        """The chain's state of `p`, the state it `shrinks` stored as the group's `state_dtype` says."""
+        return store(self.chain.init(p, group), self.chain.shrinks, p, self.state_form(p, group))
+
+    def state_form(self, p: torch.Tensor, group: dict[str, Any]) -> str | None:
+        """How the group stores `p`'s shrinking state (`state_codec.form`): int8 blocks need no minimum size
+        in a contiguous group, whose slices start at block boundaries (a chain that packs slices without
+        padding, Adafactor's, aside)."""
+        contiguous = bool(group.get("contiguous_params")) and not self.chain.shaped and eligible(p)
+        return form(p, group.get("state_dtype"), contiguous)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """The base class's, keeping each group's own `state_dtype`: the loaded state is converted to it
+        (a float32 checkpoint into an int8 optimizer, and back)."""
+        own = [{k: g[k] for k in _OWN if k in g} for g in self.param_groups]
+        state_dict = dict(state_dict)
+        saved = dict(state_dict.get("state", {}))
+        for group, mine in zip(state_dict.get("param_groups", []), self.param_groups):
+            for key, p in zip(group.get("params", []), mine["params"]):
+                if saved.get(key):
+                    saved[key] = store(dict(saved[key]), self.chain.shrinks, p, self.state_form(p, mine))
+        super().load_state_dict({**state_dict, "state": saved})
+        for group, keep in zip(self.param_groups, own):
+            group.update(keep)
 
     # -- hyperparameters ------------------------------------------------------------------------
     def hyper(self, group: dict[str, Any], settings: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ class MeanSquare(Stage):
 
     state_names = ("square_avg", "grad_avg")
     sparsify = ("square_avg", "grad_avg")
+    shrinks = {"square_avg": "unsigned", "grad_avg": "signed"}
 
     def __init__(self, decay: str = "alpha", init: float = 0.0) -> None:
         self.decay = decay
@@ -77,6 +78,7 @@ class RMSStep(Stage):
 
     state_names = ("momentum_buffer",)
     sparsify = ("momentum_buffer",)
+    shrinks = {"momentum_buffer": "signed"}
 
     def __init__(self, lr_in_momentum: bool = False) -> None:
         self.lr_in_momentum = lr_in_momentum

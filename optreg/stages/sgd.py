@@ -27,6 +27,7 @@ class Momentum(Stage):
 
     state_names = ("momentum_buffer", "stat")
     sparsify = ("momentum_buffer",)
+    shrinks = {"momentum_buffer": "signed"}
 
     def __init__(self, start: Literal["zero", "grad"] = "zero", nesterov: str = "nesterov") -> None:
         self.start = start

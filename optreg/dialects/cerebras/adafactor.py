@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool
+from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adafactor import (AdafactorClock, ClipByRMS, FactoredSecondMoment, RelativeScale,
                                      ScaledDecayApply, UpdateMomentum)
 from optreg.stages.chain import Chain
@@ -27,12 +27,12 @@ class Adafactor(ChainOptimizer):
                  clip_threshold: Float = 1.0, decay_rate: Float = -0.8, beta1: Optional[Float] = None,
                  weight_decay: NonNegFloat = 0.0, scale_parameter: Bool = True, relative_step: Bool = False,
                  warmup_init: Bool = False, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         _check(lr, decay_rate, relative_step, warmup_init, sign=-1.0)
         super().__init__(params, dict(lr=lr, eps=tuple(eps), clip_threshold=clip_threshold, decay_rate=decay_rate,
                                       beta1=beta1, weight_decay=weight_decay, scale_parameter=scale_parameter,
                                       relative_step=relative_step, warmup_init=warmup_init),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 def _check(lr: Any, decay_rate: float, relative_step: bool, warmup_init: bool, sign: float) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import torch
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adam import (AdamaxDirection, AdamDirection, AdamMoments, BiasCorrection, NAdamDirection,
                                 RAdamDirection)
 from optreg.stages.apply import ApplyLR, DecoupledDecay
@@ -82,9 +82,9 @@ class Adam(_PowerCounter):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """The group decays with the constructor's weight_decay, whatever its own (UserWarning if that differs).
@@ -123,9 +123,9 @@ class AdamW(_PowerCounter):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
                  correct_bias: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      correct_bias=correct_bias), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                                      correct_bias=correct_bias), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Adamax(ChainOptimizer):
@@ -139,9 +139,9 @@ class Adamax(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                                      maximize=maximize), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class NAdam(ChainOptimizer):
@@ -155,9 +155,9 @@ class NAdam(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 2e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, momentum_decay: NonNegFloat = 4e-3, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class RAdam(ChainOptimizer):
@@ -169,6 +169,6 @@ class RAdam(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)

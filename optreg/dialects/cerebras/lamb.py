@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adam import AdamDirection, AdamMoments
 from optreg.stages.apply import ApplyLR, DecoupledDecay
 from optreg.stages.chain import Chain
@@ -28,6 +28,6 @@ class Lamb(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, adam: Bool = False, *, foreach: OptionalBool = None,
                  fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, adam=adam),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import ASGDAlpha, Betas, Bool, Float, NonNegFloat, OptionalBool, UnitFloat
+from optreg.core.types import ASGDAlpha, Betas, Bool, Float, NonNegFloat, OptionalBool, StateDtype, UnitFloat
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
@@ -31,10 +31,10 @@ class ASGD(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-2, lambd: NonNegFloat = 1e-4, alpha: ASGDAlpha = 0.75,
                  t0: NonNegFloat = 1e6, weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Adadelta(ChainOptimizer):
@@ -50,9 +50,9 @@ class Adadelta(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Rprop(ChainOptimizer):
@@ -70,9 +70,9 @@ class Rprop(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, etas: tuple[Float, Float] = (0.5, 1.2),
                  step_sizes: tuple[NonNegFloat, NonNegFloat] = (1e-6, 50.0), *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes)),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Lion(ChainOptimizer):
@@ -87,6 +87,6 @@ class Lion(ChainOptimizer):
 
     def __init__(self, params: Any, lr: NonNegFloat = 1e-4, betas: Betas = (0.9, 0.99), weight_decay: NonNegFloat = 0.0,
                  *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)

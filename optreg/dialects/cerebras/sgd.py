@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool
+from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
@@ -27,9 +27,9 @@ class SGD(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat, momentum: NonNegFloat = 0.0, dampening: Float = 0.0,
                  weight_decay: NonNegFloat = 0.0, nesterov: Bool = False, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from optreg.core.types import Bool, OptionalBool, StrictNonNegFloat, StrictOpenUnit, number
+from optreg.core.types import Bool, OptionalBool, StateDtype, StrictNonNegFloat, StrictOpenUnit, number
 from optreg.dialects.cerebras.adafactor import _check
 from optreg.dialects.mindspore.groups import resolve_groups
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
@@ -36,7 +36,7 @@ class AdaFactor(ChainOptimizer):
                  scale_parameter: Bool = True, relative_step: Bool = True, warmup_init: Bool = False,
                  compression: Bool = False, loss_scale: number(gt=0) = 1.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         _check(learning_rate, decay_rate, relative_step, warmup_init, sign=1.0)
         defaults = dict(lr=learning_rate, eps=tuple(eps),
                         clip_threshold=clip_threshold, decay_rate=decay_rate, beta1=beta1,
@@ -44,4 +44,4 @@ class AdaFactor(ChainOptimizer):
                         relative_step=relative_step, warmup_init=warmup_init, compression=compression,
                         loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, decay_all=True, carried=defaults),
-                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StrictNonNegFloat, StrictPosFloat
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StateDtype, StrictNonNegFloat, StrictPosFloat
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
 from optreg.stages.adagrad import Accumulate, AdagradStep, ProximalStep
 from optreg.stages.chain import Chain
@@ -33,11 +33,11 @@ class Adagrad(ChainOptimizer):
     def __init__(self, params: Any, accum: StrictNonNegFloat = 0.1, learning_rate: MS_LEARNING_RATE = 0.001,
                  update_slots: Bool = True, loss_scale: PosFloat = 1.0, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params,
                          dict(lr=learning_rate, accum=accum, update_slots=update_slots, loss_scale=loss_scale,
                               weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
 
 
 class ProximalAdagrad(ChainOptimizer):
@@ -54,11 +54,11 @@ class ProximalAdagrad(ChainOptimizer):
                  l1: StrictNonNegFloat = 0.0, l2: StrictNonNegFloat = 0.0, use_locking: Bool = False,
                  loss_scale: PosFloat = 1.0, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params,
                          dict(lr=learning_rate, accum=accum, l1=l1, l2=l2, use_locking=use_locking,
                               loss_scale=loss_scale, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
 
 
 class RMSProp(ChainOptimizer):
@@ -77,9 +77,9 @@ class RMSProp(ChainOptimizer):
                  momentum: StrictNonNegFloat = 0.0, epsilon: StrictPosFloat = 1e-10, use_locking: Bool = False,
                  centered: Bool = False, loss_scale: PosFloat = 1.0, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params,
                          dict(lr=learning_rate, decay=decay, momentum=momentum, epsilon=epsilon,
                               use_locking=use_locking, centered=centered, loss_scale=loss_scale,
                               weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)

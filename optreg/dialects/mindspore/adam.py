@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StrictOpenUnit, StrictPosFloat
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StateDtype, StrictOpenUnit, StrictPosFloat
 from optreg.dialects.mindspore.groups import resolve_groups
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
 from optreg.errors import ConfigError
@@ -26,6 +26,7 @@ from optreg.stages.execute import run_eager
 from optreg.stages.gradient import Centralize, CoupledDecay, Unscale
 from optreg.stages.ops import EAGER
 from optreg.stages.optimizer import ChainOptimizer
+from optreg.stages.state_codec import decoded
 
 #: MindSpore's gradient pipeline (nn.Optimizer: decay_weight → gradients_centralization → scale_grad)
 PIPELINE = (CoupledDecay(loss_scaled=True), Centralize(), Unscale())
@@ -44,12 +45,12 @@ class _MindSporeAdam(ChainOptimizer):
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-8, use_locking: Bool = False,
                  use_nesterov: Bool = False, weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         self.use_locking = bool(use_locking)  # accepted, no numeric effect
         defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, use_locking=use_locking,
                         use_nesterov=use_nesterov, weight_decay=weight_decay, loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
 
     def prepare_grad(self, p: torch.Tensor, group: dict[str, Any]) -> torch.Tensor:
         """The gradient the rule sees: `p.grad` through the gradient pipeline (MindSpore's order)."""
@@ -91,11 +92,12 @@ class LazyAdam(_MindSporeAdam):
     def sparse_update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, Any], hp: dict[str, Any]) -> None:
         grad = self._pipeline(p, grad, hp).coalesce()
         rows = grad.indices()[0]
-        sub = {n: state[n][rows] for n in self.rule.state_names if n in state}
-        w = p[rows]
-        run_eager(self.rule, [w], [grad.values()], [sub], hp)
-        for name, value in sub.items():
-            state[name][rows] = value
+        with decoded(state, self.chain.shrinks, p) as state:   # rows of state stored in fewer bytes: decoded
+            sub = {n: state[n][rows] for n in self.rule.state_names if n in state}
+            w = p[rows]
+            run_eager(self.rule, [w], [grad.values()], [sub], hp)
+            for name, value in sub.items():
+                state[name][rows] = value
         p[rows] = w
 
 
@@ -112,9 +114,9 @@ class AdamOffload(_MindSporeAdam):
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-8, use_locking: Bool = False,
                  use_nesterov: Bool = False, weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, learning_rate, beta1, beta2, eps, use_locking, use_nesterov, weight_decay,
-                         loss_scale, foreach=foreach, fused=fused, contiguous_params=contiguous_params)
+                         loss_scale, foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
         if fused and any(p.device.type != "cpu" for g in self.param_groups for p in g["params"]):
             raise ConfigError("AdamOffload computes on the host: fused=True compiles for the parameters' device, "
                               "which is not the CPU here; use foreach=True or the default eager execution", "fused")
@@ -135,7 +137,7 @@ class AdamWeightDecay(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 1e-3, beta1: StrictOpenUnit = 0.9,
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)

@@ -140,7 +140,7 @@ def resolve_groups(
     `eps`), `foreach` / `fused` and `global_step`: torch-side code that rebuilds an optimizer from its own
     groups (ZeroRedundancyOptimizer, FSDP wrappers) passes them, and they are kept per group as torch keeps them.
     """
-    carried = (set(carried) | {"foreach", "fused", "contiguous_params", "global_step"}) - set(GROUP_KEYS)
+    carried = (set(carried) | {"foreach", "fused", "contiguous_params", "state_dtype", "global_step"}) - set(GROUP_KEYS)
     items = _as_items(params)
     if not items:
         raise ConfigError("must not be empty", "params")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StrictNonNegFloat
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StateDtype, StrictNonNegFloat
 from optreg.dialects.mindspore.groups import resolve_groups
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
 from optreg.stages.apply import ApplyLR
@@ -31,11 +31,11 @@ class Momentum(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE, momentum: StrictNonNegFloat,
                  weight_decay: NonNegFloat = 0.0, loss_scale: PosFloat = 1.0, use_nesterov: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         defaults = dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                         use_nesterov=use_nesterov)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
 
 
 class SGD(ChainOptimizer):
@@ -53,10 +53,10 @@ class SGD(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 0.1, momentum: NonNegFloat = 0.0,
                  dampening: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0, nesterov: Bool = False,
                  loss_scale: PosFloat = 1.0, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("nesterov requires momentum > 0 and dampening = 0")
         defaults = dict(lr=learning_rate, momentum=float(momentum), dampening=float(dampening),
                         weight_decay=weight_decay, nesterov=nesterov, loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)

@@ -28,7 +28,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from optreg.core.optimizer import closure_loss, lr_at, lr_table
-from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosInt,
+from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosInt, StateDtype,
                                StrictNonNegFloat, number)
 from optreg.dialects.mindspore.lars import keeps
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE, per_step, per_step_schema
@@ -349,7 +349,7 @@ class THOR(ChainOptimizer):
                  batch_size: PosInt = 32, use_nesterov: Bool = False, decay_filter: DECAY_FILTER = (),
                  split_indices: Optional[IncreasingInts] = None, enable_clip_grad: Bool = False,
                  frequency: Frequency = 100, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         if not isinstance(net, torch.nn.Module):
             raise ConfigError(f"must be the model (a torch.nn.Module), got {type(net).__name__}", "net")
         named = [(n, p) for n, p in net.named_parameters() if p.requires_grad]
@@ -366,7 +366,7 @@ class THOR(ChainOptimizer):
         super().__init__([{"params": [p for _, p in named], "param_names": [n for n, _ in named]}],
                          dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                               use_nesterov=use_nesterov, enable_clip_grad=enable_clip_grad, batch_size=batch_size),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
         # the options the groups do not carry, so that type(opt)(net, **opt.defaults) rebuilds the same optimizer
         self.defaults.update(damping=damping, decay_filter=decay_filter, split_indices=split_indices,
                              frequency=frequency)

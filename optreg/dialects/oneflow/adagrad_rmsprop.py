@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.errors import ConfigError
 from optreg.stages.adagrad import Accumulate, AdagradStep, LRDecay
 from optreg.stages.chain import Chain
@@ -27,10 +27,10 @@ class Adagrad(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0,
                  initial_accumulator_value: NonNegFloat = 0.0, eps: NonNegFloat = 1e-10, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
 
 
 class RMSprop(ChainOptimizer):
@@ -47,9 +47,9 @@ class RMSprop(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, alpha: NonNegFloat = 0.99, eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, momentum: NonNegFloat = 0.0, centered: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         if momentum != 0:
             raise ConfigError("OneFlow RMSprop does not support momentum > 0 (it asserts momentum == 0)", "momentum")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
 from optreg.stages.apply import ApplyLR, DecoupledDecay
 from optreg.stages.chain import Chain
@@ -41,10 +41,10 @@ class Adam(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
                  do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
 
 
 class AdamW(ChainOptimizer):
@@ -60,7 +60,7 @@ class AdamW(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
                  do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.dialects.oneflow.adam import SCALARS
 from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
 from optreg.stages.apply import ApplyLR, DecoupledDecay
@@ -34,10 +34,10 @@ class LAMB(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999), eps: NonNegFloat = 1e-8,
                  weight_decay: NonNegFloat = 0.0, adam_w_mode: Bool = True, do_bias_correction: Bool = True,
                  amsgrad: Bool = False, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         if amsgrad:
             raise ValueError("LAMB does not support amsgrad (OneFlow raises RuntimeError)")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       adam_w_mode=adam_w_mode, do_bias_correction=do_bias_correction,
                                       amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, UnitFloat
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, StateDtype, UnitFloat
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
@@ -28,6 +28,6 @@ class Adadelta(ChainOptimizer):
     def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
                  weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, set_to_none=False, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False, preinit=True)
