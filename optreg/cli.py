@@ -161,7 +161,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from optreg.config.json_schema import experiment_schema
 
-    text = json.dumps(experiment_schema(), indent=1, sort_keys=False)
+    text = json.dumps(experiment_schema(args.dialect or ()), indent=1, sort_keys=False)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"wrote {args.output}")
@@ -321,6 +321,9 @@ def parser() -> argparse.ArgumentParser:
     validate.set_defaults(fn=cmd_validate)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
+    schema.add_argument("--dialect", action="append", metavar="NAME",
+                        help="also the optimizers of this installed library dialect (pytorch_optimizer, torchao, "
+                             "bitsandbytes, timm); repeatable")
     schema.set_defaults(fn=cmd_schema)
     plot = sub.add_parser("plot", help="draw lr (and momentum / weight decay when scheduled) of every param group")
     plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
@@ -345,7 +348,8 @@ def parser() -> argparse.ArgumentParser:
     hydra.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     hydra.add_argument("-o", "--output", help="configs root (default: the package's configs directory)")
     hydra.add_argument("--provider", default="optreg",
-                       help="whose components: optreg (default) or a plugin's distribution name")
+                       help="whose components: optreg (default), a plugin's distribution name, or an installed "
+                            "library read as a dialect (pytorch_optimizer, torchao, bitsandbytes, timm; with -o)")
     hydra.set_defaults(fn=cmd_hydra_configs)
     for command in (run, validate, plot, groups):
         command.add_argument("--format", metavar="NAME",

@@ -6,6 +6,9 @@ every way it extends planning). `BUILTIN` is the built-in set, in listing order;
 the entry point's name is the dialect's name and it points at a module exposing the same `DIALECT` object (or
 only `ROWS`, with optionally `DIALECT = "<name>"`).
 
+The last three are installed libraries read as dialects (`Dialect.library`): their rows come from the library's
+classes when a name of the dialect is first looked up; timm's optimizer classes join the timm dialect the same way.
+
 `import optreg` imports nothing here.
 """
 
@@ -14,7 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo")
+BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "hf", "timm", "nemo",
+                            "pytorch_optimizer", "torchao", "bitsandbytes")
 
 PLUGIN_GROUP = "optreg.dialects"
 
