@@ -239,7 +239,9 @@ def groups_table(rows: Sequence[dict[str, Any]]) -> Any:
     from rich.table import Table
 
     table = Table(title="parameter groups")
-    for column in ("group", "rule", "selectors", "params", "numel", "lr", "weight_decay", "layer", "first names"):
+    composite = any(row.get("optimizer") for row in rows)   # a composite: which optimizer updates each group
+    for column in ("group", "rule", *(("optimizer",) if composite else ()), "selectors", "params", "numel", "lr",
+                   "weight_decay", "layer", "first names"):
         table.add_column(column, overflow="fold", justify="right" if column in ("params", "numel") else "left")
     for row in rows:
         selectors = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in row["selectors"].items()]
@@ -249,6 +251,7 @@ def groups_table(rows: Sequence[dict[str, Any]]) -> Any:
         names = row["names"]
         shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
         table.add_row(_cell(row["group"]), row["rule"].removeprefix("optimizer."),
+                      *((row.get("optimizer") or "",) if composite else ()),
                       "; ".join(selectors) or ("(the rest)" if row["rule"] == "default" else "requires_grad=False"
                                                if row["rule"] == "frozen" else ""),
                       str(row["params"]), str(row["numel"]), _cell(row["lr"]), _cell(row["weight_decay"]),

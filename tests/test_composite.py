@@ -260,3 +260,22 @@ def test_lightning_trains_with_a_composite():
             s.step()
     for (name, a), b in zip(hand.named_parameters(), module.net.parameters()):
         assert torch.equal(a, b), name
+
+
+def test_groups_command_shows_each_groups_optimizer(capsys, monkeypatch):
+    from pathlib import Path
+
+    from optreg.cli import main
+
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)
+    args = ["groups", "examples/muon_adamw.yaml", "--model", "examples.finetune_models:tiny_vit"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "optimizer" in out and "torch.AdamW" in out and "torch.Muon" in out
+    assert main([*args, "--json"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert [(r["rule"], r["optimizer"]) for r in rows] == [
+        ("optimizer.param_groups[0]", "torch.AdamW"), ("optimizer.param_groups[1]", "torch.AdamW"),
+        ("default", "torch.Muon")]
+    assert all(n.startswith("blocks.") and n.endswith("weight") for n in rows[2]["names"])

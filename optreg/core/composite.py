@@ -143,7 +143,7 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         except ConfigError as exc:
             errors.extend(_reindex(exc, rules_path, [i for i, _ in main_rules]))
     errors.raise_if_any()
-    return CompositePlan.of(parts, rules_path, [i for i, _ in main_rules], list(source.frozen))
+    return CompositePlan.of(parts, param_groups, rules_path, [i for i, _ in main_rules], list(source.frozen))
 
 
 def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: Collector, path: str,
@@ -165,7 +165,7 @@ def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: C
     main_index = [i for i, r in enumerate(rules) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
     main = {**section, "param_groups": [rules[i] for i in main_index]}
     parts.insert(0, (None, nominal(main, dialect, errors, path)))
-    return CompositePlan.of(parts, rules_path, main_index, [])
+    return CompositePlan.of(parts, rules, rules_path, main_index, [])
 
 
 def _check_part(plan: Any, path: str, errors: Collector) -> None:
@@ -205,9 +205,10 @@ class CompositePlan:
         self.entry, self.values = main.entry, main.values
 
     @classmethod
-    def of(cls, parts: list[tuple[int | None, Any]], rules_path: str, main_index: list[int],
+    def of(cls, parts: list[tuple[int | None, Any]], rules: Sequence[Any], rules_path: str, main_index: list[int],
            frozen: list[tuple[str, Any]]) -> "CompositePlan":
-        """Groups in rule order, then the main optimizer's default group; each Group names its optimizer."""
+        """Groups in rule order, then the main optimizer's default group; each Group names its optimizer (and a
+        part's groups show the selectors and multipliers of the rule that routed them)."""
         keyed: list[tuple[tuple[int, int], tuple[int, int], Group]] = []
         for p, (rule, plan) in enumerate(parts):
             for g, group in enumerate(plan.groups):
@@ -218,6 +219,8 @@ class CompositePlan:
                 else:
                     index = rule
                     group.rule = join_path(rules_path, rule)
+                    group.selectors = {k: rules[rule][k] for k in SELECTORS if k in rules[rule]}
+                    group.multipliers = {k: rules[rule][k] for k in MULTIPLIERS if k in rules[rule]}
                     group.origin.setdefault("lr", join_path(join_path(group.rule, ROUTE_KEY), "lr"))
                 group.optimizer = plan.entry.qualname
                 keyed.append(((index, g), (p, g), group))
