@@ -279,3 +279,25 @@ def test_groups_command_shows_each_groups_optimizer(capsys, monkeypatch):
         ("optimizer.param_groups[0]", "torch.AdamW"), ("optimizer.param_groups[1]", "torch.AdamW"),
         ("default", "torch.Muon")]
     assert all(n.startswith("blocks.") and n.endswith("weight") for n in rows[2]["names"])
+
+
+def test_configure_optimizer_takes_the_same_rules():
+    a, b = _net(), _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, a)
+    options = {k: v for k, v in MUON_ADAMW.items() if k != "name"}
+    direct = optreg.configure_optimizer("Muon", b, **options)
+    _steps(a, built.optimizer, 2)
+    _steps(b, direct, 2)
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
+
+
+def test_a_group_added_later_joins_the_part_it_names():
+    model = _net()
+    extra = torch.nn.Parameter(torch.ones(3))
+    built = optreg.build({"optimizer": MUON_ADAMW}, model)
+    built.optimizer.add_param_group({"params": [extra], "optimizer": "torch.AdamW", "lr": 0.1})
+    adamw = built.optimizer.parts[1]
+    assert adamw.param_groups[-1]["params"] == [extra] and built.optimizer.param_groups[-1] is adamw.param_groups[-1]
+    extra.grad = torch.ones(3)
+    built.optimizer.step()
+    assert extra.detach().tolist() != [1.0, 1.0, 1.0]

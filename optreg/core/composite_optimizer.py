@@ -38,6 +38,19 @@ class Composite(torch.optim.Optimizer):
         super().__init__(groups, {})
         self._ready = True
 
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Before construction: torch's own. After: the group joins the part its `optimizer` key names (the main
+        optimizer, the first part, by default), as Lightning's fine-tuning callbacks add unfrozen layers."""
+        if not getattr(self, "_ready", False):
+            return super().add_param_group(param_group)
+        name = param_group.pop("optimizer", self.names[0])
+        if name not in self.names:
+            raise ValueError(f"no part of this composite is {name!r}; its parts: {', '.join(self.names)}")
+        part = self.parts[self.names.index(name)]
+        part.add_param_group(param_group)
+        part.param_groups[-1]["optimizer"] = name
+        self.param_groups.append(part.param_groups[-1])
+
     @property
     def state(self) -> dict[Any, Any]:   # type: ignore[override]
         """Every part's state, by parameter."""
