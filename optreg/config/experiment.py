@@ -247,7 +247,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source)
     nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
-        plan_around(nominal, experiment, errors, known_groups=False)
+        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect))
     elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False),
@@ -270,6 +270,16 @@ def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
+
+
+def _one_group(section: Mapping[str, Any], dialect: str | None) -> bool:
+    """Whether every model gives this optimizer one parameter group: no rules, no setting that splits the groups,
+    no dialect grouping (Model Zoo's bias/norm split, MindSpore's beta/gamma rule)."""
+    name, own, rules, options = split_optimizer(section)
+    entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    settings, _ = split_settings(options, "", Collector())
+    return not rules and not wraps_optimizer(entry) and entry.bind is None and \
+        not REGISTRY.dialect(entry.dialect).default_settings and all(v in (None, False) for v in settings.values())
 
 
 def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Collector,

@@ -187,6 +187,10 @@ class Source:
         self.name = name
         self.marks = marks
 
+    def exactly(self, path: str) -> Location | None:
+        """Where `path` itself is written, or None when the document does not write it (no parent's position)."""
+        return self(path) if path in self.marks else None
+
     def __call__(self, path: str) -> Location | None:
         while True:
             mark = self.marks.get(path)

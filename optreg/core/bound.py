@@ -25,7 +25,7 @@ from optreg.errors import ConfigError, check_input
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
     """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
     check_input(options)
-    entry = REGISTRY.lookup(OPTIMIZER, name, dialect)
+    entry = REGISTRY.lookup(OPTIMIZER, name, dialect, explicit=True)
     if wraps_optimizer(entry):
         raise ConfigError(f"{entry.qualname} wraps another optimizer: build that one with optimizer_class() "
                           f"and wrap it with configure_optimizer({entry.name!r}, ...)", "name")

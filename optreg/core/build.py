@@ -384,7 +384,7 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
     check_input(kwargs)
-    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
+    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name", explicit=True)
     extras: list[dict[str, Any]] = []
     call = REGISTRY.dialect(entry.dialect).optimizer_call
     if call is not None:   # the framework's own reading of these arguments (Model Zoo 2.0-2.3's call)

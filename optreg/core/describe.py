@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.registry import REGISTRY
-from optreg.errors import ConfigError
+from optreg.errors import ConfigError, ErrorItem, show
 
 _BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
 
@@ -114,21 +116,65 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
         rules = [r.message for r in entry.rules if r.path == opt.name]
         constraint = "; ".join(filter(None, [_constraint_text(prop), *rules]))
         out.append(Param(opt.name, _type_text(prop), opt.default, constraint,
-                         prop.get("description") or docs.get(opt.name, "")))
+                         agreeing_doc(prop.get("description") or docs.get(opt.name, ""), opt.name, opt.default, entry)))
     return tuple(out)
 
 
+_DOC_DEFAULT = re.compile(r"\(default: ((?:[^()]|\([^()]*\))*)\)")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as numbers (1e-2 == 0.01), element by element for tuples and lists."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b or a == b
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def agreeing_doc(doc: str, option: str, default: Any, entry: Entry) -> str:
+    """`doc` with a "(default: X)" that contradicts the declared default replaced by which one holds and why: the
+    text comes from a framework's docstring (torch's Adafactor says weight_decay 1e-2, its signature 0.0; a
+    dialect's row declares its framework's own default over the docstring it shares)."""
+    match = _DOC_DEFAULT.search(doc or "")
+    if match is None:
+        return doc
+    if default is inspect.Parameter.empty:
+        return doc[:match.start()] + f"(required: the docstring this comes from gives a default, {match.group(1)}, " \
+            f"that this component does not have)" + doc[match.end():]
+    try:
+        said = ast.literal_eval(match.group(1).strip())
+    except (ValueError, SyntaxError):
+        return doc
+    if _same(said, default):
+        return doc
+    why = (f"the {entry.dialect} row declares it ({entry.source})" if option in entry.defaults else
+           "the implementation's signature takes it")
+    return doc[:match.start()] + f"(default: {default!r}; the docstring this comes from says {match.group(1)}, but " \
+        f"{default!r} holds: {why})" + doc[match.end():]
+
+
 def describe(name: str, dialect: str | None = None, kind: str | None = None) -> Description:
-    """Parameters (type, default, constraint, doc), the dialect, and the source a component reproduces."""
+    """Parameters (type, default, constraint, doc), the dialect, and the source a component reproduces.
+
+    Optimizers and schedulers are both searched (`kind` narrows it), by the registry's one rule of names; a bare
+    name that none of `dialect` (torch by default) has is looked for in every dialect, and two components that
+    it names are a ConfigError listing both."""
     kinds = (kind,) if kind else (OPTIMIZER, SCHEDULER)
-    entry = None
-    for k in kinds:
-        entry = REGISTRY.find(k, name, dialect)
-        if entry is not None:
-            break
-    if entry is None:  # let lookup produce the did-you-mean message
+    found = [e for k in kinds if (e := REGISTRY.find(k, name, dialect, explicit=True)) is not None]
+    if not found and dialect is None and "." not in str(name):
+        found = [e for k in kinds for e in REGISTRY.everywhere(k, name)]
+    if len(found) > 1:
+        listed = ", ".join(f"{e.qualname} ({e.kind})" for e in found)
+        raise ConfigError([ErrorItem("name", f"{show(name)} names {len(found)} components: {listed}; give one with "
+                                             f"its dialect prefix", None, found[0].qualname)])
+    if not found:  # let lookup produce the did-you-mean message
         REGISTRY.lookup(kinds[0], name, dialect)
         raise ConfigError(f"unknown component {name!r}", "name")
+    entry = found[0]
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, entry.notes,
                        params_of(entry), entry.provider, chain_of(entry))
 
@@ -141,6 +187,8 @@ def chain_of(entry: Entry) -> str:
 
 
 def _listing(kind: str, pattern: str | None, dialect: str | None) -> list[str]:
+    if dialect is not None:
+        REGISTRY.dialect(dialect)   # an unknown dialect is a ConfigError, not an empty list
     names = REGISTRY.names(kind, dialect)
     if pattern:
         names = [n for n in names if fnmatch.fnmatch(n.lower(), pattern.lower())

@@ -7,6 +7,8 @@ plugin's module (the `optreg.dialects` entry point) expose the same object as `D
 What a dialect may declare (each defaults to torch's reading):
 
 - `rows`: its registry entries (timm-like table rows, `optreg.core.entry`);
+- `paths`: kind -> the framework's modules of its classes (`{"optimizer": ("torch.optim",)}`): `torch.optim.AdamW`
+  names the entry `AdamW` in Python, YAML, Hydra and the CLI alike;
 - `default_settings`: optimizer-wide group settings on by default when a Module is given and the optimizer has the
   option the setting scales (Cerebras Model Zoo's bias/norm grouping: `{"modelzoo_groups": True}`);
 - `no_decay`: the dialect's rule for the parameter names weight decay skips (MindSpore: names with beta/gamma),
@@ -54,6 +56,7 @@ class Dialect:
     name: str
     rows: Sequence[Any] = ()
     doc: str = ""
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     default_settings: Mapping[str, Any] = field(default_factory=dict)
     no_decay: Callable[[str], bool] | None = None
     scheduler_forms: tuple[SchedulerForm, ...] = ()

@@ -236,11 +236,47 @@ class Registry:
             return [exact]
         return list(self._by_normalised().get((kind, dialect, normalise(name, kind)), ()))
 
-    def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name") -> Entry | None:
+    def framework_paths(self) -> dict[tuple[str, str], Entry]:
+        """(kind, a framework's class path) -> its entry: each dialect's declared module paths (`Dialect.paths`)
+        joined with the entry's name and aliases (`torch.optim.AdamW`, `mindspore.nn.AdamWeightDecay`)."""
+        self._load()
+        index: dict[tuple[str, str], Entry] = {}
+        for declared in self.declared():
+            for kind, modules in declared.paths.items():
+                for entry in self.entries(kind, declared.name):
+                    for module in modules:
+                        for n in (entry.name, *entry.aliases):
+                            index.setdefault((kind, f"{module}.{n}"), entry)
+        return index
+
+    def place(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
+              explicit: bool = False) -> tuple[str, str, Entry | None]:
+        """(dialect, bare name, entry found by its framework path or None) of `name`, by the one rule of names: a
+        dotted name is first matched exactly against the declared framework paths, then read as `dialect.Name`;
+        a Hydra group name (`oneflow_adamw`) names the entry of that dialect when the bare name finds none. With
+        `explicit` (the caller's `dialect=`), a prefix or path that names another dialect is a ConfigError."""
+        hit = self.framework_paths().get((kind, str(name).strip())) if "." in str(name) else None
+        if hit is not None:
+            prefix, bare = hit.dialect, hit.name
+        else:
+            prefix, bare = split_dialect(name, self.dialects())
+        where = prefix or dialect or DEFAULT_DIALECT
+        if prefix is None and not self.resolve(kind, bare, where):
+            head, sep, tail = str(name).strip().partition("_")
+            if sep and head.lower() in self.dialects() and self.resolve(kind, tail, head.lower()):
+                prefix, bare, where = head.lower(), tail, head.lower()
+        if explicit and dialect is not None and prefix is not None and prefix != dialect:
+            raise ConfigError(f"{show(name)} names the {prefix} {kind}, but dialect={dialect!r} asks for the "
+                              f"{dialect} one; drop the prefix or the dialect", path)
+        return where, bare, hit
+
+    def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
+             explicit: bool = False) -> Entry | None:
         """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path`."""
         self._load()
-        prefix, bare = split_dialect(name, self.dialects())
-        where = prefix or dialect or DEFAULT_DIALECT
+        where, bare, hit = self.place(kind, name, dialect, path, explicit)
+        if hit is not None:
+            return hit
         hits = self.resolve(kind, bare, where)
         if not hits and where in self._declared:   # a library's class, read on its first use
             self.library_rows(where, kind, path)
@@ -254,8 +290,10 @@ class Registry:
                       + "); spell one of them exactly", None, closest(bare, names) or names[0])])
         return hits[0] if hits else None
 
-    def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name") -> Entry:
-        """The entry for `name` (`Adam`, `mindspore.Adam`); ConfigError with close matches otherwise."""
+    def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name",
+               explicit: bool = False) -> Entry:
+        """The entry for `name` (`Adam`, `mindspore.Adam`, `torch.optim.Adam`, `mindspore_adam`); ConfigError with
+        close matches otherwise (see `place` for the rule, and `explicit`)."""
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{kind} name must be a non-empty string, got {show(name)}", path)
         known = self.dialects()
@@ -264,11 +302,10 @@ class Registry:
             where = path[: -len("name")] + "dialect" if path.endswith("name") else "dialect"
             raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
                               + (f" (did you mean {hint!r}?)" if hint else ""), where)
-        entry = self.find(kind, name, dialect, path)
+        entry = self.find(kind, name, dialect, path, explicit)
         if entry is not None:
             return entry
-        prefix, bare = split_dialect(name, known)
-        where = prefix or dialect or DEFAULT_DIALECT
+        where, bare, _ = self.place(kind, name, dialect, path)
         elsewhere = [e.qualname for e in self.entries(kind)
                      if e.dialect != where and normalise(bare, kind) in
                      {normalise(n, kind) for n in (e.name, *e.aliases)}]
@@ -290,6 +327,11 @@ class Registry:
         raise ConfigError(f"unknown {where} {kind} {show(bare)}"
                           + (f" (did you mean {hint!r}?)" if hint else
                              f"; `optreg list` shows the {len(names)} {where} {kind}s"), path)
+
+    def everywhere(self, kind: str, name: str) -> list[Entry]:
+        """The entries of every dialect whose name or alias `name` spells or normalises to (`cosine`: hf.cosine and
+        timm.cosine), each dialect's own rule applied."""
+        return [hits[0] for d in self.dialects() if len(hits := self.resolve(kind, str(name), d)) == 1]
 
     def same_name(self, entry: Entry) -> list[Entry]:
         """Entries of other dialects with the same name (for `x is an option of cerebras.AdamW`)."""

@@ -6,7 +6,7 @@ skips the ones already seen), the same gradient clipping, and the optimizer and 
 optimizer.pt / scheduler.pt.
 
 A case without a scheduler gets optreg's `hf.constant` schedule (the Trainer would otherwise add its own linear
-decay)."""
+decay), of weight decay where the optimizer sets its lr per step itself."""
 
 from __future__ import annotations
 
@@ -51,8 +51,12 @@ def run(case_id, out, seed, resume=None):
     model = tiny_gpt2(seed)
     case = CASES[case_id]
     opt, sched = case.build(model)
-    if sched is None:
-        sched = optreg.configure_lr_scheduler(opt, {"name": "hf.constant"})
+    if sched is None:   # an optimizer that sets its lr per step itself (MindSpore's dynamic lr) refuses a scheduler of
+        # lr: the Trainer's required scheduler then holds another key
+        dynamic = any(opt.lr_schedule(i) is not None for i in range(len(opt.param_groups))) \
+            if hasattr(opt, "lr_schedule") else False
+        spec = {"name": "hf.constant", **({"key": "weight_decay"} if dynamic else {})}
+        sched = optreg.configure_lr_scheduler(opt, spec)
     args = transformers.TrainingArguments(
         output_dir=str(out), max_steps=STEPS, per_device_train_batch_size=BATCH_ROWS, save_strategy="steps",
         save_steps=MID, logging_strategy="no", report_to=[], use_cpu=True, seed=0, disable_tqdm=True,

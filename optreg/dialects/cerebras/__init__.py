@@ -27,6 +27,7 @@ LEGACY_KEYS = {
 
 DIALECT = Dialect(
     "cerebras", ROWS, "Cerebras Model Zoo (cerebras.pytorch.optim)",
+    paths={"optimizer": ("cerebras.pytorch.optim",), "scheduler": ("cerebras.pytorch.optim.lr_scheduler",)},
     default_settings={"modelzoo_groups": True},
     scheduler_forms=(SchedulerForm(forms.claims, forms.to_spec),),
     legacy_keys=LEGACY_KEYS,

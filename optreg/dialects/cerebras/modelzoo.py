@@ -788,7 +788,10 @@ def optimizer_call(entry: Any, params: Any, kwargs: dict[str, Any], unknown_keys
                       f"(gradient clipping, loss scaling, summaries); they are ignored here", UserWarning, stacklevel=4)
         for k in notes:
             kwargs.pop(k)
-    if not (grouped and isinstance(params, torch.nn.Module) and "param_groups" not in kwargs):
+    # as the dialect's default setting groups a Module in build(): a split by weight decay needs one to split (or
+    # tags and lr scales to apply)
+    splits = "weight_decay" in defaults or bool(tag_rules or adjust)
+    if not (grouped and splits and isinstance(params, torch.nn.Module) and "param_groups" not in kwargs):
         if tag_rules or adjust:
             raise ConfigError("params tags and adjust_learning_rate group the parameters of a Module as Model Zoo "
                               "does: pass the Module (and leave modelzoo_groups on)",

@@ -13,4 +13,5 @@ from optreg.dialects.mindspore.entries import ROWS as OPTIMIZER_ROWS  # noqa: E4
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
 
-DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)")
+DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)",
+                  paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)})

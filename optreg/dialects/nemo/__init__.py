@@ -11,4 +11,5 @@ from optreg.dialects.nemo.schedulers import ROWS as SCHEDULER_ROWS
 
 ROWS = [*SCHEDULER_ROWS]
 
-DIALECT = Dialect("nemo", ROWS, "NeMo's AVAILABLE_SCHEDULERS")
+DIALECT = Dialect("nemo", ROWS, "NeMo's AVAILABLE_SCHEDULERS",
+                  paths={"scheduler": ("nemo.core.optim.lr_scheduler",)})

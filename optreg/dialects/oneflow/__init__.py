@@ -13,4 +13,5 @@ from optreg.dialects.oneflow.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
 
-DIALECT = Dialect("oneflow", ROWS, "OneFlow (oneflow.optim)")
+DIALECT = Dialect("oneflow", ROWS, "OneFlow (oneflow.optim)",
+                  paths={"optimizer": ("oneflow.optim",), "scheduler": ("oneflow.optim.lr_scheduler",)})

@@ -118,4 +118,6 @@ def closed_form(name: str):
     return TORCH_FORMS.get(name)
 
 
-DIALECT = Dialect("torch", ROWS, "torch.optim and torch.optim.lr_scheduler", closed_forms=closed_form)
+DIALECT = Dialect("torch", ROWS, "torch.optim and torch.optim.lr_scheduler",
+                  paths={"optimizer": ("torch.optim",), "scheduler": ("torch.optim.lr_scheduler",)},
+                  closed_forms=closed_form)

@@ -9,7 +9,8 @@ File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()
   * torch-dialect components use that stem alone; every other dialect prefixes it with the dialect
     (`mindspore_adam`, `cerebras_cosine_decay`, `hf_cosine_with_min_lr`).
 Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect` and every option
-with its default; a required option is `???`. `optreg hydra-configs` writes them; `--check` lists what is stale.
+with its default; a required option is `???`, or left out when it has another spelling (MindSpore's `learning_rate`,
+the primary config's `lr`): a dialect switch then exposes no `???` the user never wrote. `optreg hydra-configs` writes them; `--check` lists what is stale.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.names import synonyms
 from optreg.integrations.hydra.support import BUILDERS
 
 GROUPS = (OPTIMIZER, SCHEDULER)
@@ -74,6 +76,8 @@ def group_config(entry: Entry) -> dict[str, Any]:
     if wraps_optimizer(entry):  # the required nested optimizer, as its example (the file must build as it is)
         body["optimizer"] = _plain_mapping(wrapped_example(entry))
     for opt in models.options(entry):
+        if opt.required and len(synonyms(opt.name)) > 1:
+            continue   # left out, not `???`: the user may give it under its other spelling (lr, learning_rate)
         try:
             body[opt.name] = MISSING if opt.required else _plain(opt.default)
         except TypeError as exc:

@@ -126,9 +126,62 @@ def override_locator(overrides: Sequence[str],
             if path == key or path.startswith(key + ".") or path.startswith(key + "["):
                 if best is None or len(key) >= len(best[0]):
                     best = (key, text)
-        if best is not None:
-            return override_location(best[1])
-        return fallback(path) if fallback else None
+        written = fallback(path) if fallback else None
+        if best is not None and (best[0] not in GROUPS or written is None):
+            return override_location(best[1])   # a group switch loses to the file that writes the key itself
+        return written
+
+    return locate
+
+
+def set_by_user(overrides: Sequence[str], written: Callable[[str], Any] | None = None) -> Callable[[str], bool]:
+    """path -> whether the user set it: an override of that very key, or the user's own file writes it."""
+    keys = {_override_key(o) for o in overrides if "=" in o}
+    return lambda path: path in keys or (written is not None and written(path) is not None)
+
+
+def not_from_group_file(data: Any) -> Callable[[str], Any]:
+    """path -> True when the section's value there is not what its group file carries (the component's declared
+    default): in a composed config whose primary file is unknown, a value the user must have set."""
+    from optreg.core.registry import REGISTRY
+    from optreg.integrations.hydra.configs import group_config
+
+    def check(path: str) -> Any:
+        group, _, key = path.partition(".")
+        section = data.get(group) if isinstance(data, dict) else None
+        if not isinstance(section, dict) or key not in section:
+            return None
+        try:
+            entry = REGISTRY.find(group, section.get("name"), section.get("dialect") or data.get("dialect"))
+        except (ConfigError, TypeError, AttributeError):
+            entry = None
+        carried = group_config(entry) if entry is not None else {}
+        return True if key not in carried or carried[key] != section[key] else None
+
+    return check
+
+
+def settle_spellings(data: Any, user_set: Callable[[str], bool]) -> Any:
+    """One value per option in each section: where a section holds an option under two spellings (`lr` and
+    MindSpore's `learning_rate`), the one the user set wins over the one a group file carried (its default); two
+    spellings both set by the user stay, and validation reports them."""
+    from optreg.core.names import synonyms
+
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for group in GROUPS:
+        section = out.get(group)
+        if not isinstance(section, dict):
+            continue
+        section = dict(section)
+        for key in [k for k in section if isinstance(k, str)]:
+            for other in sorted(synonyms(key) - {key}):
+                if key in section and other in section and user_set(join_path(group, key)) and \
+                        not user_set(join_path(group, other)):
+                    del section[other]
+        out[group] = section
+    return out
 
     return locate
 
@@ -205,6 +258,7 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, 
         raise exc.located(locate) from None
     keys = [k for k in reader.sections(cfg) if k != "hydra"]
     data = container_from_omegaconf(cfg, locate, keys)
+    data = settle_spellings(data, set_by_user(overrides, not_from_group_file(data)))
     experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
@@ -409,8 +463,9 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     hydra_primary = "defaults" in data
     cfg = compose_file(data, overrides, config_path.parent if config_path else None,
                        config_path.stem if config_path else None)
-    locate = override_locator(overrides, None if hydra_primary else source)
-    plain = container_from_omegaconf(cfg, locate)
+    written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
+    locate = override_locator(overrides, written if hydra_primary else source)
+    plain = settle_spellings(container_from_omegaconf(cfg, locate), set_by_user(overrides, written))
     experiment = validate_experiment(plain, locate, format)
     experiment.source = locate
     return experiment

@@ -1,0 +1,133 @@
+"""One plan behind every entry point (issue 25 item 3): `validate` gives build's verdict on every config whose
+verdict needs no model, and the conflicts that planning refuses up front (item 7) are refused alike by validate,
+build, run and configure_lr_scheduler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from test_fuzz import FUZZ_CI, OPTIMIZER_SPECS, SCHEDULER_SPECS, _model_for, _settings, experiments
+
+import optreg
+from optreg import ConfigError
+from optreg.cli import main
+from optreg.config.experiment import validate_experiment
+from optreg.core.entry import OPTIMIZER
+from optreg.core.groups import SETTINGS
+from optreg.core.registry import REGISTRY
+from optreg.train import make_model
+
+MODEL_KEYS = ("param_groups", *SETTINGS, "capturable", "differentiable")   # what a verdict may owe the model
+
+
+def model_free(config: Any) -> bool:
+    """A config whose verdict does not depend on the model: no rules over parameter names, no setting that reads
+    the model, no flag checked against the parameters' device, an optimizer that takes any parameters."""
+    if not isinstance(config, dict) or not isinstance(config.get("optimizer"), dict):
+        return True   # refused as a whole, model or not
+    section = config["optimizer"]
+    if any(section.get(key) not in (None, False, []) for key in MODEL_KEYS) or isinstance(section.get("optimizer"), dict):
+        return False
+    try:
+        entry = REGISTRY.lookup(OPTIMIZER, section.get("name"), section.get("dialect") or config.get("dialect"))
+    except (ConfigError, TypeError):
+        return True
+    return not (entry.accepts or entry.takes_model or "sparse" in entry.name.lower())
+
+
+def verdict(action) -> bool:
+    try:
+        action()
+    except ConfigError:
+        return False
+    return True
+
+
+@st.composite
+def unmutated(draw) -> dict[str, Any]:
+    """A config drawn from the JSON Schema as it is (the corpus before its hostile edits)."""
+    config: dict[str, Any] = {"optimizer": dict(draw(OPTIMIZER_SPECS))}
+    if draw(st.booleans()):
+        config["scheduler"] = draw(SCHEDULER_SPECS)
+    if draw(st.booleans()):
+        config["train"] = {"steps": draw(st.integers(1, 5))}
+    return config
+
+
+@_settings(FUZZ_CI // 2)
+@given(st.one_of(experiments(), unmutated()))
+def test_validate_gives_builds_verdict_on_every_model_free_config(config):
+    assume(model_free(config))
+    ok = verdict(lambda: validate_experiment(config))
+    model = _model_for(config)
+    assert verdict(lambda: optreg.build(config, model)) == ok, config
+
+
+def model():
+    return make_model(8, 1, 0)
+
+
+CONFLICTS = [
+    # an absolute schedule over groups whose lr a multiplier scales
+    ("optimizer: {name: SGD, lr: 0.1, param_groups: [{params: 'inp.*', lr_mult: 0.5}]}\n"
+     "scheduler: {name: cerebras.LinearLR, initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 4}\n",
+     "scheduler", "LinearLR sets an absolute lr, the same in every group, which would undo "
+                  "optimizer.param_groups[0].lr_mult"),
+    # a schedule-valued MindSpore learning_rate with lr_mult
+    ("dialect: mindspore\noptimizer:\n  name: Momentum\n  momentum: 0.9\n"
+     "  learning_rate: {name: CosineDecayLR, min_lr: 0.01, max_lr: 0.1, decay_steps: 4}\n"
+     "  param_groups: [{params: 'inp.*', lr_mult: 0.5}]\n",
+     "optimizer.param_groups[0].lr_mult", "cannot scale a lr of CosineDecayLR"),
+    # a per-step list shorter than the run the user gave
+    ("dialect: mindspore\noptimizer: {name: Momentum, momentum: 0.9, learning_rate: [0.1, 0.05, 0.01]}\n"
+     "train: {steps: 5}\n",
+     "optimizer.learning_rate", "a per-step list of 3 values is shorter than the run (5 steps"),
+    # a dynamic lr and a scheduler that drives the same key
+    ("dialect: mindspore\noptimizer: {name: Momentum, momentum: 0.9, learning_rate: [0.1, 0.05, 0.01]}\n"
+     "scheduler: {name: torch.StepLR, step_size: 1}\n",
+     "scheduler", "StepLR drives lr, but parameter group 0's lr is a per-step list or schedule"),
+]
+
+
+@pytest.mark.parametrize("text, path, message", CONFLICTS)
+def test_conflicts_are_refused_up_front_by_validate_build_and_run(text, path, message, tmp_path, capsys):
+    file = tmp_path / "c.yaml"
+    file.write_text(text)
+    for action in (lambda: optreg.load_config(file), lambda: optreg.build(file, model())):
+        with pytest.raises(ConfigError) as info:
+            action()
+        assert [(e.path, e.message[:len(message)]) for e in info.value.errors] == [(path, message)]
+        assert info.value.errors[0].location.file == str(file)
+    for command in (["validate", str(file)], ["run", str(file)]):
+        assert main(command) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and f"{path}: {message}" in err   # run: before any training output
+
+
+def test_a_short_list_is_refused_against_the_steps_of_the_command_line(tmp_path, capsys):
+    file = tmp_path / "c.yaml"
+    file.write_text("dialect: mindspore\noptimizer: {name: SGD, learning_rate: [0.1, 0.05, 0.01]}\n")
+    assert main(["validate", str(file)]) == 0     # the default run length (100) is not the user's
+    capsys.readouterr()
+    assert main(["run", str(file), "--steps", "3"]) == 0
+    capsys.readouterr()
+    for command in (["run", str(file), "--steps", "4"], ["plot", str(file), "--csv", "--steps", "4"],
+                    ["run", str(file), "optimizer.learning_rate=[0.1,0.2]", "--steps", "3"]):
+        assert main(command) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and "optimizer.learning_rate: a per-step list of" in err, command
+
+
+def test_configure_lr_scheduler_refuses_a_scheduler_over_a_dynamic_lr():
+    optimizer = optreg.configure_optimizer("mindspore.Momentum", torch.nn.Linear(2, 2), momentum=0.9,
+                                           learning_rate=[0.1, 0.05])
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, "StepLR", step_size=1)
+    assert info.value.errors[0].path == "scheduler"
+    assert info.value.errors[0].message.startswith("StepLR drives lr, but parameter group 0's lr is a per-step")
+    # a scheduler of another key is still welcome
+    assert optreg.configure_lr_scheduler(optimizer, {"name": "hf.constant", "key": "momentum"}) is not None

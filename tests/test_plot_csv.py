@@ -1,0 +1,102 @@
+"""`optreg plot CONFIG --steps N --csv` (issue 25 item 3): stdout holds only CSV, `step,group,key,value`, and each
+value is what the (step+1)-th optimizer.step() applies to that group, for a case of every dialect (MindSpore's
+per-step list, schedule dict and dynamic-lr functions included).
+
+The reference is measured, not computed: the same config is built against the same model in float64, every
+gradient is set to 1, and plain SGD (no momentum, no weight decay) moves each parameter by exactly the lr it
+applies, so p_before - p_after is the applied lr of the parameter's group."""
+
+from __future__ import annotations
+
+import csv
+import io
+import warnings
+
+import pytest
+import torch
+
+import optreg
+from optreg.cli import main
+from optreg.train import make_model
+
+STEPS = 6
+TWO_GROUPS = "  param_groups: [{params: 'inp.*', lr_mult: 0.5}]\n"
+CASES = {
+    "torch": "optimizer:\n  name: SGD\n  lr: 0.1\n" + TWO_GROUPS +
+             "scheduler: {name: StepLR, step_size: 2, gamma: 0.5}\n",
+    "oneflow": "dialect: oneflow\noptimizer:\n  name: SGD\n  lr: 0.1\n" + TWO_GROUPS +
+               "scheduler: {name: CosineDecayLR, decay_steps: 4, alpha: 0.1}\n",
+    "cerebras": "dialect: cerebras\noptimizer: {name: SGD, lr: 0.1}\n"
+                "scheduler: {name: LinearLR, initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 4}\n",
+    "mindspore per-step list": "dialect: mindspore\noptimizer:\n  name: SGD\n"
+                               "  learning_rate: [0.1, 0.08, 0.06, 0.04, 0.02, 0.01]\n",
+    "mindspore schedule dict": "dialect: mindspore\noptimizer:\n  name: SGD\n"
+                               "  learning_rate: {name: CosineDecayLR, min_lr: 0.01, max_lr: 0.1, decay_steps: 4}\n",
+    "mindspore warmup_lr": "dialect: mindspore\noptimizer:\n  name: SGD\n  learning_rate: {name: warmup_lr, "
+                           "learning_rate: 0.1, total_step: 6, step_per_epoch: 2, warmup_epoch: 2}\n",
+    "mindspore cosine_decay_lr": "dialect: mindspore\noptimizer:\n  name: SGD\n  learning_rate: {name: "
+                                 "cosine_decay_lr, min_lr: 0.01, max_lr: 0.1, total_step: 6, step_per_epoch: 2, "
+                                 "decay_epoch: 3}\n",
+    "hf": "optimizer:\n  name: SGD\n  lr: 0.1\n" + TWO_GROUPS +
+          "scheduler: {name: hf.linear, num_warmup_steps: 2, num_training_steps: 6}\n",
+    "timm": "optimizer:\n  name: SGD\n  lr: 0.1\n" + TWO_GROUPS +
+            "scheduler: {name: timm.cosine, t_initial: 6, warmup_t: 2, warmup_lr_init: 0.001}\n",
+    "nemo": "optimizer:\n  name: SGD\n  lr: 0.1\n" + TWO_GROUPS +
+            "scheduler: {name: nemo.CosineAnnealing, max_steps: 6, min_lr: 0.001, warmup_steps: 2}\n",
+}
+
+
+def plotted(path, capsys) -> list[dict[str, str]]:
+    assert main(["plot", str(path), "--steps", str(STEPS), "--csv"]) == 0
+    out = capsys.readouterr().out
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def applied_lrs(path) -> list[list[float]]:
+    """[step][group]: p_before - p_after of each group's first parameter under a gradient of ones."""
+    spec = optreg.load_config(path).train
+    model = make_model(spec.hidden, spec.depth, spec.seed).double()
+    built = optreg.build(path, model)
+    out = []
+    for _ in range(STEPS):
+        firsts = [g["params"][0] for g in built.optimizer.param_groups]
+        before = [p.detach().clone() for p in firsts]
+        for group in built.optimizer.param_groups:
+            for p in group["params"]:
+                p.grad = torch.ones_like(p)
+        built.optimizer.step()
+        out.append([float((b - p.detach()).flatten()[0]) for b, p in zip(before, firsts)])
+        if built.scheduler is not None:
+            built.scheduler.step()
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_plot_csv_is_what_each_optimizer_step_applies(case, tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text(CASES[case])
+    rows = plotted(path, capsys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = applied_lrs(path)
+    n_groups = len(reference[0])
+    lr_rows = [r for r in rows if r["key"] == "lr"]
+    assert [(int(r["step"]), int(r["group"])) for r in lr_rows] == \
+        [(s, g) for s in range(STEPS) for g in range(n_groups)]
+    for r in lr_rows:
+        assert float(r["value"]) == pytest.approx(reference[int(r["step"])][int(r["group"])], rel=1e-9, abs=1e-15)
+    values = [float(r["value"]) for r in lr_rows]
+    assert len(set(values)) > 1, "the case must move the lr"
+
+
+def test_csv_output_is_csv_only_and_ordered(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
+                    "scheduler: {name: OneCycleLR, max_lr: 0.1, total_steps: 10}\n")
+    assert main(["plot", str(path), "--steps", "3", "--csv"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "step,group,key,value"
+    keys = [tuple(line.split(",")[:3]) for line in lines[1:]]
+    assert keys == [(str(s), "0", k) for s in range(3) for k in ("lr", "momentum")]   # OneCycle cycles momentum
+    assert out.endswith("\n") and all(len(line.split(",")) == 4 for line in lines)
