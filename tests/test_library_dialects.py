@@ -253,3 +253,32 @@ def test_import_optreg_and_the_registry_import_no_library():
 
 def test_torch_is_still_the_cpu_build():
     assert torch.version.cuda is None and torch.__version__.startswith("2.13")
+
+
+def test_timm_optimizer_classes_join_its_schedulers(scratch_registry, monkeypatch):
+    """The timm dialect's library wiring, on a stand-in `timm.optim` module (the real timm cannot be imported beside
+    the CPU torch here): its optimizer classes are rows by class name, spelled `timm.optim.X` too; the schedulers
+    stay."""
+    import types
+
+    class Lion(torch.optim.SGD):
+        """A stand-in optimizer class."""
+
+        def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
+                     weight_decay: float = 0.0):
+            super().__init__(params, lr=lr, weight_decay=weight_decay)
+
+    package, module = types.ModuleType("timm"), types.ModuleType("timm.optim")
+    module.Lion, package.optim = Lion, module
+    monkeypatch.setitem(sys.modules, "timm", package)
+    monkeypatch.setitem(sys.modules, "timm.optim", module)
+    monkeypatch.setattr(scratch_registry, "_libraries", set(scratch_registry._libraries) - {"timm"})
+    monkeypatch.setattr(scratch_registry, "_library_rows", set(scratch_registry._library_rows))
+    entry = scratch_registry.lookup(OPTIMIZER, "timm.optim.Lion")
+    assert (entry.qualname, entry.target) == ("timm.Lion", "timm.optim:Lion")
+    assert scratch_registry.lookup(OPTIMIZER, "Lion", "timm") is entry
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("timm.Lion", _model(), lr="fast")
+    assert info.value.errors[0].path == "lr"
+    assert optreg.list_schedulers(dialect="timm") and optreg.list_optimizers(dialect="timm") == ["Lion"]
+    assert "timm.Lion" not in optreg.list_optimizers()
