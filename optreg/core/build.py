@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from optreg.core.composite import is_composite, plan_composite, route_hint
+from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, locate, scaled_options, split_settings)
@@ -341,8 +341,8 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
             for i, p in enumerate(group.params):
                 if not accepts(p):
                     who = repr(group.names[i]) if group.names else f"parameter {i}"
-                    errors.add(join_path(path, "params"), f"{route_hint(requirement)}; {who} has shape "
-                                                          f"{tuple(p.shape)}")
+                    errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}: "
+                                                          f"{ROUTE_HINT}")
 
 
 CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True

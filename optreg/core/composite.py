@@ -45,10 +45,8 @@ def is_composite(param_groups: Any) -> bool:
         isinstance(r, Mapping) and ROUTE_KEY in r for r in param_groups)
 
 
-def route_hint(requirement: str) -> str:
-    """What to add to a config whose main optimizer cannot take some parameters (Muon: 2-D only)."""
-    return (f"{requirement}: route the others to another optimizer with a param_groups rule, e.g. "
-            f"{{max_ndim: 1, optimizer: {{name: AdamW}}}}")
+ROUTE_HINT = "route it to another optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}"
+"""What to add to a config whose optimizer cannot take a parameter (Muon: 2-D only)."""
 
 
 def _reindex(error: ConfigError, rules_path: str, index: Sequence[int]) -> list[ErrorItem]:
@@ -258,4 +256,4 @@ class CompositePlan:
         return frozenset.intersection(*(plan.group_keys() for _, plan in self.parts))
 
 
-__all__ = ["is_composite", "plan_composite", "nominal_composite", "CompositePlan", "route_hint"]
+__all__ = ["is_composite", "plan_composite", "nominal_composite", "CompositePlan", "ROUTE_HINT"]
