@@ -76,7 +76,7 @@ def test_composite_steps_equal_the_hand_split_bit_for_bit():
     hand, ours = _net(), _net()
     _steps(hand, _Both(_by_hand(hand)), 5)
     built = optreg.build({"optimizer": MUON_ADAMW}, ours)
-    assert isinstance(built.optimizer, torch.optim.Optimizer)
+    assert isinstance(built.optimizer, Composite) and isinstance(built.optimizer, torch.optim.Optimizer)
     _steps(ours, built.optimizer, 5)
     for (name, a), b in zip(hand.named_parameters(), ours.parameters()):
         assert torch.equal(a, b), name

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from optreg.core.entry import OPTIMIZER, Entry
+from optreg.core.entry import Entry
 from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules
 from optreg.core.names import NAME_KEYS
 from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
@@ -177,12 +177,6 @@ def _check_part(plan: Any, path: str, errors: Collector) -> None:
                    "a per-step lr (a dynamic learning_rate) inside a composite: the parts step together, give a "
                    "number and a scheduler")
         break
-
-
-def _plan_class():
-    from optreg.core.build import OptimizerPlan
-
-    return OptimizerPlan
 
 
 class CompositePlan:

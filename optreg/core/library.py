@@ -19,6 +19,7 @@ A library that is not installed: looking up one of its names is a ConfigError na
 from __future__ import annotations
 
 import ast
+import collections.abc
 import importlib
 import inspect
 import textwrap
@@ -178,7 +179,7 @@ def from_annotation(annotation: Any, bounds: Any = None) -> Any:
             return None if inner is None else tuple[inner, ...]
         elements = [from_annotation(a, _element(bounds, i)) for i, a in enumerate(args)]
         return None if not elements or None in elements else tuple[tuple(elements)]
-    if origin in (list, typing.Sequence, __import__("collections.abc").abc.Sequence):
+    if origin in (list, collections.abc.Sequence):
         inner = from_annotation(args[0], _element(bounds, 0)) if args else None
         return None if inner is None else list[inner]
     return None
