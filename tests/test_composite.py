@@ -302,3 +302,17 @@ def test_a_group_added_later_joins_the_part_it_names():
     extra.grad = torch.ones(3)
     built.optimizer.step()
     assert extra.detach().tolist() != [1.0, 1.0, 1.0]
+
+
+def test_deepcopy_keeps_every_part():
+    import copy
+
+    model = _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, model)
+    _steps(model, built.optimizer, 2)
+    model2, optimizer2 = copy.deepcopy((model, built.optimizer))
+    _steps(model, built.optimizer, 2)
+    _steps(model2, optimizer2, 2)
+    assert optimizer2.names == ["torch.Muon", "torch.AdamW", "torch.AdamW"]
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), model2.parameters()))
+    assert all(p in optimizer2.state for p in model2.parameters())

@@ -89,5 +89,11 @@ class Composite(torch.optim.Optimizer):
         where = {id(g): (p, i) for p, part in enumerate(self.parts) for i, g in enumerate(part.param_groups)}
         return [where[id(g)] for g in self.param_groups]
 
+    def __getstate__(self) -> dict[str, Any]:   # the whole composite (torch's Optimizer keeps only three keys)
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def __repr__(self) -> str:
         return f"Composite({', '.join(self.names)})"
