@@ -430,6 +430,15 @@ SEEDS = [
     "optimizer: {name: Adam, dialect: oneflow}\nscheduler: {name: LambdaLR, lr_lambda: '0.95 ** step'}\n",
     "optimizer: {name: Lamb, dialect: cerebras, lr: 0.01}\nscheduler:\n  - {scheduler: Linear, initial_learning_rate: 0.01,"
     " end_learning_rate: 0.001, steps: 3}\n  - {scheduler: Constant, learning_rate: 0.001}\n",
+    # the Model Zoo readers (optreg.config.formats): the trainer form and the legacy params file, beside an
+    # application's own keys
+    "trainer:\n  init:\n    optimizer:\n      AdamW: {betas: [0.9, 0.95], weight_decay: 0.1}\n    schedulers:\n"
+    "      - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 3.0e-4, total_iters: 5}\n"
+    "    precision: {max_gradient_norm: 1.0}\ntrain: {steps: 5}\n",
+    "model: {name: gpt3}\noptimizer:\n  optimizer_type: AdamW\n  weight_decay: 0.01\n  learning_rate:\n"
+    "    - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 1.0e-4, total_iters: 3}\n"
+    "    - {scheduler: CosineDecay, initial_learning_rate: 1.0e-4, end_learning_rate: 1.0e-5, total_iters: 10}\n"
+    "  max_gradient_norm: 1.0\n",
 ]
 YAML_SNIPPETS = ["!!float abc", "!!float", "!!bool maybe", "!!map [1]", "1" * 5000, "[" * 200, "{" * 200, "\x00",
                  "\x07", "&a [*a]", "*a", "!!python/object/apply:os.system [ls]", "'", "\"", "\t", ": :", "- -",

@@ -41,6 +41,7 @@ class Registry:
         self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
         self._declared: dict[str, Dialect] = {}
+        self._paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
@@ -240,13 +241,17 @@ class Registry:
         """(kind, a framework's class path) -> its entry: each dialect's declared module paths (`Dialect.paths`)
         joined with the entry's name and aliases (`torch.optim.AdamW`, `mindspore.nn.AdamWeightDecay`)."""
         self._load()
-        index: dict[tuple[str, str], Entry] = {}
+        source, size, index = self._paths
+        if source is self._entries and size == len(self._entries):
+            return index
+        index = {}
         for declared in self.declared():
             for kind, modules in declared.paths.items():
                 for entry in self.entries(kind, declared.name):
                     for module in modules:
                         for n in (entry.name, *entry.aliases):
                             index.setdefault((kind, f"{module}.{n}"), entry)
+        self._paths = (self._entries, len(self._entries), index)   # rebuilt after an add or a swap (tests)
         return index
 
     def place(self, kind: str, name: str, dialect: str | None = None, path: str = "name",

@@ -73,6 +73,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         given_as[name] = key
 
     joins: dict[str, dict[int, Any]] = {}
+    legacy_keys = _legacy_keys(entry)
     others: list[tuple[str, frozenset[str]]] | None = None
     n_unknown = 0
     for key, value in raw.items():
@@ -80,7 +81,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         if key in fields:
             put(key, value, key)
             continue
-        legacy = _legacy_keys(entry).get(key)
+        legacy = legacy_keys.get(key)
         if legacy is not None:
             errors.add(join_path(path, key), f"{key!r} is a legacy {entry.dialect} key that "
                                              f"{entry.qualname} no longer accepts; write {legacy} instead")
