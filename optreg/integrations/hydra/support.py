@@ -9,6 +9,7 @@ the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0,
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,15 +282,12 @@ class OptimizerFactory:
     def __init__(self, section: Mapping[str, Any]):
         from optreg.config.experiment import validate_experiment
 
-        self.section = validate_experiment({OPTIMIZER: _plain_section(section, OPTIMIZER)}).optimizer
+        self.experiment = validate_experiment({OPTIMIZER: _plain_section(section, OPTIMIZER)})
+        self.section = self.experiment.optimizer
 
     def __call__(self, params: Any):
-        from optreg.core.build import plan_optimizer
-        from optreg.config.experiment import split_optimizer
-
-        name, dialect, rules, options = split_optimizer(self.section)
-        return plan_optimizer(name, params, dialect=dialect, param_groups=rules, options=options,
-                              path=OPTIMIZER).build()
+        """The optimizer, through the plan every entry point takes."""
+        return self.experiment.plan(params).optimizer.build()
 
     def __repr__(self) -> str:
         return f"OptimizerFactory({self.section!r})"
@@ -306,9 +304,14 @@ class SchedulerFactory:
         plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
 
     def __call__(self, optimizer: Any):
-        from optreg.core.build import context_of, plan_scheduler
+        """The scheduler, as configure_lr_scheduler plans it against the built optimizer (its checks included)."""
+        from optreg.core.build import configure_lr_scheduler
 
-        return plan_scheduler(copy.deepcopy(self.section), context_of(optimizer), SCHEDULER).build(optimizer)
+        try:
+            return configure_lr_scheduler(optimizer, copy.deepcopy(self.section))
+        except ConfigError as exc:   # at the section's paths, as a config names them
+            raise ConfigError([e if e.path == SCHEDULER else dataclasses.replace(e, path=join_path(SCHEDULER, e.path))
+                               for e in exc.errors]) from None
 
     def __repr__(self) -> str:
         return f"SchedulerFactory({self.section!r})"
