@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# the optimizer libraries read as dialects (tests/test_library_dialects.py); --no-deps: none pulls another torch
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt pytorch_optimizer torchao bitsandbytes
 	touch $(STAMP)
 
 run: $(STAMP)  ## train the built-in model with the embedded quickstart config (ARGS="config.yaml key=value")

@@ -203,7 +203,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from optreg.config.json_schema import experiment_schema
 
-    text = json.dumps(experiment_schema(), indent=1, sort_keys=False)
+    text = json.dumps(experiment_schema(args.dialect or ()), indent=1, sort_keys=False)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"wrote {args.output}")
@@ -297,14 +297,17 @@ def groups_lines(rows: Sequence[dict[str, Any]], width: int) -> list[Any]:
     from optreg import cli_render as render
 
     cells = []
+    composite = any(row.get("optimizer") for row in rows)   # a composite: which optimizer updates each group
     for row in rows:
         names = row["names"]
         shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
-        cells.append([_cell(row["group"]), row["rule"].removeprefix("optimizer."), selectors_text(row),
+        cells.append([_cell(row["group"]), row["rule"].removeprefix("optimizer."),
+                      *((row.get("optimizer") or "",) if composite else ()), selectors_text(row),
                       str(row["params"]), str(row["numel"]), _cell(row["lr"]), _cell(row["weight_decay"]),
                       _cell(row["layer"]), shown])
     styles = ["dim" if row["rule"] == "frozen" else None for row in rows]
-    return ["parameter groups", *render.table(GROUP_COLUMNS, cells, width, styles)]
+    columns = (*GROUP_COLUMNS[:2], Column("optimizer"), *GROUP_COLUMNS[2:]) if composite else GROUP_COLUMNS
+    return ["parameter groups", *render.table(columns, cells, width, styles)]
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -377,6 +380,9 @@ def parser() -> argparse.ArgumentParser:
     validate.set_defaults(fn=cmd_validate)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
+    schema.add_argument("--dialect", action="append", metavar="NAME",
+                        help="also the optimizers of this installed library dialect (pytorch_optimizer, torchao, "
+                             "bitsandbytes, timm); repeatable")
     schema.set_defaults(fn=cmd_schema)
     plot = sub.add_parser("plot", help="draw lr (and momentum / weight decay when scheduled) of every param group")
     plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
@@ -402,7 +408,8 @@ def parser() -> argparse.ArgumentParser:
     hydra.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     hydra.add_argument("-o", "--output", help="configs root (default: the package's configs directory)")
     hydra.add_argument("--provider", default="optreg",
-                       help="whose components: optreg (default) or a plugin's distribution name")
+                       help="whose components: optreg (default), a plugin's distribution name, or an installed "
+                            "library read as a dialect (pytorch_optimizer, torchao, bitsandbytes, timm; with -o)")
     hydra.set_defaults(fn=cmd_hydra_configs)
     for command in (run, validate, plot, groups):
         command.add_argument("--format", metavar="NAME",

@@ -18,6 +18,7 @@ from hydra import compose, initialize_config_dir
 from optreg import ConfigError
 import optreg
 from optreg.core.registry import REGISTRY
+from optreg.dialects import BUILTIN
 from optreg.integrations.hydra import configs as hc
 
 TESTS = Path(__file__).resolve().parent
@@ -152,12 +153,15 @@ def test_a_plugin_adds_a_dialect(installed, monkeypatch):
     opt = optreg.configure_optimizer("mydialect.X", [w], lr=0.5)
     assert type(opt).__name__ == "X" and opt.param_groups[0]["lr"] == 0.5
     assert type(optreg.configure_optimizer("x", [w], dialect="mydialect")).__name__ == "X"
+    with pytest.raises(ConfigError) as info:   # the range its row declares
+        optreg.build({"optimizer": {"name": "mydialect.X", "lr": 0.0}}, [w])
+    assert [(e.path, e.message) for e in info.value.errors] == [("optimizer.lr", "must be > 0, got 0.0")]
     w.grad = torch.tensor([1.0, -2.0, 0.0])
     opt.step()
     torch.testing.assert_close(w.detach(), torch.tensor([0.5, 2.0, 1.0]))
     # built-in dialect prefixes still split; an unknown dialect still errors, with a did-you-mean
     assert type(optreg.configure_optimizer("mindspore.Adam", [w])).__name__ == "Adam"
-    with pytest.raises(ConfigError, match=r"unknown dialect 'mydialekt'; dialects: torch, .*, nemo, mydialect "
+    with pytest.raises(ConfigError, match=r"unknown dialect 'mydialekt'; dialects: torch, .*, mydialect "
                                           r"\(did you mean 'mydialect'\?\)"):
         optreg.configure_optimizer("X", [w], dialect="mydialekt")
     with pytest.raises(ConfigError, match=r"'X' is not a torch optimizer; mydialect.X has it"):

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
+from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
+from optreg.core.composite import rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
                                plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
@@ -152,6 +154,13 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
         if not isinstance(rule, Mapping):
             errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             continue
+        if ROUTE_KEY in rule:   # a composite's part: its own optimizer's section
+            spec = composite_spec(rule, here, errors)
+            if spec is not None:
+                part, part_dialect, part_options = spec
+                _check_optimizer_section({"name": part, **part_options}, part_dialect or own or dialect, errors,
+                                         join_path(here, ROUTE_KEY))
+            continue
         keys, rule_options = split_rule(rule, here, errors)   # selectors and multipliers
         check_support(scaled, entry.qualname, keys, here, errors)
         group_options(entry, Group([], [], rule_options, rule=here), values, errors, here)
@@ -287,6 +296,8 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
     Its problems (a multiplier that cannot scale the lr) go to `errors`, at the paths build gives them."""
     name, own, rules, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    if is_composite(rules):
+        return nominal_composite(section, own or dialect, errors, path, _nominal_plan)
     _, options = split_settings(options, path, Collector())
     if wraps_optimizer(entry):
         inner = _section(options.pop("optimizer"), join_path(path, "optimizer"), Collector())

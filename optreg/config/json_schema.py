@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
 from pydantic.json_schema import GenerateJsonSchema
 
@@ -321,12 +321,16 @@ def _combinators() -> list[dict[str, Any]]:
     ]
 
 
-def experiment_schema() -> dict[str, Any]:
-    """The whole experiment config; every registered component of every dialect is a member."""
+def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
+    """The whole experiment config; every registered component of every dialect is a member, and the optimizers of
+    each installed library dialect named in `libraries` (`pytorch_optimizer`: read from the installed package)."""
     from optreg.config.run import TrainSpec
 
     definitions: dict[str, Any] = {}
-    optimizers = [_optimizer(e, definitions) for e in REGISTRY.entries(OPTIMIZER)]
+    rows = {id(e): e for e in REGISTRY.entries(OPTIMIZER)}
+    for dialect in libraries:
+        rows.update((id(e), e) for e in REGISTRY.entries(OPTIMIZER, REGISTRY.dialect(dialect).name))
+    optimizers = [_optimizer(e, definitions) for e in rows.values()]
     schedulers = [_scheduler(e, definitions) for e in REGISTRY.entries(SCHEDULER)]
     definitions["scheduler"] = {"anyOf": schedulers + _combinators()}
     train = TrainSpec.model_json_schema(schema_generator=Draft07)

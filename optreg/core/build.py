@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
+from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, locate, scaled_options, split_settings)
@@ -236,6 +237,9 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem."""
     errors = Collector()
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"))
+    if is_composite(param_groups):   # a rule names its own optimizer: one plan per part
+        return plan_composite(entry, params, dialect=dialect, unknown_keys=unknown_keys, param_groups=param_groups,
+                              path=path, options=dict(options or {}))
     settings, options = split_settings(dict(options or {}), path, errors)   # no_weight_decay, layer_decay
     inner: OptimizerPlan | None = None
     if wraps_optimizer(entry):
@@ -340,7 +344,8 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
             for i, p in enumerate(group.params):
                 if not accepts(p):
                     who = repr(group.names[i]) if group.names else f"parameter {i}"
-                    errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}")
+                    errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}: "
+                                                          f"{ROUTE_HINT}")
 
 
 CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True
@@ -833,6 +838,8 @@ def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: 
 
 def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     keys = frozenset(optimizer.defaults).union(*(set(g) - {"params"} for g in optimizer.param_groups))
+    if hasattr(optimizer, "parts"):   # a composite: the keys every part's groups have (AdamW has no momentum)
+        keys = frozenset.intersection(*(frozenset(g) - {"params", "optimizer"} for g in optimizer.param_groups))
     momenta = [g.get("momentum") for g in optimizer.param_groups]
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 

@@ -25,7 +25,9 @@ What a dialect may declare (each defaults to torch's reading):
 - `scheduler_call(optimizer, spec) -> scheduler | None`: a spec form of `configure_lr_scheduler` the framework
   builds itself (Model Zoo's trainer schedulers), None when the spec is not one;
 - `scheduler_keywords`: keyword arguments of `configure_lr_scheduler` the dialect owns, each a wrapper
-  `(plan, optimizer) -> scheduler` (cerebras.pytorch <= 2.3's `adjust_learning_rate`).
+  `(plan, optimizer) -> scheduler` (cerebras.pytorch <= 2.3's `adjust_learning_rate`);
+- `library`: an installed library whose classes are rows too, derived from their signatures when a name of the
+  dialect is first looked up (`optreg.core.library.Library`: pytorch_optimizer, torchao, bitsandbytes, timm).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Dialect:
     optimizer_call: Callable[..., tuple[Any, dict[str, Any], list[dict[str, Any]]]] | None = None
     scheduler_call: Callable[[Any, Any], Any] | None = None
     scheduler_keywords: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
+    library: Any = None
 
     def closed_form(self, name: str) -> Any:
         """The closed form of the scheduler class `name` of this dialect, or None."""

@@ -185,6 +185,7 @@ class Group:
     no_decay: bool = False         # no_weight_decay put these parameters here
     lr: Any = None                 # the lr and weight decay the group is built with (before any schedule)
     weight_decay: Any = None
+    optimizer: str | None = None   # a composite's part that updates the group ("torch.AdamW"); None: the one
 
     def torch_dict(self) -> dict[str, Any]:
         return {"params": list(self.params), **self.options}
@@ -667,6 +668,7 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) 
             "weight_decay": group.weight_decay,
             "layer": group.layer,
             "no_weight_decay": group.no_decay,
+            **({"optimizer": group.optimizer} if group.optimizer else {}),
         })
     if frozen:
         rows.append({"group": None, "rule": "frozen", "patterns": [], "selectors": {}, "multipliers": {},

@@ -46,6 +46,8 @@ class Registry:
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
+        self._libraries: set[str] = set()     # dialects whose library rows are read
+        self._library_rows: set[int] = set()  # ids of those rows (listed only when their dialect is asked for)
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -58,6 +60,7 @@ class Registry:
             try:
                 self._dialects = []  # a reload (tests reset _entries and _loaded) forgets plugin dialects too
                 self._declared = {}
+                self._libraries, self._library_rows = set(), set()
                 self._load_builtin()
                 self._load_plugins()
             finally:
@@ -160,6 +163,34 @@ class Registry:
             self._declared[name] = declared
         return name
 
+    def library_rows(self, dialect: str, kind: str, path: str = "name", required: bool = True) -> None:
+        """Read the rows of `dialect`'s installed library (`Dialect.library`) once, on its first use; a library that
+        is not installed is a ConfigError at `path` naming the package (or nothing, when not `required`)."""
+        declared = self._declared.get(dialect)
+        library = getattr(declared, "library", None)
+        if library is None or library.kind != kind or dialect in self._libraries:
+            return
+        with self._lock:
+            if dialect in self._libraries:
+                return
+            try:
+                rows = library.rows(dialect)
+            except ImportError as exc:
+                if not required:
+                    return
+                raise ConfigError(f"the {dialect} dialect's {kind}s are the classes of {library.module}, which is not "
+                                  f"installed ({exc.name or library.package} not found): pip install "
+                                  f"{library.package}", path) from None
+            except Exception as exc:   # installed, but its import fails (a build for another torch)
+                if not required:
+                    return
+                raise ConfigError(f"the {dialect} dialect's {kind}s are the classes of {library.module}, whose import "
+                                  f"failed: {type(exc).__name__}: {str(exc)[:120]}", path) from None
+            for entry in rows:
+                self.add(entry)
+                self._library_rows.add(id(entry))
+            self._libraries.add(dialect)
+
     # -- adding ----------------------------------------------------------------------------------
     def add(self, entry: Entry) -> Entry:
         """Add one row; a name or alias spelled (case aside) like one of another entry of the same kind and
@@ -184,10 +215,14 @@ class Registry:
 
     # -- lookup ----------------------------------------------------------------------------------
     def entries(self, kind: str, dialect: str | None = None) -> list[Entry]:
+        """The entries of `kind`: of one dialect (its library's rows read, when it has one), or of every dialect
+        without the library rows (those are listed by their dialect)."""
         self._load()
+        if dialect is not None and dialect in self._declared:
+            self.library_rows(dialect, kind, "dialect", required=not self._declared[dialect].rows)
         seen: dict[int, Entry] = {}
         for (k, d, _), entry in self._entries.items():
-            if k == kind and (dialect is None or d == dialect):
+            if k == kind and (d == dialect or dialect is None and id(entry) not in self._library_rows):
                 seen.setdefault(id(entry), entry)
         order = {d: i for i, d in enumerate(self._known())}
         return sorted(seen.values(), key=lambda e: (order.get(e.dialect, len(order)), e.name.lower()))
@@ -267,6 +302,9 @@ class Registry:
         if hit is not None:
             return hit
         hits = self.resolve(kind, bare, where)
+        if not hits and where in self._declared:   # a library's class, read on its first use
+            self.library_rows(where, kind, path)
+            hits = self.resolve(kind, bare, where)
         if len(hits) > 1:
             names = [e.name for e in hits]
             raise ConfigError([ErrorItem(

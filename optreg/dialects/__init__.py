@@ -6,6 +6,9 @@ every way it extends planning). `BUILTIN` is the built-in set, in listing order;
 the entry point's name is the dialect's name and it points at a module exposing the same `DIALECT` object (or
 only `ROWS`, with optionally `DIALECT = "<name>"`).
 
+The last three are installed libraries read as dialects (`Dialect.library`): their rows come from the library's
+classes when a name of the dialect is first looked up; timm's optimizer classes join the timm dialect the same way.
+
 `import optreg` imports nothing here.
 """
 
@@ -15,7 +18,7 @@ import importlib
 from typing import Any
 
 BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "mindspore_experimental", "mindspore_mint", "hf",
-                            "timm", "nemo")
+                            "timm", "nemo", "pytorch_optimizer", "torchao", "bitsandbytes")
 
 PLUGIN_GROUP = "optreg.dialects"
 
@@ -28,9 +31,12 @@ def rows(name: str) -> list[Any]:
 
 
 def counts() -> dict[str, tuple[int, int]]:
-    """Each built-in dialect's number of (optimizers, schedulers), in listing order: the README's dialect table."""
+    """Each built-in framework dialect's number of (optimizers, schedulers), in listing order: the README's dialect
+    table (an installed library's dialect, whose rows come from the library when asked, is not counted)."""
     out = {}
     for name in BUILTIN:
+        if importlib.import_module(f"{__name__}.{name}").DIALECT.library is not None:
+            continue
         kinds = [row.kind for row in rows(name)]
         out[name] = (kinds.count("optimizer"), kinds.count("scheduler"))
     return out

@@ -166,9 +166,12 @@ def write(root: Path, files: list[GroupFile]) -> list[str]:
 
 
 def entries_of(provider: str = "optreg") -> list[Entry]:
-    """The entries whose files a provider ships: optreg's tables, or a plugin distribution's rows."""
+    """The entries whose files a provider ships: optreg's tables, a plugin distribution's rows, or the rows of an
+    installed library read as a dialect (its package's name: `pytorch_optimizer`), generated on request."""
     if provider == "optreg":
         return builtin_entries()
     from optreg.core.registry import REGISTRY
 
-    return [e for kind in GROUPS for e in REGISTRY.entries(kind) if e.provider == provider]
+    libraries = [d.name for d in REGISTRY.declared() if d.library is not None and d.library.package == provider]
+    return [e for kind in GROUPS for dialect in (libraries or [None]) for e in REGISTRY.entries(kind, dialect)
+            if e.provider == provider]

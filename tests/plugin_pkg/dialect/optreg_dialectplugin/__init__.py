@@ -7,6 +7,7 @@ import torch
 
 from optreg.core.dialect import Dialect
 from optreg.core.entry import optimizer
+from optreg.core.types import number
 
 NAME = "mydialect"
 
@@ -18,6 +19,8 @@ class X(torch.optim.SGD):
         super().__init__(params, lr=lr)
 
 
-ROWS = [optimizer(NAME, "X", "optreg_dialectplugin:X", "SGD under another name.", source="optreg-dialectplugin 0.1")]
+# the range X's own code needs (lr > 0, at most 10), declared on its row: a config outside it is a ConfigError
+ROWS = [optimizer(NAME, "X", "optreg_dialectplugin:X", "SGD under another name.", source="optreg-dialectplugin 0.1",
+                  types={"lr": number(gt=0, le=10)})]
 
 DIALECT = Dialect(NAME, ROWS, "a test dialect: SGD under another name")

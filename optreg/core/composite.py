@@ -1,0 +1,253 @@
+"""Composite optimizers: a `param_groups` rule that names an `optimizer:` gives the parameters it selects to that
+optimizer, and the result is one `torch.optim.Optimizer` over every part (Muon for the matrices, AdamW for the
+rest, as the Muon paper's and Keller Jordan's training scripts split them by hand).
+
+    optimizer:
+      name: Muon
+      lr: 0.02
+      param_groups:
+        - {max_ndim: 1, optimizer: {name: AdamW, lr: 3.0e-4, betas: [0.9, 0.95]}}
+        - {params: ["embed.*", "head.*"], optimizer: {name: AdamW, lr: 3.0e-4}}
+
+Routing is the one rule of `param_groups` (the first matching rule wins; the rest stay with the main optimizer);
+a rule's `lr_mult` / `decay_mult` scale its own optimizer's values. The groups come in rule order, then the main
+optimizer's default group, and each carries `optimizer: "<dialect.Name>"`. Each part is the optimizer built by
+hand on its parameters, so a step of the composite is the parts' steps, bit for bit; its `state_dict` holds the
+parts' state dicts (plain tensors, numbers and strings: it loads with `weights_only=True`).
+
+Refused: `param_groups` inside a rule's optimizer, an optimizer that wraps another (MindSpore LARS) or takes the
+model, a dynamic (per-step) lr inside a composite (MindSpore's learning_rate lists), a parameter the main optimizer
+cannot take with no rule routing it (Muon and a 1-D tensor: the error names the rule to add).
+
+ZeRO (`ZeroRedundancyOptimizer`) and `type(opt)(params, **opt.defaults)` rebuild an optimizer from its class and
+unnamed tensors: a composite has no single class to rebuild and its routing needs names, so `Composite(params)` is
+refused with that reason (`optreg.optimizer_class` refuses `param_groups` the same way). FSDP2 shards parameters
+in place (DTensors) before the optimizer is built: a composite built afterwards over `model.named_parameters()`
+routes them as any optimizer does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from optreg.core.entry import Entry
+from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules
+from optreg.core.names import NAME_KEYS
+from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
+
+ROUTE_KEY = "optimizer"
+
+
+def is_composite(param_groups: Any) -> bool:
+    """Whether some `param_groups` rule names an optimizer of its own."""
+    return isinstance(param_groups, (list, tuple)) and any(
+        isinstance(r, Mapping) and ROUTE_KEY in r for r in param_groups)
+
+
+ROUTE_HINT = "route it to another optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}"
+"""What to add to a config whose optimizer cannot take a parameter (Muon: 2-D only)."""
+
+
+def _reindex(error: ConfigError, rules_path: str, index: Sequence[int]) -> list[ErrorItem]:
+    """A sub-plan's errors at the paths of the user's rules (the sub-plan saw only some of them, renumbered)."""
+    pattern = re.compile(re.escape(rules_path) + r"\[(\d+)\]")
+    return [ErrorItem(pattern.sub(lambda m: f"{rules_path}[{index[int(m.group(1))]}]", e.path), e.message,
+                      e.location, e.suggestion) for e in error.errors]
+
+
+def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector) -> tuple[Any, str | None, dict[str, Any]] | None:
+    """(name, dialect, options) of a rule's `optimizer:` spec; its problems go to `errors`."""
+    spec = rule[ROUTE_KEY]
+    where = join_path(here, ROUTE_KEY)
+    for key in rule:
+        if key != ROUTE_KEY and key not in SELECTORS and key not in MULTIPLIERS:
+            errors.add(join_path(here, key), f"a rule with its own optimizer takes selectors and multipliers only; "
+                                             f"put {key} inside {ROUTE_KEY}: (an option of that optimizer)")
+    if not isinstance(spec, Mapping):
+        errors.add(where, f"expected a nested spec with name: and its options, got {show(spec)}")
+        return None
+    spec = dict(spec)
+    if "param_groups" in spec:
+        errors.add(join_path(where, "param_groups"), "a rule's optimizer takes the parameters the rule selects; "
+                                                     "param_groups cannot nest (write the rules at the top level)")
+        return None
+    given = [k for k in NAME_KEYS if k in spec]
+    if not given:
+        errors.add(join_path(where, "name"), "required: the name of the optimizer for the parameters this rule "
+                                             "selects")
+        return None
+    name = spec.pop(given[0])
+    dialect = spec.pop("dialect", None)
+    return name, dialect, spec
+
+
+def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_keys: Any,
+                   param_groups: Sequence[Any], path: str, options: Mapping[str, Any]) -> "CompositePlan":
+    """The plan of a composite: the main optimizer's over the parameters no optimizer rule routes, and one plan
+    per optimizer rule over its parameters (see the module doc)."""
+    from optreg.core.build import plan_optimizer, wraps_optimizer
+
+    errors = Collector()
+    rules_path = join_path(path, "param_groups")
+    if wraps_optimizer(entry) or entry.takes_model:
+        what = "wraps another optimizer" if wraps_optimizer(entry) else "takes the model"
+        raise ConfigError(f"{entry.qualname} {what} and cannot hold a composite's param_groups with optimizer:",
+                          join_path(path, "name"))
+    try:
+        source = collect(params)
+    except ConfigError as exc:
+        raise exc.prefixed(path) from None
+    if source.named is None or any(n is None for n, _ in source.named):
+        raise ConfigError("a param_groups rule with optimizer: routes parameters by name: pass the Module or "
+                          "model.named_parameters()", rules_path)
+    routing = [{k: v for k, v in r.items() if k in SELECTORS} if isinstance(r, Mapping) else r for r in param_groups]
+    routed = from_rules(source.named, routing, errors, rules_path, source=source)
+    errors.raise_if_any()
+    members = {g.rule: [(n, t) for n, t in zip(g.names or [], g.params)] for g in routed}
+    taken: set[str] = set()
+    parts: list[tuple[int | None, Any]] = []   # (rule index or None for the main optimizer, its plan)
+    for i, rule in enumerate(param_groups):
+        if not (isinstance(rule, Mapping) and ROUTE_KEY in rule):
+            continue
+        here = join_path(rules_path, i)
+        spec = rule_spec(rule, here, errors)
+        named = members.get(here, [])
+        taken.update(n for n, _ in named)
+        if spec is None or not named:
+            continue
+        name, own, spec_options = spec
+        multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
+        try:
+            sub = plan_optimizer(name, named, dialect=own or dialect, unknown_keys=unknown_keys,
+                                 param_groups=[{"params": "*", **multipliers}] if multipliers else None,
+                                 path=join_path(here, ROUTE_KEY), options=spec_options)
+        except ConfigError as exc:
+            errors.extend(exc)
+            continue
+        _check_part(sub, join_path(here, ROUTE_KEY), errors)
+        parts.append((i, sub))
+    main_rules = [(i, r) for i, r in enumerate(param_groups) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
+    rest = [(n, t) for n, t in source.named if n not in taken]
+    if not rest:
+        errors.add(rules_path, f"every parameter is routed to a rule's optimizer: the main optimizer "
+                               f"{entry.qualname} has none (drop it, or route fewer)")
+    else:
+        try:
+            main = plan_optimizer(entry.qualname, rest, unknown_keys=unknown_keys,
+                                  param_groups=[r for _, r in main_rules] or None, path=path, options=options)
+            parts.insert(0, (None, main))
+            _check_part(main, path, errors)
+        except ConfigError as exc:
+            errors.extend(_reindex(exc, rules_path, [i for i, _ in main_rules]))
+    errors.raise_if_any()
+    return CompositePlan.of(parts, param_groups, rules_path, [i for i, _ in main_rules], list(source.frozen))
+
+
+def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: Collector, path: str,
+                      nominal: Any) -> "CompositePlan":
+    """The composite's plan without the model (`validate`): the main optimizer's nominal plan over its own rules,
+    and one nominal plan per optimizer rule (`nominal(section, dialect, errors, path)` makes each)."""
+    rules = list(section.get("param_groups") or [])
+    rules_path = join_path(path, "param_groups")
+    parts: list[tuple[int | None, Any]] = []
+    for i, rule in enumerate(rules):
+        if isinstance(rule, Mapping) and ROUTE_KEY in rule:
+            spec = rule_spec(rule, join_path(rules_path, i), Collector())
+            if spec is not None:
+                name, own, options = spec
+                multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
+                sub = {"name": name, **options, **({"param_groups": [{"params": "*", **multipliers}]}
+                                                   if multipliers else {})}
+                parts.append((i, nominal(sub, own or dialect, errors, join_path(join_path(rules_path, i), ROUTE_KEY))))
+    main_index = [i for i, r in enumerate(rules) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
+    main = {**section, "param_groups": [rules[i] for i in main_index]}
+    parts.insert(0, (None, nominal(main, dialect, errors, path)))
+    return CompositePlan.of(parts, rules, rules_path, main_index, [])
+
+
+def _check_part(plan: Any, path: str, errors: Collector) -> None:
+    from optreg.core.build import wraps_optimizer
+
+    if wraps_optimizer(plan.entry):
+        errors.add(join_path(path, "name"), f"{plan.entry.qualname} wraps another optimizer; a composite's parts "
+                                            f"are optimizers of their own parameters")
+    for i, _ in plan.dynamic_lrs():
+        errors.add(join_path(path, "learning_rate" if "learning_rate" in plan.values else "lr"),
+                   "a per-step lr (a dynamic learning_rate) inside a composite: the parts step together, give a "
+                   "number and a scheduler")
+        break
+
+
+class CompositePlan:
+    """A validated composite: the parts' plans and the order of their groups. `build()` creates the Composite.
+
+    Answers what scheduler planning asks of an OptimizerPlan (groups, group keys, base values, ...) from the parts:
+    a key is schedulable when every part's groups have it."""
+
+    def __init__(self, parts: list[tuple[int | None, Any]], order: list[tuple[int, int]], groups: list[Group],
+                 frozen: list[tuple[str, Any]]) -> None:
+        self.parts = parts
+        self.order = order            # (part index, group index within the part), in the composite's order
+        self.groups = groups
+        self.frozen = frozen
+        self.grouped = True
+        self.inner = None
+        main = next((p for i, p in parts if i is None), parts[0][1])
+        self.entry, self.values = main.entry, main.values
+
+    @classmethod
+    def of(cls, parts: list[tuple[int | None, Any]], rules: Sequence[Any], rules_path: str, main_index: list[int],
+           frozen: list[tuple[str, Any]]) -> "CompositePlan":
+        """Groups in rule order, then the main optimizer's default group; each Group names its optimizer (and a
+        part's groups show the selectors and multipliers of the rule that routed them)."""
+        keyed: list[tuple[tuple[int, int], tuple[int, int], Group]] = []
+        for p, (rule, plan) in enumerate(parts):
+            for g, group in enumerate(plan.groups):
+                if rule is None:   # the main optimizer's rules, renumbered back to the user's
+                    m = re.fullmatch(re.escape(rules_path) + r"\[(\d+)\]", group.rule)
+                    index = main_index[int(m.group(1))] if m else 1 << 30
+                    group.rule = join_path(rules_path, index) if m else group.rule
+                else:
+                    index = rule
+                    group.rule = join_path(rules_path, rule)
+                    group.selectors = {k: rules[rule][k] for k in SELECTORS if k in rules[rule]}
+                    group.multipliers = {k: rules[rule][k] for k in MULTIPLIERS if k in rules[rule]}
+                    group.origin.setdefault("lr", join_path(join_path(group.rule, ROUTE_KEY), "lr"))
+                group.optimizer = plan.entry.qualname
+                keyed.append(((index, g), (p, g), group))
+        keyed.sort(key=lambda k: k[0])
+        return cls(parts, [k[1] for k in keyed], [k[2] for k in keyed], frozen)
+
+    def build(self):
+        built = [plan.build() for _, plan in self.parts]
+        names = [plan.entry.qualname for _, plan in self.parts]
+        from optreg.core.composite_optimizer import Composite
+
+        return Composite(built, names, self.order)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {}
+
+    def base_values(self, key: str) -> tuple[list[float] | None, str | None]:
+        values: list[float] | None = []
+        for p, g in self.order:
+            part_values, problem = self.parts[p][1].base_values(key)
+            if problem:
+                return None, problem
+            values = None if part_values is None or values is None else values + [part_values[g]]
+        return values or None, None
+
+    def dynamic_lrs(self) -> list[tuple[int, Any]]:
+        return []   # refused inside a composite (plan_composite)
+
+    def unschedulable(self) -> frozenset[str]:
+        return frozenset().union(*(plan.unschedulable() for _, plan in self.parts))
+
+    def group_keys(self) -> frozenset[str]:
+        """The keys every part's groups have: a scheduler may drive only those (AdamW has no momentum)."""
+        return frozenset.intersection(*(plan.group_keys() for _, plan in self.parts))
+
+
+__all__ = ["is_composite", "plan_composite", "nominal_composite", "CompositePlan", "ROUTE_HINT"]

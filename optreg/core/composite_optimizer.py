@@ -1,0 +1,99 @@
+"""`Composite`: one torch.optim.Optimizer over several optimizers, each over its own parameters (see
+optreg.core.composite for the config that builds one)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+
+class Composite(torch.optim.Optimizer):
+    """Steps every part; its `param_groups` are the parts' own group dicts (a scheduler that changes a group's lr
+    changes the part's), in the config's rule order, each with `optimizer: "<dialect.Name>"`.
+
+    `state` is the parts' states together (read-only view); `state_dict()` is `{"optimizers": names, "parts":
+    [each part's state_dict()]}` and `load_state_dict` loads each part's back, so a run resumes exactly.
+    `Composite(params)` is refused: a composite is built from a config (its routing needs parameter names), so
+    ZeRO's and `type(opt)(params, **opt.defaults)`'s rebuild from unnamed tensors cannot make one."""
+
+    def __init__(self, parts: Sequence[torch.optim.Optimizer] | Any, names: Sequence[str] = (),
+                 order: Sequence[tuple[int, int]] = (), **defaults: Any) -> None:
+        if not names or not isinstance(parts, (list, tuple)) or not all(
+                isinstance(p, torch.optim.Optimizer) for p in parts):
+            from optreg.errors import ConfigError
+
+            raise ConfigError("a composite optimizer is built from a config whose param_groups rules name an "
+                              "optimizer (its routing needs parameter names); it cannot be rebuilt from bare "
+                              "parameters and defaults (ZeroRedundancyOptimizer, type(opt)(params, **opt.defaults))",
+                              "optimizer")
+        self.parts = list(parts)
+        self.names = list(names)
+        groups = []
+        for p, g in order or [(p, g) for p, part in enumerate(parts) for g in range(len(part.param_groups))]:
+            group = self.parts[p].param_groups[g]
+            group["optimizer"] = self.names[p]
+            groups.append(group)
+        self._ready = False
+        super().__init__(groups, {})
+        self._ready = True
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Before construction: torch's own. After: the group joins the part its `optimizer` key names (the main
+        optimizer, the first part, by default), as Lightning's fine-tuning callbacks add unfrozen layers."""
+        if not getattr(self, "_ready", False):
+            return super().add_param_group(param_group)
+        name = param_group.pop("optimizer", self.names[0])
+        if name not in self.names:
+            raise ValueError(f"no part of this composite is {name!r}; its parts: {', '.join(self.names)}")
+        part = self.parts[self.names.index(name)]
+        part.add_param_group(param_group)
+        part.param_groups[-1]["optimizer"] = name
+        self.param_groups.append(part.param_groups[-1])
+
+    @property
+    def state(self) -> dict[Any, Any]:   # type: ignore[override]
+        """Every part's state, by parameter."""
+        if not getattr(self, "_ready", False):
+            return {}
+        return {p: s for part in self.parts for p, s in part.state.items()}
+
+    @state.setter
+    def state(self, value: Any) -> None:   # Optimizer.__init__ assigns an empty one: the parts hold the state
+        pass
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One step of every part (the closure, when given, is evaluated once, before them)."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for part in self.parts:
+            part.step()
+        return loss
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizers": list(self.names), "parts": [part.state_dict() for part in self.parts]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        names, parts = state_dict.get("optimizers"), state_dict.get("parts")
+        if names != self.names or not isinstance(parts, list) or len(parts) != len(self.parts):
+            raise ValueError(f"the state dict is of a composite of {names}, this one is of {self.names}")
+        order = self._order()
+        for part, saved in zip(self.parts, parts):
+            part.load_state_dict(saved)   # new group dicts (with their `optimizer` key): point the composite at them
+        self.param_groups = [self.parts[p].param_groups[g] for p, g in order]
+
+    def _order(self) -> list[tuple[int, int]]:
+        where = {id(g): (p, i) for p, part in enumerate(self.parts) for i, g in enumerate(part.param_groups)}
+        return [where[id(g)] for g in self.param_groups]
+
+    def __getstate__(self) -> dict[str, Any]:   # the whole composite (torch's Optimizer keeps only three keys)
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        return f"Composite({', '.join(self.names)})"

@@ -1,0 +1,40 @@
+"""The bitsandbytes dialect: the optimizers of the installed `bitsandbytes.optim` (8-bit, 32-bit and paged), named
+as bitsandbytes spells them (`bitsandbytes.optim.AdamW8bit`; `bitsandbytes.AdamW8bit` too), read on first use.
+
+Ranges: the checks of bitsandbytes 0.50's constructors (bitsandbytes/optim/optimizer.py, Optimizer1State and
+Optimizer2State: lr, eps and weight_decay >= 0, each beta in [0, 1); adagrad.py: initial_accumulator_value and
+lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr, momentum and weight_decay >= 0).
+`args` (bitsandbytes' internal settings object) is not an option.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optreg.core.dialect import Dialect
+from optreg.core.library import Library, interval
+
+NON_NEGATIVE = {"ge": 0.0}
+ZERO = {"ge": 0.0, "le": 0.0}
+STATE_CHECKS = {"lr": NON_NEGATIVE, "eps": NON_NEGATIVE, "weight_decay": NON_NEGATIVE,
+                "betas": [interval(0.0, 1.0)] * 3}
+
+
+def checks(cls: type) -> dict[str, Any]:
+    """The ranges `cls`'s constructor checks (see the module doc)."""
+    name = cls.__name__
+    if name == "PytorchLARS":
+        return {"lr": NON_NEGATIVE, "momentum": NON_NEGATIVE, "weight_decay": NON_NEGATIVE}
+    out: dict[str, Any] = dict(STATE_CHECKS)
+    if name.startswith("Adagrad"):
+        out.update(initial_accumulator_value=ZERO, lr_decay=ZERO)
+    if name.startswith("LARS"):
+        out["momentum"] = {"gt": 0.0}
+    return out
+
+
+LIBRARY = Library("bitsandbytes", "bitsandbytes.optim", spelled="optim.", checks=checks, hidden=("args",),
+                  notes=("bitsandbytes keeps 32-bit state for a parameter with fewer than min_8bit_size elements "
+                         "(4096 by default).",))
+
+DIALECT = Dialect("bitsandbytes", (), "the optimizers of the installed bitsandbytes.optim", library=LIBRARY)

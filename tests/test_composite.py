@@ -1,0 +1,318 @@
+"""Composite optimizers: param_groups rules that name their own optimizer (Muon for the matrices, AdamW for the
+1-D parameters and the embedding / head), against the same optimizers built by hand on the same split (torch 2.13's
+torch.optim.Muon and AdamW)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+
+import optreg
+from optreg import ConfigError
+from optreg.core.composite_optimizer import Composite
+
+MUON_ADAMW = {
+    "name": "Muon", "lr": 0.02,
+    "param_groups": [
+        {"max_ndim": 1, "optimizer": {"name": "AdamW", "lr": 3e-4, "betas": [0.9, 0.95]}},
+        {"params": ["embed.*", "head.*"], "optimizer": {"name": "AdamW", "lr": 3e-4}},
+    ],
+}
+
+
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.body = torch.nn.Linear(8, 8)
+        self.norm = torch.nn.LayerNorm(8)
+        self.head = torch.nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.norm(torch.tanh(self.body(self.embed(x)))))
+
+
+def _net() -> Net:
+    torch.manual_seed(0)
+    return Net()
+
+
+DATA = torch.randint(0, 16, (32,), generator=torch.Generator().manual_seed(3))
+
+
+def _steps(model: Net, optimizer, n: int, scheduler=None) -> None:
+    for _ in range(n):
+        optimizer.zero_grad()
+        model(DATA).square().mean().backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+
+
+def _by_hand(model: Net) -> list[torch.optim.Optimizer]:
+    named = dict(model.named_parameters())
+    return [torch.optim.Muon([named["body.weight"]], lr=0.02),
+            torch.optim.AdamW([named["body.bias"], named["norm.weight"], named["norm.bias"], named["head.bias"]],
+                              lr=3e-4, betas=(0.9, 0.95)),
+            torch.optim.AdamW([named["embed.weight"], named["head.weight"]], lr=3e-4)]
+
+
+class _Both:
+    def __init__(self, parts):
+        self.parts = parts
+
+    def zero_grad(self):
+        for p in self.parts:
+            p.zero_grad()
+
+    def step(self):
+        for p in self.parts:
+            p.step()
+
+
+def test_composite_steps_equal_the_hand_split_bit_for_bit():
+    hand, ours = _net(), _net()
+    _steps(hand, _Both(_by_hand(hand)), 5)
+    built = optreg.build({"optimizer": MUON_ADAMW}, ours)
+    assert isinstance(built.optimizer, Composite) and isinstance(built.optimizer, torch.optim.Optimizer)
+    _steps(ours, built.optimizer, 5)
+    for (name, a), b in zip(hand.named_parameters(), ours.parameters()):
+        assert torch.equal(a, b), name
+    assert not torch.equal(hand.body.weight, _net().body.weight)
+
+
+def test_groups_in_rule_order_each_naming_its_optimizer():
+    built = optreg.build({"optimizer": MUON_ADAMW}, _net())
+    rows = built.group_table()
+    assert [(r["rule"], r["optimizer"], r["names"]) for r in rows] == [
+        ("optimizer.param_groups[0]", "torch.AdamW", ["body.bias", "norm.weight", "norm.bias", "head.bias"]),
+        ("optimizer.param_groups[1]", "torch.AdamW", ["embed.weight", "head.weight"]),
+        ("default", "torch.Muon", ["body.weight"]),
+    ]
+    assert [g["optimizer"] for g in built.optimizer.param_groups] == ["torch.AdamW", "torch.AdamW", "torch.Muon"]
+    assert [g["betas"] for g in built.optimizer.param_groups[:2]] == [(0.9, 0.95), (0.9, 0.999)]
+
+
+def test_lr_mult_scales_the_rules_own_optimizer():
+    spec = {**MUON_ADAMW, "param_groups": [{**MUON_ADAMW["param_groups"][0], "lr_mult": 0.5},
+                                           MUON_ADAMW["param_groups"][1]]}
+    built = optreg.build({"optimizer": spec}, _net())
+    assert [g["lr"] for g in built.optimizer.param_groups] == [1.5e-4, 3e-4, 0.02]
+
+
+def test_state_dict_resumes_exactly_and_loads_with_weights_only():
+    config = {"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}}
+    straight = _net()
+    built = optreg.build(config, straight)
+    _steps(straight, built.optimizer, 6, built.scheduler)
+
+    first = _net()
+    run = optreg.build(config, first)
+    _steps(first, run.optimizer, 3, run.scheduler)
+    buffer = io.BytesIO()
+    torch.save({"model": first.state_dict(), "optimizer": run.optimizer.state_dict(),
+                "scheduler": run.scheduler.state_dict()}, buffer)
+    buffer.seek(0)
+    saved = torch.load(buffer, weights_only=True)
+    resumed = _net()
+    resumed.load_state_dict(saved["model"])
+    again = optreg.build(config, resumed)
+    again.optimizer.load_state_dict(saved["optimizer"])
+    again.scheduler.load_state_dict(saved["scheduler"])
+    assert [g["optimizer"] for g in again.optimizer.param_groups] == ["torch.AdamW", "torch.AdamW", "torch.Muon"]
+    _steps(resumed, again.optimizer, 3, again.scheduler)
+    for (name, a), b in zip(straight.named_parameters(), resumed.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_a_scheduler_scales_each_group_from_its_own_initial_lr():
+    import math
+
+    built = optreg.build({"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}}, _net())
+    _steps(_net(), built.optimizer, 0)
+    for _ in range(4):
+        built.optimizer.step()
+        built.scheduler.step()
+    factor = 0.5 * (1 + math.cos(math.pi * 4 / 10))
+    for group, base in zip(built.optimizer.param_groups, [3e-4, 3e-4, 0.02]):
+        assert group["lr"] == pytest.approx(base * factor, rel=1e-12)
+        assert group["initial_lr"] == base
+
+
+def test_an_absolute_schedule_over_a_composite_is_refused():
+    config = {"optimizer": MUON_ADAMW, "scheduler": {"name": "cerebras.LinearLR", "initial_learning_rate": 0.1,
+                                                     "end_learning_rate": 0.0, "total_iters": 10}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, _net())
+    assert info.value.errors[0].path == "scheduler" and "absolute lr" in info.value.errors[0].message
+
+
+def test_a_scheduled_key_some_part_lacks_is_refused():
+    """OneCycleLR cycles momentum (Muon's) by default: AdamW's groups have none."""
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": MUON_ADAMW, "scheduler": {"name": "OneCycleLR", "max_lr": 0.1,
+                                                               "total_steps": 10}}, _net())
+    (error,) = info.value.errors
+    assert error.path == "scheduler.cycle_momentum"
+
+
+def test_muon_alone_names_the_parameter_and_the_rule_to_add():
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "Muon", "lr": 0.02}}, _net())
+    first = info.value.errors[0]
+    assert first.path == "optimizer.params"
+    assert "'embed.weight'" not in first.message
+    assert first.message == ("Muon updates only 2-D parameters; 'body.bias' has shape (8,): route it to another "
+                             "optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}")
+
+
+def test_an_unrouted_parameter_of_a_composite_is_refused_with_the_same_hint():
+    spec = {**MUON_ADAMW, "param_groups": [MUON_ADAMW["param_groups"][1]]}
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": spec}, _net())
+    assert {e.path for e in info.value.errors} == {"optimizer.params"}
+    assert any("'norm.weight' has shape (8,)" in e.message for e in info.value.errors)
+
+
+@pytest.mark.parametrize("rule, path, words", [
+    ({"max_ndim": 1, "optimizer": {"name": "AdamW", "param_groups": [{"params": "*"}]}},
+     "optimizer.param_groups[0].optimizer.param_groups", "cannot nest"),
+    ({"max_ndim": 1, "lr": 0.1, "optimizer": {"name": "AdamW"}}, "optimizer.param_groups[0].lr",
+     "put lr inside optimizer:"),
+    ({"max_ndim": 1, "optimizer": {"name": "mindspore.LARS", "optimizer": {"name": "Momentum", "learning_rate": 0.1,
+                                                                             "momentum": 0.9}}},
+     "optimizer.param_groups[0].optimizer.name", "wraps another optimizer"),
+    ({"max_ndim": 1, "optimizer": {"name": "mindspore.Adam", "learning_rate": [0.1, 0.05, 0.01]}},
+     "optimizer.param_groups[0].optimizer.learning_rate", "inside a composite"),
+    ({"max_ndim": 1, "optimizer": {"lr": 0.1}}, "optimizer.param_groups[0].optimizer.name", "required"),
+])
+def test_refusals(rule, path, words):
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "Muon", "param_groups": [rule, MUON_ADAMW["param_groups"][1]]}}, _net())
+    hits = [e for e in info.value.errors if e.path == path]
+    assert hits and words in hits[0].message, info.value
+
+
+def test_validate_without_the_model_checks_each_part():
+    from optreg.api import to_experiment
+
+    bad = {**MUON_ADAMW, "param_groups": [{"max_ndim": 1, "optimizer": {"name": "AdamW", "betas": [0.9, 1.5]}}]}
+    with pytest.raises(ConfigError) as info:
+        to_experiment({"optimizer": bad})
+    assert [e.path for e in info.value.errors] == ["optimizer.param_groups[0].optimizer.betas[1]"]
+    to_experiment({"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}})
+
+
+def test_rebuilding_a_composite_from_its_class_is_refused():
+    built = optreg.build({"optimizer": MUON_ADAMW}, _net())
+    with pytest.raises(ConfigError) as info:
+        type(built.optimizer)(list(_net().parameters()), **built.optimizer.defaults)
+    assert "ZeroRedundancyOptimizer" in info.value.errors[0].message
+
+
+def test_a_closure_is_evaluated_once():
+    model = _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, model)
+    calls = []
+
+    def closure():
+        calls.append(1)
+        built.optimizer.zero_grad()
+        loss = model(DATA).square().mean()
+        loss.backward()
+        return loss
+
+    assert built.optimizer.step(closure) is not None and calls == [1]
+
+
+def test_lightning_trains_with_a_composite():
+    lightning = pytest.importorskip("lightning.pytorch")
+
+    class Module(lightning.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = _net()
+
+        def training_step(self, batch, _):
+            return self.net(batch[0]).square().mean()
+
+        def configure_optimizers(self):
+            built = optreg.build({"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}},
+                                 self.net)
+            return {"optimizer": built.optimizer, "lr_scheduler": {"scheduler": built.scheduler, "interval": "step"}}
+
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(DATA.repeat(3)), batch_size=32)
+    module = Module()
+    trainer = lightning.Trainer(max_steps=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                                enable_model_summary=False, accelerator="cpu", devices=1)
+    trainer.fit(module, data)
+    hand = _net()
+    parts = _by_hand(hand)
+    schedulers = [torch.optim.lr_scheduler.CosineAnnealingLR(p, T_max=10) for p in parts]
+    for _ in range(3):
+        for p in parts:
+            p.zero_grad()
+        hand(DATA).square().mean().backward()
+        for p in parts:
+            p.step()
+        for s in schedulers:
+            s.step()
+    for (name, a), b in zip(hand.named_parameters(), module.net.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_groups_command_shows_each_groups_optimizer(capsys, monkeypatch):
+    from pathlib import Path
+
+    from optreg.cli import main
+
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)
+    args = ["groups", "examples/muon_adamw.yaml", "--model", "examples.finetune_models:tiny_vit"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "optimizer" in out and "torch.AdamW" in out and "torch.Muon" in out
+    assert main([*args, "--json"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert [(r["rule"], r["optimizer"]) for r in rows] == [
+        ("optimizer.param_groups[0]", "torch.AdamW"), ("optimizer.param_groups[1]", "torch.AdamW"),
+        ("default", "torch.Muon")]
+    assert all(n.startswith("blocks.") and n.endswith("weight") for n in rows[2]["names"])
+
+
+def test_configure_optimizer_takes_the_same_rules():
+    a, b = _net(), _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, a)
+    options = {k: v for k, v in MUON_ADAMW.items() if k != "name"}
+    direct = optreg.configure_optimizer("Muon", b, **options)
+    _steps(a, built.optimizer, 2)
+    _steps(b, direct, 2)
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
+
+
+def test_a_group_added_later_joins_the_part_it_names():
+    model = _net()
+    extra = torch.nn.Parameter(torch.ones(3))
+    built = optreg.build({"optimizer": MUON_ADAMW}, model)
+    built.optimizer.add_param_group({"params": [extra], "optimizer": "torch.AdamW", "lr": 0.1})
+    adamw = built.optimizer.parts[1]
+    assert adamw.param_groups[-1]["params"] == [extra] and built.optimizer.param_groups[-1] is adamw.param_groups[-1]
+    extra.grad = torch.ones(3)
+    built.optimizer.step()
+    assert extra.detach().tolist() != [1.0, 1.0, 1.0]
+
+
+def test_deepcopy_keeps_every_part():
+    import copy
+
+    model = _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, model)
+    _steps(model, built.optimizer, 2)
+    model2, optimizer2 = copy.deepcopy((model, built.optimizer))
+    _steps(model, built.optimizer, 2)
+    _steps(model2, optimizer2, 2)
+    assert optimizer2.names == ["torch.Muon", "torch.AdamW", "torch.AdamW"]
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), model2.parameters()))
+    assert all(p in optimizer2.state for p in model2.parameters())

@@ -1,0 +1,284 @@
+"""Installed optimizer libraries as dialects (pytorch_optimizer 4.1, torchao 0.18, bitsandbytes 0.50, on the CPU):
+rows derived from the classes' signatures on first use, options validated from annotations, defaults and the
+ranges the constructors check, and optreg's build stepping exactly as the class built by hand.
+
+timm's optimizer classes (the timm dialect's library) are not exercised here: `import timm` imports torchvision,
+whose PyPI wheel for torch 2.13 is a CUDA build that does not load beside the CPU torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import optreg
+from optreg import ConfigError
+from optreg.core.dialect import Dialect
+from optreg.core.entry import OPTIMIZER
+from optreg.core.library import Library, option_type, validator_checks
+from optreg.core.registry import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+pytorch_optimizer = pytest.importorskip("pytorch_optimizer")
+torchao_optim = pytest.importorskip("torchao.optim")
+bnb_optim = pytest.importorskip("bitsandbytes.optim")
+
+
+def _model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    # 64 x 128 = 8192 elements: enough for torchao's and bitsandbytes' quantized (8-bit / 4-bit) state
+    return torch.nn.Sequential(torch.nn.Linear(128, 64), torch.nn.Tanh(), torch.nn.Linear(64, 4))
+
+
+def _run(make, steps: int = 3) -> list[torch.Tensor]:
+    """Parameters after `steps` steps of the optimizer `make(model)` on one fixed batch."""
+    model = _model()
+    optimizer = make(model)
+    data = torch.randn(16, 128, generator=torch.Generator().manual_seed(1))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(data).square().mean().backward()
+        optimizer.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+CASES = [
+    ("pytorch_optimizer.Lion", pytorch_optimizer.Lion, {"lr": 1e-3, "betas": (0.9, 0.98), "weight_decay": 0.1}),
+    ("pytorch_optimizer.AdEMAMix", pytorch_optimizer.AdEMAMix, {"lr": 1e-3, "betas": (0.9, 0.99, 0.999),
+                                                                "alpha": 4.0}),
+    ("pytorch_optimizer.Lamb", pytorch_optimizer.Lamb, {"lr": 1e-2, "weight_decay": 0.01}),
+    ("pytorch_optimizer.ADOPT", pytorch_optimizer.ADOPT, {"lr": 1e-3}),
+    ("torchao.optim.AdamW8bit", torchao_optim.AdamW8bit, {"lr": 1e-3, "weight_decay": 0.05}),
+    ("torchao.optim.Adam4bit", torchao_optim.Adam4bit, {"lr": 1e-3, "betas": (0.8, 0.99)}),
+    ("bitsandbytes.optim.AdamW8bit", bnb_optim.AdamW8bit, {"lr": 1e-3, "weight_decay": 0.05}),
+    ("bitsandbytes.optim.Lion8bit", bnb_optim.Lion8bit, {"lr": 1e-4, "betas": (0.9, 0.95)}),
+    ("bitsandbytes.optim.SGD", bnb_optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+]
+
+
+@pytest.mark.parametrize("name, cls, options", CASES, ids=[c[0] for c in CASES])
+def test_build_steps_as_the_class_built_by_hand(name, cls, options):
+    by_hand = _run(lambda m: cls(m.parameters(), **options))
+    built = _run(lambda m: optreg.configure_optimizer(name, m, **{k: list(v) if isinstance(v, tuple) else v
+                                                                  for k, v in options.items()}))
+    before = [p.detach() for p in _model().parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(before, by_hand)), "the steps changed nothing"
+    for a, b in zip(by_hand, built):
+        assert torch.equal(a, b)
+
+
+def test_config_file_builds_the_library_class():
+    built = optreg.build({"optimizer": {"name": "bitsandbytes.optim.AdamW8bit", "lr": 2e-3}}, _model())
+    assert type(built.optimizer) is bnb_optim.AdamW8bit and built.optimizer.defaults["lr"] == 2e-3
+
+
+@pytest.mark.parametrize("options, path, message", [
+    ({"lr": -1.0}, "optimizer.lr", "must be >= 0, got -1.0"),
+    ({"betas": [0.9, 1.0]}, "optimizer.betas[1]", "must be < 1, got 1.0"),
+    ({"weight_decouple": "yes"}, "optimizer.weight_decouple", "expected true or false, got str 'yes'"),
+    ({"weight_decoupel": True}, "optimizer.weight_decoupel", "unknown option of pytorch_optimizer.Lion"),
+])
+def test_bad_options_are_refused_at_their_paths(options, path, message):
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "pytorch_optimizer.Lion", **options}}, _model())
+    (error,) = info.value.errors
+    assert (error.path, error.message) == (path, message)
+    if "weight_decoupel" in options:
+        assert error.suggestion == "weight_decouple"
+
+
+def test_a_misspelled_class_name_gets_a_did_you_mean():
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("bitsandbytes.optim.AdamW8bt", _model())
+    (error,) = info.value.errors
+    assert (error.path, error.message) == ("name", "unknown bitsandbytes optimizer 'optim.AdamW8bt' (did you mean "
+                                                   "'optim.AdamW8bit'?)")
+
+
+def test_three_betas_are_checked_as_a_triple():
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("pytorch_optimizer.AdEMAMix", _model(), betas=[0.9, 0.99, 1.5])
+    assert [(e.path, e.message) for e in info.value.errors] == [("betas[2]", "must be <= 1, got 1.5")]
+    # the library's own check: the third beta is in [0, 1], the first two in [0, 1)
+    pytorch_optimizer.AdEMAMix(_model().parameters(), betas=(0.9, 0.99, 1.0))
+    with pytest.raises(ValueError):
+        pytorch_optimizer.AdEMAMix(_model().parameters(), betas=(0.9, 0.99, 1.5))
+
+
+@pytest.mark.parametrize("dialect, name, option, bad", [
+    ("torchao", "AdamW8bit", "eps", -1e-8),
+    ("torchao", "AdamW8bit", "betas", [1.0, 0.999]),
+    ("bitsandbytes", "AdamW8bit", "weight_decay", -0.1),
+    ("bitsandbytes", "LARS", "momentum", 0.0),
+    ("bitsandbytes", "Adagrad8bit", "lr_decay", 0.1),
+])
+def test_declared_ranges_are_what_the_constructor_refuses(dialect, name, option, bad):
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer(f"{dialect}.{name}", _model(), lr=0.01, **{option: bad})
+    assert info.value.errors[0].path.startswith(option)
+    cls = getattr(torchao_optim if dialect == "torchao" else bnb_optim, name)
+    with pytest.raises((ValueError, NotImplementedError)):
+        cls(_model().parameters(), lr=0.01, **{option: tuple(bad) if isinstance(bad, list) else bad})
+
+
+def _outside(bounds) -> list[float]:
+    """A value just outside each bound."""
+    out = []
+    if "ge" in bounds:
+        out.append(bounds["ge"] - 1e-3)
+    if "gt" in bounds:
+        out.append(bounds["gt"])
+    if "le" in bounds:
+        out.append(bounds["le"] + 1e-3)
+    if "lt" in bounds:
+        out.append(bounds["lt"])
+    return out
+
+
+def test_every_range_read_from_pytorch_optimizer_is_one_its_constructor_enforces():
+    """Each scalar bound read from a constructor's validate_* calls: a value just outside it is refused by optreg
+    and raises in the class itself (the other options at their defaults)."""
+    from optreg.core import models
+    from optreg.core.build import wraps_optimizer
+
+    checked = 0
+    for entry in REGISTRY.entries(OPTIMIZER, "pytorch_optimizer"):
+        if entry.takes_model or wraps_optimizer(entry) or any(o.required for o in models.options(entry)):
+            continue
+        cls = entry.resolve()
+        for option, bounds in validator_checks(cls).items():
+            if not isinstance(bounds, dict) or "choices" in bounds:
+                continue
+            for value in _outside(bounds):
+                try:
+                    optreg.configure_optimizer(entry.qualname, _tiny(), **{option: value})
+                except ConfigError as exc:
+                    assert exc.errors[0].path == option, (entry.qualname, option, value, exc)
+                else:
+                    raise AssertionError(f"{entry.qualname}: {option}={value} accepted")
+                with pytest.raises(Exception):
+                    cls(_tiny(), **{option: value})
+                checked += 1
+    assert checked > 200
+
+
+def _tiny() -> list[torch.Tensor]:
+    return [torch.zeros(4, 4, requires_grad=True)]
+
+
+def test_options_come_from_annotations_and_defaults():
+    from typing import Literal, Optional
+
+    from pydantic import TypeAdapter, ValidationError
+
+    assert TypeAdapter(option_type(float, 1.0, {"ge": 0.0})).validate_python(2) == 2.0
+    with pytest.raises(ValidationError):
+        TypeAdapter(option_type(float, 1.0, {"ge": 0.0})).validate_python(-1)
+    with pytest.raises(ValidationError):
+        TypeAdapter(option_type(float, 1.0)).validate_python(True)
+    assert TypeAdapter(option_type(Optional[bool], None)).validate_python(None) is None
+    assert TypeAdapter(option_type(Literal["a", "b"], "a")).validate_python("b") == "b"
+    assert TypeAdapter(option_type(None, 0)).validate_python(0.01) == 0.01      # weight_decay=0: a number
+    with pytest.raises(ValidationError):
+        TypeAdapter(option_type(None, 256)).validate_python(2.5)                # block_size=256: an integer
+
+
+def test_list_show_describe_schema(capsys, tmp_path):
+    from optreg.cli import main
+    from optreg.config.json_schema import experiment_schema
+    from optreg.core.describe import describe
+
+    assert main(["list", "optimizers", "--dialect", "torchao"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert {"AdamW8bit", "Adam4bit", "AdamWFp8"} <= set(listed) and "CPUOffloadOptimizer" not in listed
+    assert main(["show", "bitsandbytes.optim.AdamW8bit"]) == 0
+    shown = capsys.readouterr().out
+    assert "min_8bit_size" in shown and "args" not in shown.split()
+    d = describe("pytorch_optimizer.Lion")
+    assert [p.name for p in d.params][:3] == ["lr", "betas", "weight_decay"]
+    assert len(REGISTRY.entries(OPTIMIZER, "pytorch_optimizer")) == len(
+        {pytorch_optimizer.load_optimizer(n) for n in pytorch_optimizer.get_supported_optimizers()})
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = experiment_schema(["torchao"])
+    jsonschema.validate({"optimizer": {"name": "torchao.AdamW8bit", "lr": 1e-3}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"optimizer": {"name": "torchao.AdamW8bit", "betas": [0.9, 2.0]}}, schema)
+    assert "AdamW8bit" in json.dumps(schema) and "AdamW8bit" not in json.dumps(experiment_schema()), \
+        "library rows are in the schema only on request"
+
+
+def test_hydra_groups_for_an_installed_library_on_request(tmp_path):
+    from omegaconf import OmegaConf
+
+    from optreg.cli import main
+
+    assert main(["hydra-configs", "--provider", "bitsandbytes", "-o", str(tmp_path)]) == 0
+    group = OmegaConf.load(tmp_path / "optimizer" / "bitsandbytes_adam_w8bit.yaml")
+    assert (group.name, group.dialect, group.min_8bit_size) == ("AdamW8bit", "bitsandbytes", 4096)
+    built = optreg.build({"optimizer": OmegaConf.to_container(group)}, _model())
+    assert type(built.optimizer) is bnb_optim.AdamW8bit
+
+
+def test_library_not_installed_names_the_package(scratch_registry, monkeypatch):
+    ghost = Dialect("ghostlib", (), "not installed", library=Library("ghost-optim", "ghost_optim_pkg.optim"))
+    monkeypatch.setattr(scratch_registry, "_dialects", list(scratch_registry.dialects()))
+    scratch_registry.add_dialect(ghost)
+    try:
+        with pytest.raises(ConfigError) as info:
+            optreg.build({"optimizer": {"name": "ghostlib.AdamW", "lr": 0.1}}, _model())
+        (error,) = info.value.errors
+        assert error.path == "optimizer.name"
+        assert "ghost_optim_pkg.optim, which is not installed" in error.message and \
+            "pip install ghost-optim" in error.message
+    finally:
+        scratch_registry._declared.pop("ghostlib", None)
+
+
+def test_import_optreg_and_the_registry_import_no_library():
+    code = ("import sys, optreg\n"
+            "from optreg.core.registry import REGISTRY\n"
+            "optreg.configure_optimizer('AdamW', [__import__('torch').zeros(2, requires_grad=True)])\n"
+            "print(REGISTRY.dialects())\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pytorch_optimizer', 'torchao', 'bitsandbytes', 'timm')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    dialects, imported = out.strip().splitlines()
+    assert "pytorch_optimizer" in dialects and "torchao" in dialects and "bitsandbytes" in dialects
+    assert imported == "[]"
+
+
+def test_torch_is_still_the_cpu_build():
+    assert torch.version.cuda is None and torch.__version__.startswith("2.13")
+
+
+def test_timm_optimizer_classes_join_its_schedulers(scratch_registry, monkeypatch):
+    """The timm dialect's library wiring, on a stand-in `timm.optim` module (the real timm cannot be imported beside
+    the CPU torch here): its optimizer classes are rows by class name, spelled `timm.optim.X` too; the schedulers
+    stay."""
+    import types
+
+    class Lion(torch.optim.SGD):
+        """A stand-in optimizer class."""
+
+        def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
+                     weight_decay: float = 0.0):
+            super().__init__(params, lr=lr, weight_decay=weight_decay)
+
+    package, module = types.ModuleType("timm"), types.ModuleType("timm.optim")
+    module.Lion, package.optim = Lion, module
+    monkeypatch.setitem(sys.modules, "timm", package)
+    monkeypatch.setitem(sys.modules, "timm.optim", module)
+    monkeypatch.setattr(scratch_registry, "_libraries", set(scratch_registry._libraries) - {"timm"})
+    monkeypatch.setattr(scratch_registry, "_library_rows", set(scratch_registry._library_rows))
+    entry = scratch_registry.lookup(OPTIMIZER, "timm.optim.Lion")
+    assert (entry.qualname, entry.target) == ("timm.Lion", "timm.optim:Lion")
+    assert scratch_registry.lookup(OPTIMIZER, "Lion", "timm") is entry
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("timm.Lion", _model(), lr="fast")
+    assert info.value.errors[0].path == "lr"
+    assert optreg.list_schedulers(dialect="timm") and optreg.list_optimizers(dialect="timm") == ["Lion"]
+    assert "timm.Lion" not in optreg.list_optimizers()
