@@ -158,6 +158,16 @@ class Row(bench_optimizers.Row):
         """Roofline share over torch's fused AdamW's, timed in the same rounds."""
         return f"{self.over(self.adamw, adamw_bytes):.2f}" if self.times else ""
 
+    def line(self, adamw_bytes: int) -> str:
+        """The row's line of the table (also logged as soon as its entry is done, so that a run cut short keeps it)."""
+        head = f"| {self.name} | {self.execution} | {self.tensors} |"
+        if self.failed:
+            return f"{head} failed: {self.failed} | | | | | |"
+        err = f"{self.err:.1e}" if self.err is not None else ""
+        first = f"{self.first:.2f}" if self.first is not None else ""
+        return (f"{head} {self.cell_ms()} | {self.cell_share()} | {self.cell_over(adamw_bytes)} | {first} | "
+                f"{self.sync} | {err} |")
+
 
 def _params(count: int, total: int, device: torch.device) -> list[torch.Tensor]:
     params = make_params(count, False, total=total)
@@ -224,8 +234,8 @@ def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int
                     r.bws.append(samples[-1])
                     r.adamw.append(adamw_t)
             rows += own.values()
-            log(f"{name} ({count} tensors): " + ", ".join(
-                f"{ex} {r.cell_ms() or r.failed} ms" for ex, r in own.items()))
+            adamw_bytes = ref_rows["torch.AdamW (fused)"].bytes
+            log("\n".join(r.line(adamw_bytes) for r in [*own.values(), *ref_rows.values()]))
             del opts
         # the references ran once per entry's rounds; keep as many samples as the entries' rows have
         rows += ref_rows.values()
@@ -256,13 +266,7 @@ def table(samples: list[float], rows: list[Row], counts: list[int], total: int, 
         for r in rows:
             if r.tensors != count:
                 continue
-            err = f"{r.err:.1e}" if r.err is not None else ""
-            first = f"{r.first:.2f}" if r.first is not None else ""
-            if r.failed:
-                lines.append(f"| {r.name} | {r.execution} | {count} | failed: {r.failed} | | | | | |")
-            else:
-                lines.append(f"| {r.name} | {r.execution} | {count} | {r.cell_ms()} | {r.cell_share()} | {r.cell_over(adamw)} | "
-                             f"{first} | {r.sync} | {err} |")
+            lines.append(r.line(adamw))
     return "\n".join(lines)
 
 

@@ -63,6 +63,9 @@ def test_gpu_benchmark_quick_run_on_the_cpu(monkeypatch):
         (f"torch.AdamW ({k})", "reference") for k in ("fused", "foreach", "for-loop")]
     for r in rows:
         assert float(r[3]) > 0 and 0 < float(r[4]) and r[7] == "n/a", r
-    # eager on the CPU is the reference itself; the compiled executions round differently
+    # eager on the CPU is the reference itself; the compiled executions round differently; shrunk state is within
+    # 4x its documented bound of one store (2^-8 relative for bfloat16, 2^-4 for int8), as tests/test_state_dtype.py
     errors = {r[1]: float(r[8]) for r in rows if r[0] == "oneflow.AdamW"}
-    assert errors["eager"] == 0.0 and max(errors.values()) < 1e-3
+    assert errors.pop("eager") == 0.0
+    assert errors.pop("contiguous, bfloat16") < 4 * 2 ** -8 and errors.pop("contiguous, int8") < 4 * 2 ** -4
+    assert max(errors.values()) < 1e-3
