@@ -177,7 +177,17 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     name that none of `dialect` (torch by default) has is looked for in every dialect, and two components that
     it names are a ConfigError listing both."""
     kinds = (kind,) if kind else (OPTIMIZER, SCHEDULER)
-    found = [e for k in kinds if (e := REGISTRY.find(k, name, dialect, explicit=True)) is not None]
+    found, missing = [], None
+    for k in kinds:
+        try:
+            entry = REGISTRY.find(k, name, dialect, explicit=True)
+        except ConfigError as exc:   # e.g. a dialect whose optimizers are a library that is not installed
+            missing = missing or exc
+            continue
+        if entry is not None:
+            found.append(entry)
+    if missing is not None and not found:
+        raise missing
     if not found and dialect is None and "." not in str(name):
         found = [e for k in kinds for e in REGISTRY.everywhere(k, name)]
     if len(found) > 1:
