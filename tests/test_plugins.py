@@ -44,13 +44,20 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     return {name: root / name for name in jobs}
 
 
+def _fresh_registry(monkeypatch) -> None:
+    """Make the registry read its tables and plugins again on next use; every piece of its state is restored after
+    the test (a reload resets the record of which library rows were read: left reset, a library's rows read
+    earlier would be listed with the built-in ones)."""
+    for name, value in (("_entries", {}), ("_dialects", []), ("_declared", {}), ("_libraries", set()),
+                        ("_library_rows", set()), ("_loaded", False)):
+        monkeypatch.setattr(REGISTRY, name, value)
+
+
 def _activate(path: Path, monkeypatch) -> None:
     """Put an installed plugin on sys.path and make the registry read tables and plugins again on next use."""
     monkeypatch.syspath_prepend(str(path))
     importlib.invalidate_caches()
-    monkeypatch.setattr(REGISTRY, "_entries", {})
-    monkeypatch.setattr(REGISTRY, "_dialects", [])
-    monkeypatch.setattr(REGISTRY, "_loaded", False)
+    _fresh_registry(monkeypatch)
     for module in [m for m in sys.modules if m.startswith(("optreg_testplugin", "optreg_clashplugin", "optreg_dialectplugin"))]:
         monkeypatch.delitem(sys.modules, module)
 
@@ -169,9 +176,7 @@ def test_a_plugin_adds_a_dialect(installed, monkeypatch):
 
 
 def test_without_the_plugin_its_dialect_is_unknown(monkeypatch):
-    monkeypatch.setattr(REGISTRY, "_entries", {})
-    monkeypatch.setattr(REGISTRY, "_dialects", [])
-    monkeypatch.setattr(REGISTRY, "_loaded", False)
+    _fresh_registry(monkeypatch)
     assert "mydialect" not in REGISTRY.dialects()
     with pytest.raises(ConfigError, match=r"unknown dialect 'mydialect'"):
         optreg.configure_optimizer("X", [torch.nn.Parameter(torch.ones(1))], dialect="mydialect")

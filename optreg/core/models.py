@@ -64,7 +64,8 @@ def _declared_type(entry: Entry, name: str) -> Any:
     origin = typing.get_origin(ann)
     if origin is typing.Annotated or origin is typing.Literal:
         return ann
-    if origin in (tuple, typing.Union) and any(typing.get_origin(a) is typing.Annotated for a in typing.get_args(ann)):
+    if origin in (tuple, typing.Union) and any(typing.get_origin(a) in (typing.Annotated, typing.Literal)
+                                               for a in typing.get_args(ann)):   # Optional[Literal[...]] too
         return ann
     return None
 

@@ -78,6 +78,7 @@ Bool = Annotated[bool, Strict()]
 
 NonNegFloat = number(ge=0)
 PosFloat = number(gt=0)
+NegFloat = number(lt=0)
 ASGDAlpha = number(ge=0, le=8)   # ASGD's α: (1 + λ·lr·t)^α stays a finite float
 UnitFloat = number(ge=0, le=1)          # [0, 1]
 Beta = number(ge=0, lt=1)               # [0, 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from optreg.core.types import Bool, Float, NonNegFloat, OptionalBool, StateDtype
+from optreg.core.types import Bool, Float, NegFloat, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adafactor import (AdafactorClock, ClipByRMS, FactoredSecondMoment, RelativeScale,
                                      ScaledDecayApply, UpdateMomentum)
 from optreg.stages.chain import Chain
@@ -24,7 +24,7 @@ class Adafactor(ChainOptimizer):
                   RelativeScale(), UpdateMomentum(), ScaledDecayApply())
 
     def __init__(self, params: Any, lr: NonNegFloat, eps: tuple[NonNegFloat, NonNegFloat] = (1e-30, 1e-3),
-                 clip_threshold: Float = 1.0, decay_rate: Float = -0.8, beta1: Optional[Float] = None,
+                 clip_threshold: Float = 1.0, decay_rate: NegFloat = -0.8, beta1: Optional[Float] = None,
                  weight_decay: NonNegFloat = 0.0, scale_parameter: Bool = True, relative_step: Bool = False,
                  warmup_init: Bool = False, *, foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:

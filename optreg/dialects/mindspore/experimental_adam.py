@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool
+from optreg.core.types import Betas, Bool, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
@@ -29,7 +29,7 @@ class ExperimentalAdam(ChainOptimizer):
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False, *,
                  maximize: Bool = False, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)

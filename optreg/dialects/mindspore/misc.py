@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StrictPosFloat
+from optreg.core.types import Bool, NonNegFloat, OptionalBool, PosFloat, StateDtype, StrictPosFloat
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
 from optreg.stages.adam import AdamaxDirection
 from optreg.stages.apply import ApplyLR
@@ -32,9 +32,10 @@ class ASGD(ChainOptimizer):
 
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 0.1, lambd: NonNegFloat = 1e-4,
                  alpha: NonNegFloat = 0.75, t0: NonNegFloat = 1e6, weight_decay: NonNegFloat = 0.0, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False,
+                 state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
 
 
 class Rprop(ChainOptimizer):
@@ -45,10 +46,11 @@ class Rprop(ChainOptimizer):
 
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 0.1, etas: tuple[PosFloat, PosFloat] = (0.5, 1.2),
                  step_sizes: tuple[NonNegFloat, NonNegFloat] = (1e-6, 50.0), weight_decay: NonNegFloat = 0.0, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False,
+                 state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
 
 
 class AdaMax(ChainOptimizer):
@@ -60,10 +62,10 @@ class AdaMax(ChainOptimizer):
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 0.001, beta1: StrictPosFloat = 0.9,
                  beta2: StrictPosFloat = 0.999, eps: StrictPosFloat = 1e-8, weight_decay: NonNegFloat = 0.0,
                  loss_scale: PosFloat = 1.0, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False) -> None:
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
                                       loss_scale=loss_scale),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
 
 
 class Adadelta(ChainOptimizer):
@@ -74,7 +76,8 @@ class Adadelta(ChainOptimizer):
 
     def __init__(self, params: Any, learning_rate: MS_LEARNING_RATE = 1.0, rho: NonNegFloat = 0.9,
                  epsilon: StrictPosFloat = 1e-6, loss_scale: PosFloat = 1.0, weight_decay: NonNegFloat = 0.0, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False) -> None:
+                 foreach: OptionalBool = None, fused: OptionalBool = None, contiguous_params: Bool = False,
+                 state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, rho=rho, epsilon=epsilon, loss_scale=loss_scale,
                                       weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
