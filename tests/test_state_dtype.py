@@ -9,13 +9,12 @@ parameters after several steps against float32 state within the bound, an exact 
 from __future__ import annotations
 
 import copy
-import io
 import math
 
 import pytest
 import torch
 from optim_cases import Case
-from test_optimizer_matrix import CHAINS, _build, _ids, _model, _run
+from test_optimizer_matrix import CHAINS, _build, _ids, _model, _resume, _run
 
 import optreg
 from optreg.stages import state_codec as codec
@@ -150,18 +149,6 @@ def test_steps_stay_within_the_bound_of_float32_state(case, state_dtype):
     assert worst <= 4 * codec.RELATIVE_ERROR[state_dtype], f"{state_dtype} state moved {worst:.2e} off float32's"
 
 
-def _checkpoint(case, model, opt, **extra):
-    buffer = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, buffer)
-    buffer.seek(0)
-    saved = torch.load(buffer, weights_only=True)
-    fresh = _model(case)
-    fresh.load_state_dict(saved["model"])
-    second = _build(case, fresh, **extra)
-    second.load_state_dict(saved["optimizer"])
-    return fresh, second
-
-
 @pytest.mark.parametrize("state_dtype", STATE_DTYPES)
 @pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
 def test_a_checkpoint_of_shrunk_state_resumes_exactly(case, state_dtype):
@@ -171,7 +158,7 @@ def test_a_checkpoint_of_shrunk_state_resumes_exactly(case, state_dtype):
     straight = _run(straight_model, _build(case, straight_model, **extra), 6)
     first = _build(case, model, **extra)
     _run(model, first, 3)
-    model, second = _checkpoint(case, model, first, **extra)
+    model, second = _resume(case, model, first, **extra)
     assert all(torch.equal(a, b) for a, b in zip(straight, _run(model, second, 3, start=3)))
 
 
@@ -189,9 +176,9 @@ def test_load_converts_state_to_the_optimizers_own_state_dtype(case):
     _run(model, opt, 3)
     maps = opt.chain.shrinks
     for first, second in (("int8", None), ("bfloat16", None), ("int8", "bfloat16")):
-        _, small = _checkpoint(case, model, opt, state_dtype=first, contiguous_params=True)
+        _, small = _resume(case, model, opt, state_dtype=first, contiguous_params=True)
         assert all(g["state_dtype"] == first for g in small.param_groups)
-        _, back = _checkpoint(case, model, small, state_dtype=second, contiguous_params=True)
+        _, back = _resume(case, model, small, state_dtype=second, contiguous_params=True)
         assert all(g["state_dtype"] == second for g in back.param_groups)
         for p, q, r in zip(opt.state.values(), small.state.values(), back.state.values()):
             for name, value in p.items():
