@@ -88,6 +88,26 @@ def test_schedules_other_group_keys(key, read):
     assert sched.get_last_value() == [values[-1]]
 
 
+def test_a_weight_decay_schedule_runs_on_an_optimizer_without_an_lr():
+    """MindSpore's AdaFactor with relative_step keeps lr None; a schedule of weight_decay still steps and
+    get_last_lr() reports the groups' lr as they are (found by the fuzz suite)."""
+    import optreg
+
+    model = torch.nn.Linear(3, 2)
+    built = optreg.build({"optimizer": {"name": "AdaFactor", "dialect": "mindspore", "weight_decay": 0.1},
+                          "scheduler": {"name": "CosineAnnealingWarmRestartsWD", "dialect": "cerebras",
+                                        "initial_val": 0.1, "T_0": 4}}, model)
+    model(torch.randn(4, 3)).sum().backward()
+    seen = []
+    for _ in range(3):
+        built.optimizer.step()
+        built.scheduler.step()
+        seen.append(built.optimizer.param_groups[0]["weight_decay"])
+    assert built.scheduler.get_last_lr() == [None]
+    want = R.torch_cosine_annealing(np.arange(1, 4), 0.1, 4)  # within its first period, a warm restart is cosine
+    assert np.allclose(seen, want, rtol=1e-12, atol=0)
+
+
 def test_unknown_key_and_missing_key_are_config_errors():
     opt = torch.optim.SGD(params(), lr=0.1)
     with pytest.raises(ConfigError) as err:

@@ -164,7 +164,9 @@ class ScheduleLR(LRScheduler):
             values = self._chained(values)
         for group, value in zip(self.optimizer.param_groups, values):
             write_key(group, self.key, value)
-        self._last_lr = [_scalar(g["lr"]) for g in self.optimizer.param_groups]
+        # get_last_lr() reports the groups' lr as they are: None where the optimizer has none (MindSpore's
+        # AdaFactor with relative_step computes its own step size) under a schedule of another key
+        self._last_lr = [None if g["lr"] is None else _scalar(g["lr"]) for g in self.optimizer.param_groups]
         self._last_values = list(values)
         self._last_closed = closed
 
