@@ -136,3 +136,37 @@ def test_validate_with_a_model_plans_the_groups(tmp_path, capsys):
 def test_optreg_formats_lists_the_readers():
     assert list(optreg.formats()) == ["optreg", "modelzoo", "modelzoo_legacy"]
     assert all(isinstance(f, formats.ConfigFormat) for f in optreg.formats().values())
+
+
+def test_a_python_config_is_read_only_by_a_format_that_reads_python_and_never_executed(tmp_path, monkeypatch):
+    flag = tmp_path / "ran"
+    path = tmp_path / "config.py"
+    path.write_text(f"open({str(flag)!r}, 'w').write('executed')\noptimizer = dict(name='sgd', lr=0.1)\n")
+    with pytest.raises(ConfigError) as err:
+        optreg.load_config(str(path))
+    assert "never executes a config" in str(err.value) and str(path) in str(err.value)
+    assert not flag.exists()
+
+    class PyFormat:   # a format that reads Python files: here, one that recognises a marker comment
+        name, doc, signature = "pyform", "test", "optimizer.name"
+
+        def claims(self, data):
+            return False
+
+        def sections(self, data):
+            return ["optimizer"]
+
+        def read(self, data, source=None):
+            return formats.get("optreg").read(data, source)
+
+        def read_python(self, text, name, path):
+            if not text.startswith("open("):
+                return None
+            from optreg.config.yaml_loader import load_yaml
+
+            return load_yaml("optimizer: {name: sgd, lr: 0.1}\n", name)
+
+    formats.formats()   # the built-ins loaded first, then the test's reader beside them
+    monkeypatch.setitem(formats._FORMATS, "pyform", PyFormat())
+    experiment = optreg.load_config(str(path))
+    assert experiment.optimizer["name"] == "sgd" and not flag.exists()

@@ -47,6 +47,7 @@ class Experiment:
     format_steps: tuple[int, str] | None = None   # the format's own run length and the key that gives it
     run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
     notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
+    report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
 
     def locate(self, error: ConfigError) -> ConfigError:
         return error.located(self.source) if self.source else error

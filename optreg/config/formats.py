@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any, Mapping, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
 from optreg.errors import ConfigError, ErrorItem, closest, show
 
@@ -36,7 +37,12 @@ class ConfigFormat(Protocol):
     signature the keys that claim a file, as the error that lists two claims shows them (`trainer.init`);
     sections  the top-level keys it reads (`sections(data)`); an application's other keys are left alone;
     claims    whether `data` (a mapping: a dict or a DictConfig) has the form's signature;
-    read      `data` -> a validated Experiment (ConfigError at the file's positions, through `source`)."""
+    read      `data` -> a validated Experiment (ConfigError at the file's positions, through `source`); a foreign
+              format lists in `Experiment.report` what it did with each key of the source (`KeyUse`).
+
+    Optional: `read_python(text, name, path) -> (data, source) | None` for a format whose files are Python
+    (LiBai's LazyConfig, MMEngine's `.py` configs): the mapping the file means, read without executing the file
+    (with `ast`, or through the library's own loader); None when the file is not of this format."""
 
     name: str
     doc: str
@@ -47,6 +53,20 @@ class ConfigFormat(Protocol):
     def sections(self, data: Mapping[str, Any]) -> list[Any]: ...
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class KeyUse:
+    """What a reader did with one key of a foreign config (what `optreg convert` reports).
+
+    verdict: exact        read, and built as the source's library builds it;
+             approximate  read, built differently in a way `why` says;
+             trainer      the trainer's business (batch size, logging, precision): left to the application;
+    (an unsupported key is a ConfigError, not a KeyUse)."""
+
+    path: str
+    verdict: Literal["exact", "approximate", "trainer"]
+    why: str = ""
 
 
 _FORMATS: dict[str, ConfigFormat] = {}
@@ -110,6 +130,20 @@ def detect(data: Any, forced: str | None = None) -> ConfigFormat:
     return claims[0] if claims else known[OWN]
 
 
+def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
+    """A `.py` config file -> (data, source), by the format that reads it (`read_python` on the reader); optreg
+    never executes a config. No format reading it is a ConfigError."""
+    for reader in formats().values():
+        read = getattr(reader, "read_python", None)
+        got = read(text, name, path) if read is not None else None
+        if got is not None:
+            return got
+    readers = [f.name for f in formats().values() if getattr(f, "read_python", None) is not None]
+    raise ConfigError(f"{name}: a Python config file is read only by a format that reads Python files "
+                      f"({', '.join(readers) or 'none installed'}), and none recognised this one; optreg never "
+                      f"executes a config")
+
+
 def has(data: Mapping[str, Any], dotted: str) -> bool:
     """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping (a value that
     cannot be read, a DictConfig's `???` or broken interpolation, has no keys)."""
@@ -123,4 +157,4 @@ def has(data: Mapping[str, Any], dotted: str) -> bool:
     return hasattr(node, "keys") and last in node
 
 
-__all__ = ["ConfigFormat", "formats", "get", "detect", "has", "BUILTIN", "OWN"]
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "BUILTIN", "OWN"]

@@ -273,9 +273,10 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
 
 def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
     """Load from a file path (a Path, or a string naming a .yaml, .yml or .json file: JSON is read as the YAML it
-    is, with its positions) or from YAML text."""
+    is, with its positions; a .py file by the config format that reads Python files, never executed:
+    optreg.config.formats.read_python) or from YAML text."""
     if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text
-                                          and path_or_text.endswith((".yaml", ".yml", ".json"))):
+                                          and path_or_text.endswith((".yaml", ".yml", ".json", ".py"))):
         path = Path(path_or_text)
         name = str(path)
         try:
@@ -294,6 +295,10 @@ def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
             raise _error(f"cannot read the file: {exc.strerror or exc}", name, None) from None
         except UnicodeDecodeError as exc:
             raise _error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", name, None) from None
+        if path.suffix == ".py":
+            from optreg.config.formats import read_python
+
+            return read_python(text, name, path)
         return load_yaml(text, name)
     if not isinstance(path_or_text, str):
         raise ConfigError(f"expected a YAML path or text, got {type(path_or_text).__name__}")
