@@ -254,7 +254,8 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
                 errors.extend(exc)
     values: dict[str, Any] = {}
     try:
-        values = validate_options(entry, options, path=path, unknown_keys=unknown_keys)
+        values = validate_options(entry, options, path=path, unknown_keys=unknown_keys,
+                                  extra_keys=("optimizer",) if wraps_optimizer(entry) else ())
     except ConfigError as exc:
         errors.extend(exc)
     if wraps_optimizer(entry):

@@ -139,10 +139,11 @@ def check_rules(entry: Entry, values: Mapping[str, Any], failed: set[str], error
 
 
 def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
-                     unknown_keys: UnknownKeys = "error") -> dict[str, Any]:
-    """Validated options of `entry` (dialect names -> values); ConfigError listing every problem."""
+                     unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Validated options of `entry` (dialect names -> values); ConfigError listing every problem. `extra_keys`:
+    keys read before the options (a wrapper's nested `optimizer`), offered as close matches."""
     errors = Collector()
-    resolved = resolve_aliases(entry, raw, errors, path, unknown_keys)
+    resolved = resolve_aliases(entry, raw, errors, path, unknown_keys, extra_keys)
     cls = models.model(entry)
     failed: set[str] = set()
     values: dict[str, Any] | None = None

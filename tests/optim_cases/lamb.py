@@ -1,4 +1,5 @@
-"""Cases of the LAMB family: LAMB / Lamb (trust ratio), Adafactor (factored second moment), LARS (a wrapper)."""
+"""Cases of the LAMB family: LAMB / Lamb (trust ratio), Adafactor (factored second moment), LARS (a wrapper), and
+MindSpore's other wrappers (the AdaSum cells)."""
 
 from optim_cases import Case
 
@@ -19,4 +20,8 @@ CASES = [
     Case("mindspore.AdaFactor", {"compression": True, "loss_scale": 8.0}, {"weight_decay": 0.5}, id="compression"),
     Case("mindspore.LARS", {"optimizer": {"name": "mindspore.Lamb", "learning_rate": 0.01, "weight_decay": 0.01},
                             "coefficient": 0.01, "lars_filter": []}),
+    Case("mindspore.AdaSumByGradWrapCell", {"optimizer": {"name": "mindspore.Momentum", "learning_rate": 0.01,
+                                                          "momentum": 0.9}}),
+    Case("mindspore.AdaSumByDeltaWeightWrapCell", {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01,
+                                                                 "weight_decay": 0.01}}),
 ]

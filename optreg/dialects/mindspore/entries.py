@@ -269,6 +269,26 @@ ROWS = [
             "other optimizer it runs eagerly before the inner step.",
         ),
     ),
+    *(optimizer(
+        "mindspore", name, f"optreg.dialects.mindspore.adasum:{name}",
+        f"AdaSum wrapper ({what}): AdaSum(a, b) = (1 - aᵀb/(2‖a‖²))·a + (1 - aᵀb/(2‖b‖²))·b over the "
+        f"data-parallel devices; in one process the inner optimizer's step unchanged.",
+        class_path=f"mindspore.nn.{name}",
+        source=f"{MINDSPORE}.{name} (nn/optim/adasum.py)",
+        notes=(
+            "Wraps another optimizer, given as a nested `optimizer:` spec (or an optimizer object in Python).",
+            "In one process the AdaSum of the one contribution is itself, so the wrapper steps its inner optimizer "
+            "unchanged (weights, state and state dict are the inner optimizer's). MindSpore 2.10 itself refuses "
+            "the wrapper outside its semi-/auto-parallel modes on 16 or more devices, a power of two (RuntimeError "
+            "'Stand alone mode is not supported to apply adasum'); optreg builds it in one process so that such a "
+            "config moves and trains as its inner optimizer does on one device.",
+            "Under torch.distributed with more than one process it is refused (a ConfigError at construction and "
+            "at step): DDP / FSDP average the gradients before the optimizer sees them, and optreg does not "
+            "implement AdaSum's combination across processes.",
+            "Deprecated by MindSpore (its 2.9 and 2.10 pages say it will be removed after 2.9).",
+        ),
+    ) for name, what in (("AdaSumByGradWrapCell", "of the gradients, before the inner step"),
+                         ("AdaSumByDeltaWeightWrapCell", "of the weight changes, after each device's inner step"))),
     # -- second order --
     optimizer(
         "mindspore", "thor", "optreg.dialects.mindspore.thor:THOR",

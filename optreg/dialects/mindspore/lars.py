@@ -29,6 +29,7 @@ from optreg.stages.chain import Batch
 from optreg.stages.ops import EAGER
 from optreg.stages.optimizer import ChainOptimizer
 from optreg.stages.trust import LarsScale
+from optreg.dialects.mindspore.wrapper import Wrapper
 
 LarsFilter = Union[Sequence[str], Callable[[str], bool], None]
 
@@ -49,7 +50,7 @@ def keeps(lars_filter: LarsFilter, name: str) -> bool:
     return not any(fnmatch.fnmatchcase(name, pattern) for pattern in lars_filter)
 
 
-class LARS(torch.optim.Optimizer):
+class LARS(Wrapper):
     """Layer-wise adaptive rate scaling around `optimizer` (MindSpore nn.LARS 1.6 - 2.x, LARSUpdate).
 
     A wrapper, not a chain of its own. Around an optreg chain optimizer, the `LarsScale` stage becomes the
@@ -75,12 +76,10 @@ class LARS(torch.optim.Optimizer):
         use_clip: Bool = False,
         lars_filter: LarsFilter = DEFAULT_EXCLUDE,
     ) -> None:
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise ConfigError(f"must be a torch.optim.Optimizer, got {type(optimizer).__name__}", "optimizer")
+        super().__init__(optimizer)
         if isinstance(optimizer, ChainOptimizer) and "_parts" in optimizer.__dict__:
             raise ConfigError(f"this {type(optimizer).__name__} is already wrapped (its chain starts with "
                               f"{optimizer.chain[0]!r}); build a new optimizer to wrap", "optimizer")
-        self.optimizer = optimizer
         self.epsilon = float(epsilon)
         self.coefficient = float(coefficient)
         self.use_clip = bool(use_clip)
@@ -111,9 +110,7 @@ class LARS(torch.optim.Optimizer):
         self._flags = [
             [keeps(self.lars_filter, name) for name in _names(group)] for group in optimizer.param_groups
         ]
-        torch.optim.Optimizer.__init__(self, optimizer.param_groups, optimizer.defaults)
-        self.param_groups = optimizer.param_groups
-        self.state = optimizer.state
+        self._adopt()
         self._in_chain = isinstance(optimizer, ChainOptimizer)
         if self._in_chain:
             optimizer.prepend(self._scale, self._parts)
@@ -169,25 +166,6 @@ class LARS(torch.optim.Optimizer):
             for p, grad in saved:
                 p.grad = grad
         return loss
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Every attribute (torch's Optimizer keeps only defaults, state and param_groups: a copy would lose the
-        inner optimizer and the settings)."""
-        return dict(self.__dict__)
-
-    def zero_grad(self, set_to_none: bool | None = None) -> None:
-        if set_to_none is None:
-            self.optimizer.zero_grad()
-        else:
-            self.optimizer.zero_grad(set_to_none=set_to_none)
-
-    def state_dict(self) -> dict[str, Any]:
-        return self.optimizer.state_dict()
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state_dict)
-        self.param_groups = self.optimizer.param_groups
-        self.state = self.optimizer.state
 
     def __repr__(self) -> str:
         return f"LARS(epsilon={self.epsilon}, coefficient={self.coefficient}, use_clip={self.use_clip}, optimizer={self.optimizer!r})"
