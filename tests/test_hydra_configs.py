@@ -13,6 +13,8 @@ from optreg import ConfigError
 from optreg.cli import main
 from optreg.core import models
 from optreg.core.build import wraps_optimizer
+from optreg.core.entry import SCHEDULER
+from optreg.core.loop import LOOP_KEYS, warmup_refusal
 from optreg.core.names import synonyms
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import validate_options
@@ -79,15 +81,18 @@ def test_file_holds_defaults_and_marks_required_options(entry):
     # a required option with another spelling (lr / learning_rate) is left out, not `???` (the primary config may
     # give it under the other one)
     left_out = {o.name for o in options if o.default is inspect.Parameter.empty and len(synonyms(o.name)) > 1}
+    # a schedule's training-loop keys, off (warmup where the schedule takes one: optreg.core.loop)
+    loop = [k for k in LOOP_KEYS if k != "warmup" or warmup_refusal(entry) is None] if entry.kind == SCHEDULER else []
     assert [k for k in cfg if not k.startswith("_") and k not in ("name", "dialect")] == \
-        [*nested, *(o.name for o in options if o.name not in left_out)]
+        [*nested, *loop, *(o.name for o in options if o.name not in left_out)]
+    assert [cfg[k] for k in loop] == [False, False, None][:len(loop)]
     if nested:
         assert isinstance(optreg.build({"optimizer": OmegaConf.to_container(cfg)}, torch.nn.Linear(2, 2)).optimizer,
                           torch.optim.Optimizer)
     missing = set(OmegaConf.missing_keys(cfg))
     assert missing == {o.name for o in options if o.default is inspect.Parameter.empty} - left_out
     given = {k: v for k, v in OmegaConf.to_container(cfg).items()
-             if k not in missing and not k.startswith("_") and k not in ("name", "dialect", *nested)}
+             if k not in missing and not k.startswith("_") and k not in ("name", "dialect", *nested, *loop)}
     try:
         values = validate_options(entry, given, path=entry.kind)
     except ConfigError as exc:

@@ -338,6 +338,32 @@ def test_hydra_overrides_reach_the_loop_keys():
     assert experiment.scheduler["warmup"] == {"steps": 5}
 
 
+def test_a_scheduler_group_file_carries_the_loop_keys_so_plain_overrides_reach_them():
+    """Each scheduler group file says by_epoch / convert_to_iter_based false and warmup null (where the schedule
+    takes one): a group switch plus a plain override (no `+`) sets them."""
+    from optreg.cli import _load
+
+    experiment = _load(None, ["scheduler=cosine_annealing", "scheduler.T_max=4", "scheduler.by_epoch=true",
+                              "scheduler.convert_to_iter_based=true", "scheduler.warmup={steps: 10}",
+                              "~train.steps", "train.epochs=5", "train.steps_per_epoch=10"])
+    assert {k: experiment.scheduler[k] for k in ("by_epoch", "convert_to_iter_based", "warmup")} == \
+        {"by_epoch": True, "convert_to_iter_based": True, "warmup": {"steps": 10}}
+    from optreg.train import make_model
+
+    built = optreg.build(experiment, make_model(8, 2, 0))   # the quickstart's model (its groups name its norm layers)
+    lrs = []
+    for _ in range(50):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    base = lrs[10]   # after the warmup: CosineAnnealingLR with T_max 4 epochs × 10 steps, counted from step 10
+    want = [base * (1 + math.cos(math.pi * (t - 10) / 40)) / 2 for t in range(10, 50)]
+    assert max(abs(a - b) / b for a, b in zip(lrs[10:], want)) <= 1e-12
+    assert lrs[0] == pytest.approx(0.001 * base, rel=1e-12)   # the linear warmup starts at start_factor 0.001
+    plain = _load(None, ["scheduler=reduce_lr_on_plateau"])   # no warmup key: it takes none
+    assert "warmup" not in plain.scheduler and plain.scheduler["by_epoch"] is False
+
+
 def test_show_names_the_loop_keys():
     from optreg.core.describe import describe
 

@@ -288,7 +288,8 @@ def _loop_keys() -> dict[str, Any]:
                                                        "value(t) = f(floor(t / steps_per_epoch)) (MMEngine)"},
         "convert_to_iter_based": {"type": "boolean", "description": "with by_epoch: its step counts times "
                                                                     "steps_per_epoch, changing every step (MMEngine)"},
-        "warmup": warmup,
+        "warmup": {"description": warmup["description"] + "; null: none (a Hydra group file's default)",
+                   "anyOf": [warmup, {"type": "null"}]},
     }
 
 

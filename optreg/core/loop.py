@@ -56,8 +56,9 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -
     if loop.by_epoch and context.steps_per_epoch is None and context.final_run:
         errors.add(join_path(path, "by_epoch"), "a schedule counted in epochs needs the steps per epoch: "
                                                 "train.steps_per_epoch or build(..., steps_per_epoch=)")
-    if "warmup" in spec:
+    if spec.get("warmup", None) is not None:   # `warmup: null` (a Hydra group file's default): no warmup
         _read_warmup(spec.pop("warmup"), loop, context, join_path(path, "warmup"), errors)
+    spec.pop("warmup", None)
     return loop
 
 

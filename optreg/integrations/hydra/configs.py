@@ -8,8 +8,9 @@ File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()
   * schedulers drop a trailing `LR` (`CosineAnnealingLR` -> `cosine_annealing`), as name lookup does;
   * torch-dialect components use that stem alone; every other dialect prefixes it with the dialect
     (`mindspore_adam`, `cerebras_cosine_decay`, `hf_cosine_with_min_lr`).
-Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect` and every option
-with its default; a required option is `???`, or left out when it has another spelling (MindSpore's `learning_rate`,
+Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect`, a schedule's
+training-loop keys (`by_epoch`, `convert_to_iter_based`, `warmup` where it takes one: off) and every option with its
+default; a required option is `???`, or left out when it has another spelling (MindSpore's `learning_rate`,
 the primary config's `lr`): a dialect switch then exposes no `???` the user never wrote. `optreg hydra-configs` writes them; `--check` lists what is stale.
 """
 
@@ -75,6 +76,12 @@ def group_config(entry: Entry) -> dict[str, Any]:
 
     if wraps_optimizer(entry):  # the required nested optimizer, as its example (the file must build as it is)
         body["optimizer"] = _plain_mapping(wrapped_example(entry))
+    if entry.kind == SCHEDULER:   # the training loop's keys of every schedule (optreg.core.loop), off
+        from optreg.core.loop import warmup_refusal
+
+        body.update({"by_epoch": False, "convert_to_iter_based": False})
+        if warmup_refusal(entry) is None:
+            body["warmup"] = None
     for opt in models.options(entry):
         if opt.required and len(synonyms(opt.name)) > 1:
             continue   # left out, not `???`: the user may give it under its other spelling (lr, learning_rate)
