@@ -179,6 +179,10 @@ def key_text(key: Any) -> str:
     return show(key)
 
 
+#: the error of a value left `???` (a template's blank, OmegaConf's MISSING), in every entry point
+MISSING_VALUE = "missing value (???): set it in the config or with an override"
+
+
 def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *, skip: Sequence[str] = ()) -> None:
     """One bounded, iterative walk over raw user input before anything recurses over it or formats it:
     containers at most MAX_DEPTH deep, integers within float range, mapping keys that are names or
@@ -189,6 +193,9 @@ def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *,
     while stack:
         value, where, depth = stack.pop()
         if isinstance(value, bool):
+            continue
+        if isinstance(value, str) and value == "???":   # a template's blank (`optreg show`, Hydra's MISSING)
+            local.add(where, MISSING_VALUE)
             continue
         if isinstance(value, int):
             if value.bit_length() > MAX_INT_BITS:

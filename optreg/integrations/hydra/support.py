@@ -45,7 +45,7 @@ def _first_line(exc: Exception) -> str:
 
 def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0) -> None:
     """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels."""
-    from optreg.errors import MAX_DEPTH
+    from optreg.errors import MAX_DEPTH, MISSING_VALUE
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -54,7 +54,7 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
     for key in keys:
         where = join_path(path, key if isinstance(key, int) else key_text(key))
         if OmegaConf.is_missing(cfg, key):
-            errors.add(where, "missing value (???): set it in the config or with an override")
+            errors.add(where, MISSING_VALUE)
             continue
         try:
             value = cfg[key]
