@@ -114,6 +114,21 @@ class Schedule:
         self.validate()
 
 
+class SpansTotalIters:
+    """Mixin of a Schedule that spans its `total_iters` steps (its length as a SequentialLR stage)."""
+
+    @property
+    def length(self) -> int | None:
+        return self.total_iters
+
+
+class DecaysOverTotalIters(SpansTotalIters):
+    """Mixin of a Schedule that decays over `total_iters` >= 1 steps (refused below 1)."""
+
+    def problems(self, errors: Collector) -> None:
+        check(errors, self.total_iters >= 1, "total_iters", f"must be >= 1, got {self.total_iters}")
+
+
 def require_schedules(stages: Any, path: str = "schedulers") -> tuple[Schedule, ...]:
     """The stages as a tuple; ConfigError unless it is a non-empty sequence of Schedules."""
     if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages:

@@ -14,8 +14,9 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Optional, Sequence
 
 from optreg.core.float32 import f32
 from optreg.errors import Collector
-from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, anneal, check,
-                                      check_milestones, derive_milestones, half_cosine)
+from optreg.schedules.engine import (ABSOLUTE, Chained, DecaysOverTotalIters, Delegate, Schedule, Sequential,
+                                      SpansTotalIters, anneal, check, check_milestones, derive_milestones,
+                                      half_cosine)
 from optreg.dialects.torch.torch_forms import cyclic_scale, cyclic_value, one_cycle_phases, one_cycle_value
 
 StepFunction = Callable[[int], float]
@@ -37,7 +38,7 @@ def _positive(errors: Collector, name: str, value: int) -> None:
 
 
 @dataclass(frozen=True)
-class ConstantLR(CerebrasSchedule):
+class ConstantLR(SpansTotalIters, CerebrasSchedule):
     """lr = learning_rate; total_iters only sets the stage length in a SequentialLR."""
 
     learning_rate: float
@@ -50,13 +51,9 @@ class ConstantLR(CerebrasSchedule):
     def initial_value(self) -> float:
         return self.learning_rate
 
-    @property
-    def length(self) -> int | None:
-        return self.total_iters
-
 
 @dataclass(frozen=True)
-class PolynomialLR(CerebrasSchedule):
+class PolynomialLR(DecaysOverTotalIters, CerebrasSchedule):
     """lr = end for t >= T, else (init - end)·(1 - t/(T·a))^power + end, a = ⌈(t+1)/T⌉ if cycle else 1;
     computed in float32, as Cerebras computes it.
 
@@ -69,9 +66,6 @@ class PolynomialLR(CerebrasSchedule):
     power: float = 1.0
     cycle: bool = False
 
-    def problems(self, errors: Collector) -> None:
-        _positive(errors, "total_iters", self.total_iters)
-
     def __call__(self, step: int) -> float:
         """In float32, each operation rounded, as Cerebras' `_get_closed_form` computes it with float32 tensors:
         a warmup from 0 over a million steps starts at end·(1 - t/T), where float32's 1 - t/T keeps few digits."""
@@ -82,13 +76,9 @@ class PolynomialLR(CerebrasSchedule):
         scaled = f32(f32(fraction ** self.power) * f32(self.initial_learning_rate - self.end_learning_rate))
         return f32(scaled + f32(self.end_learning_rate))
 
-    @property
-    def length(self) -> int:
-        return self.total_iters
-
 
 @dataclass(frozen=True)
-class ExponentialLR(CerebrasSchedule):
+class ExponentialLR(DecaysOverTotalIters, CerebrasSchedule):
     """lr = init·decay_rate^(t/T) (⌊t/T⌋ when staircase), the Keras ExponentialDecay form."""
 
     initial_learning_rate: float
@@ -96,20 +86,13 @@ class ExponentialLR(CerebrasSchedule):
     decay_rate: float
     staircase: bool = False
 
-    def problems(self, errors: Collector) -> None:
-        _positive(errors, "total_iters", self.total_iters)
-
     def __call__(self, step: int) -> float:
         power = step // self.total_iters if self.staircase else step / self.total_iters
         return self.initial_learning_rate * self.decay_rate ** power
 
-    @property
-    def length(self) -> int:
-        return self.total_iters
-
 
 @dataclass(frozen=True)
-class InverseExponentialTimeDecayLR(CerebrasSchedule):
+class InverseExponentialTimeDecayLR(DecaysOverTotalIters, CerebrasSchedule):
     """lr = init / (1 + decay_rate·(t^k/T)) (⌊t^k/T⌋ when staircase), Keras InverseTimeDecay."""
 
     initial_learning_rate: float
@@ -118,18 +101,11 @@ class InverseExponentialTimeDecayLR(CerebrasSchedule):
     decay_rate: float
     staircase: bool = False
 
-    def problems(self, errors: Collector) -> None:
-        _positive(errors, "total_iters", self.total_iters)
-
     def __call__(self, step: int) -> float:
         alpha = float(step) ** self.step_exponent / self.total_iters
         if self.staircase:
             alpha = math.floor(alpha)
         return self.initial_learning_rate / (1.0 + self.decay_rate * alpha)
-
-    @property
-    def length(self) -> int:
-        return self.total_iters
 
 
 @dataclass(frozen=True)
@@ -148,23 +124,16 @@ class InverseSquareRootDecayLR(CerebrasSchedule):
 
 
 @dataclass(frozen=True)
-class CosineDecayLR(CerebrasSchedule):
+class CosineDecayLR(DecaysOverTotalIters, CerebrasSchedule):
     """lr = end + (init - end)·½(1 + cos(π min(t, T)/T)), Keras CosineDecay."""
 
     initial_learning_rate: float
     end_learning_rate: float
     total_iters: int
 
-    def problems(self, errors: Collector) -> None:
-        _positive(errors, "total_iters", self.total_iters)
-
     def __call__(self, step: int) -> float:
         progress = min(step, self.total_iters) / self.total_iters
         return anneal(self.initial_learning_rate, self.end_learning_rate, half_cosine(progress))
-
-    @property
-    def length(self) -> int:
-        return self.total_iters
 
 
 @dataclass(frozen=True)

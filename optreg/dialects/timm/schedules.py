@@ -7,7 +7,7 @@ be a fraction of t_initial.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Sequence
 
 from optreg.errors import Collector
@@ -31,8 +31,18 @@ class TimmCycle(Schedule):
     then cycles; in cycle i the peak is base·cycle_decay^i; lr_min once i >= cycle_limit.
 
     warmup_prefix: the cycles start after the warmup (t - warmup_t), else at step 0. lr_min and
-    warmup_lr_init are absolute values; the peak is the group's base lr.
+    warmup_lr_init are absolute values; the peak is the group's base lr. These settings are keyword-only and
+    follow each scheduler's own leading options, as timm's signatures list them.
     """
+
+    _: KW_ONLY
+    lr_min: float = 0.0
+    cycle_mul: float = 1.0
+    cycle_decay: float = 1.0
+    cycle_limit: int = 1
+    warmup_t: Steps = 0
+    warmup_lr_init: float = 0.0
+    warmup_prefix: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warmup_t", resolve_steps(self.warmup_t, self.t_initial, "warmup_t", "t_initial"))
@@ -78,13 +88,6 @@ class TimmCosine(TimmCycle):
     """timm CosineLRScheduler: lr_min + (peak - lr_min)·½(1 + cos(π·t_curr^k/t_i^k)). Noise is not reproduced."""
 
     t_initial: int
-    lr_min: float = 0.0
-    cycle_mul: float = 1.0
-    cycle_decay: float = 1.0
-    cycle_limit: int = 1
-    warmup_t: Steps = 0
-    warmup_lr_init: float = 0.0
-    warmup_prefix: bool = False
     k_decay: float = 1.0
 
     def shape(self, t_curr: float, t_i: float) -> float:
@@ -98,13 +101,6 @@ class TimmPoly(TimmCycle):
 
     t_initial: int
     power: float = 0.5
-    lr_min: float = 0.0
-    cycle_mul: float = 1.0
-    cycle_decay: float = 1.0
-    cycle_limit: int = 1
-    warmup_t: Steps = 0
-    warmup_lr_init: float = 0.0
-    warmup_prefix: bool = False
     k_decay: float = 1.0
 
     def shape(self, t_curr: float, t_i: float) -> float:
@@ -120,13 +116,6 @@ class TimmTanh(TimmCycle):
     t_initial: int
     lb: float = -7.0
     ub: float = 3.0
-    lr_min: float = 0.0
-    cycle_mul: float = 1.0
-    cycle_decay: float = 1.0
-    cycle_limit: int = 1
-    warmup_t: Steps = 0
-    warmup_lr_init: float = 0.0
-    warmup_prefix: bool = False
 
     def problems(self, errors: Collector) -> None:
         super().problems(errors)

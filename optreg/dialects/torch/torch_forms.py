@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Sequence
 
 from optreg.errors import Collector, show
-from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, anneal, check,
-                                      half_cosine, sgdr_cycle)
+from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, SpansTotalIters, anneal,
+                                      check, half_cosine, sgdr_cycle)
 
 StepFunction = Callable[[int], float]
 
@@ -87,7 +87,7 @@ class MultiStepLR(Schedule):
 
 
 @dataclass(frozen=True)
-class ConstantLR(Schedule):
+class ConstantLR(SpansTotalIters, Schedule):
     """factor = `factor` for t < total_iters, then 1."""
 
     factor: float = 1.0 / 3
@@ -99,13 +99,9 @@ class ConstantLR(Schedule):
     def __call__(self, step: int) -> float:
         return self.factor if step < self.total_iters else 1.0
 
-    @property
-    def length(self) -> int:
-        return self.total_iters
-
 
 @dataclass(frozen=True)
-class LinearLR(Schedule):
+class LinearLR(SpansTotalIters, Schedule):
     """factor = s + (e - s)·min(t, T)/T."""
 
     start_factor: float = 1.0 / 3
@@ -116,10 +112,6 @@ class LinearLR(Schedule):
         if step >= self.total_iters:
             return self.end_factor
         return self.start_factor + (self.end_factor - self.start_factor) * step / self.total_iters
-
-    @property
-    def length(self) -> int:
-        return self.total_iters
 
 
 @dataclass(frozen=True)
@@ -133,7 +125,7 @@ class ExponentialLR(Schedule):
 
 
 @dataclass(frozen=True)
-class PolynomialLR(Schedule):
+class PolynomialLR(SpansTotalIters, Schedule):
     """factor = (1 - min(t, T)/T)^power: always ends at 0."""
 
     total_iters: int = 5
@@ -143,10 +135,6 @@ class PolynomialLR(Schedule):
         if step >= self.total_iters:
             return 0.0
         return (1.0 - step / self.total_iters) ** self.power
-
-    @property
-    def length(self) -> int:
-        return self.total_iters
 
 
 @dataclass(frozen=True)
