@@ -8,19 +8,18 @@ import torch
 
 import optreg
 from optreg.reference import adafactor as ref
+from named_trajectory import assert_exact_resume, gradient_noise, named_params
 
 STEPS = 25
 SHAPES = {"attn.weight": (6, 8), "conv.weight": (3, 4, 5), "attn.bias": (6,), "ln.gamma": (8,)}
 
 
 def _params(seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    return {n: torch.nn.Parameter(torch.randn(*s, generator=gen, dtype=torch.float64)) for n, s in SHAPES.items()}
+    return named_params(SHAPES, seed)
 
 
 def _noise(seed=1):
-    rng = np.random.default_rng(seed)
-    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
+    return gradient_noise(SHAPES, STEPS, seed)
 
 
 def _run(opt, params, noise, scale=1.0, skip=lambda k, n: False):
@@ -127,18 +126,5 @@ RESUME = [("mindspore", "AdaFactor", {}), ("mindspore", "AdaFactor", {"learning_
 
 @pytest.mark.parametrize("dialect,row,kw", RESUME, ids=[f"{d}.{r}.{i}" for i, (d, r, _) in enumerate(RESUME)])
 def test_exact_resume(dialect, row, kw):
-    noise = _noise()
-    a = _params()
-    full = _run(optreg.configure_optimizer(row, list(a.items()), dialect=dialect, **kw), a, noise)
-    b = _params()
-    first = optreg.configure_optimizer(row, list(b.items()), dialect=dialect, **kw)
-    _run(first, b, noise[:10])
-    sd = first.state_dict()
-    c = _params()
-    for n, p in c.items():
-        p.data.copy_(b[n].detach())
-    resumed = optreg.configure_optimizer(row, list(c.items()), dialect=dialect, **kw)
-    resumed.load_state_dict(sd)
-    for x, y in zip(full[10:], _run(resumed, c, noise[10:])):
-        for n in x:
-            assert np.array_equal(x[n], y[n])
+    assert_exact_resume(lambda params: optreg.configure_optimizer(row, list(params.items()), dialect=dialect, **kw),
+                        _params, _noise(), 10)

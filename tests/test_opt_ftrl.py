@@ -9,29 +9,18 @@ import torch
 import optreg
 from optreg.reference import ftrl as ref
 from optreg.reference.pipeline import mindspore_grad
+from named_trajectory import assert_exact_resume, gradient_noise, named_params, run_named as _run
 
 STEPS = 25
 SHAPES = {"fc.weight": (4, 16), "fc.bias": (4,), "bn.gamma": (4,)}
 
 
 def _params(seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    return {n: torch.nn.Parameter(torch.randn(*s, generator=gen, dtype=torch.float64)) for n, s in SHAPES.items()}
+    return named_params(SHAPES, seed)
 
 
 def _noise(seed=1):
-    rng = np.random.default_rng(seed)
-    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
-
-
-def _run(opt, params, noise, scale=1.0):
-    out = []
-    for step in noise:
-        for n, p in params.items():
-            p.grad = torch.from_numpy(scale * (step[n] + 0.1 * p.detach().numpy()))
-        opt.step()
-        out.append({n: p.detach().numpy().copy() for n, p in params.items()})
-    return out
+    return gradient_noise(SHAPES, STEPS, seed)
 
 
 def _reference(init, noise, *, lr, lr_power=-0.5, l1=0.0, l2=0.0, initial_accum=0.1, wd_of=lambda n: 0.0,
@@ -125,19 +114,6 @@ def test_ftrl_refuses_dynamic_and_group_lr():
 
 
 def test_ftrl_exact_resume():
-    noise = _noise()
     kw = {"learning_rate": 0.05, "l1": 0.01, "l2": 0.01, "weight_decay": 0.01}
-    a = _params()
-    full = _run(optreg.configure_optimizer("FTRL", list(a.items()), dialect="mindspore", **kw), a, noise)
-    b = _params()
-    first = optreg.configure_optimizer("FTRL", list(b.items()), dialect="mindspore", **kw)
-    _run(first, b, noise[:11])
-    sd = first.state_dict()
-    c = _params()
-    for n, p in c.items():
-        p.data.copy_(b[n].detach())
-    resumed = optreg.configure_optimizer("FTRL", list(c.items()), dialect="mindspore", **kw)
-    resumed.load_state_dict(sd)
-    for x, y in zip(full[11:], _run(resumed, c, noise[11:])):
-        for n in x:
-            assert np.array_equal(x[n], y[n])
+    assert_exact_resume(lambda params: optreg.configure_optimizer("FTRL", list(params.items()), dialect="mindspore",
+                                                                  **kw), _params, _noise(), 11)

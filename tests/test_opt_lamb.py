@@ -9,6 +9,7 @@ import torch
 import optreg
 from optreg.reference import lamb as ref
 from optreg.reference.pipeline import mindspore_grad
+from named_trajectory import assert_exact_resume, gradient_noise, named_params, run_named as _run
 
 STEPS = 25
 RTOL, ATOL = 1e-12, 1e-14
@@ -16,27 +17,11 @@ SHAPES = {"enc.weight": (6, 16), "enc.bias": (6,), "ln.gamma": (16,)}
 
 
 def _params(seed=0, zero=()):
-    gen = torch.Generator().manual_seed(seed)
-    out = {}
-    for n, s in SHAPES.items():
-        t = torch.randn(*s, generator=gen, dtype=torch.float64)
-        out[n] = torch.nn.Parameter(torch.zeros_like(t) if n in zero else t)
-    return out
+    return named_params(SHAPES, seed, zero)
 
 
 def _noise(seed=1):
-    rng = np.random.default_rng(seed)
-    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
-
-
-def _run(opt, params, noise, scale=1.0):
-    out = []
-    for step in noise:
-        for n, p in params.items():
-            p.grad = torch.from_numpy(scale * (step[n] + 0.1 * p.detach().numpy()))
-        opt.step()
-        out.append({n: p.detach().numpy().copy() for n, p in params.items()})
-    return out
+    return gradient_noise(SHAPES, STEPS, seed)
 
 
 def _reference(init, noise, *, lr_of, wd_of, l2_of=lambda n: 0.0, gc_of=lambda n: False, **knobs):
@@ -143,18 +128,5 @@ RESUME = [("oneflow", "LAMB", {"lr": 0.01, "weight_decay": 0.01}),
 
 @pytest.mark.parametrize("dialect,row,kw", RESUME, ids=[f"{d}.{r}" for d, r, _ in RESUME])
 def test_exact_resume(dialect, row, kw):
-    noise = _noise()
-    a = _params()
-    full = _run(optreg.configure_optimizer(row, list(a.items()), dialect=dialect, **kw), a, noise)
-    b = _params()
-    first = optreg.configure_optimizer(row, list(b.items()), dialect=dialect, **kw)
-    _run(first, b, noise[:7])
-    sd = first.state_dict()
-    c = _params()
-    for n, p in c.items():
-        p.data.copy_(b[n].detach())
-    resumed = optreg.configure_optimizer(row, list(c.items()), dialect=dialect, **kw)
-    resumed.load_state_dict(sd)
-    for x, y in zip(full[7:], _run(resumed, c, noise[7:])):
-        for n in x:
-            assert np.array_equal(x[n], y[n])
+    assert_exact_resume(lambda params: optreg.configure_optimizer(row, list(params.items()), dialect=dialect, **kw),
+                        _params, _noise(), 7)

@@ -12,29 +12,18 @@ from optreg.dialects.mindspore import sgd as ms_sgd
 from optreg.dialects.mindspore.lars import LARS
 from optreg.reference import adam as adam_ref
 from optreg.reference.lars import lars_grad
+from named_trajectory import assert_exact_resume, gradient_noise, named_params, run_named as _run
 
 STEPS = 25
 SHAPES = {"dense.weight": (8, 4), "dense.bias": (8,), "LayerNorm.gamma": (4,), "bn.beta": (4,)}
 
 
 def _params(seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    return {n: torch.nn.Parameter(torch.randn(*s, generator=gen, dtype=torch.float64)) for n, s in SHAPES.items()}
+    return named_params(SHAPES, seed)
 
 
 def _noise(seed=1):
-    rng = np.random.default_rng(seed)
-    return [{n: rng.standard_normal(s) for n, s in SHAPES.items()} for _ in range(STEPS)]
-
-
-def _run(opt, params, noise, scale=1.0):
-    out = []
-    for step in noise:
-        for n, p in params.items():
-            p.grad = torch.from_numpy(scale * (step[n] + 0.1 * p.detach().numpy()))
-        opt.step()
-        out.append({n: p.detach().numpy().copy() for n, p in params.items()})
-    return out
+    return gradient_noise(SHAPES, STEPS, seed)
 
 
 def _reference(init, noise, *, lrs, wd, ls, use_clip, coefficient=0.001, epsilon=1e-5,
@@ -110,21 +99,8 @@ def test_lars_use_clip_with_per_group_dynamic_lr_is_refused():
 
 
 def test_lars_exact_resume():
-    noise = _noise()
-    a = _params()
-    full = _run(LARS(ms.Adam(list(a.items()), learning_rate=0.01, weight_decay=0.01)), a, noise)
-    b = _params()
-    first = LARS(ms.Adam(list(b.items()), learning_rate=0.01, weight_decay=0.01))
-    _run(first, b, noise[:8])
-    sd = first.state_dict()
-    c = _params()
-    for n, p in c.items():
-        p.data.copy_(b[n].detach())
-    resumed = LARS(ms.Adam(list(c.items()), learning_rate=0.01, weight_decay=0.01))
-    resumed.load_state_dict(sd)
-    for x, y in zip(full[8:], _run(resumed, c, noise[8:])):
-        for n in x:
-            assert np.array_equal(x[n], y[n])
+    assert_exact_resume(lambda params: LARS(ms.Adam(list(params.items()), learning_rate=0.01, weight_decay=0.01)),
+                        _params, _noise(), 8)
 
 
 EXECUTIONS = {"foreach": {"foreach": True}, "fused": {"fused": True}, "contiguous": {"contiguous_params": True},
