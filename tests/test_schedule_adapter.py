@@ -214,7 +214,7 @@ def test_oneflow_linear_warmup_into_a_scheduler_needs_equal_group_lrs():
 
 def test_nemo_warmup_annealing_decays_every_group_from_the_first_groups_lr():
     opt = torch.optim.SGD([{"params": params(), "lr": 0.2}, {"params": params(), "lr": 0.05}], lr=0.2)
-    sched = ScheduleLR(opt, NEMO.WarmupAnnealing(100, 0.0, 10))
+    sched = ScheduleLR(opt, NEMO.WarmupAnnealing(100, 0.0, warmup_steps=10))
     for _ in range(55):
         opt.step()
         sched.step()

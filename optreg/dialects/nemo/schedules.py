@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Optional, Sequence
 
 from optreg.errors import Collector, ConfigError
@@ -34,8 +34,13 @@ class NeMoPolicy(Schedule):
     """NeMo WarmupPolicy: warmup b·(t+1)/(W+1) while t <= W, min_lr past max_steps, else `decay`.
 
     W = warmup_steps or int(warmup_ratio·max_steps). Each group uses its own base lr, except where
-    NeMo uses the first group's (noted on those classes).
+    NeMo uses the first group's (noted on those classes). The warmup (and, on hold policies, the hold) settings
+    are keyword-only, as NeMo's signatures make every option.
     """
+
+    _: KW_ONLY
+    warmup_steps: Optional[int] = None
+    warmup_ratio: Optional[float] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_warmup", _count(self.warmup_steps, self.warmup_ratio, self.max_steps, "warmup"))
@@ -86,8 +91,6 @@ class NeMoPolicy(Schedule):
 class WarmupPolicy(NeMoPolicy):
     """NeMo WarmupPolicy: warmup, then the base lr; min_lr past max_steps (None: no end)."""
 
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
     max_steps: Optional[int] = None
     min_lr: float = 0.0
 
@@ -95,6 +98,10 @@ class WarmupPolicy(NeMoPolicy):
 @dataclass(frozen=True)
 class NeMoHoldPolicy(NeMoPolicy):
     """NeMo WarmupHoldPolicy shell: warmup, then the base lr while W <= t < W + hold, then `decay`."""
+
+    _: KW_ONLY
+    hold_steps: Optional[int] = None
+    hold_ratio: Optional[float] = None
 
     def __post_init__(self) -> None:
         hold = _count(self.hold_steps, self.hold_ratio, self.max_steps, "hold")
@@ -122,10 +129,6 @@ class WarmupHoldPolicy(NeMoHoldPolicy):
     """NeMo WarmupHoldPolicy: warmup, hold the base lr, then keep it; min_lr past max_steps."""
 
     max_steps: int
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
-    hold_steps: Optional[int] = None
-    hold_ratio: Optional[float] = None
     min_lr: float = 0.0
 
 
@@ -135,8 +138,6 @@ class SquareAnnealing(NeMoPolicy):
 
     max_steps: int
     min_lr: float = 1e-5
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         s, m = step - self.W, self.max_steps - self.W
@@ -150,8 +151,6 @@ class SquareRootAnnealing(NeMoPolicy):
 
     max_steps: int
     min_lr: float = 0.0
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         return max(base * ((self.max_steps - step) / self.max_steps) ** 0.5, self.min_lr)
@@ -168,8 +167,6 @@ class CosineAnnealing(NeMoPolicy):
 
     max_steps: int
     min_lr: float = 0.0
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
     constant_steps: Optional[int] = None
     constant_ratio: Optional[float] = None
 
@@ -254,10 +251,6 @@ class NoamHoldAnnealing(NeMoHoldPolicy):
     max_steps: int
     decay_rate: float = 0.5
     min_lr: float = 0.0
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
-    hold_steps: Optional[int] = None
-    hold_ratio: Optional[float] = None
 
     def problems(self, errors: Collector) -> None:
         super().problems(errors)
@@ -278,8 +271,6 @@ class WarmupAnnealing(NeMoPolicy):
 
     max_steps: int
     min_lr: float = 0.0
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         first = self.first_base if self.first_base is not None else base
@@ -293,8 +284,6 @@ class InverseSquareRootAnnealing(NeMoPolicy):
 
     max_steps: int
     min_lr: float = 0.0
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         return base / ((step + 1) / (self.W + 1)) ** 0.5
@@ -344,8 +333,6 @@ class PolynomialDecayAnnealing(NeMoPolicy):
     min_lr: float = 0.0
     power: float = 1.0
     cycle: bool = False
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         return nemo_poly_decay(base, step - self.W, self.max_steps - self.W, self.power, self.min_lr, self.cycle)
@@ -360,10 +347,6 @@ class PolynomialHoldDecayAnnealing(NeMoHoldPolicy):
     min_lr: float = 0.0
     power: float = 1.0
     cycle: bool = False
-    warmup_steps: Optional[int] = None
-    warmup_ratio: Optional[float] = None
-    hold_steps: Optional[int] = None
-    hold_ratio: Optional[float] = None
 
     def decay(self, step: int, base: float) -> float:
         return nemo_poly_decay(base, step - self.hold_end, self.max_steps - max(self.W, self.hold_end),
