@@ -26,7 +26,22 @@ from optreg.stages.optimizer import ChainOptimizer
 SCALARS = "float32"
 
 
-class Adam(ChainOptimizer):
+class _OneFlowAdamFamily(ChainOptimizer):
+    """The signature and settings Adam and AdamW share in OneFlow: sparse gradients applied densely, zero_grad()
+    keeping the gradients."""
+
+    supports_sparse = True
+
+    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
+                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
+                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
+                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      do_bias_correction=do_bias_correction),
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+
+
+class Adam(_OneFlowAdamFamily):
     """oneflow.optim.Adam: torch's Adam with the optimizer-wide step t and L2 decay,
 
         g += wd·w;  m, v EMAs (amsgrad: v̂ = max(v̂, v));  w -= lr/bc1 · m/(√v̂/√bc2 + eps),  bc = 1 - βᵗ
@@ -36,18 +51,9 @@ class Adam(ChainOptimizer):
     chain = Chain(CoupledDecay(), AdamMoments(scalars=SCALARS),
                   BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
                   AdamDirection("torch"), ApplyLR())
-    supports_sparse = True
-
-    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
-                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
-                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
 
 
-class AdamW(ChainOptimizer):
+class AdamW(_OneFlowAdamFamily):
     """oneflow.optim.AdamW: torch's AdamW with the optimizer-wide step t,
 
         m, v EMAs (amsgrad: v̂ = max(v̂, v));  w -= lr·(m̂/(√v̂ + eps) + wd·w)
@@ -55,12 +61,3 @@ class AdamW(ChainOptimizer):
 
     chain = Chain(AdamMoments(scalars=SCALARS), BiasCorrection("global", "do_bias_correction", scalars=SCALARS),
                   AdamDirection("torch"), DecoupledDecay(), ApplyLR())
-    supports_sparse = True
-
-    def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
-                 eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False,
-                 do_bias_correction: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
