@@ -164,7 +164,8 @@ def test_muon_alone_names_the_parameter_and_the_rule_to_add():
     first = info.value.errors[0]
     assert first.path == "optimizer.params"
     assert "'embed.weight'" not in first.message
-    assert first.message == ("Muon updates only 2-D parameters; 'body.bias' has shape (8,): route it to another "
+    assert first.message == ("Muon updates only 2-D parameters, held whole (not a shard of an FSDP2 DTensor: it "
+                             "would orthogonalise the shard); 'body.bias' has shape (8,): route it to another "
                              "optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}")
 
 

@@ -345,8 +345,10 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
             for i, p in enumerate(group.params):
                 if not accepts(p):
                     who = repr(group.names[i]) if group.names else f"parameter {i}"
-                    errors.add(join_path(path, "params"), f"{requirement}; {who} has shape {tuple(p.shape)}: "
-                                                          f"{ROUTE_HINT}")
+                    placements = getattr(p, "placements", None)   # a DTensor: its sharding says more than its shape
+                    what = f"is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}" if placements else \
+                        f"has shape {tuple(p.shape)}"
+                    errors.add(join_path(path, "params"), f"{requirement}; {who} {what}: {ROUTE_HINT}")
 
 
 CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True

@@ -23,7 +23,9 @@ ZeRO (`ZeroRedundancyOptimizer`) and `type(opt)(params, **opt.defaults)` rebuild
 unnamed tensors: a composite has no single class to rebuild and its routing needs names, so `Composite(params)` is
 refused with that reason (`optreg.optimizer_class` refuses `param_groups` the same way). FSDP2 shards parameters
 in place (DTensors) before the optimizer is built: a composite built afterwards over `model.named_parameters()`
-routes them as any optimizer does.
+routes them as any optimizer does, its parts step the local shards, and torch.distributed.checkpoint saves and
+loads its state dict (torch's shape over the composite's groups; tests/integration/test_fsdp2.py). A part whose
+update needs each matrix whole (torch's Muon) refuses a shard through its entry's `accepts`.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ class Composite(torch.optim.Optimizer):
     """Steps every part; its `param_groups` are the parts' own group dicts (a scheduler that changes a group's lr
     changes the part's), in the config's rule order, each with `optimizer: "<dialect.Name>"`.
 
-    `state` is the parts' states together (read-only view); `state_dict()` is `{"optimizers": names, "parts":
-    [each part's state_dict()]}` and `load_state_dict` loads each part's back, so a run resumes exactly.
+    `state` is the parts' states together (read-only view); `state_dict()` has torch's shape over the
+    composite's groups (torch.distributed.checkpoint reads it under FSDP2) and `load_state_dict` gives each part
+    its share back, so a run resumes exactly.
     `Composite(params)` is refused: a composite is built from a config (its routing needs parameter names), so
     ZeRO's and `type(opt)(params, **opt.defaults)`'s rebuild from unnamed tensors cannot make one."""
 
@@ -74,16 +75,63 @@ class Composite(torch.optim.Optimizer):
         return loss
 
     def state_dict(self) -> dict[str, Any]:
-        return {"optimizers": list(self.names), "parts": [part.state_dict() for part in self.parts]}
+        """torch's shape, over the composite's groups: `state` by the composite's parameter index (its groups'
+        parameters in order) and `param_groups` (each with its part's `optimizer` name), as torch.distributed.
+        checkpoint, Lightning and the HF Trainer read an optimizer's; `optimizers` names the parts."""
+        index = self._index()
+        state: dict[int, Any] = {}
+        saved = []
+        for part in self.parts:
+            sd = part.state_dict()
+            local = [p for g in part.param_groups for p in g["params"]]
+            state.update({index[id(local[k])]: v for k, v in sd["state"].items()})
+            saved.append(sd["param_groups"])
+        groups = [{**saved[p][g], "params": [index[id(t)] for t in self.parts[p].param_groups[g]["params"]]}
+                  for p, g in self._order()]
+        return {"state": state, "param_groups": groups, "optimizers": list(self.names)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        names, parts = state_dict.get("optimizers"), state_dict.get("parts")
-        if names != self.names or not isinstance(parts, list) or len(parts) != len(self.parts):
+        """A dict of `state_dict()`'s shape (`optimizers`, when present, must name these parts; a checkpoint
+        through torch.distributed.checkpoint carries only `state` and `param_groups`), or of optreg 0.2's
+        `{"optimizers", "parts"}`; each part loads its own share, so a run resumes exactly."""
+        names = state_dict.get("optimizers", self.names)
+        if names != self.names:
             raise ValueError(f"the state dict is of a composite of {names}, this one is of {self.names}")
         order = self._order()
-        for part, saved in zip(self.parts, parts):
-            part.load_state_dict(saved)   # new group dicts (with their `optimizer` key): point the composite at them
+        if "parts" in state_dict:   # optreg 0.2: one state dict per part
+            shares = list(state_dict["parts"])
+        else:
+            groups = state_dict["param_groups"]
+            if len(groups) != len(order) or any(g.get("optimizer", self.names[p]) != self.names[p]
+                                                for g, (p, _) in zip(groups, order)):
+                raise ValueError(f"the state dict's {len(groups)} parameter groups do not match this composite's "
+                                 f"{len(order)} ({', '.join(self.names)})")
+            saved_state = state_dict.get("state", {})
+            shares = [{"state": {}, "param_groups": [None] * len(part.param_groups)} for part in self.parts]
+            offsets = [0] * len(self.parts)
+            starts = {}
+            for p, part in enumerate(self.parts):   # each part's own parameter index of its group g's first one
+                for g, group in enumerate(part.param_groups):
+                    starts[p, g] = offsets[p]
+                    offsets[p] += len(group["params"])
+            for (p, g), group in zip(order, groups):
+                local = list(range(starts[p, g], starts[p, g] + len(group["params"])))
+                shares[p]["param_groups"][g] = {**group, "params": local}
+                shares[p]["state"].update({k: saved_state[i] for k, i in zip(local, group["params"])
+                                           if i in saved_state})
+        if len(shares) != len(self.parts):
+            raise ValueError(f"the state dict has {len(shares)} parts, this composite {len(self.parts)}")
+        for part, share in zip(self.parts, shares):
+            part.load_state_dict(share)   # new group dicts (with their `optimizer` key): point the composite at them
         self.param_groups = [self.parts[p].param_groups[g] for p, g in order]
+
+    def _index(self) -> dict[int, int]:
+        """id(parameter) -> its index in the composite's groups, in order (torch's numbering)."""
+        index: dict[int, int] = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+        return index
 
     def _order(self) -> list[tuple[int, int]]:
         where = {id(g): (p, i) for p, part in enumerate(self.parts) for i, g in enumerate(part.param_groups)}

@@ -83,6 +83,18 @@ CASES: dict[str, Case] = {c.id: c for c in [
 
 CASE_IDS = list(CASES)
 
+# composite optimizers (a param_groups rule names its own optimizer): their own scenarios (FSDP2), not every
+# one (ZeroRedundancyOptimizer refuses a composite: it rebuilds an optimizer from bare tensors)
+COMPOSITE_CASES: dict[str, Case] = {c.id: c for c in [
+    Case("composite[AdamW+SGD biases]", "torch.AdamW",
+         {"lr": 0.02, "weight_decay": 0.05,
+          "param_groups": [{"params": ["*bias"], "optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9}}]},
+         {"name": "LinearLR", "start_factor": 0.5, "total_iters": 3}),
+    Case("composite[Muon+AdamW biases]", "torch.Muon",
+         {"lr": 0.02, "param_groups": [{"params": ["*bias"], "optimizer": {"name": "AdamW", "lr": 0.01}}]}),
+]}
+CASES.update(COMPOSITE_CASES)
+
 
 def case_params(marks: dict[str, Any] | None = None) -> list:
     """pytest params over CASE_IDS; `marks` maps a case id to the marks of that case in one scenario."""

@@ -30,8 +30,13 @@ def _sched(name: str, doc: str, **kw: Any):
     return scheduler("torch", name, f"torch.optim.lr_scheduler:{name}", doc, source=SCHED, values="factor", **kw)
 
 
-def _is_2d(tensor: Any) -> bool:
-    return tensor.ndim == 2
+def _is_whole_2d(tensor: Any) -> bool:
+    """A 2-D parameter held whole: not a shard of an FSDP2 DTensor (torch 2.13's Muon orthogonalises the local
+    shard as if it were the matrix: 2% off the single-process result in tests/integration/test_fsdp2.py)."""
+    if tensor.ndim != 2:
+        return False
+    placements = getattr(tensor, "placements", None)   # a DTensor's
+    return not placements or not any(p.is_shard() for p in placements)
 
 
 # torch computes (1 + λ·lr·t)^α in Python floats: with λ, lr <= 1e9 and t <= 2^53 it stays finite for α <= 8
@@ -53,7 +58,8 @@ OPTIMIZERS = [
          rules=(Rule("lr", ("lr", "line_search_fn"), lambda lr, search: lr > 0,
                      "must be > 0 with line_search_fn='strong_wolfe' (its interpolation divides by the step)"),)),
     _opt("Muon", "Muon: momentum, then Newton-Schulz orthogonalisation of 2-D updates.",
-         accepts=(_is_2d, "Muon updates only 2-D parameters")),
+         accepts=(_is_whole_2d, "Muon updates only 2-D parameters, held whole (not a shard of an FSDP2 "
+                                "DTensor: it would orthogonalise the shard)")),
     _opt("NAdam", "NAdam: Adam with Nesterov momentum and the μ_t momentum-decay schedule."),
     _opt("RAdam", "RAdam: Adam with variance rectification (SGD with momentum while ρ_t ≤ 5)."),
     _opt("RMSprop", "RMSprop: v = αv + (1-α)g², w -= lr·g/(√v+ε) (centered and momentum optional)."),
