@@ -127,6 +127,31 @@ def test_state_dict_resumes_exactly_and_loads_with_weights_only():
         assert torch.equal(a, b), name
 
 
+@pytest.mark.parametrize("form", ["torch", "per-part"])
+def test_the_state_dict_has_torchs_shape_and_the_older_per_part_form_still_loads(form):
+    """torch's shape over the composite's groups (what torch.distributed.checkpoint reads); optreg 0.2 wrote one
+    state dict per part, which still resumes exactly."""
+    straight = _net()
+    built = optreg.build({"optimizer": MUON_ADAMW}, straight)
+    _steps(straight, built.optimizer, 6)
+    first = _net()
+    run = optreg.build({"optimizer": MUON_ADAMW}, first)
+    _steps(first, run.optimizer, 3)
+    sd = run.optimizer.state_dict()
+    assert set(sd) == {"state", "param_groups", "optimizers"}
+    numbered = [i for g in sd["param_groups"] for i in g["params"]]
+    assert numbered == list(range(len(numbered))) and set(sd["state"]) == set(numbered)
+    if form == "per-part":
+        sd = {"optimizers": run.optimizer.names, "parts": [part.state_dict() for part in run.optimizer.parts]}
+    resumed = _net()
+    resumed.load_state_dict(first.state_dict())
+    again = optreg.build({"optimizer": MUON_ADAMW}, resumed)
+    again.optimizer.load_state_dict(sd)
+    _steps(resumed, again.optimizer, 3)
+    for (name, a), b in zip(straight.named_parameters(), resumed.parameters()):
+        assert torch.equal(a, b), name
+
+
 def test_a_scheduler_scales_each_group_from_its_own_initial_lr():
     import math
 
