@@ -163,8 +163,6 @@ def test_a_group_keeps_its_own_options(case):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
 @pytest.mark.parametrize("case", MATRIX, ids=_ids(MATRIX))
 def test_dtypes(case, dtype):
-    if case.name in ("torch.LBFGS", "oneflow.LBFGS") and dtype is torch.bfloat16:
-        pytest.skip("torch's LBFGS line search is not meant for bfloat16")
     model = _model(case, dtype)
     opt = _build(case, model)
     params = _run(model, opt, 2)
