@@ -137,3 +137,41 @@ def test_the_thread_switch_interval_is_short_while_a_compile_runs(held):
     held.set()
     assert all(c.wait(300) for c in _compiles(opt))
     assert sys.getswitchinterval() == before
+
+
+# a contiguous group (contiguous_params=True) of each kind of chain: element-wise (over the flat buffers), with
+# norms per parameter (LAMB, over rows), with shapes (Adafactor, over stacks of same-shape slices)
+CONTIGUOUS = [next(c for c in CHAINS if c.key == key) for key in ("oneflow.AdamW", "cerebras.Lamb",
+                                                                   "cerebras.Adafactor")]
+
+
+def _bucket_compiles(opt):
+    return [task for layout in opt._contiguous.values() for bucket in layout.buckets
+            for task in bucket.compiles.values()]
+
+
+@pytest.mark.parametrize("case", CONTIGUOUS, ids=[c.key for c in CONTIGUOUS])
+def test_a_contiguous_group_steps_eager_until_its_compile_is_ready(case, held):
+    """Until the bucket's compile is ready, an element-wise chain steps the whole buffers eager (as
+    contiguous_params with foreach does) and the others each slice eager (as contiguous_params alone does),
+    bit for bit; then the compiled step, traced on stand-ins, within 1e-6 and with nothing traced on the step."""
+    model = _model(case)
+    eager_model = copy.deepcopy(model)
+    flat = case.key == "oneflow.AdamW"
+    eager = _build(case, eager_model, contiguous_params=True, **({"foreach": True} if flat else {}))
+    opt = _build(case, model, contiguous_params=True, fused=True)
+    for step in range(3):
+        _step(model, opt, step)
+        _step(eager_model, eager, step)
+        assert all(torch.equal(a, b) for a, b in zip(model.parameters(), eager_model.parameters()))
+    tasks = _bucket_compiles(opt)
+    assert tasks and not any(t.done.is_set() for t in tasks)
+    held.set()
+    assert all(t.wait(600) and t.error is None for t in tasks)
+    graphs = counters["stats"]["unique_graphs"]
+    for step in range(3, 6):
+        _step(model, opt, step)
+        _step(eager_model, eager, step)
+    assert counters["stats"]["unique_graphs"] == graphs   # compiled for these very buffers: nothing traced here
+    worst = max(_relative(a.detach(), b.detach()) for a, b in zip(model.parameters(), eager_model.parameters()))
+    assert 0 < worst <= 1e-6

@@ -29,8 +29,9 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
-from optreg.stages.chain import Chain
-from optreg.stages.execute import BLOCK, alias, run_flat, run_rows, run_stacked
+from optreg.stages.chain import Batch, Chain
+from optreg.stages.execute import BLOCK, Compile, alias, run_flat, run_rows, run_stacked, split_hp, standins
+from optreg.stages.ops import EAGER
 from optreg.stages.ops import rows_of_ones
 from optreg.stages.state_codec import BLOCK_SIZE, blocks, is_scale
 
@@ -105,6 +106,8 @@ class Bucket:
         self.count: torch.Tensor | None = None
         self.ones: torch.Tensor | None = None
         self.scratch: torch.Tensor | None = None
+        #: the background compiles of the fused step, by chain, static settings and path (`compiled`)
+        self.compiles: dict[Any, Compile] = {}
 
     def _views(self, flat: torch.Tensor) -> list[torch.Tensor]:
         return [flat[a:a + n].view(p.shape) for p, a, n in zip(self.params, self.offsets, self.numels)]
@@ -256,34 +259,83 @@ class Bucket:
             torch._foreach_copy_([v for v, _ in moved], [g for _, g in moved])
             for p, view in zip(self.params, self.grads):
                 p.grad = view
+        ready = mode != "fused" or self.compiled(chain, hp)
+        if not ready and not chain.flat(hp):   # norms or shapes: each slice eager until the compile is ready
+            self.run_slices(chain, hp)
+            self.runs += 1
+            return
         if not chain.flat(hp) and not chain.segmented(hp):   # over stacks of same-shape slices
-            if self.stack_plan is None or self.stack_threads != torch.get_num_threads():
-                self.stack_plan, self.stack_warm = self.stacks(chain.state_names), False
-                self.stack_threads = torch.get_num_threads()
-            run_stacked(chain, self.stack_plan, hp, self.stack_warm)
+            run_stacked(chain, self.stacks_now(chain), hp, self.stack_warm)
             self.stack_warm = True
             self.runs += 1
             return
         names = [n for n in chain.state_names if n in self.state]
         state = {n: [self.state[n][0] if self.state[n][1][0].dim() else self.state[n][1][0]] for n in names}
-        if chain.flat(hp):
-            run_flat(mode, chain, self.flat, self.grad, state, hp)
+        if chain.flat(hp):   # until the compile is ready, the same step over the whole buffers, eager
+            run_flat(mode if ready else "foreach", chain, self.flat, self.grad, state, hp)
         else:
-            if self.row_owner is None:
-                device = self.flat.device
-                rows = [(self.offsets[i + 1] - self.offsets[i]) // BLOCK for i in range(len(self.params))]
-                self.row_owner = torch.repeat_interleave(torch.arange(len(rows), device=device),
-                                                         torch.tensor(rows, device=device))
-                self.count = torch.empty(len(rows), device=device)
-                self.ones = torch.ones(len(self.row_owner), 1, dtype=self.flat.dtype, device=device)
-            if self.scratch is None and chain.around_norms()[0]:
-                self.scratch = torch.zeros_like(self.flat)
-            run_rows(chain, self.flat, self.grad, state, self.scratch, self.ones, self.row_owner, self.count, hp)
+            run_rows(chain, self.flat, self.grad, state, *self.rows_of(chain), hp)
         self.runs += 1
         for n in names:
             buffer, views = self.state[n]
             if views[0].dim() == 0 and len(views) > 1:
                 buffer[1:].copy_(buffer[0].expand(len(views) - 1))
+
+    def rows_of(self, chain: Chain) -> tuple:
+        """What `run_rows` takes beside the buffers: the update's scratch buffer (None when no stage precedes
+        the norms), the (rows, 1) column of ones, each row's parameter index and a per-parameter vector."""
+        if self.row_owner is None:
+            device = self.flat.device
+            rows = [(self.offsets[i + 1] - self.offsets[i]) // BLOCK for i in range(len(self.params))]
+            self.row_owner = torch.repeat_interleave(torch.arange(len(rows), device=device),
+                                                     torch.tensor(rows, device=device))
+            self.count = torch.empty(len(rows), device=device)
+            self.ones = torch.ones(len(self.row_owner), 1, dtype=self.flat.dtype, device=device)
+        if self.scratch is None and chain.around_norms()[0]:
+            self.scratch = torch.zeros_like(self.flat)
+        return self.scratch, self.ones, self.row_owner, self.count
+
+    def stacks_now(self, chain: Chain) -> list[tuple]:
+        """The stacks of same-shape slices (`stacks`), made again when the thread count has changed."""
+        if self.stack_plan is None or self.stack_threads != torch.get_num_threads():
+            self.stack_plan, self.stack_warm = self.stacks(chain.state_names), False
+            self.stack_threads = torch.get_num_threads()
+        return self.stack_plan
+
+    def compiled(self, chain: Chain, hp: dict[str, Any]) -> bool:
+        """Whether the fused step's compiled functions for this bucket are ready, starting their compile in the
+        background on the first call (`execute.Compile`: on stand-ins of the buffers, so the real ones are never
+        touched). A chain with norms or shapes and shrunk state (`state_dtype`) compiles on its first step."""
+        if not chain.flat(hp) and hp.get("state_dtype"):
+            return True
+        static, _, _ = split_hp(hp)
+        key = (id(chain), static, chain.flat(hp), chain.segmented(hp))
+        task = self.compiles.get(key)
+        if task is None:
+            what = f"{chain.describe()} over a contiguous group of {len(self.params)} tensors (fused=True)"
+            task = self.compiles[key] = Compile(what, lambda: self._compile(chain, dict(hp)))
+        return task.ready()
+
+    def _compile(self, chain: Chain, hp: dict[str, Any]) -> None:
+        """The fused step's compiled calls, once, on stand-ins of this bucket's buffers (the compile thread)."""
+        if not chain.flat(hp) and not chain.segmented(hp):
+            run_stacked(chain, standins(self.stacks_now(chain)), hp)
+            return
+        names = [n for n in chain.state_names if n in self.state]
+        state = {n: [self.state[n][0] if self.state[n][1][0].dim() else self.state[n][1][0]] for n in names}
+        memo: dict = {}
+        flat, grad, state = standins((self.flat, self.grad, state), memo)
+        if chain.flat(hp):
+            run_flat("fused", chain, flat, grad, state, hp)
+        else:
+            run_rows(chain, flat, grad, state, *standins(self.rows_of(chain), memo), hp)
+
+    def run_slices(self, chain: Chain, hp: dict[str, Any]) -> None:
+        """One step of the chain over each parameter's slice, eager (while the fused step compiles)."""
+        names = [n for n in chain.state_names if n in self.state or n in self.shaped]
+        views = {n: list((self.state.get(n) or self.shaped[n])[1]) for n in names}
+        chain.apply(Batch(list(self.params), list(self.grads), views, hp, EAGER))
+        self.uniform = None   # the 0-d states stepped one by one
 
 
     def _slot(self, name: str, i: int) -> tuple[torch.Tensor, int, tuple[int, ...], int, torch.dtype] | None:
