@@ -76,15 +76,47 @@ def own_form(experiment: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if experiment.dialect:
         out["dialect"] = experiment.dialect
-    out["optimizer"] = _plain(experiment.optimizer)
+    out["optimizer"] = _named(_plain(experiment.optimizer))
     if experiment.scheduler is not None:
-        out["scheduler"] = _plain(experiment.scheduler)
+        out["scheduler"] = _named(_plain(experiment.scheduler))
     if experiment.clip is not None:
         out["clip_grad"] = experiment.clip.model_dump(exclude_defaults=True)
     train = experiment.train.model_dump(exclude_defaults=True)
+    if experiment.run.known and "steps" not in train and (experiment.format_steps is not None or
+                                                           experiment.run.source == "total_steps="):
+        train["steps"] = experiment.run.steps   # the format's own run length, or the one convert was given
     if train:
         out["train"] = train
     return out
+
+
+def report_lines(experiment: Any) -> list[str]:
+    """One line per source key: its verdict (exact, approximate, trainer), the key and why."""
+    return [f"{use.verdict:<12} {use.path}" + (f": {use.why}" if use.why else "") for use in experiment.report]
+
+
+def convert_text(experiment: Any, name: str) -> str:
+    """The experiment as optreg's own YAML file, headed by comments that say where it came from and what became
+    of each key of the source (`optreg convert`)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(list, lambda dumper, value: dumper.represent_sequence(
+        "tag:yaml.org,2002:seq", value, flow_style=True))
+    head = [f"# {name}, read as {experiment.format}, in optreg's own form"]
+    head += [f"#   {line}" for line in report_lines(experiment)]
+    body = yaml.dump(own_form(experiment), Dumper=Dumper, sort_keys=False, default_flow_style=False, width=100)
+    return "\n".join(head) + "\n" + body
+
+
+def _named(section: Any) -> Any:
+    """A section with its name first (then its dialect), as optreg's own files are written."""
+    if not isinstance(section, dict):
+        return section
+    first = {k: section[k] for k in ("name", "dialect") if k in section}
+    return {**first, **{k: v for k, v in section.items() if k not in first}}
 
 
 def _plain(value: Any) -> Any:
@@ -98,4 +130,5 @@ def _plain(value: Any) -> Any:
     raise ConfigError(f"cannot write {show(value)} as YAML", "")
 
 
-__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "refuse", "own_form"]
+__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "refuse", "own_form", "report_lines",
+           "convert_text"]

@@ -116,8 +116,9 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> 
     args = _optim_args(data.get("optim_args"), accepted, errors)
     args.pop("weight_decay", None)   # each group's weight_decay (the Trainer's two groups) wins over it
     section.update(args)
-    report.append(KeyUse("optim", "exact", f"torch.optim.{cls}" + (" (fused: the same update)" if "fused" in name
-                                                                      else "")))
+    if "optim" in data:
+        report.append(KeyUse("optim", "exact", f"torch.optim.{cls}" + (" (fused: the same update)" if "fused" in name
+                                                                          else "")))
     for key in ("learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"):
         if key in data:
             report.append(KeyUse(key, "exact" if cls == "AdamW" or not key.startswith("adam") else TRAINER,
@@ -130,21 +131,20 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> 
 
 def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> Any:
     """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total)."""
-    value = _number(data, "warmup_steps", errors)
-    if "warmup_ratio" in data and not data.get("warmup_steps"):
-        value = _number(data, "warmup_ratio", errors)
-        if not 0 <= value < 1:
-            errors.add("warmup_ratio", f"must be in [0, 1), got {show(value)}")
-            return 0
-        report.append(KeyUse("warmup_ratio", "exact", "transformers 4's ratio, read as transformers 5 reads "
-                                                      "warmup_steps < 1"))
-    elif "warmup_ratio" in data:
+    key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
+    value = _number(data, key, errors)
+    if key == "warmup_ratio" and not 0 <= value < 1:
+        errors.add("warmup_ratio", f"must be in [0, 1), got {show(value)}")
+        return 0
+    if key == "warmup_steps" and "warmup_ratio" in data:
         report.append(KeyUse("warmup_ratio", TRAINER, "overridden by warmup_steps (transformers 4)"))
-    if "warmup_steps" in data:
-        report.append(KeyUse("warmup_steps", "exact" if value >= 1 or total is not None or value == 0 else
-                             "approximate", "" if value >= 1 or total is not None or value == 0 else
-                             "ceil(ratio·run length) with the product rounded to 9 digits first (transformers "
-                             "takes the float product's ceiling)"))
+    exact = value >= 1 or value == 0 or total is not None
+    if key in data:
+        why = "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1; " if key == "warmup_ratio" \
+            else ""
+        report.append(KeyUse(key, "exact" if exact else "approximate", why + (
+            "" if exact else "ceil(ratio·run length) with the product rounded to 9 digits first (transformers takes "
+                             "the float product's ceiling: they differ where it is a hair above a whole number)")))
     if value >= 1:
         return int(value)
     if total is not None:
