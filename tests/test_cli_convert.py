@@ -77,9 +77,11 @@ def test_every_source_key_is_reported(tmp_path, capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source), "--steps", "100"]) == 0
     text = capsys.readouterr().out
-    reported = {line.split()[2].rstrip(":").split(".")[0] for line in text.splitlines() if line.startswith("#   ")}
+    verdicts = ("#   exact ", "#   approximate ", "#   trainer ")
+    reported = {line.split()[2].rstrip(":").split(".")[0] for line in text.splitlines() if line.startswith(verdicts)}
     assert reported == set(yaml.safe_load(source.read_text()))
     assert "#   trainer      dataset_mixture: not a TrainingArguments field" in text
+    assert max(map(len, text.splitlines())) <= 100
     assert optreg.load_config(text).format == "optreg"
 
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from optreg.errors import ConfigError, ErrorItem, show
 
 TRAINER = "trainer"
+WIDTH = 100   # the converted file's comment lines wrap at this column
 
 
 def source_path(path: str, paths: Mapping[str, str]) -> str:
@@ -105,8 +106,12 @@ def convert_text(experiment: Any, name: str) -> str:
 
     Dumper.add_representer(list, lambda dumper, value: dumper.represent_sequence(
         "tag:yaml.org,2002:seq", value, flow_style=True))
+    import textwrap
+
     head = [f"# {name}, read as {experiment.format}, in optreg's own form"]
-    head += [f"#   {line}" for line in report_lines(experiment)]
+    for line in report_lines(experiment):
+        head += textwrap.wrap(line, WIDTH, initial_indent="#   ", subsequent_indent="#" + " " * 17,
+                              break_long_words=False, break_on_hyphens=False)
     body = yaml.dump(own_form(experiment), Dumper=Dumper, sort_keys=False, default_flow_style=False, width=100)
     return "\n".join(head) + "\n" + body
 

@@ -248,7 +248,7 @@ class DeepSpeedFormat:
                                  else "0: no clipping"))
         for key in data:
             if key not in ("optimizer", "scheduler", "gradient_clipping"):
-                report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine (precision, ZeRO, batching, logging)"))
+                report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
         if errors:
             raise Experiment({}, source=source).locate(ConfigError(errors.items))
         auto = any(u.why.startswith("auto:") for u in report)
