@@ -77,6 +77,8 @@ def test_warmup_fraction_is_rounded_as_transformers_rounds_it():
      "lr_scheduler_kwargs"),
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,
       "lr_scheduler_kwargs": {"num_cycles": -1}}, "lr_scheduler_kwargs.num_cycles", ""),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,
+      "lr_scheduler_kwargs": {"num_warmup_steps": 3}}, "lr_scheduler_kwargs.num_warmup_steps", "fails with both"),
 ])
 def test_bad_configs_are_located(config, path, words):
     items = errors_of(config)

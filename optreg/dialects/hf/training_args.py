@@ -180,8 +180,13 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
         spec["num_warmup_steps"] = steps
     if name not in NO_TOTAL and total is not None:
         spec["num_training_steps"] = total
+    for key in ("num_warmup_steps", "num_training_steps"):
+        if key in kwargs and name not in NO_KWARGS:
+            errors.add(f"lr_scheduler_kwargs.{key}", f"get_scheduler passes {key} itself (from "
+                                                     f"{'warmup_steps' if 'warmup' in key else 'the run length'}): "
+                                                     f"the Trainer fails with both")
     if name not in NO_KWARGS:
-        spec.update(kwargs)
+        spec.update({k: v for k, v in kwargs.items() if k not in ("num_warmup_steps", "num_training_steps")})
     for key in kwargs:
         report.append(KeyUse(f"lr_scheduler_kwargs.{key}", "exact" if name not in NO_KWARGS else TRAINER,
                              "" if name not in NO_KWARGS else f"get_scheduler passes no kwargs to {name}"))
