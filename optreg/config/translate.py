@@ -66,11 +66,6 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     return experiment
 
 
-def refuse(path: str, why: str) -> ConfigError:
-    """An unsupported key of a foreign config: a ConfigError at its path saying why."""
-    return ConfigError(why, path)
-
-
 def own_form(experiment: Any) -> dict[str, Any]:
     """The experiment as optreg's own file: `dialect`, `optimizer`, `scheduler`, `clip_grad`, `train` (the run
     settings a file gave), each as `load_config` reads it back."""
@@ -135,5 +130,5 @@ def _plain(value: Any) -> Any:
     raise ConfigError(f"cannot write {show(value)} as YAML", "")
 
 
-__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "refuse", "own_form", "report_lines",
+__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "own_form", "report_lines",
            "convert_text"]

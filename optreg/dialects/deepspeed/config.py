@@ -22,7 +22,6 @@ from optreg.config.formats import KeyUse, has
 from optreg.config.translate import TRAINER, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show
 
-SRC = "DeepSpeed 0.19 (deepspeed/runtime/engine.py, lr_schedules.py)"
 #: top-level keys only a ds_config has (with `optimizer.params` / `scheduler.params`: the format's signature)
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
                   "steps_per_print", "zero_allow_untested_optimizer", "wall_clock_breakdown")

@@ -25,7 +25,6 @@ from optreg.config.formats import KeyUse
 from optreg.config.translate import TRAINER, read_translated
 from optreg.errors import Collector, ConfigError, closest, show
 
-SRC = "transformers 5.23 (trainer.py create_optimizer / create_scheduler, trainer_optimizer.py)"
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
             "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
