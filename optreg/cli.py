@@ -1,4 +1,4 @@
-"""The `optreg` command: run, list, show, validate, schema, plot, groups, hydra-configs."""
+"""The `optreg` command: run, list, show, validate, convert, schema, plot, groups, hydra-configs."""
 
 from __future__ import annotations
 
@@ -200,6 +200,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    """A config of any format as optreg's own YAML (stdout, or -o with the report of each key on stdout); the
+    written file is read back and must validate."""
+    from optreg.config.experiment import load_config
+    from optreg.config.translate import convert_text, report_lines
+
+    experiment = _load(args.config, [], args.format).with_run(args.steps)
+    text = convert_text(experiment, Path(args.config).name)
+    try:
+        load_config(text)
+    except ConfigError as exc:
+        missing = any("required option is missing" in e.message for e in exc.errors)
+        raise ConfigError(f"the converted file would not validate: {exc}" + (
+            "; give the run length with --steps" if missing and not experiment.run.known else "")) from None
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    Path(args.output).write_text(text, encoding="utf-8")
+    for line in report_lines(experiment):
+        print(line)
+    print(f"wrote {args.output} ({experiment.format} -> optreg)")
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from optreg.config.json_schema import experiment_schema
 
@@ -378,6 +402,14 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("--model", metavar="MODULE:CALLABLE",
                           help="also plan the parameter groups against the model this factory returns")
     validate.set_defaults(fn=cmd_validate)
+    convert = sub.add_parser("convert", help="write a config of another format (DeepSpeed, Hugging Face, Model "
+                                             "Zoo...) as optreg's own YAML, with what became of each key")
+    convert.add_argument("config", help="the config file (format detected, or --format)")
+    convert.add_argument("-o", "--output", help="write the YAML here and print the report (default: the YAML with "
+                                                "the report as comments, to stdout)")
+    convert.add_argument("--steps", type=_positive, help="the run length, where the source leaves it to the trainer "
+                                                        "(DeepSpeed's \"auto\", Hugging Face's epochs)")
+    convert.set_defaults(fn=cmd_convert)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
     schema.add_argument("--dialect", action="append", metavar="NAME",
@@ -411,7 +443,7 @@ def parser() -> argparse.ArgumentParser:
                        help="whose components: optreg (default), a plugin's distribution name, or an installed "
                             "library read as a dialect (pytorch_optimizer, torchao, bitsandbytes, timm; with -o)")
     hydra.set_defaults(fn=cmd_hydra_configs)
-    for command in (run, validate, plot, groups):
+    for command in (run, validate, convert, plot, groups):
         command.add_argument("--format", metavar="NAME",
                              help="read the config in this format (default: detected by its signature keys; "
                                   "`optreg.formats()` lists them)")

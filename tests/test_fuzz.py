@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import inspect
+import json
 import math
 import os
 import time
@@ -439,6 +440,12 @@ SEEDS = [
     "    - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 1.0e-4, total_iters: 3}\n"
     "    - {scheduler: CosineDecay, initial_learning_rate: 1.0e-4, end_learning_rate: 1.0e-5, total_iters: 10}\n"
     "  max_gradient_norm: 1.0\n",
+    # DeepSpeed's ds_config and Hugging Face's TrainingArguments (optreg.dialects.deepspeed, optreg.dialects.hf)
+    '{"train_batch_size": 8, "optimizer": {"type": "Adam", "params": {"lr": 0.001, "weight_decay": 0.01}},\n'
+    ' "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_num_steps": 3, "total_num_steps": 20}},\n'
+    ' "gradient_clipping": 1.0, "fp16": {"enabled": true}}\n',
+    "output_dir: out\nlearning_rate: 2.0e-4\nweight_decay: 0.01\nlr_scheduler_type: cosine\nwarmup_steps: 0.1\n"
+    "max_steps: 20\nmax_grad_norm: 0.5\nper_device_train_batch_size: 8\n",
 ]
 YAML_SNIPPETS = ["!!float abc", "!!float", "!!bool maybe", "!!map [1]", "1" * 5000, "[" * 200, "{" * 200, "\x00",
                  "\x07", "&a [*a]", "*a", "!!python/object/apply:os.system [ls]", "'", "\"", "\t", ": :", "- -",
@@ -468,6 +475,53 @@ def _check_yaml_text(text: str) -> None:
     answer(lambda: optreg.build(text if "\n" in text else text + "\n", model), from_text=True, model=model)
 
 
+def _format_corpus() -> list[tuple[str, Any]]:
+    """Real DeepSpeed and Hugging Face configs (the format corpora) and the recorded inline ones, as mappings."""
+    import yaml
+
+    from tests.format_replay import FIXTURES, cases
+
+    out = []
+    for fmt in ("deepspeed", "hf"):
+        for case in cases(fmt):
+            text = (FIXTURES / fmt / "corpus" / case.get("file", "")).read_text() if "file" in case else None
+            config = case.get("config") or (json.loads(text) if case["file"].endswith(".json") else
+                                            yaml.safe_load(text))
+            out.append((fmt, config))
+    return out
+
+
+FORMAT_CORPUS = _format_corpus()
+
+
+@st.composite
+def format_configs(draw) -> Any:
+    """A DeepSpeed or Hugging Face config as it is (a third of the time) or with 1-3 hostile edits."""
+    _, config = draw(st.sampled_from(FORMAT_CORPUS))
+    if draw(st.integers(0, 2)) == 0:
+        return config
+    for _ in range(draw(st.integers(1, 3))):
+        config = _edit(draw, config)
+    return config
+
+
+def _check_format_config(config: Any) -> None:
+    """A foreign config, mutated: built (mapping, YAML text) or a located ConfigError; `optreg convert` of it writes
+    a file that validates, or fails with a ConfigError."""
+    model = Net()
+    answer(lambda: optreg.build(config, model, total_steps=20), model=model)
+    text = _dump(config)
+    answer(lambda: optreg.build(text, model, total_steps=20), from_text=True, model=model)
+    try:
+        experiment = optreg.load_config(text).with_run(20)
+    except ConfigError as exc:
+        check_error(exc, from_text=True)
+        return
+    from optreg.config.translate import convert_text
+
+    optreg.load_config(convert_text(experiment, "fuzzed"))
+
+
 test_configure_optimizer, test_configure_optimizer_fuzz = _pair(
     st.tuples(mutated(OPTIMIZER_SPECS), st.one_of(st.none(), mutated(PARAM_GROUPS))), _check_configure_optimizer)
 test_configure_lr_scheduler, test_configure_lr_scheduler_fuzz = _pair(
@@ -477,6 +531,19 @@ test_build_mapping, test_build_mapping_fuzz = _pair(experiments(), _check_build_
 test_build_yaml_text, test_build_yaml_text_fuzz = _pair(experiments(), _check_build_yaml)
 test_build_dictconfig, test_build_dictconfig_fuzz = _pair(experiments(), _check_build_dictconfig)
 test_mutated_yaml_bytes, test_mutated_yaml_bytes_fuzz = _pair(yaml_texts(), _check_yaml_text)
+
+
+@_settings(max(FUZZ_CI // 10, 20))   # each example builds twice and converts: a tenth of the others' count
+@given(format_configs())
+def test_format_configs(config):
+    _check_format_config(config)
+
+
+@pytest.mark.fuzz
+@_settings(FUZZ_FULL, derandomize=False)
+@given(format_configs())
+def test_format_configs_fuzz(config):
+    _check_format_config(config)
 
 
 @_settings(max(FUZZ_CI // 5, 20))

@@ -48,8 +48,13 @@ class Experiment:
     run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
     notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
     report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
+    paths: dict[str, str] = field(default_factory=dict)  # a translated format's own-form path -> the source's path
 
     def locate(self, error: ConfigError) -> ConfigError:
+        if self.paths:
+            from optreg.config.translate import source_paths
+
+            error = source_paths(error, self.paths)
         return error.located(self.source) if self.source else error
 
     def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None) -> "Experiment":

@@ -23,6 +23,8 @@ BUILTIN: dict[str, str] = {
     "optreg": "optreg.config.experiment:OWN_FORMAT",
     "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
+    "deepspeed": "optreg.dialects.deepspeed.config:DEEPSPEED_FORMAT",
+    "hf": "optreg.dialects.hf.training_args:HF_FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"

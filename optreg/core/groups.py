@@ -97,6 +97,9 @@ SETTINGS: dict[str, Key] = {
     "modelzoo_groups": Key(Bool, "weight decay 0 for bias and normalisation parameters, as Cerebras Model Zoo's "
                                  "configure_param_groups (on by default in the cerebras dialect with a Module)",
                            "weight_decay", "set"),
+    "hf_decay_groups": Key(Bool, "weight decay only where the Hugging Face Trainer decays (get_decay_parameter_names: "
+                                 "0 for biases, LayerNorm modules and names with layernorm, rmsnorm or norm)",
+                           "weight_decay", "set"),
 }
 
 
@@ -503,6 +506,28 @@ def modelzoo_no_decay(module: Any) -> Callable[[str], bool]:
     return lambda name: "bias" in name or any(m in name for m in norms)
 
 
+#: the name patterns transformers 5's Trainer.get_decay_parameter_names leaves undecayed (searched in the lower-cased
+#: name), beside the parameters of an nn.LayerNorm
+HF_NO_DECAY_NAMES = (r"bias", r"layernorm", r"rmsnorm", r"(?:^|\.)norm(?:$|\.)", r"_norm(?:$|\.)")
+
+
+def hf_no_decay(module: Any) -> Callable[[str], bool]:
+    """transformers 5's rule (`Trainer.get_decay_parameter_names`, through `get_parameter_names(model,
+    [nn.LayerNorm], HF_NO_DECAY_NAMES)`): no weight decay for a parameter of an nn.LayerNorm (or a subclass) at any
+    depth, or whose lower-cased name one of HF_NO_DECAY_NAMES finds."""
+    import torch
+
+    patterns = [re.compile(p) for p in HF_NO_DECAY_NAMES]
+    norms = {n for n, m in module.named_modules() if n and isinstance(m, torch.nn.LayerNorm)}
+
+    def undecayed(name: str) -> bool:
+        parts = name.split(".")[:-1]
+        return any(p.search(name.lower()) for p in patterns) or \
+            any(".".join(parts[:i]) in norms for i in range(1, len(parts) + 1))
+
+    return undecayed
+
+
 def _model_no_decay(module: Any, path: str, errors: Collector) -> list[str]:
     """The names (or glob patterns) the model's `no_weight_decay()` returns (timm); none without the method."""
     method = getattr(module, "no_weight_decay", None)
@@ -547,11 +572,13 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     spec: LayerDecay | None = settings.get("layer_decay")
     no_decay_on = bool(settings.get("no_weight_decay"))
     modelzoo_on = bool(settings.get("modelzoo_groups"))
+    hf_on = bool(settings.get("hf_decay_groups"))
+    rule_key = "no_weight_decay" if no_decay_on else "hf_decay_groups" if hf_on else "modelzoo_groups"
     ids: dict[str, int] = {}
     top = 0
-    if spec is not None or no_decay_on or modelzoo_on:
+    if spec is not None or no_decay_on or modelzoo_on or hf_on:
         if source is not None and source.dicts is not None:
-            key = "layer_decay" if spec is not None else "no_weight_decay" if no_decay_on else "modelzoo_groups"
+            key = "layer_decay" if spec is not None else rule_key
             errors.add(join_path(path, key), f"{key} needs the Module or named_parameters(), not torch-style group "
                                              f"dicts (they carry their own options)")
             return groups
@@ -567,7 +594,11 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     if modelzoo_on and (source is None or source.module is None):
         errors.add(join_path(path, "modelzoo_groups"), "modelzoo_groups finds normalisation modules by name: pass "
                                                        "the Module itself, not named_parameters() or tensors")
-    modelzoo = modelzoo_no_decay(source.module) if modelzoo_on and not errors else None
+    if hf_on and (source is None or source.module is None):
+        errors.add(join_path(path, "hf_decay_groups"), "hf_decay_groups finds LayerNorm modules: pass the Module "
+                                                       "itself, not named_parameters() or tensors")
+    modelzoo = modelzoo_no_decay(source.module) if modelzoo_on and not errors else \
+        hf_no_decay(source.module) if hf_on and not errors else None
     if errors:
         return groups
     out: list[Group] = []
@@ -604,7 +635,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             if nd:
                 wd = 0.0
                 options[wd_name] = wd
-                part_origin["weight_decay"] = join_path(path, "no_weight_decay" if no_decay_on else "modelzoo_groups")
+                part_origin["weight_decay"] = join_path(path, rule_key)
             elif "decay_mult" in group.multipliers:
                 part_origin["weight_decay"] = join_path(where, "decay_mult")
                 wd = _scale(wd if wd is not None else 0.0, group.multipliers["decay_mult"], "weight decay",

@@ -1,0 +1,134 @@
+"""Foreign formats translated into optreg's own form: the reader writes the sections optreg's own form would hold
+(`optimizer`, `scheduler`, `clip_grad`, `train`), with a map from each own-form path to the source key it came from,
+and `read_translated` validates them as optreg's own file, every error at the source's path and position.
+
+`optreg convert` writes those sections back out as a native experiment (`own_form`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from optreg.errors import ConfigError, ErrorItem, show
+
+TRAINER = "trainer"
+WIDTH = 100   # the converted file's comment lines wrap at this column
+
+
+def source_path(path: str, paths: Mapping[str, str]) -> str:
+    """The source's path of an own-form `path`: its longest mapped prefix replaced (`optimizer.lr` with
+    {"optimizer": "optimizer.params"} -> `optimizer.params.lr`); unmapped paths stay."""
+    best = max((k for k in paths if path == k or path.startswith((k + ".", k + "["))), key=len, default=None)
+    if best is None:
+        return path
+    return paths[best] + path[len(best):]
+
+
+def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
+    """`error` with every path at the source's key (source_path)."""
+    return ConfigError(ErrorItem(source_path(e.path, paths), e.message, e.location, e.suggestion)
+                       for e in error.errors)
+
+
+NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checked against while the file is read
+
+
+def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
+                    format_steps: tuple[int, str] | None = None, run_length: bool = False) -> Any:
+    """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
+    the source's paths (`paths`) and positions; `report` its KeyUse list.
+
+    run_length: the scheduler leaves its length to the run (DeepSpeed's `"auto"`), which `build(total_steps=)` or
+    `optreg run --steps` gives later: its options are checked against a nominal run, and the length is filled from
+    the real one when the experiment is planned (a missing length is then an error at the source's key)."""
+    import dataclasses
+
+    from optreg.config.experiment import _read_own
+    from optreg.config.run import TrainSpec, resolve_run
+    from optreg.errors import Collector
+
+    nominal = run_length and format_steps is None and not (own.get("train") or {}).get("steps")
+    try:
+        experiment = _read_own({**own, "train": {**(own.get("train") or {}), "steps": NOMINAL_RUN}} if nominal
+                               else own, None)
+    except ConfigError as exc:
+        error = source_paths(exc, paths)
+        raise (error.located(source) if source else error) from None
+    errors = Collector()
+    if nominal:
+        train = TrainSpec.model_validate(own.get("train") or {})
+        experiment = dataclasses.replace(experiment, train=train, run=resolve_run(train, errors=errors), notes=[])
+    if format_steps is not None:
+        run = resolve_run(experiment.train, format_steps=format_steps, errors=errors)
+        experiment = dataclasses.replace(experiment, format_steps=format_steps, run=run)
+    experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
+    experiment.report = list(report)
+    return experiment
+
+
+def own_form(experiment: Any) -> dict[str, Any]:
+    """The experiment as optreg's own file: `dialect`, `optimizer`, `scheduler`, `clip_grad`, `train` (the run
+    settings a file gave), each as `load_config` reads it back."""
+    out: dict[str, Any] = {}
+    if experiment.dialect:
+        out["dialect"] = experiment.dialect
+    out["optimizer"] = _named(_plain(experiment.optimizer))
+    if experiment.scheduler is not None:
+        out["scheduler"] = _named(_plain(experiment.scheduler))
+    if experiment.clip is not None:
+        out["clip_grad"] = experiment.clip.model_dump(exclude_defaults=True)
+    train = experiment.train.model_dump(exclude_defaults=True)
+    if experiment.run.known and "steps" not in train and (experiment.format_steps is not None or
+                                                           experiment.run.source == "total_steps="):
+        train["steps"] = experiment.run.steps   # the format's own run length, or the one convert was given
+    if train:
+        out["train"] = train
+    return out
+
+
+def report_lines(experiment: Any) -> list[str]:
+    """One line per source key: its verdict (exact, approximate, trainer), the key and why."""
+    return [f"{use.verdict:<12} {use.path}" + (f": {use.why}" if use.why else "") for use in experiment.report]
+
+
+def convert_text(experiment: Any, name: str) -> str:
+    """The experiment as optreg's own YAML file, headed by comments that say where it came from and what became
+    of each key of the source (`optreg convert`)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(list, lambda dumper, value: dumper.represent_sequence(
+        "tag:yaml.org,2002:seq", value, flow_style=True))
+    import textwrap
+
+    head = [f"# {name}, read as {experiment.format}, in optreg's own form"]
+    for line in report_lines(experiment):
+        head += textwrap.wrap(line, WIDTH, initial_indent="#   ", subsequent_indent="#" + " " * 17,
+                              break_long_words=False, break_on_hyphens=False)
+    body = yaml.dump(own_form(experiment), Dumper=Dumper, sort_keys=False, default_flow_style=False, width=100)
+    return "\n".join(head) + "\n" + body
+
+
+def _named(section: Any) -> Any:
+    """A section with its name first (then its dialect), as optreg's own files are written."""
+    if not isinstance(section, dict):
+        return section
+    first = {k: section[k] for k in ("name", "dialect") if k in section}
+    return {**first, **{k: v for k, v in section.items() if k not in first}}
+
+
+def _plain(value: Any) -> Any:
+    """Tuples as lists, mappings as dicts (what YAML writes)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ConfigError(f"cannot write {show(value)} as YAML", "")
+
+
+__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "own_form", "report_lines",
+           "convert_text"]

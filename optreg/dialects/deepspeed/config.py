@@ -1,0 +1,259 @@
+"""DeepSpeed's ds_config (a JSON file or its mapping) as a config format: what DeepSpeed 0.19's engine builds from it.
+
+Read into optreg's own form (`optreg convert` writes it out):
+- `optimizer: {type, params}` as `DeepSpeedEngine._configure_basic_optimizer` builds it: names of DeepSpeed's own
+  optimizers are read case-insensitively, any other is a `torch.optim` class. `Adam` is AdamW unless
+  `adam_w_mode: false` (`AdamW` is AdamW either way); FusedAdam and DeepSpeedCPUAdam compute torch's Adam/AdamW
+  update, and `torch_adam: true` builds torch's class itself (whose default weight decay for AdamW is 0.01, where
+  DeepSpeed's kernels default to 0);
+- `scheduler: {type, params}`: DeepSpeed's lr_schedules (the `deepspeed` dialect, construction-time value
+  included), or a torch scheduler by its class name, as DeepSpeed falls back to `torch.optim.lr_scheduler`;
+- `gradient_clipping` (> 0): the global norm clipped to it (`clip_grad.max_norm`);
+- `"auto"` (a value the Hugging Face Trainer fills from its TrainingArguments): a schedule's `total_num_steps` is
+  the run length (`build(total_steps=)`, `optreg run --steps`); any other is refused by name.
+Every other key (zero_optimization, fp16, bf16, batch sizes, logging) is the engine's: reported as the trainer's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from optreg.config.formats import KeyUse, has
+from optreg.config.translate import TRAINER, read_translated
+from optreg.errors import Collector, ConfigError, closest, join_path, show
+
+#: top-level keys only a ds_config has (with `optimizer.params` / `scheduler.params`: the format's signature)
+SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
+                  "steps_per_print", "zero_allow_untested_optimizer", "wall_clock_breakdown")
+AUTO = "auto"
+#: DeepSpeed's optimizers refused, with the reason
+REFUSED = {
+    "lamb": "DeepSpeed's Lamb is FusedLamb, a CUDA kernel (deepspeed.ops.lamb) whose trust ratio is clamped to "
+            "[min_coeff, max_coeff] and which clips by its own max_grad_norm; optreg has no such Lamb",
+    "onebitadam": "1-bit Adam compresses the momentum that data-parallel workers exchange (an MPI or NCCL backend); "
+                  "in one process there is nothing to compress, and its freeze_step phase is an Adam without bias "
+                  "correction: use Adam or AdamW",
+    "zerooneadam": "0/1 Adam compresses and skips the exchange between data-parallel workers; in one process it is "
+                   "not defined: use Adam or AdamW",
+    "onebitlamb": "1-bit LAMB compresses the momentum that data-parallel workers exchange (an MPI or NCCL backend) "
+                  "over FusedLamb: not reproduced",
+    "lion": "DeepSpeed's Lion is FusedLion / DeepSpeedCPULion (deepspeed.ops.lion): not read yet",
+    "muadam": "MuAdam comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
+    "muadamw": "MuAdamW comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
+    "musgd": "MuSGD comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
+    "muon": "DeepSpeed's Muon (MuonWithAuxAdam) splits the parameters by shape into Muon and Adam halves: not read",
+}
+ADAM = ("adam", "adamw")
+ADAM_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad")
+ADAM_TRAINER = {"fp32_optimizer_states": "the CPU optimizer's state precision", "foreach": "torch's kernel choice",
+                "set_grad_none": "FusedAdam's zero_grad behaviour"}
+#: FusedAdam's and DeepSpeedCPUAdam's defaults where the section's class has others (torch's AdamW decays by 0.01,
+#: cerebras.AdamW's eps is 1e-6)
+KERNEL_DEFAULTS = {"weight_decay": 0.0, "eps": 1e-8}
+MOMENTUM_KEYS = ("cycle_momentum", "cycle_min_mom", "cycle_max_mom", "decay_mom_rate")
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value.lower() == AUTO
+
+
+def _params(section: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any]:
+    raw = section.get("params", {})
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        errors.add(join_path(path, "params"), f"expected a mapping of the {path}'s arguments, got {show(raw)}")
+        return {}
+    return dict(raw)
+
+
+def _refuse_auto(params: Mapping[str, Any], path: str, errors: Collector, allowed: tuple[str, ...] = ()) -> None:
+    for key, value in params.items():
+        if _is_auto(value) and key not in allowed:
+            errors.add(join_path(path, key), f"\"auto\" is filled by the Hugging Face Trainer from its "
+                                             f"TrainingArguments; give {key} a value"
+                                             + (" (a schedule's total_num_steps may stay auto: the run length)"
+                                                if path.startswith("scheduler") else ""))
+
+
+def read_optimizer(raw: Any, report: list, errors: Collector) -> tuple[dict[str, Any], bool]:
+    """`optimizer: {type, params}` -> (optreg's optimizer section, whether the optimizer has betas)."""
+    path = "optimizer"
+    if not isinstance(raw, Mapping) or "type" not in raw:
+        errors.add(join_path(path, "type") if isinstance(raw, Mapping) else path,
+                   "required: the optimizer's type (Adam, AdamW, a torch.optim class)" if isinstance(raw, Mapping)
+                   else f"expected a mapping with type: and params:, got {show(raw)}")
+        return {}, False
+    for key in [k for k in raw if k not in ("type", "params", "legacy_fusion")]:
+        errors.add(join_path(path, key), "unknown key of a ds_config optimizer; expected type, params",
+                   closest(str(key), ["type", "params"]))
+    if "legacy_fusion" in raw:
+        report.append(KeyUse("optimizer.legacy_fusion", TRAINER, "the fp16 optimizer's fused kernel"))
+    name, params = raw["type"], _params(raw, path, errors)
+    if not isinstance(name, str) or not name:
+        errors.add(join_path(path, "type"), f"expected the optimizer's name, got {show(name)}")
+        return {}, False
+    if params.pop("max_grad_norm", None) is not None:
+        errors.add(join_path(path, "params.max_grad_norm"), "DeepSpeed refuses max_grad_norm as an optimizer "
+                                                            "parameter; use the top-level gradient_clipping")
+    _refuse_auto(params, path + ".params", errors)
+    low = name.lower()
+    if low in REFUSED:
+        errors.add(join_path(path, "type"), f"{name}: {REFUSED[low]}")
+        return {}, False
+    if low not in ADAM:   # DeepSpeed's fallback: getattr(torch.optim, type)
+        report.append(KeyUse("optimizer.type", "exact", f"torch.optim.{name}, as DeepSpeed builds it"))
+        report.extend(KeyUse(f"optimizer.params.{k}", "exact") for k in params)
+        return {"name": name, "dialect": "torch", **params}, "betas" in _torch_defaults(name)
+    w_mode = params.pop("adam_w_mode", True)
+    torch_adam = params.pop("torch_adam", False)
+    for key, value in (("adam_w_mode", w_mode), ("torch_adam", torch_adam)):
+        if not isinstance(value, bool):
+            errors.add(join_path(path, f"params.{key}"), f"must be true or false, got {show(value)}")
+    adamw = low == "adamw" or w_mode is True
+    cls = "AdamW" if adamw else "Adam"
+    kernel = f"torch.optim.{cls}" if torch_adam is True else "FusedAdam / DeepSpeedCPUAdam"
+    report.append(KeyUse("optimizer.type", "exact", f"{name} -> {cls} ({kernel}{'' if adamw else ', L2 decay'})"))
+    for key in ("adam_w_mode", "torch_adam"):
+        if key in raw.get("params", {}):
+            report.append(KeyUse(f"optimizer.params.{key}", "exact"))
+    bias = params.pop("bias_correction", True)
+    section: dict[str, Any] = {"name": cls, "dialect": "torch"}
+    if bias is False and adamw and torch_adam is not True:   # the kernels' m/(√v + eps), no correction
+        section = {"name": "AdamW", "dialect": "cerebras", "correct_bias": False, "modelzoo_groups": False}
+        report.append(KeyUse("optimizer.params.bias_correction", "exact",
+                             "false: cerebras.AdamW with correct_bias: false (the same update, uncorrected)"))
+    elif bias is not True:
+        errors.add(join_path(path, "params.bias_correction"), "bias_correction: false is read with AdamW semantics "
+                                                               "(adam_w_mode) and DeepSpeed's kernels only (torch's "
+                                                               "Adam always corrects the bias)")
+    elif "bias_correction" in raw.get("params", {}):
+        report.append(KeyUse("optimizer.params.bias_correction", "exact"))
+    if params.get("amsgrad") and torch_adam is not True:
+        errors.add(join_path(path, "params.amsgrad"), "FusedAdam and DeepSpeedCPUAdam have no amsgrad "
+                                                       "(DeepSpeed refuses it); set torch_adam: true for torch's")
+    for key, value in params.items():
+        if key in ADAM_TRAINER:
+            report.append(KeyUse(f"optimizer.params.{key}", TRAINER, ADAM_TRAINER[key]))
+        elif key in ADAM_OPTIONS:
+            section[key] = value
+            report.append(KeyUse(f"optimizer.params.{key}", "exact"))
+        else:
+            errors.add(join_path(path, f"params.{key}"), f"{kernel} takes no {key!r}",
+                       closest(str(key), [*ADAM_OPTIONS, *ADAM_TRAINER]))
+    if torch_adam is not True:
+        for key, value in KERNEL_DEFAULTS.items():
+            section.setdefault(key, value)
+    return section, True
+
+
+def _torch_defaults(name: str) -> dict[str, Any]:
+    import inspect
+
+    import torch
+
+    cls = getattr(torch.optim, name, None)
+    if not isinstance(cls, type):
+        return {}
+    return {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+
+
+def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -> dict[str, Any] | None:
+    """`scheduler: {type, params}` -> optreg's scheduler section (deepspeed dialect, or torch's by class name)."""
+    from optreg.dialects.deepspeed.schedules import DS_SCHEDULES
+
+    path = "scheduler"
+    if not isinstance(raw, Mapping) or "type" not in raw:
+        errors.add(join_path(path, "type") if isinstance(raw, Mapping) else path,
+                   "required: the scheduler's type (WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest)"
+                   if isinstance(raw, Mapping) else f"expected a mapping with type: and params:, got {show(raw)}")
+        return None
+    for key in [k for k in raw if k not in ("type", "params")]:
+        errors.add(join_path(path, key), "unknown key of a ds_config scheduler; expected type, params",
+                   closest(str(key), ["type", "params"]))
+    name, params = raw["type"], _params(raw, path, errors)
+    _refuse_auto(params, path + ".params", errors, allowed=("total_num_steps",))
+    spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
+    for key, value in params.items():
+        where = f"scheduler.params.{key}"
+        if _is_auto(value):
+            report.append(KeyUse(where, "exact", "auto: the run length (build(total_steps=), train.steps)"))
+            continue
+        if isinstance(value, (list, tuple)) and name in DS_SCHEDULES:   # DeepSpeed's per-group form: one group
+            if len(value) != 1:
+                errors.add(join_path(path, f"params.{key}"), f"a list gives one value per parameter group, and a "
+                                                             f"ds_config's optimizer has one; got {len(value)}")
+                continue
+            value = value[0]
+        if name == "OneCycle" and key in MOMENTUM_KEYS:
+            continue
+        spec[key] = value
+        report.append(KeyUse(where, "exact"))
+    if name == "OneCycle":
+        cycling = params.get("cycle_momentum", True)
+        if cycling is not False and has_betas:
+            errors.add(join_path(path, "params.cycle_momentum"),
+                       "OneCycle also cycles betas[0] between cycle_max_mom and cycle_min_mom and sets betas[1] to "
+                       "0.99 (DeepSpeed 0.19); optreg drives the lr only here: set cycle_momentum: false")
+        for key in MOMENTUM_KEYS:
+            if key in params:
+                report.append(KeyUse(f"scheduler.params.{key}", "exact",
+                                     "no momentum cycling (off, or the optimizer has no betas)"))
+    report.append(KeyUse("scheduler.type", "exact", f"{spec['dialect']}.{name}"))
+    return spec
+
+
+class DeepSpeedFormat:
+    """A DeepSpeed ds_config: `optimizer: {type, params}`, `scheduler: {type, params}`, `gradient_clipping`; its
+    other keys are the engine's."""
+
+    name = "deepspeed"
+    doc = "DeepSpeed's ds_config.json: optimizer {type, params}, scheduler {type, params}, gradient_clipping"
+    signature = "optimizer.params, scheduler.params, train_batch_size or zero_optimization"
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        return has(data, "optimizer.params") or has(data, "scheduler.params") or \
+            any(k in data for k in SIGNATURE_KEYS)
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        return list(data.keys())
+
+    def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
+        from optreg.config.experiment import Experiment
+
+        errors, report = Collector(), []
+        own: dict[str, Any] = {}
+        paths = {"optimizer.name": "optimizer.type", "optimizer": "optimizer.params",
+                 "scheduler.name": "scheduler.type", "scheduler": "scheduler.params",
+                 "clip_grad.max_norm": "gradient_clipping", "clip_grad": "gradient_clipping"}
+        has_betas = False
+        if "optimizer" not in data:
+            errors.add("optimizer", "required: optimizer {type, params} (a ds_config without one trains the "
+                                    "client's optimizer, which the file does not say)")
+        else:
+            own["optimizer"], has_betas = read_optimizer(data["optimizer"], report, errors)
+        if data.get("scheduler") is not None:
+            own["scheduler"] = read_scheduler(data["scheduler"], has_betas, report, errors)
+        clip = data.get("gradient_clipping", 0.0)
+        if "gradient_clipping" in data:
+            if _is_auto(clip):
+                errors.add("gradient_clipping", "\"auto\" is filled by the Hugging Face Trainer from max_grad_norm; "
+                                                "give gradient_clipping a value")
+            elif isinstance(clip, bool) or not isinstance(clip, (int, float)) or clip < 0:
+                errors.add("gradient_clipping", f"must be a number >= 0 (0: no clipping), got {show(clip)}")
+            elif clip > 0:
+                own["clip_grad"] = {"max_norm": clip}
+            report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)" if clip
+                                 else "0: no clipping"))
+        for key in data:
+            if key not in ("optimizer", "scheduler", "gradient_clipping"):
+                report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
+        if errors:
+            raise Experiment({}, source=source).locate(ConfigError(errors.items))
+        auto = any(u.why.startswith("auto:") for u in report)
+        return read_translated(own, source, self.name, paths, report, run_length=auto)
+
+
+DEEPSPEED_FORMAT = DeepSpeedFormat()
+
+__all__ = ["DEEPSPEED_FORMAT", "DeepSpeedFormat", "read_optimizer", "read_scheduler"]

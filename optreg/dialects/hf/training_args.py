@@ -1,0 +1,271 @@
+"""Hugging Face `TrainingArguments` (a JSON or YAML file as HfArgumentParser reads it, or the mapping) as a config
+format: the optimizer and schedule transformers 5.23's Trainer builds from them (`create_optimizer_and_scheduler`).
+
+Read into optreg's own form (`optreg convert` writes it out):
+- `optim`: the torch-backed names (adamw_torch, adamw_torch_fused: torch AdamW with betas (adam_beta1, adam_beta2)
+  and eps adam_epsilon; sgd, adagrad, rmsprop with `optim_args` as the Trainer parses them); names that need
+  bitsandbytes, torchao, galore, apollo, lomo, schedule-free or another package are refused with the package;
+- `learning_rate`, and `weight_decay` under the Trainer's decay rule (`hf_decay_groups`: two groups, the decayed
+  parameters and the rest, at 0: biases, LayerNorm modules, names with layernorm / rmsnorm / norm);
+- `lr_scheduler_type` + `lr_scheduler_kwargs` (the `hf` dialect), `warmup_steps` (an int, or a float below 1: a
+  ratio, ceil(ratio·total) as transformers 5 reads it; transformers 4's `warmup_ratio` is read the same way);
+- the run: `max_steps` (> 0), else `num_train_epochs` epochs of the dataloader's length (`build(steps_per_epoch=)`
+  or `total_steps=`);
+- `max_grad_norm` (default 1.0; 0 turns clipping off): the global norm (`clip_grad.max_norm`).
+Every other key is the Trainer's (batch sizes, precision, logging, saving) or the application's (an
+HfArgumentParser reads model and data arguments from the same file): reported as the trainer's.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from optreg.config.formats import KeyUse
+from optreg.config.translate import TRAINER, read_translated
+from optreg.errors import Collector, ConfigError, closest, show
+
+#: TrainingArguments' defaults of the keys read here (transformers 5.23)
+DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
+            "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
+            "lr_scheduler_type": "linear", "warmup_steps": 0, "optim": "adamw_torch_fused"}
+READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
+#: keys only TrainingArguments files have (the format's signature; `output_dir` with `learning_rate` too)
+SIGNATURE_KEYS = ("lr_scheduler_type", "per_device_train_batch_size", "adam_beta1", "adam_beta2", "adam_epsilon",
+                  "num_train_epochs", "warmup_ratio", "lr_scheduler_kwargs", "optim_args")
+#: optim name -> (torch class, the optim_args keys the Trainer reads for it: float, or bool)
+TORCH_OPTIM = {"adamw_torch": ("AdamW", {}), "adamw_torch_fused": ("AdamW", {}),
+               "sgd": ("SGD", {"momentum": float, "dampening": float, "weight_decay": float, "nesterov": bool}),
+               "adagrad": ("Adagrad", {"lr_decay": float, "weight_decay": float, "eps": float}),
+               "rmsprop": ("RMSprop", {"momentum": float, "alpha": float, "eps": float, "weight_decay": float,
+                                       "centered": bool})}
+#: optim names refused: the package (or reason) each needs
+NEEDS = {"bnb": "bitsandbytes", "8bit": "bitsandbytes", "32bit": "bitsandbytes", "torch_4bit": "torchao",
+         "torch_8bit": "torchao", "galore": "galore-torch", "apollo": "apollo-torch", "lomo": "lomo-optim",
+         "schedule_free": "schedulefree", "grokadamw": "grokadamw", "anyprecision": "torchdistx",
+         "xla": "torch_xla", "npu": "torch_npu", "adafactor": "transformers' own Adafactor (not in optreg's "
+                                                              "vocabulary)",
+         "ademamix": "bitsandbytes", "stable_adamw": "torch-optimi"}
+#: keys that, beside a top-level learning_rate, claim a file too
+WITH_LR = ("output_dir", "optim", "warmup_steps", "max_grad_norm", "max_steps", "weight_decay")
+NO_KWARGS = ("constant", "constant_with_warmup")   # get_scheduler passes them no lr_scheduler_kwargs
+NO_TOTAL = ("constant", "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau")
+
+
+def _fields() -> set[str] | None:
+    """TrainingArguments' field names when transformers is installed, else None."""
+    try:
+        import dataclasses
+
+        from transformers import TrainingArguments
+    except Exception:   # not installed (or broken): every other key is reported as the trainer's
+        return None
+    return {f.name for f in dataclasses.fields(TrainingArguments)}
+
+
+def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0) -> Any:
+    value = data.get(key, DEFAULTS.get(key))
+    if isinstance(value, str):   # HfArgumentParser's YAML: PyYAML reads 2.0e-5 as a number, 1e-5 as a string
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (low is not None and value < low):
+        errors.add(key, f"must be a number{f' >= {low}' if low is not None else ''}, got {show(value)}")
+        return DEFAULTS.get(key)
+    return value
+
+
+def _optim_args(raw: Any, accepted: Mapping[str, type], errors: Collector) -> dict[str, Any]:
+    """`optim_args: "momentum=0.9,nesterov=True"` as the Trainer parses it (float, or a true/1/yes bool)."""
+    if raw in (None, ""):
+        return {}
+    if not isinstance(raw, str):
+        errors.add("optim_args", f"expected a string like 'momentum=0.9,nesterov=True', got {show(raw)}")
+        return {}
+    out: dict[str, Any] = {}
+    for item in raw.replace(" ", "").split(","):
+        key, _, value = item.partition("=")
+        if key not in accepted:
+            continue   # the Trainer reads only its own keys for this optimizer
+        try:
+            out[key] = value.lower() in ("true", "1", "yes") if accepted[key] is bool else float(value)
+        except ValueError:
+            errors.add("optim_args", f"{key}={value}: not a number")
+    return out
+
+
+def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> dict[str, Any]:
+    name = data.get("optim", DEFAULTS["optim"])
+    name = name.lower() if isinstance(name, str) else name
+    if name not in TORCH_OPTIM:
+        need = next((v for k, v in NEEDS.items() if isinstance(name, str) and k in name), None)
+        if need is not None:
+            errors.add("optim", f"{name} needs {need}; optreg reads the torch-backed names: {', '.join(TORCH_OPTIM)}")
+        else:
+            errors.add("optim", f"unknown optim {show(name)}; the torch-backed names: {', '.join(TORCH_OPTIM)}",
+                       closest(str(name), list(TORCH_OPTIM)))
+        return {}
+    cls, accepted = TORCH_OPTIM[name]
+    section: dict[str, Any] = {"name": cls, "dialect": "torch", "lr": _number(data, "learning_rate", errors),
+                               "weight_decay": _number(data, "weight_decay", errors), "hf_decay_groups": True}
+    if cls == "AdamW":
+        section["betas"] = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]
+        section["eps"] = _number(data, "adam_epsilon", errors)
+    args = _optim_args(data.get("optim_args"), accepted, errors)
+    args.pop("weight_decay", None)   # each group's weight_decay (the Trainer's two groups) wins over it
+    section.update(args)
+    if "optim" in data:
+        report.append(KeyUse("optim", "exact", f"torch.optim.{cls}" + (" (fused: the same update)" if "fused" in name
+                                                                          else "")))
+    for key in ("learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"):
+        if key in data:
+            report.append(KeyUse(key, "exact" if cls == "AdamW" or not key.startswith("adam") else TRAINER,
+                                 "" if cls == "AdamW" or not key.startswith("adam") else f"unused by {cls}"))
+    if "weight_decay" in data:
+        report.append(KeyUse("weight_decay", "exact", "the Trainer's groups: 0 for biases and norms "
+                                                      "(hf_decay_groups)"))
+    return section
+
+
+def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> Any:
+    """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total)."""
+    key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
+    value = _number(data, key, errors)
+    if key == "warmup_ratio" and not 0 <= value < 1:
+        errors.add("warmup_ratio", f"must be in [0, 1), got {show(value)}")
+        return 0
+    if key == "warmup_steps" and "warmup_ratio" in data:
+        report.append(KeyUse("warmup_ratio", TRAINER, "overridden by warmup_steps (transformers 4)"))
+    exact = value >= 1 or value == 0 or total is not None
+    if key in data:
+        why = "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1; " if key == "warmup_ratio" \
+            else ""
+        report.append(KeyUse(key, "exact" if exact else "approximate", why + (
+            "" if exact else "ceil(ratio·run length) with the product rounded to 9 digits first (transformers takes "
+                             "the float product's ceiling: they differ where it is a hair above a whole number)")))
+    if value >= 1:
+        return int(value)
+    if total is not None:
+        return math.ceil(total * value)   # get_warmup_steps, float product and all
+    return float(value) if value else 0
+
+
+def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> dict | None:
+    from optreg.dialects.hf.schedules import HF_SCHEDULES
+
+    name = data.get("lr_scheduler_type", DEFAULTS["lr_scheduler_type"])
+    if name == "reduce_lr_on_plateau" or name == "greedy" or name not in HF_SCHEDULES:
+        errors.add("lr_scheduler_type", f"{show(name)} is not a step schedule optreg reads; the names: "
+                                        f"{', '.join(HF_SCHEDULES)}",
+                   closest(str(name), list(HF_SCHEDULES)) if name not in ("reduce_lr_on_plateau", "greedy")
+                   else None)
+        return None
+    kwargs = data.get("lr_scheduler_kwargs") or {}
+    if isinstance(kwargs, str):
+        import json
+
+        try:
+            kwargs = json.loads(kwargs)
+        except ValueError:
+            errors.add("lr_scheduler_kwargs", f"expected a mapping or its JSON, got {show(kwargs)}")
+            kwargs = {}
+    if not isinstance(kwargs, Mapping):
+        errors.add("lr_scheduler_kwargs", f"expected a mapping, got {show(kwargs)}")
+        kwargs = {}
+    spec: dict[str, Any] = {"name": name, "dialect": "hf"}
+    steps = warmup(data, total, report, errors)
+    if name != "constant":
+        spec["num_warmup_steps"] = steps
+    if name not in NO_TOTAL and total is not None:
+        spec["num_training_steps"] = total
+    for key in ("num_warmup_steps", "num_training_steps"):
+        if key in kwargs and name not in NO_KWARGS:
+            errors.add(f"lr_scheduler_kwargs.{key}", f"get_scheduler passes {key} itself (from "
+                                                     f"{'warmup_steps' if 'warmup' in key else 'the run length'}): "
+                                                     f"the Trainer fails with both")
+    if name not in NO_KWARGS:
+        spec.update({k: v for k, v in kwargs.items() if k not in ("num_warmup_steps", "num_training_steps")})
+    for key in kwargs:
+        report.append(KeyUse(f"lr_scheduler_kwargs.{key}", "exact" if name not in NO_KWARGS else TRAINER,
+                             "" if name not in NO_KWARGS else f"get_scheduler passes no kwargs to {name}"))
+    if "lr_scheduler_type" in data:
+        report.append(KeyUse("lr_scheduler_type", "exact", f"hf.{name}"))
+    return spec
+
+
+class HfFormat:
+    """transformers' TrainingArguments: optim, learning_rate, weight_decay, adam_*, lr_scheduler_type,
+    warmup_steps, max_steps / num_train_epochs, max_grad_norm; its other keys are the Trainer's."""
+
+    name = "hf"
+    doc = "Hugging Face TrainingArguments (JSON / YAML): optim, learning_rate, lr_scheduler_type, warmup_steps"
+    signature = "lr_scheduler_type, per_device_train_batch_size, adam_beta1, num_train_epochs, or learning_rate " \
+                "with output_dir, optim, warmup_steps or max_steps"
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        if "optimizer" in data or "scheduler" in data or "trainer" in data:
+            return False   # optreg's, DeepSpeed's or Model Zoo's sections
+        return any(k in data for k in SIGNATURE_KEYS) or "learning_rate" in data and any(k in data for k in WITH_LR)
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        return [k for k in data.keys() if k in READ]
+
+    def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
+        from optreg.config.experiment import Experiment
+
+        errors, report = Collector(), []
+        own: dict[str, Any] = {}
+        max_steps = data.get("max_steps", -1)
+        total = None
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int):
+            errors.add("max_steps", f"must be an integer (-1: the epochs decide), got {show(max_steps)}")
+        elif max_steps > 0:
+            total = max_steps
+            report.append(KeyUse("max_steps", "exact", "the run length"))
+        if total is None:
+            epochs = _number(data, "num_train_epochs", errors)
+            if epochs and float(epochs).is_integer():
+                own["train"] = {"epochs": int(epochs)}
+                if "num_train_epochs" in data:
+                    report.append(KeyUse("num_train_epochs", "exact", "train.epochs × the dataloader's length"))
+            elif "num_train_epochs" in data:
+                report.append(KeyUse("num_train_epochs", "approximate", "fractional epochs: give the run length "
+                                                                        "(build(total_steps=), --steps)"))
+            if "max_steps" in data:
+                report.append(KeyUse("max_steps", "exact", "-1: the epochs decide"))
+        elif "num_train_epochs" in data:
+            report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
+        own["optimizer"] = read_optimizer(data, report, errors)
+        own["scheduler"] = read_scheduler(data, total, report, errors)
+        clip = _number(data, "max_grad_norm", errors)
+        if clip:
+            own["clip_grad"] = {"max_norm": clip}
+        if "max_grad_norm" in data:
+            report.append(KeyUse("max_grad_norm", "exact", "the global norm" if clip else "0: no clipping"))
+        known = _fields()
+        used = {u.path.split(".")[0] for u in report}
+        for key in data:
+            if key in used or key in READ:
+                continue
+            hint = closest(str(key), list(READ), cutoff=0.85)
+            if known is not None and key not in known and hint is not None:
+                errors.add(str(key), "not a TrainingArguments field", hint)
+            report.append(KeyUse(str(key), TRAINER, "the Trainer's" if known is None or key in known else
+                                 "not a TrainingArguments field: the application's (model or data arguments)"))
+        if errors:
+            raise Experiment({}, source=source).locate(ConfigError(errors.items))
+        paths = {"optimizer.lr": "learning_rate", "optimizer.weight_decay": "weight_decay",
+                 "optimizer.betas[0]": "adam_beta1", "optimizer.betas[1]": "adam_beta2",
+                 "optimizer.betas": "adam_beta1", "optimizer.eps": "adam_epsilon", "optimizer": "optim_args",
+                 "optimizer.name": "optim", "scheduler.name": "lr_scheduler_type",
+                 "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
+                 "scheduler": "lr_scheduler_kwargs", "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
+        return read_translated(own, source, self.name, paths, report,
+                               format_steps=(total, "max_steps") if total is not None else None,
+                               run_length=total is None)
+
+
+HF_FORMAT = HfFormat()
+
+__all__ = ["HF_FORMAT", "HfFormat"]

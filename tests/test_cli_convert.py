@@ -1,0 +1,108 @@
+"""`optreg convert`: a DeepSpeed or Hugging Face config written as optreg's own YAML, which validates and builds the
+same optimizer and schedule as the source (every parameter's lr over the whole run, its weight decay and three
+optimizer steps), with the report of every source key."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import optreg
+from optreg.cli import main
+from tests.format_replay import STAND_IN, cases, config_of
+
+PICKED = {"deepspeed": ["compression__cifar__config__ds_config.json",
+                        "training__BingBertSquad__deepspeed_bsz24_config.json", "warmup_log", "warmup_decay_auto",
+                        "warmup_cosine", "one_cycle", "range_test_stairs", "torch_steplr"],
+          "hf": ["zephyr-7b-beta__sft__config_full.yaml", "smollm3__sft__mid.yaml",
+                 "constitutional-ai__dpo__config_anthropic.yaml", "linear_decay", "wsd", "constant_warmup_sgd",
+                 "min_lr_rmsprop", "polynomial"]}
+CASES = [(fmt, c) for fmt, names in PICKED.items() for c in cases(fmt) if c["name"] in names]
+
+
+def _source(fmt, case, tmp_path):
+    source = config_of(fmt, case)
+    if isinstance(source, dict):
+        path = tmp_path / ("ds_config.json" if fmt == "deepspeed" else "training_args.json")
+        path.write_text(json.dumps(source))
+        return path
+    return source
+
+
+def _trajectory(built, net, case):
+    """Every parameter's lr at every step of the run, its weight decay, and the weights after three steps."""
+    names = {id(p): n for n, p in net.named_parameters()}
+    torch.manual_seed(1)
+    lrs, weights = [], []
+    for step in range(case["total_steps"]):
+        lrs.append({names[id(p)]: g["lr"] for g in built.optimizer.param_groups for p in g["params"]})
+        if step < 3:
+            for p in net.parameters():
+                p.grad = torch.randn_like(p)
+            built.clip_gradients(net)
+            built.optimizer.step()
+            weights.append([p.detach().clone() for p in net.parameters()])
+        if built.scheduler is not None:
+            built.scheduler.step()
+    decay = {names[id(p)]: g["weight_decay"] for g in built.optimizer.param_groups for p in g["params"]}
+    return lrs, decay, weights
+
+
+@pytest.mark.parametrize("fmt, case", CASES, ids=[f"{f}-{c['name']}" for f, c in CASES])
+def test_converted_file_builds_what_the_source_builds(fmt, case, tmp_path, capsys):
+    source = _source(fmt, case, tmp_path)
+    out = tmp_path / "native.yaml"
+    assert main(["convert", str(source), "--steps", str(case["total_steps"]), "-o", str(out)]) == 0
+    report = capsys.readouterr().out.splitlines()
+    assert report[-1] == f"wrote {out} ({fmt} -> optreg)"
+    data = yaml.safe_load(out.read_text())
+    assert set(data) <= {"optimizer", "scheduler", "clip_grad", "train"} and data["train"]["steps"] == \
+        case["total_steps"]
+    native = optreg.load_config(out)
+    assert native.format == "optreg"
+    want_net, got_net = STAND_IN.model(), STAND_IN.model()
+    want = _trajectory(optreg.build(source, want_net, total_steps=case["total_steps"]), want_net, case)
+    got = _trajectory(optreg.build(native, got_net), got_net, case)
+    assert got[0] == want[0] and got[1] == want[1]
+    for a, b in zip(got[2], want[2]):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=0, atol=1e-7)
+
+
+def test_every_source_key_is_reported(tmp_path, capsys):
+    source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
+    assert main(["convert", str(source), "--steps", "100"]) == 0
+    text = capsys.readouterr().out
+    verdicts = ("#   exact ", "#   approximate ", "#   trainer ")
+    reported = {line.split()[2].rstrip(":").split(".")[0] for line in text.splitlines() if line.startswith(verdicts)}
+    assert reported == set(yaml.safe_load(source.read_text()))
+    assert "#   trainer      dataset_mixture: not a TrainingArguments field" in text
+    assert max(map(len, text.splitlines())) <= 100
+    assert optreg.load_config(text).format == "optreg"
+
+
+def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
+    source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
+    assert main(["convert", str(source)]) == 1
+    assert "give the run length with --steps" in capsys.readouterr().err
+
+
+def test_an_unsupported_key_is_a_located_error(capsys):
+    from tests.format_replay import FIXTURES
+
+    source = FIXTURES / "deepspeed" / "corpus" / "training__bing_bert__deepspeed_bsz64k_lamb_config_seq128.json"
+    assert main(["convert", str(source)]) == 1
+    assert f"{source}:7:5: optimizer.type: Lamb: DeepSpeed's Lamb is FusedLamb" in capsys.readouterr().err
+
+
+def test_an_own_file_converts_to_itself(tmp_path, capsys):
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\nscheduler: {name: StepLR, step_size: 3}\n")
+    assert main(["convert", str(path)]) == 0
+    data = yaml.safe_load(capsys.readouterr().out)
+    assert data == {"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9},
+                    "scheduler": {"name": "StepLR", "step_size": 3}}

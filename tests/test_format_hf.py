@@ -1,0 +1,106 @@
+"""The hf config format: what transformers 5.23's Trainer builds from TrainingArguments files (tests/fixtures/hf,
+recorded by scripts/record_hf.py from alignment-handbook recipes and one mapping per schedule / optimizer), the
+Trainer's weight-decay rule, refusals and detection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import optreg
+from optreg.core.groups import hf_no_decay
+from optreg.errors import ConfigError
+from tests.format_replay import FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, unrecorded
+
+CASES = cases("hf")
+CORPUS = FIXTURES / "hf" / "corpus"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_builds_what_the_trainer_builds(case):
+    replay("hf", case)
+
+
+def test_every_corpus_file_is_recorded_or_refused():
+    for file in unrecorded("hf"):
+        with pytest.raises(ConfigError) as info:
+            optreg.load_config(CORPUS / file)
+        assert [e.path for e in info.value.errors] == ["optim"] and "needs bitsandbytes" in str(info.value)
+    assert len(sources("hf")) - len(unrecorded("hf")) >= 15
+
+
+class Tied(torch.nn.Module):
+    """Names and types the Trainer's rule looks at: a LayerNorm subclass, `ln_f` (no norm in the name), a
+    `final_layernorm`, an `rmsnorm`-named module, `q_norm` and a weight named `norm`."""
+
+    class MyLN(torch.nn.LayerNorm):
+        pass
+
+    def __init__(self):
+        super().__init__()
+        self.ln_f = self.MyLN(3)
+        self.final_layernorm = torch.nn.Linear(3, 3)
+        self.block = torch.nn.ModuleDict({"rmsnorm": torch.nn.Linear(3, 3, bias=False),
+                                          "q_norm": torch.nn.Linear(3, 3, bias=False),
+                                          "enormous": torch.nn.Linear(3, 3, bias=False)})
+        self.norm = torch.nn.Parameter(torch.ones(3))
+
+
+def test_decay_rule_is_the_trainers():
+    from transformers import Trainer
+
+    model = Tied()
+    want = set(Trainer.get_decay_parameter_names(None, model))
+    rule = hf_no_decay(model)
+    assert {n for n, _ in model.named_parameters() if not rule(n)} == want
+    assert want == {"block.enormous.weight"}   # the LayerNorm subclass, the names with (layer/rms)norm: undecayed
+
+
+def test_warmup_fraction_is_rounded_as_transformers_rounds_it():
+    # 100 × 0.07 = 7.000000000000001 in floats: transformers warms up for its ceiling, 8 steps
+    text = json.dumps({"learning_rate": 1e-3, "warmup_steps": 0.07, "max_steps": 100, "lr_scheduler_type": "linear"})
+    experiment = optreg.load_config(text + "\n")
+    assert experiment.scheduler["num_warmup_steps"] == 8 and experiment.run.steps == 100
+
+
+@pytest.mark.parametrize("config, path, words", [
+    ({"optim": "adamw_bnb_8bit", "learning_rate": 1e-3}, "optim", "needs bitsandbytes"),
+    ({"optim": "adafactor", "learning_rate": 1e-3}, "optim", "Adafactor"),
+    ({"optim": "adamw_torh", "learning_rate": 1e-3}, "optim", "adamw_torch"),
+    ({"lr_scheduler_type": "cosine_with_restart", "learning_rate": 1e-3}, "lr_scheduler_type", "cosine_with_restarts"),
+    ({"lr_scheduler_type": "reduce_lr_on_plateau", "learning_rate": 1e-3}, "lr_scheduler_type", "not a step"),
+    ({"learning_rate": -1.0, "lr_scheduler_type": "linear"}, "learning_rate", ">= 0"),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_ratio": 1.5}, "warmup_ratio", "[0, 1)"),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "lr_schedular_kwargs": {}}, "lr_schedular_kwargs",
+     "lr_scheduler_kwargs"),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,
+      "lr_scheduler_kwargs": {"num_cycles": -1}}, "lr_scheduler_kwargs.num_cycles", ""),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,
+      "lr_scheduler_kwargs": {"num_warmup_steps": 3}}, "lr_scheduler_kwargs.num_warmup_steps", "fails with both"),
+])
+def test_bad_configs_are_located(config, path, words):
+    items = errors_of(config)
+    assert path in items and words in str(items[path]), items
+
+
+def test_epochs_take_the_dataloader_length():
+    config = CORPUS / "zephyr-7b-beta__sft__config_full.yaml"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, STAND_IN.model())
+    assert [e.path for e in info.value.errors] == ["max_steps"]   # the schedule's length: the run's
+    built = optreg.build(config, STAND_IN.model(), steps_per_epoch=50)
+    assert built.run.steps == 50 and built.scheduler.schedules[0].num_training_steps == 50
+
+
+@pytest.mark.parametrize("text, fmt", [
+    ('{"output_dir": "out", "learning_rate": 0.001}', "hf"),
+    ('{"lr_scheduler_type": "cosine"}', "hf"),
+    ('{"num_train_epochs": 3}', "hf"),
+    ('{"learning_rate": 0.001, "optimizer": {"name": "SGD", "lr": 0.1}}', "optreg"),
+    ('{"output_dir": "out", "optimizer": {"name": "SGD", "lr": 0.1}}', "optreg"),
+    ('{"train_batch_size": 8, "optimizer": {"type": "Adam", "params": {"lr": 0.1}}}', "deepspeed"),
+])
+def test_detection(text, fmt):
+    assert detected(text) == fmt
