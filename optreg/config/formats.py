@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
     "mmengine": "optreg.readers.mmengine:MMENGINE_FORMAT",
+    "nemo": "optreg.readers.nemo:NEMO_FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"
