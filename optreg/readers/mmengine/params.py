@@ -81,9 +81,10 @@ def _norm_types() -> tuple[type, ...]:
 
 
 def rules(model: Any, cfg: Mapping[str, Any], base_lr: Any, base_wd: Any, path: str,
-          errors: Collector) -> list[dict[str, Any]]:
+          errors: Collector) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """One `param_groups` rule per trainable parameter of `model` (an nn.Module), in MMEngine's order, with the lr,
-    weight decay and custom settings MMEngine gives it (see the module doc)."""
+    weight decay and custom settings MMEngine gives it (see the module doc); and, per parameter name, the settings
+    that gave them (`custom_keys['.pos_embed']`, `norm_decay_mult`, ...: what `optreg groups` shows as its rule)."""
     import torch
 
     norms = _norm_types()
@@ -91,6 +92,7 @@ def rules(model: Any, cfg: Mapping[str, Any], base_lr: Any, base_wd: Any, path: 
     keys = sorted(sorted(k for k in custom if isinstance(k, str) and k), key=len, reverse=True)
     seen: set[int] = set()
     out: list[dict[str, Any]] = []
+    reasons: dict[str, str] = {}
 
     def visit(module: Any, prefix: str) -> None:
         is_norm = isinstance(module, norms)
@@ -109,7 +111,9 @@ def rules(model: Any, cfg: Mapping[str, Any], base_lr: Any, base_wd: Any, path: 
             seen.add(id(param))
             rule: dict[str, Any] = {"params": qualified}
             key = next((k for k in keys if k in full), None)
+            used: list[str] = []
             if key is not None:
+                used.append(f"custom_keys[{key!r}]")
                 settings = dict(custom[key])
                 rule["lr"] = base_lr * settings.pop("lr_mult", 1.0)
                 decay_mult = settings.pop("decay_mult", 1.0)
@@ -119,24 +123,22 @@ def rules(model: Any, cfg: Mapping[str, Any], base_lr: Any, base_wd: Any, path: 
             else:
                 if name == "bias" and not is_norm and cfg.get("bias_lr_mult") is not None:
                     rule["lr"] = base_lr * cfg["bias_lr_mult"]
+                    used.append("bias_lr_mult")
                 if base_wd is not None:
-                    mult = None
-                    if is_norm and cfg.get("norm_decay_mult") is not None:
-                        mult = cfg["norm_decay_mult"]
-                    elif name == "bias" and cfg.get("bias_decay_mult") is not None:
-                        mult = cfg["bias_decay_mult"]
-                    elif is_dw and cfg.get("dwconv_decay_mult") is not None:
-                        mult = cfg["dwconv_decay_mult"]
-                    elif param.ndim == 1 and cfg.get("flat_decay_mult") is not None:
-                        mult = cfg["flat_decay_mult"]
-                    if mult is not None:
-                        rule["weight_decay"] = base_wd * mult
+                    which = next((k for k, applies in (("norm_decay_mult", is_norm), ("bias_decay_mult", name == "bias"),
+                                                        ("dwconv_decay_mult", is_dw),
+                                                        ("flat_decay_mult", param.ndim == 1))
+                                  if applies and cfg.get(k) is not None), None)
+                    if which is not None:
+                        rule["weight_decay"] = base_wd * cfg[which]
+                        used.append(which)
             out.append(rule)
+            reasons[qualified] = f"paramwise_cfg: {', '.join(used)}" if used else "paramwise_cfg: none applies"
         for child_name, child in module.named_children():
             visit(child, f"{prefix}.{child_name}" if prefix else child_name)
 
     visit(model, "")
-    return out
+    return out, reasons
 
 
 __all__ = ["KEYS", "check", "rules"]

@@ -44,9 +44,7 @@ class Planner:
         errors = Collector()
         name = experiment.optimizer["name"]
         options = {k: v for k, v in experiment.optimizer.items() if k != "name"}
-        rules = None
-        if self.paramwise:
-            rules = self.rules(model, options, errors)
+        rules, reasons = (self.rules(model, options, errors) if self.paramwise else (None, {})) or (None, {})
         opt_plan = None
         if not errors:
             try:
@@ -54,11 +52,14 @@ class Planner:
                                           path="optim_wrapper.optimizer")
             except ConfigError as exc:
                 errors.extend(exc)
+        for group in opt_plan.groups if opt_plan is not None else []:   # named by the settings that made it
+            group.rule = reasons.get(group.names[0], group.rule) if group.names else group.rule
         scheduler = self.schedulers(opt_plan, experiment.run, errors) if opt_plan is not None else None
         errors.raise_if_any()
         return Plan(opt_plan, scheduler, list(experiment.notes))
 
-    def rules(self, model: Any, options: Mapping[str, Any], errors: Collector) -> list[dict[str, Any]] | None:
+    def rules(self, model: Any, options: Mapping[str, Any],
+              errors: Collector) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
         import torch
 
         if not isinstance(model, torch.nn.Module):
