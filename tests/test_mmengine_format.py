@@ -227,3 +227,23 @@ def test_python_config_without_mmengine(tmp_path, monkeypatch):
     other = tmp_path / "other.py"
     other.write_text("model = dict(type='ResNet')\n")
     assert "none recognised this one" in str(_error(str(other)))
+
+
+def test_resume_gives_the_same_values():
+    """The chained windows are a function of the step: a scheduler rebuilt from the config and its state_dict
+    continues exactly where the first one was."""
+    path = FIXTURES / "configs" / "synthetic_adamw_momentum.yaml"
+    first = optreg.build(str(path), standin(), steps_per_epoch=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(23):
+            first.scheduler.step()
+        state = first.scheduler.state_dict()
+        second = optreg.build(str(path), standin(), steps_per_epoch=4)
+        second.optimizer.load_state_dict(first.optimizer.state_dict())   # a checkpoint holds both
+        second.scheduler.load_state_dict(state)
+        for _ in range(11):
+            first.scheduler.step()
+            second.scheduler.step()
+    for a, b in zip(first.optimizer.param_groups, second.optimizer.param_groups):
+        assert (a["lr"], a["betas"]) == (b["lr"], b["betas"])

@@ -137,3 +137,10 @@ def test_optimizer_option_errors_point_at_the_nemo_keys(tmp_path):
         optreg.load_config(str(path))
     assert info.value.errors[0].path.startswith("model.optim.betas")
     assert str(info.value).startswith(f"{path}:5:")
+
+
+def test_optim_param_groups_are_refused():
+    config = {"model": {"optim": {"name": "sgd", "lr": 0.1}, "optim_param_groups": {"encoder": {"lr": 0.01}}}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, standin())
+    assert [e.path for e in info.value.errors] == ["model.optim_param_groups"]

@@ -281,7 +281,11 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
                 train.setdefault("epochs", epochs)
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
                **({"clip_grad": clip} if clip else {})}
-        for key in [k for k in model_keys(data) if k != "optim"]:
+        if "optim_param_groups" in model_keys(data):
+            errors.add("model.optim_param_groups", "NeMo's per-submodule groups (ModelPT.setup_optimizer_param_groups: "
+                                                   "attributes of the model class) are not read; give optreg's "
+                                                   "param_groups rules in an optreg config instead")
+        for key in [k for k in model_keys(data) if k not in ("optim", "optim_param_groups")]:
             report.append(KeyUse(join_path("model", key_text(key)), "trainer", "the model's own config"))
     if errors:
         error = ConfigError(errors.items)
