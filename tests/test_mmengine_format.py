@@ -247,3 +247,13 @@ def test_resume_gives_the_same_values():
             second.scheduler.step()
     for a, b in zip(first.optimizer.param_groups, second.optimizer.param_groups):
         assert (a["lr"], a["betas"]) == (b["lr"], b["betas"])
+
+
+@pytest.mark.parametrize("example", ["mmengine/swin_adamw.yaml", "nemo/conformer_ctc.yaml"])
+def test_the_cli_validates_and_runs_the_examples(example, capsys):
+    from optreg.cli import main
+
+    path = str(Path(__file__).parent.parent / "examples" / example)
+    assert main(["validate", path]) == 0
+    assert main(["run", path, "--steps", "3"]) == 0   # --steps replaces the file's run length
+    assert "final loss" in capsys.readouterr().out

@@ -12,8 +12,10 @@ from optreg.readers.mmengine import LOOP_TYPES, TRAINER_KEYS, WRAPPER_KEYS, WRAP
 from optreg.readers.mmengine import params as paramwise
 from optreg.readers.mmengine.scheduler import Entry, read_entry, windows
 
-PARAMWISE = "planned per parameter against the model's module types, in MMEngine's order (one group per parameter)"
-SCHEDULES = "run as MMEngine's runner runs the list (each entry on its [begin, end) window, the entries chained)"
+PARAMWISE = ("planned per parameter against the model's module types, in MMEngine's order (one group per "
+             "parameter), by the mmengine reader's planner: optreg's own form names no module types in that order")
+SCHEDULES = ("run as MMEngine's runner runs the list (each entry on its [begin, end) window, the entries chained), "
+             "by the mmengine reader's planner: optreg's own form has no such windows")
 LOOP_TRAINER = ("val_interval", "val_begin", "dynamic_intervals")
 
 
@@ -282,9 +284,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     entries = _schedulers(data.get("param_scheduler"), errors, report)
     loop = _loop(data.get("train_cfg"), errors, report)
     train = read_train(data, errors)
-    if loop[0] is not None and train.epochs is None:
+    if loop[0] is not None and train.epochs is None and train.steps is None:   # a length given (--steps) wins
         train = train.model_copy(update={"epochs": loop[0]})
-    elif loop[0] is not None and train.epochs != loop[0]:
+    elif loop[0] is not None and train.epochs is not None and train.epochs != loop[0]:
         errors.add("train.epochs", f"train_cfg.max_epochs {loop[0]} and train.epochs {train.epochs} disagree")
     steps = (loop[1], "train_cfg.max_iters") if loop[1] is not None else None
     planner = Planner(settings, entries, loop)

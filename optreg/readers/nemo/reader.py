@@ -277,7 +277,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         if isinstance(train, dict) and trainer is not None:
             if steps >= 0:
                 train.setdefault("steps", steps)
-            elif epochs is not None:
+            elif epochs is not None and "steps" not in train:   # a length given (--steps) wins
                 train.setdefault("epochs", epochs)
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
                **({"clip_grad": clip} if clip else {})}
