@@ -4,6 +4,8 @@ tests/test_mmengine_format.py. A manual step: the tests need only the recorded f
 
     pip install mmengine-lite          # pure Python; it adds addict, termcolor, yapf (imported by `import mmengine`)
     python scripts/record_mmengine_configs.py                      # record every config of the corpus
+                                                                   # (but refused_*: configs MMEngine builds with a
+                                                                   # library's own classes, which optreg refuses)
     python scripts/record_mmengine_configs.py --dump CHECKOUT REPO COMMIT PATH...   # add corpus files
 
 `--dump` loads each PATH of a checkout of REPO at COMMIT with mmengine's `Config.fromfile` (its `_base_` files

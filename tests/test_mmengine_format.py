@@ -20,7 +20,8 @@ from optreg import ConfigError
 from optreg.config.formats import KeyUse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mmengine"
-CONFIGS = sorted((FIXTURES / "configs").glob("*.yaml"))
+CONFIGS = sorted(p for p in (FIXTURES / "configs").glob("*.yaml") if not p.stem.startswith("refused_"))
+REFUSED = sorted((FIXTURES / "configs").glob("refused_*.yaml"))   # mmpretrain's own optimizers (Lamb, LARS)
 RUNS = {p.stem: p for p in (FIXTURES / "runs").glob("*.json")}
 PROVENANCE = re.compile(r"^# from (open-mmlab/(mmpretrain|mmdetection|mmsegmentation)@[0-9a-f]{40}:configs/\S+\.py"
                         r" \(mmengine Config\.fromfile|optreg \(synthetic\): )")
@@ -45,7 +46,7 @@ def _value(group: dict, key: str) -> float:
 def test_corpus_size_and_provenance():
     assert len(REAL) >= 15
     assert {p.stem for p in CONFIGS} == set(RUNS)   # a recorded run for every config, none stray
-    for path in CONFIGS:
+    for path in CONFIGS + REFUSED:
         first = path.read_text().splitlines()[0]
         assert PROVENANCE.match(first), f"{path.name}: {first!r}"
     assert sum(p.stat().st_size for p in RUNS.values()) < 2 * 2 ** 20
@@ -95,6 +96,14 @@ def test_three_steps_of_weights(path):
         for name, p in model.named_parameters():
             expected = torch.tensor(want[name]).reshape(p.shape)
             torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=lambda p: p.stem)
+def test_a_librarys_own_optimizer_is_refused_in_the_file(path):
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert [e.path for e in info.value.errors] == ["optim_wrapper.optimizer.type"]
+    assert re.match(rf"{re.escape(str(path))}:[34]:15: ", str(info.value))
 
 
 def test_every_source_key_is_reported():
