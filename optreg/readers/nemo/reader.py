@@ -300,9 +300,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         raise _in_source(exc, source) from None
     if from_epochs:
         experiment.scheduler.pop("max_steps")
-        experiment.planner = plan_from_epochs
+    experiment.planner = plan
     experiment.source, experiment.report = source, report
-    experiment.notes[:0] = notes
+    experiment.notes[:] = notes + [_note_in_source(n) for n in experiment.notes]
     return experiment
 
 
@@ -315,18 +315,28 @@ def _in_source(exc: ConfigError, source: Any) -> ConfigError:
     return error.located(source) if source else error
 
 
-def plan_from_epochs(experiment: Any, model: Any) -> Any:
-    """optreg's own plan, the schedule's max_steps filled from the run (trainer.max_epochs × steps per epoch), as
-    NeMo computes it from the dataloader; without the steps per epoch, a ConfigError saying so."""
+def _note_in_source(note: str) -> str:
+    """A linter's note of the translated experiment, its leading path the NeMo config's."""
+    path, colon, rest = note.partition(": ")
+    return _source_path(path) + colon + rest if colon and " " not in path else note
+
+
+def plan(experiment: Any, model: Any) -> Any:
+    """optreg's own plan of the translated experiment, its errors and notes at the NeMo config's paths. The
+    schedule's max_steps, when NeMo would compute it from trainer.max_epochs and the dataloader, is filled from the
+    run (trainer.max_epochs × steps per epoch); without the steps per epoch, a ConfigError saying so."""
     from optreg.config.experiment import plan_own
 
-    if experiment.run.steps is None:
+    if experiment.scheduler is not None and experiment.scheduler.get("name") not in TORCH_SCHEDULERS and \
+            "max_steps" not in experiment.scheduler and experiment.run.steps is None:
         raise ConfigError("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's "
                           "length: give train.steps_per_epoch or build(..., steps_per_epoch=)", "model.optim.sched")
     try:
-        return plan_own(experiment, model)
+        result = plan_own(experiment, model)
     except ConfigError as exc:
         raise _in_source(exc, None) from None
+    result.notes = [_note_in_source(n) for n in result.notes]
+    return result
 
 
 def model_keys(data: Mapping[str, Any]) -> list[Any]:
