@@ -144,3 +144,13 @@ def test_optim_param_groups_are_refused():
     with pytest.raises(ConfigError) as info:
         optreg.build(config, standin())
     assert [e.path for e in info.value.errors] == ["model.optim_param_groups"]
+
+
+def test_a_value_omegaconf_cannot_read_is_located():
+    """Found by the fuzz suite: a nesting deeper than OmegaConf recurses, in a key of the application's."""
+    deep: object = 1
+    for _ in range(1500):
+        deep = [deep]
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"model": {"optim": {"name": "adam", "lr": 0.1}}, "key": deep}, standin())
+    assert info.value.errors[0].path == "key" and "RecursionError" in str(info.value)
