@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 WRAPPER_KEYS = ("type", "optimizer", "paramwise_cfg", "clip_grad", "accumulative_counts", "constructor",
                 "loss_scale", "dtype", "use_fsdp")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
-from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.readers.mmengine import LOOP_TYPES, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
 from optreg.readers.mmengine.scheduler import Entry, read_entry, windows
