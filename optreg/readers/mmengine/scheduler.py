@@ -199,3 +199,30 @@ def windows(entries: list[Entry], steps_per_epoch: int | None, loop_end: tuple[i
 
 
 __all__ = ["Entry", "read_entry", "windows", "TYPES"]
+
+
+#: kinds whose MMEngine update, from step 0 of a window that starts the run, is torch's closed form
+NATIVE = {"multistep": ("MultiStepLR", ("milestones", "gamma")), "step": ("StepLR", ("step_size", "gamma")),
+          "exponential": ("ExponentialLR", ("gamma",)), "cosine": ("CosineAnnealingLR", ("T_max", "eta_min"))}
+
+
+def native_spec(entries: list[Entry], loop: tuple[int | None, int | None, bool | None]) -> dict[str, Any] | None:
+    """optreg's own scheduler spec that says what `entries` say, or None. Only a list of one lr entry of a kind in
+    NATIVE, from the run's start (begin 0) to the train loop's end, in the loop's unit and not converted: there
+    MMEngine's chained update and torch's closed form give the same values over the run (`by_epoch` as optreg's
+    EpochStepped, the steps per epoch from the run); a window shorter than the run holds its last value in MMEngine
+    but not in torch, and a converted one spans (end − begin)·E − 1 steps, which no count of optreg's says."""
+    if len(entries) != 1:
+        return None
+    e = entries[0]
+    epochs, iters, by_epoch_loop = loop
+    length = epochs if e.by_epoch and by_epoch_loop else iters if not e.by_epoch and by_epoch_loop is False else None
+    end = e.end if e.end is not None else length
+    if e.key != "lr" or e.kind not in NATIVE or e.begin != 0 or e.convert or length is None or end != length or \
+            "eta_min_ratio" in e.options:
+        return None
+    name, keys = NATIVE[e.kind]
+    spec = {"name": name, **{k: e.options[k] for k in keys if e.options.get(k) is not None}}
+    if e.kind == "cosine":
+        spec["T_max"] = spec.get("T_max") or end
+    return {**spec, "by_epoch": True} if e.by_epoch else spec

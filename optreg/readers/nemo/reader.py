@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
+from optreg.readers import note_renamed, plan_renamed, renamed
 
 #: NeMo's optimizer name -> optreg's torch-dialect optimizer
 TORCH = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "adadelta": "Adadelta", "adamax": "Adamax",
@@ -264,13 +265,6 @@ PATHS = (("optimizer.name", "model.optim.name"), ("optimizer", "model.optim"), (
          ("clip_grad", "trainer"))
 
 
-def _source_path(path: str) -> str:
-    for own, theirs in PATHS:
-        if path == own or path.startswith(own + ".") or path.startswith(own + "["):
-            return theirs + path[len(own):]
-    return path
-
-
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
     """A NeMo config -> optreg's own Experiment (format nemo), with a KeyUse per key it read."""
     from optreg.config.experiment import OWN_FORMAT
@@ -314,46 +308,27 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     try:
         experiment = OWN_FORMAT.read({k: v for k, v in own.items() if v is not None}, None)
     except ConfigError as exc:
-        raise _in_source(exc, source) from None
+        raise renamed(exc, PATHS, source) from None
     if from_epochs:
         experiment.scheduler.pop("max_steps")
     experiment.planner = plan
     experiment.source, experiment.report = source, report
-    experiment.notes[:] = notes + [_note_in_source(n) for n in experiment.notes]
+    experiment.notes[:] = notes + [note_renamed(n, PATHS) for n in experiment.notes]
     return experiment
 
 
 PLACEHOLDER = 10 ** 6   # the schedule's length while its options are checked, when the run will give it
 
 
-def _in_source(exc: ConfigError, source: Any) -> ConfigError:
-    """An error of the translated experiment at the NeMo config's paths and positions."""
-    error = ConfigError([dataclasses.replace(e, path=_source_path(e.path), location=None) for e in exc.errors])
-    return error.located(source) if source else error
-
-
-def _note_in_source(note: str) -> str:
-    """A linter's note of the translated experiment, its leading path the NeMo config's."""
-    path, colon, rest = note.partition(": ")
-    return _source_path(path) + colon + rest if colon and " " not in path else note
-
-
 def plan(experiment: Any, model: Any) -> Any:
     """optreg's own plan of the translated experiment, its errors and notes at the NeMo config's paths. The
     schedule's max_steps, when NeMo would compute it from trainer.max_epochs and the dataloader, is filled from the
     run (trainer.max_epochs × steps per epoch); without the steps per epoch, a ConfigError saying so."""
-    from optreg.config.experiment import plan_own
-
     if experiment.scheduler is not None and experiment.scheduler.get("name") not in TORCH_SCHEDULERS and \
             "max_steps" not in experiment.scheduler and experiment.run.steps is None:
         raise ConfigError("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's "
                           "length: give train.steps_per_epoch or build(..., steps_per_epoch=)", "model.optim.sched")
-    try:
-        result = plan_own(experiment, model)
-    except ConfigError as exc:
-        raise _in_source(exc, None) from None
-    result.notes = [_note_in_source(n) for n in result.notes]
-    return result
+    return plan_renamed(experiment, model, PATHS)
 
 
 def model_keys(data: Mapping[str, Any]) -> list[Any]:
