@@ -153,6 +153,7 @@ BASE = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}}}
     ({"optim_wrapper": {**BASE["optim_wrapper"], "type": "OptimWrapperDict"}}, "optim_wrapper.type", "not supported"),
     ({"optim_wrapper": {**BASE["optim_wrapper"], "paramwise_cfg": {"norm_decay_mul": 0}}},
      "optim_wrapper.paramwise_cfg.norm_decay_mul", "norm_decay_mult"),
+    ({"optim_wrapper": {**BASE["optim_wrapper"], "paramwise_cfg": 5}}, "optim_wrapper.paramwise_cfg", "mapping"),
     ({"param_scheduler": [{"type": "ReduceOnPlateauLR", "monitor": "loss"}]}, "param_scheduler[0].type",
      "validation metric"),
     ({"param_scheduler": [{"type": "CosineAnealingLR", "by_epoch": False}]}, "param_scheduler[0].type",

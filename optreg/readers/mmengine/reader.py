@@ -217,7 +217,7 @@ def _wrapper(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[dict, d
     if raw.get("paramwise_cfg"):
         settings = paramwise.check(raw["paramwise_cfg"], join_path(path, "paramwise_cfg"), errors)
         report.extend(KeyUse(join_path(join_path(path, "paramwise_cfg"), key_text(k)), "exact", PARAMWISE)
-                      for k in raw["paramwise_cfg"])
+                      for k in (raw["paramwise_cfg"] if isinstance(raw["paramwise_cfg"], Mapping) else ()))
         if isinstance(optimizer.get("lr"), bool) or not isinstance(optimizer.get("lr"), (int, float)):
             errors.add(join_path(path, "optimizer.lr"), "MMEngine's per-parameter settings multiply the optimizer's "
                                                         "lr: give it")
