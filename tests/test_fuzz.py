@@ -817,3 +817,71 @@ def test_a_schedule_that_overflows_is_refused_with_a_path():
         optreg.configure_lr_scheduler(opt, spec)
     assert [(e.path, e.message.split(" (")[0]) for e in info.value.errors] == [
         ("scheduler", "mindspore.exponential_decay_lr cannot be computed with these values")]
+
+
+# ---------------------------------------------------------------------------------------------------
+# the foreign formats: mutated real files of the MMEngine and NeMo corpora
+# ---------------------------------------------------------------------------------------------------
+def _foreign_corpus() -> list[dict[str, Any]]:
+    """The MMEngine corpus as it is, and the NeMo corpus' model.optim and trainer, resolved (their other keys
+    interpolate each other, which an edit elsewhere would break for reasons of OmegaConf's, not the reader's)."""
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    root = Path(__file__).parent / "fixtures"
+    out = [pyyaml.safe_load(p.read_text()) for p in sorted((root / "mmengine" / "configs").glob("*.yaml"))]
+    for path in sorted((root / "nemo" / "configs").glob("*.yaml")):
+        cfg = OmegaConf.load(path)
+        try:
+            optim = OmegaConf.to_container(OmegaConf.select(cfg, "model.optim"), resolve=True)
+        except Exception:   # an interpolation NeMo's own resolvers give
+            continue
+        trainer = OmegaConf.to_container(cfg.trainer, resolve=True) if "trainer" in cfg else None
+        out.append({"model": {"optim": optim}, **({"trainer": trainer} if trainer is not None else {})})
+    return out
+
+
+FOREIGN = _foreign_corpus()
+
+
+def _check_foreign(case: tuple[Any, str]) -> None:
+    config, route = case
+    model = Net()
+    if route == "yaml":
+        text = _dump(config)
+        answer(lambda: optreg.build(text if "\n" in text else text + "\n", model, steps_per_epoch=3),
+               from_text=True, model=model)
+    elif route == "dictconfig":
+        from omegaconf import OmegaConf
+
+        try:
+            cfg = OmegaConf.create(config)
+        except Exception:
+            assume(False)
+            raise
+        answer(lambda: optreg.build(cfg, model, steps_per_epoch=3), model=model)
+    else:
+        answer(lambda: optreg.build(config, model, steps_per_epoch=3), model=model)
+
+
+FOREIGN_CASES = st.tuples(mutated(st.sampled_from(FOREIGN)), st.sampled_from(["mapping", "yaml", "dictconfig"]))
+
+
+@_settings(max(FUZZ_CI // 6, 30))   # whole files: fewer examples than the one-section properties
+@given(FOREIGN_CASES)
+def test_foreign_formats(case):
+    _check_foreign(case)
+
+
+@pytest.mark.fuzz
+@_settings(FUZZ_FULL, derandomize=False)
+@given(FOREIGN_CASES)
+def test_foreign_formats_fuzz(case):
+    _check_foreign(case)
+
+
+def test_the_foreign_corpora_are_fuzzed():
+    from optreg.config import formats
+
+    assert {formats.detect(c).name for c in FOREIGN} == {"mmengine", "nemo"} and len(FOREIGN) >= 50

@@ -25,6 +25,8 @@ BUILTIN: dict[str, str] = {
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
     "deepspeed": "optreg.dialects.deepspeed.config:DEEPSPEED_FORMAT",
     "hf": "optreg.dialects.hf.training_args:HF_FORMAT",
+    "mmengine": "optreg.readers.mmengine:MMENGINE_FORMAT",
+    "nemo": "optreg.readers.nemo:NEMO_FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"

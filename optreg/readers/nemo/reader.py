@@ -1,0 +1,339 @@
+"""A NeMo config -> optreg's own experiment, by NeMo's rules (NeMo 2.x: `ModelPT.setup_optimization`,
+`nemo/core/optim/optimizers.py`, `nemo/core/optim/lr_scheduler.py:prepare_lr_scheduler`):
+
+- `model.optim.name` (default adam) names a class of NeMo's AVAILABLE_OPTIMIZERS: sgd, adam, adamw, adadelta,
+  adamax, adagrad, rmsprop, rprop are torch's; fused_adam is apex's FusedAdam, which is AdamW (adam_w_mode true, its
+  default; Adam when false) with weight_decay 0 by default. The other keys but `sched`, `name` and `cls` are the
+  optimizer's keywords.
+- `sched.max_steps` becomes `trainer.max_steps` when that is >= 0 (NeMo's setup_optimization). Otherwise a
+  `max_steps: -1` left in the schedule means no schedule: NeMo warns and trains at the constant lr (reproduced, with
+  the warning in the experiment's notes); no max_steps: NeMo computes it from trainer.max_epochs and the dataloader,
+  here trainer.max_epochs × steps_per_epoch (the optimizer steps per epoch: train.steps_per_epoch or
+  build(steps_per_epoch=)); no trainer: no schedule either.
+- ExponentialLR and ReduceLROnPlateau step per epoch in NeMo (its EPOCH_SCHEDULERS): ExponentialLR is read with
+  by_epoch; ReduceLROnPlateau steps on a validation metric and is refused.
+- `trainer.gradient_clip_val` (> 0) clips the global norm (gradient_clip_algorithm value: each element).
+The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by OmegaConf against the whole config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, Mapping
+
+from optreg.config.formats import KeyUse
+from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
+from optreg.readers import note_renamed, plan_renamed, renamed
+
+#: NeMo's optimizer name -> optreg's torch-dialect optimizer
+TORCH = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "adadelta": "Adadelta", "adamax": "Adamax",
+         "adagrad": "Adagrad", "rmsprop": "RMSprop", "rprop": "Rprop"}
+#: NeMo's optimizers optreg does not build, and why
+REFUSED = {
+    "novograd": "NeMo's Novograd (NVIDIA's NovoGrad, Ginsburg et al. 2019) is Adam with a per-tensor second moment: "
+                "v ← β2·v + (1 − β2)·‖g‖², the gradient divided by √v + eps, weight decay added to that, then "
+                "momentum β1 (grad_averaging scales it by 1 − β1); optreg has no NovoGrad",
+    "lamb": "apex's FusedLAMB (CUDA only) is a LAMB with its own trust-ratio clipping; optreg does not reproduce it",
+    "adafactor": "NeMo's own Adafactor (fairseq's) is not reproduced by optreg; use optreg's torch Adafactor "
+                 "explicitly if it fits",
+    "adan": "NeMo's Adan is not in optreg",
+    "distributed_fused_adam": "apex's distributed optimizer shards AdamW's state across data-parallel ranks; a "
+                              "multi-process runtime, not a config optreg can build",
+    "megatron_fused_adam": "Megatron's fused Adam is apex / Megatron runtime code, not built by optreg",
+    "mcore_distributed_optim": "Megatron Core's distributed optimizer is a multi-process runtime, not built by optreg",
+}
+FUSED_ADAM = "fused_adam"
+FUSED_ONLY = {"adam_w_mode", "bias_correction", "set_grad_none", "capturable", "master_weights"}
+TORCH_SCHEDULERS = ("StepLR", "ExponentialLR", "CyclicLR")   # torch's classes in NeMo's table: read as torch's
+EPOCH = {"ExponentialLR"}          # NeMo's EPOCH_SCHEDULERS stepped per epoch by Lightning (and ReduceLROnPlateau)
+SCHED_TRAINER = {"monitor": "the metric Lightning logs with the schedule",
+                 "reduce_on_plateau": "Lightning's flag, set by NeMo from the schedule's class",
+                 "iters_per_batch": "ignored by NeMo's scheduler construction"}
+NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`max_steps` is set to -1 in the "
+               "scheduler config, scheduler will not be instantiated): the lr stays constant")
+
+
+def _omegaconf(data: Any) -> Any:
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(data, DictConfig):
+        return data
+    try:
+        return OmegaConf.create(dict(data))
+    except Exception as exc:   # a key or value OmegaConf refuses (a nesting deeper than it recurses): where
+        path = _refused_by_omegaconf(data)
+        message = str(exc).splitlines()[0][:160] if str(exc) else ""
+        raise ConfigError(f"OmegaConf cannot read this: {type(exc).__name__}: {message}", path) from None
+
+
+def _refused_by_omegaconf(data: Mapping[str, Any], prefix: str = "", depth: int = 2) -> str:
+    """The first key path (two levels deep at most) whose value alone OmegaConf cannot read; else the last level."""
+    from omegaconf import OmegaConf
+
+    for key, value in data.items():
+        try:
+            OmegaConf.create({key: value})
+        except Exception:
+            here = join_path(prefix, key_text(key))
+            if depth > 1 and isinstance(value, Mapping):
+                return _refused_by_omegaconf(value, here, depth - 1) or here
+            return here
+    return prefix or "model"
+
+
+def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
+    """The plain value at `path`, interpolations resolved (None when absent); an unresolvable one is an error at
+    the deepest key that fails."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    try:
+        node = OmegaConf.select(cfg, path, throw_on_missing=True, throw_on_resolution_failure=True)
+        if isinstance(node, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+        return node
+    except Exception as exc:
+        node = OmegaConf.select(cfg, path, throw_on_resolution_failure=False, throw_on_missing=False)
+        if isinstance(node, DictConfig):
+            for key in node.keys():
+                before = len(errors.items)
+                _resolved(cfg, f"{path}.{key}", errors)
+                if len(errors.items) > before:
+                    return None
+        message = str(exc).splitlines()[0][:200]
+        errors.add(path, f"OmegaConf cannot resolve this value: {type(exc).__name__}: {message}")
+        return None
+
+
+def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]) -> dict[str, Any] | None:
+    """model.optim (less sched) -> optreg's torch-dialect optimizer section."""
+    path = "model.optim"
+    name = optim.get("name", "adam")
+    target = optim.get("_target_")
+    if target is not None:   # a class path NeMo instantiates with hydra: torch.optim's classes are read
+        if not (isinstance(target, str) and target.startswith("torch.optim.") and
+                target.rsplit(".", 1)[1].lower() in TORCH):
+            errors.add(join_path(path, "_target_"), f"a class path other than torch.optim's optimizers "
+                                                    f"({', '.join(TORCH.values())}) is code optreg does not import, "
+                                                    f"got {show(target)}")
+            return None
+        name = target.rsplit(".", 1)[1].lower()
+    if "args" in optim:
+        errors.add(join_path(path, "args"), "NeMo's args form instantiates optimizer parameter classes by name; "
+                                            "give the optimizer's keywords beside name: instead")
+    if not isinstance(name, str) or (name not in TORCH and name not in REFUSED and name != FUSED_ADAM):
+        known = [*TORCH, FUSED_ADAM, *REFUSED]
+        errors.add(join_path(path, "name"), f"not one of NeMo's optimizers ({', '.join(known)}), got {show(name)}",
+                   closest(name, known) if isinstance(name, str) else None)
+        return None
+    if name in REFUSED:
+        errors.add(join_path(path, "name"), f"{name}: {REFUSED[name]}")
+        return None
+    options = {k: v for k, v in optim.items() if k not in ("name", "sched", "cls", "_target_")}
+    why = ""
+    if name == FUSED_ADAM:
+        for key in FUSED_ONLY - {"adam_w_mode", "bias_correction", "set_grad_none"}:
+            if key in options:
+                errors.add(join_path(path, key), f"apex FusedAdam's {key} is a CUDA runtime setting optreg does "
+                                                 f"not build")
+        if options.get("bias_correction", True) is not True:
+            errors.add(join_path(path, "bias_correction"), "apex FusedAdam without bias correction is not "
+                                                          "reproduced")
+        decoupled = options.pop("adam_w_mode", True)
+        options.pop("bias_correction", None)
+        options.pop("set_grad_none", None)
+        options.setdefault("weight_decay", 0.0)   # apex's default, not torch AdamW's 0.01
+        torch_name = "AdamW" if decoupled else "Adam"
+        why = f"apex FusedAdam with adam_w_mode {str(bool(decoupled)).lower()} is torch's {torch_name}"
+    else:
+        torch_name = TORCH[name]
+    for key in optim:
+        if key == "sched":
+            continue
+        if key == "cls":
+            report.append(KeyUse(join_path(path, "cls"), "trainer", "dropped by NeMo's setup_optimization"))
+        elif key == "set_grad_none":
+            report.append(KeyUse(join_path(path, key), "trainer", "apex's zero_grad setting"))
+        else:
+            report.append(KeyUse(join_path(path, key_text(key)), "exact", why if key in ("name", "adam_w_mode") else ""))
+    if "name" not in optim and target is None:
+        report.append(KeyUse(join_path(path, "name"), "exact", "NeMo's default: adam"))
+    return {"name": torch_name, **options}
+
+
+def _trainer(trainer: Any, errors: Collector, report: list[KeyUse]) -> tuple[int, int | None, dict | None]:
+    """(max_steps, max_epochs, clip_grad) of Lightning's trainer section, as Lightning defaults them."""
+    if trainer is None:
+        return -1, None, None
+    if not isinstance(trainer, Mapping):
+        errors.add("trainer", f"expected Lightning's trainer mapping, got {show(trainer)}")
+        return -1, None, None
+    steps = trainer.get("max_steps", -1)
+    if steps is None:
+        steps = -1
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < -1:
+        errors.add("trainer.max_steps", f"must be an integer >= -1 (Lightning's), got {show(steps)}")
+        steps = -1
+    epochs = trainer.get("max_epochs")
+    if epochs is None or epochs == -1:
+        epochs = 1000 if steps == -1 and epochs is None else None   # Lightning: 1000 when neither is given
+    elif isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        errors.add("trainer.max_epochs", f"must be an integer >= 1 or -1, got {show(epochs)}")
+        epochs = None
+    clip = None
+    value = trainer.get("gradient_clip_val")
+    algorithm = trainer.get("gradient_clip_algorithm") or "norm"
+    if algorithm not in ("norm", "value"):
+        errors.add("trainer.gradient_clip_algorithm", f"must be 'norm' or 'value', got {show(algorithm)}")
+    elif value not in (None, 0, 0.0):
+        clip = {"max_norm" if algorithm == "norm" else "max_value": value}
+    read = {"max_steps", "max_epochs", "gradient_clip_val", "gradient_clip_algorithm"}
+    for key in trainer:
+        report.append(KeyUse(join_path("trainer", key_text(key)), "exact" if key in read else "trainer",
+                             "" if key in read else "Lightning's, the training loop's business"))
+    return steps, epochs, clip
+
+
+def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collector, report: list[KeyUse],
+               notes: list[str]) -> dict[str, Any] | None:
+    """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none)."""
+    from optreg.core.entry import SCHEDULER
+    from optreg.core.registry import REGISTRY
+
+    path = "model.optim.sched"
+    if sched is None:
+        return None
+    if not isinstance(sched, Mapping):
+        errors.add(path, f"expected NeMo's schedule mapping (name:, warmup_steps:, ...), got {show(sched)}")
+        return None
+    for key in ("_target_", "args"):
+        if key in sched:
+            errors.add(join_path(path, key), f"NeMo's {key} form instantiates scheduler parameter classes by path; "
+                                             f"give the schedule's keywords beside name: instead")
+            return None
+    name = sched.get("name")
+    if name == "ReduceLROnPlateau":
+        errors.add(join_path(path, "name"), "ReduceLROnPlateau steps on a validation metric Lightning hands it once "
+                                            "per epoch; optreg's schedules are functions of the step count")
+        return None
+    try:
+        REGISTRY.lookup(SCHEDULER, name, "nemo", path=join_path(path, "name"))
+    except ConfigError as exc:
+        errors.extend(exc)
+        return None
+    spec = {k: v for k, v in sched.items() if k not in ("name", "max_steps", *SCHED_TRAINER)
+            and not str(k).startswith("t_")}
+    for key in sched:
+        if key in SCHED_TRAINER or str(key).startswith("t_"):
+            report.append(KeyUse(join_path(path, key_text(key)), "trainer", SCHED_TRAINER.get(key, "set by NeMo")))
+        elif key != "max_steps":
+            report.append(KeyUse(join_path(path, key_text(key)), "exact"))
+    takes_steps = name not in TORCH_SCHEDULERS
+    given = sched.get("max_steps")
+    if has_trainer and trainer_steps >= 0:
+        max_steps = trainer_steps
+        if "max_steps" in sched:
+            report.append(KeyUse(join_path(path, "max_steps"), "exact",
+                                 f"replaced by trainer.max_steps ({trainer_steps}), as NeMo does"))
+    elif given == -1 or (given is None and not has_trainer):
+        why = NO_SCHEDULE if given == -1 else ("NeMo builds no scheduler without max_steps and a trainer to "
+                                               "compute it from: the lr stays constant")
+        notes.append(f"{path}: {why}")
+        warnings.warn(why, UserWarning, stacklevel=4)
+        report.append(KeyUse(join_path(path, "max_steps" if "max_steps" in sched else "name"), "exact", why))
+        return None
+    elif given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+            errors.add(join_path(path, "max_steps"), f"must be an integer >= 0 (NeMo asserts it), got {show(given)}")
+            return None
+        max_steps = given
+        report.append(KeyUse(join_path(path, "max_steps"), "exact"))
+    else:
+        max_steps = None   # trainer.max_epochs x steps per epoch: filled from the run by optreg's planner
+        report.append(KeyUse(join_path(path, "name"), "exact", "max_steps: trainer.max_epochs × steps per epoch, "
+                                                               "as NeMo computes it from the dataloader"))
+    if takes_steps and max_steps is not None:
+        spec["max_steps"] = max_steps
+    if name in EPOCH:
+        spec["by_epoch"] = True
+    return {"name": name, "dialect": "torch" if name in TORCH_SCHEDULERS else "nemo", **spec}
+
+
+#: optreg's path -> the NeMo config's (for errors of the translated experiment)
+PATHS = (("optimizer.name", "model.optim.name"), ("optimizer", "model.optim"), ("scheduler", "model.optim.sched"),
+         ("clip_grad.max_norm", "trainer.gradient_clip_val"), ("clip_grad.max_value", "trainer.gradient_clip_val"),
+         ("clip_grad", "trainer"))
+
+
+def read(data: Mapping[str, Any], source: Any = None) -> Any:
+    """A NeMo config -> optreg's own Experiment (format nemo), with a KeyUse per key it read."""
+    from optreg.config.experiment import OWN_FORMAT
+    from optreg.config.formats import has
+
+    errors = Collector()
+    report: list[KeyUse] = []
+    notes: list[str] = []
+    cfg = _omegaconf(data)
+    optim = _resolved(cfg, "model.optim", errors)
+    trainer = _resolved(cfg, "trainer", errors) if has(data, "trainer") or "trainer" in data else None
+    own: dict[str, Any] = {}
+    if not errors and not isinstance(optim, Mapping):
+        errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
+    if not errors:
+        steps, epochs, clip = _trainer(trainer, errors, report)
+        optimizer = _optimizer(optim, errors, report)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes)
+        raw = data.get("train")
+        train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
+        if isinstance(train, dict) and trainer is not None:
+            if steps >= 0:
+                train.setdefault("steps", steps)
+            elif epochs is not None and "steps" not in train:   # a length given (--steps) wins
+                train.setdefault("epochs", epochs)
+        own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
+               **({"clip_grad": clip} if clip else {})}
+        if "optim_param_groups" in model_keys(data):
+            errors.add("model.optim_param_groups", "NeMo's per-submodule groups (ModelPT.setup_optimizer_param_groups: "
+                                                   "attributes of the model class) are not read; give optreg's "
+                                                   "param_groups rules in an optreg config instead")
+        for key in [k for k in model_keys(data) if k not in ("optim", "optim_param_groups")]:
+            report.append(KeyUse(join_path("model", key_text(key)), "trainer", "the model's own config"))
+    if errors:
+        error = ConfigError(errors.items)
+        raise error.located(source) if source else error
+    from_epochs = own.get("scheduler") is not None and "max_steps" not in own["scheduler"] and \
+        own["scheduler"]["name"] not in TORCH_SCHEDULERS
+    if from_epochs:   # checked with a stand-in length; planned with the run's (optreg fills a left-out length)
+        own["scheduler"]["max_steps"] = PLACEHOLDER
+    try:
+        experiment = OWN_FORMAT.read({k: v for k, v in own.items() if v is not None}, None)
+    except ConfigError as exc:
+        raise renamed(exc, PATHS, source) from None
+    if from_epochs:
+        experiment.scheduler.pop("max_steps")
+    experiment.planner = plan
+    experiment.source, experiment.report = source, report
+    experiment.notes[:] = notes + [note_renamed(n, PATHS) for n in experiment.notes]
+    return experiment
+
+
+PLACEHOLDER = 10 ** 6   # the schedule's length while its options are checked, when the run will give it
+
+
+def plan(experiment: Any, model: Any) -> Any:
+    """optreg's own plan of the translated experiment, its errors and notes at the NeMo config's paths. The
+    schedule's max_steps, when NeMo would compute it from trainer.max_epochs and the dataloader, is filled from the
+    run (trainer.max_epochs × steps per epoch); without the steps per epoch, a ConfigError saying so."""
+    if experiment.scheduler is not None and experiment.scheduler.get("name") not in TORCH_SCHEDULERS and \
+            "max_steps" not in experiment.scheduler and experiment.run.steps is None:
+        raise ConfigError("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's "
+                          "length: give train.steps_per_epoch or build(..., steps_per_epoch=)", "model.optim.sched")
+    return plan_renamed(experiment, model, PATHS)
+
+
+def model_keys(data: Mapping[str, Any]) -> list[Any]:
+    model = data.get("model")
+    return list(model.keys()) if hasattr(model, "keys") else []
+
+
+__all__ = ["read", "TORCH", "REFUSED"]

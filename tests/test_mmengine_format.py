@@ -1,0 +1,269 @@
+"""The `mmengine` config format against MMEngine itself: the corpus (tests/fixtures/mmengine/configs: mmpretrain,
+mmdetection and mmsegmentation configs as mmengine's Config.fromfile loads them, and synthetic configs for the
+quirks) replayed against what mmengine-lite 0.10.7 built from each (scripts/record_mmengine_configs.py): every
+parameter's lr and weight decay, every group's lr (momentum, weight decay) at the recorded steps, and the weights
+after three optimizer steps on the stand-in model (tests/mmengine_standin.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from mmengine_standin import model as standin, set_grads
+
+import optreg
+from optreg import ConfigError
+from optreg.config.formats import KeyUse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mmengine"
+CONFIGS = sorted(p for p in (FIXTURES / "configs").glob("*.yaml") if not p.stem.startswith("refused_"))
+REFUSED = sorted((FIXTURES / "configs").glob("refused_*.yaml"))   # mmpretrain's own optimizers (Lamb, LARS)
+RUNS = {p.stem: p for p in (FIXTURES / "runs").glob("*.json")}
+PROVENANCE = re.compile(r"^# from (open-mmlab/(mmpretrain|mmdetection|mmsegmentation)@[0-9a-f]{40}:configs/\S+\.py"
+                        r" \(mmengine Config\.fromfile|optreg \(synthetic\): )")
+REAL = [p for p in CONFIGS if not p.stem.startswith("synthetic")]
+
+
+def _built(path: Path, fixture: dict, model: torch.nn.Module):
+    return optreg.build(str(path), model, steps_per_epoch=fixture["steps_per_epoch"])
+
+
+def _group_of(optimizer: torch.optim.Optimizer, model: torch.nn.Module) -> dict[str, dict]:
+    ids = {id(p): n for n, p in model.named_parameters()}
+    return {ids[id(p)]: g for g in optimizer.param_groups for p in g["params"]}
+
+
+def _value(group: dict, key: str) -> float:
+    if key == "momentum" and "momentum" not in group:
+        return group["betas"][0]
+    return group[key]
+
+
+def test_corpus_size_and_provenance():
+    assert len(REAL) >= 15
+    assert {p.stem for p in CONFIGS} == set(RUNS)   # a recorded run for every config, none stray
+    for path in CONFIGS + REFUSED:
+        first = path.read_text().splitlines()[0]
+        assert PROVENANCE.match(first), f"{path.name}: {first!r}"
+    assert sum(p.stat().st_size for p in RUNS.values()) < 2 * 2 ** 20
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_builds_what_mmengine_builds(path):
+    fixture = json.loads(RUNS[path.stem].read_text())
+    assert fixture["config"] == path.relative_to(FIXTURES.parent.parent.parent).as_posix()
+    model = standin()
+    built = _built(path, fixture, model)
+    by_name = _group_of(built.optimizer, model)
+    assert set(by_name) == set(fixture["params"])
+    for name, want in fixture["params"].items():   # each parameter's lr and weight decay before any schedule
+        group = by_name[name]
+        assert group.get("initial_lr", group["lr"]) == pytest.approx(want["lr"], rel=1e-6), name
+        wd = group.get("initial_weight_decay", group.get("weight_decay"))
+        assert wd == pytest.approx(want["weight_decay"] or 0.0, rel=1e-6, abs=1e-12), name
+    scheduler, recorded = built.scheduler, iter(fixture["record_steps"])
+    groups = [by_name[name] for name in fixture["groups"]]
+    step = next(recorded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # torch: scheduler.step() without optimizer.step()
+        for t in range(fixture["record_steps"][-1] + 1):
+            if t == step:
+                row = fixture["record_steps"].index(t)
+                for key, rows in fixture["values"].items():
+                    got = [_value(g, key) for g in groups]
+                    want = [rows[row][c] for c in fixture["columns"]]
+                    assert got == pytest.approx(want, rel=1e-6, abs=1e-15), f"{key} at step {t}"
+                step = next(recorded, None)
+            if scheduler is not None:
+                scheduler.step()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_three_steps_of_weights(path):
+    fixture = json.loads(RUNS[path.stem].read_text())
+    model = standin()
+    built = _built(path, fixture, model)
+    for t, want in enumerate(fixture["weights"]):
+        set_grads(model, t)
+        built.clip_gradients(model)
+        built.optimizer.step()
+        if built.scheduler is not None:
+            built.scheduler.step()
+        for name, p in model.named_parameters():
+            expected = torch.tensor(want[name]).reshape(p.shape)
+            torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=lambda p: p.stem)
+def test_a_librarys_own_optimizer_is_refused_in_the_file(path):
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert [e.path for e in info.value.errors] == ["optim_wrapper.optimizer.type"]
+    assert re.match(rf"{re.escape(str(path))}:[34]:15: ", str(info.value))
+
+
+def test_every_source_key_is_reported():
+    path = FIXTURES / "configs" / "synthetic_adamw_momentum.yaml"
+    experiment = optreg.load_config(str(path))
+    assert experiment.format == "mmengine"
+    uses = {u.path: u for u in experiment.report}
+    assert all(isinstance(u, KeyUse) for u in experiment.report)
+    assert uses["optim_wrapper.accumulative_counts"].verdict == "trainer"
+    assert uses["optim_wrapper.clip_grad.clip_value"].verdict == "exact"
+    assert uses["param_scheduler[3].type"].verdict == "exact"
+    assert uses["train_cfg.max_epochs"].verdict == "exact"
+    assert experiment.optimizer == {"name": "AdamW", "lr": 0.002, "weight_decay": 0.05, "betas": [0.9, 0.999]}
+    assert experiment.clip.max_value == 0.5
+
+
+def test_custom_keys_replace_the_norm_and_bias_multipliers():
+    """mmengine #846, as MMEngine 0.10 does it: a norm1 LayerNorm matched by `norm1` gets decay_mult 0.5, not
+    norm_decay_mult 0; an attention bias matched by a custom key keeps the base lr (no bias_lr_mult)."""
+    fixture = json.loads(RUNS["synthetic_paramwise_quirks"].read_text())["params"]
+    assert fixture["backbone.layers.0.norm1.weight"]["weight_decay"] == pytest.approx(0.0005)
+    assert fixture["backbone.layers.0.norm2.weight"]["weight_decay"] == 0.0
+    assert fixture["backbone.layers.1.attn.qkv.bias"] == {"lr": pytest.approx(0.01), "weight_decay": 0.0}
+    assert fixture["backbone.layers.0.attn.qkv.bias"]["lr"] == pytest.approx(0.1)   # bias_lr_mult
+    assert fixture["backbone.dwconv.weight"]["weight_decay"] == pytest.approx(0.0002)
+    assert fixture["backbone.layers.0.gamma"]["weight_decay"] == pytest.approx(0.0003)   # flat
+
+
+def _error(config, model=None, **kw) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        if model is None:
+            optreg.load_config(config) if isinstance(config, str) else optreg.build(config, standin(), **kw)
+        else:
+            optreg.build(config, model, **kw)
+    return info.value
+
+
+BASE = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}}}
+
+
+@pytest.mark.parametrize("change, path, fragment", [
+    ({"optim_wrapper": {"optimizer": {"type": "Lamb", "lr": 0.1}}}, "optim_wrapper.optimizer.type", "Lamb"),
+    ({"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1, "momentun": 0.9}}}, "optim_wrapper.optimizer.momentun",
+     "momentum"),
+    ({"optim_wrapper": {**BASE["optim_wrapper"], "constructor": "LearningRateDecayOptimWrapperConstructor"}},
+     "optim_wrapper.constructor", "DefaultOptimWrapperConstructor"),
+    ({"optim_wrapper": {**BASE["optim_wrapper"], "type": "OptimWrapperDict"}}, "optim_wrapper.type", "not supported"),
+    ({"optim_wrapper": {**BASE["optim_wrapper"], "paramwise_cfg": {"norm_decay_mul": 0}}},
+     "optim_wrapper.paramwise_cfg.norm_decay_mul", "norm_decay_mult"),
+    ({"optim_wrapper": {**BASE["optim_wrapper"], "paramwise_cfg": 5}}, "optim_wrapper.paramwise_cfg", "mapping"),
+    ({"param_scheduler": [{"type": "ReduceOnPlateauLR", "monitor": "loss"}]}, "param_scheduler[0].type",
+     "validation metric"),
+    ({"param_scheduler": [{"type": "CosineAnealingLR", "by_epoch": False}]}, "param_scheduler[0].type",
+     "CosineAnnealingLR"),
+    ({"param_scheduler": [{"type": "LinearLR", "begin": 5, "end": 3, "by_epoch": False}]}, "param_scheduler[0].end",
+     "larger than begin"),
+    ({"param_scheduler": [{"type": "LinearLR", "start_factor": 2, "by_epoch": False}]},
+     "param_scheduler[0].start_factor", "[0, 1]"),
+    ({"param_scheduler": [{"type": "StepLR", "by_epoch": False}]}, "param_scheduler[0].step_size", "required"),
+    ({"param_scheduler": {"type": "LinearLR", "by_epoch": False, "convert_to_iter_based": True}},
+     "param_scheduler.convert_to_iter_based", "epoch-based"),
+    ({"train_cfg": {"type": "IterBasedTrainLoop"}}, "train_cfg.max_iters", "required"),
+])
+def test_refusals_are_located(change, path, fragment):
+    error = _error({**BASE, **change})
+    assert path in [e.path for e in error.errors], str(error)
+    assert fragment in str(error)
+
+
+def test_epoch_based_entries_need_the_steps_per_epoch():
+    config = {**BASE, "param_scheduler": [{"type": "MultiStepLR", "milestones": [2]}], "train_cfg": {"max_epochs": 3}}
+    error = _error(config)
+    assert [e.path for e in error.errors] == ["param_scheduler[0].by_epoch"]
+    assert "steps per epoch" in str(error)
+    built = optreg.build(config, standin(), steps_per_epoch=2)
+    assert built.run.steps == 6   # train_cfg.max_epochs x steps_per_epoch
+
+
+def test_errors_point_into_the_file(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nparam_scheduler:\n"
+                    "  - {type: LinearLR, start_factor: 3, by_epoch: false}\n")
+    error = _error(str(path))
+    assert str(error).startswith(f"{path}:4:")
+
+
+def test_paramwise_needs_the_module():
+    config = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1, "weight_decay": 0.1},
+                                "paramwise_cfg": {"norm_decay_mult": 0}}}
+    error = _error(config, list(standin().named_parameters()))
+    assert error.errors[0].path == "optim_wrapper.paramwise_cfg"
+
+
+def test_a_shared_parameter_needs_bypass_duplicate():
+    model = standin()
+    model.head.fc = torch.nn.Linear(4, 4)
+    model.head.fc.weight = model.backbone.layers[0].ffn[0].weight   # tied
+    config = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}, "paramwise_cfg": {"bias_lr_mult": 2.0}}}
+    error = _error(config, model)
+    assert error.errors[0].path == "optim_wrapper.paramwise_cfg.bypass_duplicate"
+    config["optim_wrapper"]["paramwise_cfg"]["bypass_duplicate"] = True
+    built = optreg.build(config, model)
+    assert sum(len(g["params"]) for g in built.optimizer.param_groups) == len(list(model.parameters()))
+
+
+def test_python_config_goes_through_mmengines_loader(tmp_path):
+    pytest.importorskip("mmengine.config", reason="mmengine's Config (mmengine-lite with its dependencies)")
+    text = "optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.5 * 2, momentum=0.9))\n" \
+           "param_scheduler = [dict(type='LinearLR', start_factor=0.5, by_epoch=False, end=3)]\n"
+    path = tmp_path / "cfg.py"
+    path.write_text(text)
+    experiment = optreg.load_config(str(path))
+    assert experiment.format == "mmengine" and experiment.optimizer["lr"] == 1.0
+
+
+def test_python_config_without_mmengine(tmp_path, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_mmengine(name, *args, **kw):
+        if name.startswith("mmengine"):
+            raise ImportError("No module named 'mmengine'")
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_mmengine)
+    path = tmp_path / "cfg.py"
+    path.write_text("optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.1))\n")
+    error = _error(str(path))
+    assert "executes it" in str(error) and "mmengine-lite" in str(error)
+    other = tmp_path / "other.py"
+    other.write_text("model = dict(type='ResNet')\n")
+    assert "none recognised this one" in str(_error(str(other)))
+
+
+def test_resume_gives_the_same_values():
+    """The chained windows are a function of the step: a scheduler rebuilt from the config and its state_dict
+    continues exactly where the first one was."""
+    path = FIXTURES / "configs" / "synthetic_adamw_momentum.yaml"
+    first = optreg.build(str(path), standin(), steps_per_epoch=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(23):
+            first.scheduler.step()
+        state = first.scheduler.state_dict()
+        second = optreg.build(str(path), standin(), steps_per_epoch=4)
+        second.optimizer.load_state_dict(first.optimizer.state_dict())   # a checkpoint holds both
+        second.scheduler.load_state_dict(state)
+        for _ in range(11):
+            first.scheduler.step()
+            second.scheduler.step()
+    for a, b in zip(first.optimizer.param_groups, second.optimizer.param_groups):
+        assert (a["lr"], a["betas"]) == (b["lr"], b["betas"])
+
+
+@pytest.mark.parametrize("example", ["mmengine/swin_adamw.yaml", "nemo/conformer_ctc.yaml"])
+def test_the_cli_validates_and_runs_the_examples(example, capsys):
+    from optreg.cli import main
+
+    path = str(Path(__file__).parent.parent / "examples" / example)
+    assert main(["validate", path]) == 0
+    assert main(["run", path, "--steps", "3"]) == 0   # --steps replaces the file's run length
+    assert "final loss" in capsys.readouterr().out

@@ -1,0 +1,156 @@
+"""The `nemo` config format against NeMo's own code: the corpus (tests/fixtures/nemo/configs: NeMo's
+examples/**/conf files, and synthetic configs for its rules) replayed against runs recorded from NeMo's
+lr_scheduler.py / optimizers.py (scripts/record_nemo.py): the lr at the recorded steps and the weights after three
+optimizer steps on the stand-in (tests/nemo_standin.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from nemo_standin import model as standin, set_grads
+
+import optreg
+from optreg import ConfigError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nemo"
+CONFIGS = sorted(p for p in (FIXTURES / "configs").glob("*.yaml") if not p.stem.startswith("refused_"))
+REFUSED = sorted((FIXTURES / "configs").glob("refused_*.yaml"))
+RUNS = {p.stem: p for p in (FIXTURES / "runs").glob("*.json")}
+PROVENANCE = re.compile(r"^# from (NVIDIA/NeMo@[0-9a-f]{40}:examples/\S+/conf/\S+\.yaml$|optreg \(synthetic\): )")
+
+
+def _build(path: Path, fixture: dict, model: torch.nn.Module):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the warning of a schedule NeMo does not build (tested below)
+        return optreg.build(str(path), model, steps_per_epoch=fixture["steps_per_epoch"])
+
+
+def test_corpus_size_and_provenance():
+    real = [p for p in CONFIGS if not p.stem.startswith("synthetic")]
+    assert len(real) >= 15 and len(REFUSED) >= 4
+    assert {p.stem for p in CONFIGS} == set(RUNS)
+    for path in CONFIGS + REFUSED:
+        assert PROVENANCE.match(path.read_text().splitlines()[0]), path.name
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_lr_as_nemo_schedules_it(path):
+    fixture = json.loads(RUNS[path.stem].read_text())
+    assert fixture["config"] == path.relative_to(FIXTURES.parent.parent.parent).as_posix()
+    built = _build(path, fixture, standin())
+    assert (built.scheduler is None) == (fixture["scheduler"] is None)
+    steps = fixture["record_steps"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = 0
+        for t in range(steps[-1] + 1):
+            if t == steps[row]:
+                got = [g["lr"] for g in built.optimizer.param_groups]
+                assert got == pytest.approx(fixture["lrs"][row], rel=1e-6, abs=1e-15), f"step {t}"
+                row += 1
+            if built.scheduler is not None:
+                built.scheduler.step()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_three_steps_of_weights(path):
+    fixture = json.loads(RUNS[path.stem].read_text())
+    model = standin()
+    built = _build(path, fixture, model)
+    for t, want in enumerate(fixture["weights"]):
+        set_grads(model, t)
+        built.clip_gradients(model)
+        built.optimizer.step()
+        if built.scheduler is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                built.scheduler.step()
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(p.detach(), torch.tensor(want[name]).reshape(p.shape), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("path, where, fragment", [
+    ("refused_citrinet_384", "model.optim.name", "NovoGrad"),
+    ("refused_megatron_falcon_config", "model.optim.name", "data-parallel"),
+    ("refused_rad-tts_dec", "model.optim.name", "NeMo's optimizers"),
+    ("refused_vits", "model.optim.sched.lr_decay", "unknown"),
+])
+def test_refused_configs_name_the_reason(path, where, fragment):
+    path = FIXTURES / "configs" / f"{path}.yaml"
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert where in [e.path for e in info.value.errors], str(info.value)
+    assert fragment in str(info.value)
+    assert str(info.value).startswith(f"{path}:")   # located in the file
+
+
+def test_max_steps_minus_one_builds_no_schedule_and_warns():
+    path = FIXTURES / "configs" / "synthetic_max_steps_minus_one.yaml"
+    with pytest.warns(UserWarning, match="max_steps is -1"):
+        experiment = optreg.load_config(str(path))
+    assert experiment.scheduler is None
+    assert any("constant" in note for note in experiment.notes)
+    assert any(u.path == "model.optim.sched.max_steps" for u in experiment.report)
+
+
+def test_trainer_max_steps_replaces_the_schedules():
+    config = {"model": {"optim": {"name": "adamw", "lr": 0.1, "sched": {"name": "CosineAnnealing", "max_steps": 7}}},
+              "trainer": {"max_steps": 50}}
+    experiment = optreg.load_config_from(config) if hasattr(optreg, "load_config_from") else \
+        optreg.api.to_experiment(config)
+    assert experiment.format == "nemo"
+    assert experiment.scheduler["max_steps"] == 50 and experiment.run.steps == 50
+    uses = {u.path: u for u in experiment.report}
+    assert "trainer.max_steps" in uses["model.optim.sched.max_steps"].why
+
+
+def test_translated_to_optregs_own_form():
+    path = FIXTURES / "configs" / "synthetic_accumulate_fused_adam.yaml"
+    experiment = optreg.load_config(str(path))
+    assert experiment.optimizer == {"name": "Adam", "lr": 0.001, "weight_decay": 0.0001, "betas": [0.9, 0.98]}
+    assert experiment.scheduler == {"name": "WarmupHoldPolicy", "dialect": "nemo", "warmup_ratio": 0.1,
+                                    "hold_steps": 10, "min_lr": 1e-05}
+    assert experiment.train.epochs == 3 and experiment.clip.max_norm == 1.0
+    verdicts = {u.path: u.verdict for u in experiment.report}
+    assert verdicts["trainer.accumulate_grad_batches"] == "trainer"
+    assert verdicts["model.optim.adam_w_mode"] == "exact"
+
+
+def test_unresolvable_interpolation_is_located(tmp_path):
+    path = tmp_path / "cfg.yaml"
+    path.write_text("model:\n  optim:\n    name: adam\n    lr: ${model.missing}\ntrainer: {max_steps: 10}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert info.value.errors[0].path == "model.optim.lr"
+    assert str(info.value).startswith(f"{path}:4:")
+
+
+def test_optimizer_option_errors_point_at_the_nemo_keys(tmp_path):
+    path = tmp_path / "cfg.yaml"
+    path.write_text("model:\n  optim:\n    name: adamw\n    lr: 0.1\n    betas: [0.9, 1.5]\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert info.value.errors[0].path.startswith("model.optim.betas")
+    assert str(info.value).startswith(f"{path}:5:")
+
+
+def test_optim_param_groups_are_refused():
+    config = {"model": {"optim": {"name": "sgd", "lr": 0.1}, "optim_param_groups": {"encoder": {"lr": 0.01}}}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, standin())
+    assert [e.path for e in info.value.errors] == ["model.optim_param_groups"]
+
+
+def test_a_value_omegaconf_cannot_read_is_located():
+    """Found by the fuzz suite: a nesting deeper than OmegaConf recurses, in a key of the application's."""
+    deep: object = 1
+    for _ in range(1500):
+        deep = [deep]
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"model": {"optim": {"name": "adam", "lr": 0.1}}, "key": deep}, standin())
+    assert info.value.errors[0].path == "key" and "RecursionError" in str(info.value)
