@@ -183,18 +183,20 @@ def key_text(key: Any) -> str:
 MISSING_VALUE = "missing value (???): set it in the config or with an override"
 
 
-def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *, skip: Sequence[str] = ()) -> None:
+def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *, skip: Sequence[str] = (),
+                blanks: bool = True) -> None:
     """One bounded, iterative walk over raw user input before anything recurses over it or formats it:
     containers at most MAX_DEPTH deep, integers within float range, mapping keys that are names or
     small numbers. Problems go to `errors` (or raise ConfigError), each at its path. Keys in `skip` (e.g.
-    `params`, which holds tensors) are not entered."""
+    `params`, which holds tensors) are not entered. `blanks`: a value left `???` is an error (off for a foreign
+    format's sections: a NeMo model section leaves its dataset paths `???`, which are not optreg's to read)."""
     local = errors if errors is not None else Collector()
     stack: list[tuple[Any, str, int]] = [(data, path, 0)]
     while stack:
         value, where, depth = stack.pop()
         if isinstance(value, bool):
             continue
-        if isinstance(value, str) and value == "???":   # a template's blank (`optreg show`, Hydra's MISSING)
+        if blanks and isinstance(value, str) and value == "???":   # a template's blank (`optreg show`, MISSING)
             local.add(where, MISSING_VALUE)
             continue
         if isinstance(value, int):

@@ -233,7 +233,8 @@ def validate_experiment(data: Any, source: Source | None = None, format: str | N
         raise error.located(source) if source else error
     try:
         reader = formats.detect(data, format)
-        check_input({k: data[k] for k in reader.sections(data)})   # the application's other keys are its own
+        # the application's other keys are its own; a foreign format's sections hold keys it does not read
+        check_input({k: data[k] for k in reader.sections(data)}, blanks=reader is OWN_FORMAT)
     except ConfigError as exc:
         raise exc.located(source) if source else exc from None
     experiment = reader.read(data, source)
