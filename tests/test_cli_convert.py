@@ -106,3 +106,20 @@ def test_an_own_file_converts_to_itself(tmp_path, capsys):
     data = yaml.safe_load(capsys.readouterr().out)
     assert data == {"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9},
                     "scheduler": {"name": "StepLR", "step_size": 3}}
+
+
+@pytest.mark.parametrize("source, kept", [
+    ("examples/mmengine/swin_adamw.yaml", "the mmengine reader plans optim_wrapper.paramwise_cfg.norm_decay_mult, "
+                                          "optim_wrapper.paramwise_cfg.bias_decay_mult"),
+    ("examples/cerebras/trainer_llama.yaml", "the modelzoo reader plans the whole modelzoo file"),
+])
+def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, capsys):
+    """No key of the source is dropped: what a reader keeps to plan against the model (MMEngine's per-parameter
+    rules and scheduler windows) cannot be written in optreg's own form, so convert refuses and says what."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / source
+    assert main(["convert", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path.name} cannot be written in optreg's own form: {kept}" in err
+    assert "use the file as it is" in err

@@ -30,6 +30,9 @@ class Planner:
     the param_scheduler windows (steps per epoch, the train loop's default end). Called as `planner(experiment,
     model)` (Experiment.planner)."""
 
+    #: it holds what optreg's own form cannot say (`optreg convert` refuses to write the file without it)
+    keeps = True
+
     paramwise: dict[str, Any] | None
     entries: list[Entry] = field(default_factory=list)
     loop: tuple[int | None, int | None, bool | None] = (None, None, None)   # max_epochs, max_iters, by_epoch loop
