@@ -23,8 +23,8 @@ BUILTIN: dict[str, str] = {
     "optreg": "optreg.config.experiment:OWN_FORMAT",
     "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
-    "deepspeed": "optreg.dialects.deepspeed.config:DEEPSPEED_FORMAT",
-    "hf": "optreg.dialects.hf.training_args:HF_FORMAT",
+    "deepspeed": "optreg.readers.deepspeed:DEEPSPEED_FORMAT",
+    "hf": "optreg.readers.hf:HF_FORMAT",
     "mmengine": "optreg.readers.mmengine:MMENGINE_FORMAT",
     "nemo": "optreg.readers.nemo:NEMO_FORMAT",
 }
