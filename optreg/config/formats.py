@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "optreg": "optreg.config.experiment:OWN_FORMAT",
     "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
+    "mindformers": "optreg.dialects.mindspore.mindformers.format:FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"
