@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
     "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
     "mindformers": "optreg.dialects.mindspore.mindformers.format:FORMAT",
+    "libai": "optreg.dialects.oneflow.libai.format:FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"

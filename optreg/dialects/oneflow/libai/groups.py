@@ -1,0 +1,61 @@
+"""LiBai's parameter groups (libai.optim.get_default_optimizer_params, LiBai main 2023), made against the model and
+given to optreg's planner as `param_groups` rules.
+
+Each parameter (each once, frozen ones left out) gets the optimizer's options, then weight_decay_norm when its
+module is a normalisation layer (LiBai's LayerNorm, BatchNorm*, GroupNorm, InstanceNorm*; for torch models the
+torch classes and any class named LayerNorm / RMSNorm... only the ones LiBai lists: *Norm classes named as LiBai's),
+then weight_decay_bias when its own name is `bias`, then `overrides[its own name]`; parameters with the same options
+share a group (reduce_param_groups).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+NORMS = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+         "InstanceNorm3d", "FusedBatchNorm1d", "FusedBatchNorm2d", "FusedBatchNorm3d")
+
+
+def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
+                          overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, dict]]:
+    """[(parameter name, the options LiBai gives it beyond the optimizer's)] in the model's module order."""
+    out, seen = [], set()
+    overrides = dict(overrides or {})
+    if weight_decay_bias is not None:
+        overrides["bias"] = {**overrides.get("bias", {}), "weight_decay": weight_decay_bias}
+    for prefix, module in model.named_modules():
+        for local, tensor in module.named_parameters(recurse=False):
+            if not tensor.requires_grad or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            options: dict[str, Any] = {}
+            if type(module).__name__ in NORMS and weight_decay_norm is not None:
+                options["weight_decay"] = weight_decay_norm
+            options.update(overrides.get(local, {}))
+            out.append((f"{prefix}.{local}" if prefix else local, options))
+    return out
+
+
+def _literal(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+
+
+def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
+               overrides: Any = None, clip: Mapping[str, Any] | None = None) -> Any:
+    """optreg's plan of a LiBai experiment: one param_groups rule per set of options LiBai gives (every parameter's
+    with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry)."""
+    from optreg.config.experiment import plan_own
+    from optreg.errors import ConfigError
+
+    if not hasattr(model, "named_modules"):
+        raise ConfigError("LiBai groups parameters by their modules (norm layers, biases): pass the model itself",
+                          "optim.params")
+    rules: dict[tuple, list[str]] = {}
+    for name, options in options_per_parameter(model, weight_decay_norm, weight_decay_bias, overrides):
+        if options or clip:
+            rules.setdefault(tuple(sorted(options.items())), []).append(_literal(name))
+    section = dict(experiment.optimizer)
+    if rules:
+        section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
+    return plan_own(dataclasses.replace(experiment, optimizer=section), model)
