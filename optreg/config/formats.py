@@ -146,6 +146,32 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
                       f"executes a config")
 
 
+def translated(own: Mapping[str, Any], errors: Any, source: Any, source_path: Any) -> Any:
+    """The Experiment of optreg's own form `own` that a foreign reader translated its file into, validated as
+    optreg's own files are; its problems join `errors` at the source file's paths (`source_path(own path)`), and
+    any problem raises ConfigError located in `source`."""
+    import dataclasses
+
+    from optreg.config.experiment import _read_own
+
+    experiment = None
+    if not errors:
+        try:
+            experiment = _read_own(own, None)
+        except ConfigError as exc:
+            errors.extend([dataclasses.replace(e, path=source_path(e.path)) for e in exc.errors])
+    if errors or experiment is None:
+        error = ConfigError(errors.items)
+        raise error.located(source) if source else error
+    return experiment
+
+
+def exact_pattern(name: str) -> str:
+    """A `param_groups` glob pattern that matches the parameter `name` only (for groups a reader makes against
+    the model)."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+
+
 def has(data: Mapping[str, Any], dotted: str) -> bool:
     """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping (a value that
     cannot be read, a DictConfig's `???` or broken interpolation, has no keys)."""
@@ -159,4 +185,5 @@ def has(data: Mapping[str, Any], dotted: str) -> bool:
     return hasattr(node, "keys") and last in node
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "BUILTIN", "OWN"]
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "translated", "exact_pattern",
+           "BUILTIN", "OWN"]

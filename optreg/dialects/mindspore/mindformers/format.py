@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import KeyUse, translated
 from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -63,7 +63,6 @@ class MindFormersFormat:
         return [k for k in TOP if k in data]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import _read_own
         from optreg.config.run import ClipGrad, read_train, resolve_run
 
         errors = Collector()
@@ -79,20 +78,12 @@ class MindFormersFormat:
             if key in data:
                 report.append(KeyUse(key, "exact", "MindFormers 1.5+ resets the layer-wise lr schedule in "
                                                    "get_optimizer_grouped_parameters: no effect"))
-        experiment = None
-        if not errors and optimizer is not None:
-            own = {"dialect": "mindspore", "optimizer": optimizer}
-            if scheduler is not None:
-                own["scheduler"] = scheduler
-            if "train" in data:
-                own["train"] = data["train"]
-            try:
-                experiment = _read_own(own, None)
-            except ConfigError as exc:
-                errors.extend([dataclasses.replace(e, path=_source_path(e.path)) for e in exc.errors])
-        if errors or experiment is None:
-            error = ConfigError(errors.items)
-            raise error.located(source) if source else error
+        own = {"dialect": "mindspore", "optimizer": optimizer}
+        if scheduler is not None:
+            own["scheduler"] = scheduler
+        if "train" in data:
+            own["train"] = data["train"]
+        experiment = translated(own, errors, source, _source_path)
         from optreg.dialects.mindspore.mindformers.groups import plan_mindformers
 
         return dataclasses.replace(experiment, source=source, planner=plan_mindformers, format_steps=format_steps,

@@ -39,14 +39,10 @@ def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
     return out, keeps
 
 
-def _literal(name: str) -> str:
-    """A glob pattern that matches `name` only."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
-
-
 def plan_mindformers(experiment: Any, model: Any) -> Any:
     """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
     from optreg.config.experiment import plan_own
+    from optreg.config.formats import exact_pattern
 
     module = model if hasattr(model, "named_parameters") else None
     named = list(model.named_parameters() if module is not None else model)
@@ -54,7 +50,7 @@ def plan_mindformers(experiment: Any, model: Any) -> Any:
     names, keeps = exempt(module, trainable)
     section = dict(experiment.optimizer)
     if names and len(names) < len(trainable):
-        section["param_groups"] = [{"params": [_literal(n) for n in names], "weight_decay": 0.0}]
+        section["param_groups"] = [{"params": [exact_pattern(n) for n in names], "weight_decay": 0.0}]
         if not keeps:
             section["weight_decay"] = 0.0
     elif names:   # every parameter exempt: one group without weight decay

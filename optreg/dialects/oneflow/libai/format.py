@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import KeyUse, translated
 from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
 
 SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
@@ -111,7 +111,6 @@ class LiBaiFormat:
         return data, reader.marks
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import _read_own
         from optreg.config.run import RunLength
 
         errors = Collector()
@@ -124,18 +123,10 @@ class LiBaiFormat:
         grouping: dict[str, Any] = {}
         optimizer = _optimizer(data.get("optim"), grouping, report, errors)
         scheduler = _scheduler(libai_train, run_steps, report, errors) if run_steps else None
-        experiment = None
-        if not errors and optimizer is not None:
-            own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer, "train": {"steps": run_steps}}
-            if scheduler is not None:
-                own["scheduler"] = scheduler
-            try:
-                experiment = _read_own(own, None)
-            except ConfigError as exc:
-                errors.extend([dataclasses.replace(e, path=_source_path(e.path)) for e in exc.errors])
-        if errors or experiment is None:
-            error = ConfigError(errors.items)
-            raise error.located(source) if source else error
+        own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer, "train": {"steps": run_steps}}
+        if scheduler is not None:
+            own["scheduler"] = scheduler
+        experiment = translated(own, errors, source, _source_path)
         from functools import partial
 
         from optreg.dialects.oneflow.libai.groups import plan_libai

@@ -2,8 +2,8 @@
 given to optreg's planner as `param_groups` rules.
 
 Each parameter (each once, frozen ones left out) gets the optimizer's options, then weight_decay_norm when its
-module is a normalisation layer (LiBai's LayerNorm, BatchNorm*, GroupNorm, InstanceNorm*; for torch models the
-torch classes and any class named LayerNorm / RMSNorm... only the ones LiBai lists: *Norm classes named as LiBai's),
+module is a normalisation layer (LiBai's LayerNorm, OneFlow's BatchNorm*, GroupNorm, InstanceNorm*, matched by class
+name, so torch's classes of those names count; LiBai's RMSLayerNorm is not in its list and does not),
 then weight_decay_bias when its own name is `bias`, then `overrides[its own name]`; parameters with the same options
 share a group (reduce_param_groups).
 """
@@ -37,15 +37,12 @@ def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_deca
     return out
 
 
-def _literal(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
-
-
 def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
                overrides: Any = None, clip: Mapping[str, Any] | None = None) -> Any:
     """optreg's plan of a LiBai experiment: one param_groups rule per set of options LiBai gives (every parameter's
     with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry)."""
     from optreg.config.experiment import plan_own
+    from optreg.config.formats import exact_pattern
     from optreg.errors import ConfigError
 
     if not hasattr(model, "named_modules"):
@@ -54,7 +51,7 @@ def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weigh
     rules: dict[tuple, list[str]] = {}
     for name, options in options_per_parameter(model, weight_decay_norm, weight_decay_bias, overrides):
         if options or clip:
-            rules.setdefault(tuple(sorted(options.items())), []).append(_literal(name))
+            rules.setdefault(tuple(sorted(options.items())), []).append(exact_pattern(name))
     section = dict(experiment.optimizer)
     if rules:
         section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
