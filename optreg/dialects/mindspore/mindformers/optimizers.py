@@ -36,7 +36,8 @@ OWN_TYPES: dict[str, tuple[str, str, str]] = {
 #: MindFormers' types that optreg does not build, and why
 UNSUPPORTED = {
     "Came": "MindFormers' CAME (confidence-guided factored moments) is not an optreg optimizer",
-    "AdamWeightDecayX": "not a MindFormers optimizer (MindFormers' test registry only)",
+    "AdamWeightDecayX": "a research project's own optimizer (research/<model>/optim.py, registered by the project's "
+                        "code), not one of MindFormers' registry",
 }
 #: mindspore.nn.optim classes MindFormers registers under their own names
 NN_CLASSES = ("Adadelta", "AdaFactor", "Adagrad", "Adam", "AdaMax", "AdamOffload", "AdamWeightDecay", "ASGD", "FTRL",
@@ -50,6 +51,9 @@ def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[di
     if type_name in UNSUPPORTED:
         raise ConfigError(f"{type_name}: {UNSUPPORTED[type_name]}", path)
     options = dict(options)
+    if "auto_register" in options:
+        raise ConfigError(f"auto_register imports {show(options['auto_register'])}, a project's own class; optreg reads "
+                          f"no code", f"{path.rsplit('.', 1)[0]}.auto_register")
     if type_name == "AdamW" and "use_fused" in options:
         fused = options.pop("use_fused")
         if not isinstance(fused, bool):

@@ -2,6 +2,9 @@
 
 MindFormers registers them beside MindSpore's cells (mindformers.core.lr); `mindspore.nn` has no schedule of
 these names, so they answer to their own names in the mindspore dialect, and to `mindformers.core.lr.<Name>`.
+The warmup family declares no length option: MindFormers accepts a warmup longer than total_steps (the decay then
+never starts), which optreg's check of a schedule's own warmup would refuse; the schedules' `length` is still
+total_steps.
 """
 
 from __future__ import annotations
@@ -26,27 +29,26 @@ def _row(name: str, doc: str, types: dict[str, Any] | None = None, notes: tuple[
 
 
 ROWS = [
-    _row("ConstantWarmUpLR", "lr_init + (lr - lr_init)·t/W for t < W, then lr.", length="total_steps", notes=(RATIO,)),
+    _row("ConstantWarmUpLR", "lr_init + (lr - lr_init)·t/W for t < W, then lr.", notes=(RATIO,)),
     _row("LinearWithWarmUpLR", "Linear warmup, then lr·max(0, (T - t)/max(1, T - W)).", length="total_steps",
          notes=(RATIO,)),
     _row("CosineWithWarmUpLR", "Linear warmup, then lr_end + (lr - lr_end)·max(0, ½(1 + cos(2π·cycles·p))), "
-                               "p = (t - W)/(T - W); lr_end from decay_steps on.", length="total_steps",
+                               "p = (t - W)/(T - W); lr_end from decay_steps on.",
          types={"num_cycles": PosFloat, "lr_end": NonNegFloat, "decay_steps": Optional[PosInt],
                 "decay_ratio": Optional[UnitFloat]}, notes=(RATIO,)),
     _row("CosineWithRestartsAndWarmUpLR", "Linear warmup, then cosine restarts: lr_end + (lr - lr_end)·½(1 + "
-                                          "cos(π·((cycles·p) mod 1))); 0 once p reaches 1.", length="total_steps",
+                                          "cos(π·((cycles·p) mod 1))); 0 once p reaches 1.",
          types={"num_cycles": PosFloat, "lr_end": NonNegFloat, "decay_steps": Optional[PosInt]},
          notes=(RATIO, "Past the cosine's end MindFormers returns 0, not lr_end (kept).")),
     _row("PolynomialWithWarmUpLR", "Linear warmup, then (lr - lr_end)·(1 - (t - W)/D)^power + lr_end; lr_end past T.",
-         length="total_steps",
          types={"lr_end": NonNegFloat, "power": PosFloat, "decay_steps": Optional[PosInt]}, notes=(RATIO,)),
     _row("WarmUpStableDecayLR", "Linear warmup, lr until decay_start, then a line to lr_end at T (not clamped "
-                                "after T).", length="total_steps",
+                                "after T).",
          types={"lr_end": NonNegFloat, "decay_start_steps": Optional[NonNegInt],
                 "decay_start_ratio": Optional[UnitFloat]},
          notes=(RATIO, "With warmup 0 MindFormers' stable phase computes lr·t/t, NaN at step 0; optreg gives lr.")),
     _row("ConstantWithCoolDownLR", "Linear warmup, lr for keep_steps, a cosine to lr_end1 over decay_steps, lr_end1 "
-                                   "for final_steps, then lr_end2.", length="total_steps",
+                                   "for final_steps, then lr_end2.",
          types={"keep_steps": NonNegInt, "decay_steps": Optional[PosInt], "decay_ratio": Optional[UnitFloat],
                 "num_cycles": PosFloat, "lr_end1": NonNegFloat, "final_steps": NonNegInt,
                 "lr_end2": Optional[NonNegFloat]}, notes=(RATIO,)),
