@@ -140,43 +140,94 @@ def record_schedules(lr):
     return cases
 
 
-def record_optimizers(lr, classes, grouped):
-    import mindspore as ms
+def trajectory(name: str, config: dict, schedule_obj, shapes: dict, classes: dict, grouped) -> dict:
+    """The groups MindFormers makes on the stand-in model and the weights after each of OPT_STEPS steps."""
     from mindspore import Parameter, Tensor, nn
 
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    init = {n: (0.5 * rng.standard_normal(s)).astype(np.float32) for n, s in shapes.items()}
+    grads = [{n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()} for _ in range(OPT_STEPS)]
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            for i, (n, v) in enumerate(init.items()):
+                setattr(self, f"p{i}", Parameter(Tensor(v.copy()), name=n))
+
+    net = Net()
+    kwargs = {k: v for k, v in config.items() if k not in ("type", "learning_rate")}
+    groups = grouped.get_optimizer_grouped_parameters(net, kwargs.get("weight_decay", 0.0) or 0.0, schedule_obj)
+    rate = schedule_obj if schedule_obj is not None else config["learning_rate"]
+    if "betas" in kwargs:
+        kwargs["betas"] = tuple(kwargs["betas"])
+    opt = classes[config["type"]](groups, learning_rate=rate, **kwargs)
+    order = [p.name for p in opt.parameters]
+    weights = []
+    for step in grads:
+        opt(tuple(Tensor(step[n]) for n in order))
+        weights.append({p.name: f32(p.asnumpy()) for p in opt.parameters})
+    return {"shapes": {n: list(s) for n, s in shapes.items()},
+            "groups": [{"params": [p.name for p in g["params"]], "weight_decay": float(g["weight_decay"])}
+                       for g in groups],
+            "init": {n: f32(v) for n, v in init.items()},
+            "grads": [{n: f32(g[n]) for n in shapes} for g in grads], "weights": weights}
+
+
+def record_optimizers(lr, classes, grouped):
     cases = []
     for name, config, schedule, shapes in OPTIMIZERS:
-        rng = np.random.default_rng(zlib.crc32(name.encode()))
-        init = {n: (0.5 * rng.standard_normal(s)).astype(np.float32) for n, s in shapes.items()}
-        grads = [{n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()} for _ in range(OPT_STEPS)]
-
-        class Net(nn.Cell):
-            def __init__(self):
-                super().__init__()
-                for i, (n, v) in enumerate(init.items()):
-                    setattr(self, f"p{i}", Parameter(Tensor(v.copy()), name=n))
-
-        net = Net()
-        kwargs = {k: v for k, v in config.items() if k not in ("type", "learning_rate")}
         schedule_obj = None
         if schedule is not None:
             schedule_obj = getattr(lr, schedule["type"])(**{k: v for k, v in schedule.items() if k != "type"})
-        groups = grouped.get_optimizer_grouped_parameters(net, kwargs.get("weight_decay", 0.0), schedule_obj)
-        rate = schedule_obj if schedule_obj is not None else config["learning_rate"]
-        if "betas" in kwargs:
-            kwargs["betas"] = tuple(kwargs["betas"])
-        opt = classes[config["type"]](groups, learning_rate=rate, **kwargs)
-        order = [p.name for p in opt.parameters]
-        weights = []
-        for step in grads:
-            opt(tuple(Tensor(step[n]) for n in order))
-            weights.append({p.name: f32(p.asnumpy()) for p in opt.parameters})
         cases.append({"name": name, "optimizer": config, "lr_schedule": schedule,
-                      "shapes": {n: list(s) for n, s in shapes.items()},
-                      "groups": [{"params": [p.name for p in g["params"]], "weight_decay": float(g["weight_decay"])}
-                                 for g in groups],
-                      "init": {n: f32(v) for n, v in init.items()},
-                      "grads": [{n: f32(g[n]) for n in shapes} for g in grads], "weights": weights})
+                      **trajectory(name, config, schedule_obj, shapes, classes, grouped)})
+    return cases
+
+
+# the corpus (tests/suites/mindformers): each config's schedule and optimizer as MindFormers' trainer builds them
+# for a dataset of CORPUS_DATA_SIZE steps per epoch (total_steps -1: BaseTrainer.create_lr_scheduler after
+# check_runner_config), on the stand-in model
+CORPUS = OUT.parent.parent / "suites" / "mindformers"
+CORPUS_DATA_SIZE = 400
+LR_ALIASES = {"constant_with_warmup": "ConstantWarmUpLR", "linear": "LinearWithWarmUpLR",   # build_lr's aliases
+              "cosine": "CosineWithWarmUpLR", "cosine_with_restarts": "CosineWithRestartsAndWarmUpLR",
+              "polynomial": "PolynomialWithWarmUpLR"}
+
+
+def corpus_total(config: dict) -> int:
+    runner = config.get("runner_config") or {}
+    epochs, sink = runner.get("epochs", 1), runner.get("sink_size", 1)
+    if runner.get("sink_mode", True) and sink != -1:
+        epochs = int(CORPUS_DATA_SIZE / sink * epochs)
+        return int(epochs * sink)
+    return int(epochs * CORPUS_DATA_SIZE)
+
+
+def record_corpus(lr, classes, grouped):
+    import mindspore as ms
+    import yaml   # pyyaml, in the MindSpore environment
+    from mindspore import nn
+
+    # 1.3's alias `adamw` is nn.AdamWeightDecay; 1.3's FusedAdamWeightDecay does not construct on MindSpore 2.10
+    # (its clone_state reads Parameter.is_param_ps, gone since): recorded as nn.AdamWeightDecay, the update of the
+    # P.AdamWeightDecay kernel it calls
+    optimizer_classes = {**classes, "adamw": nn.AdamWeightDecay, "FusedAdamWeightDecay": nn.AdamWeightDecay}
+    cases = []
+    for path in sorted(CORPUS.glob("*/*.yaml")):
+        config = yaml.safe_load(path.read_text())
+        if config["optimizer"]["type"] not in optimizer_classes:
+            continue
+        schedule = dict(config["lr_schedule"])
+        kind = LR_ALIASES.get(schedule.pop("type"), None) or config["lr_schedule"]["type"]
+        total = corpus_total(config)
+        if schedule.get("total_steps") in (None, -1):
+            schedule["total_steps"] = total
+        sched = getattr(lr, kind)(**schedule)
+        steps = sorted({*range(40), schedule["total_steps"] // 2, total - 1, total, total + 3})
+        lrs = {str(t): float(sched(ms.Tensor(t, ms.int32)).asnumpy()) for t in steps}
+        name = path.relative_to(CORPUS).as_posix()
+        cases.append({"name": name, "total_steps": total, "lrs": dict(zip(lrs, f32(list(lrs.values())))),
+                      **trajectory(name, config["optimizer"], sched, SHAPES, optimizer_classes, grouped)})
     return cases
 
 
@@ -193,6 +244,8 @@ def main() -> None:
     (OUT / "optimizers.json").write_text(json.dumps({**meta, "steps": OPT_STEPS,
                                                      "cases": record_optimizers(lr, classes, grouped)}, indent=1)
                                          + "\n")
+    (OUT / "corpus.json").write_text(json.dumps({**meta, "data_size": CORPUS_DATA_SIZE,
+                                                 "cases": record_corpus(lr, classes, grouped)}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

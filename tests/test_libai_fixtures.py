@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import optreg
+from fixture_replay import step_and_compare
 
 FIXTURES = Path(__file__).parent / "fixtures" / "libai"
 SCHEDULERS = json.loads((FIXTURES / "schedulers.json").read_text())
@@ -58,10 +59,5 @@ def test_default_params_groups_and_steps_match_libai(case):
     groups = {(frozenset(names[id(p)] for p in g["params"]), g["weight_decay"], g["clip_grad_max_norm"])
               for g in built.optimizer.param_groups if g["params"]}
     assert groups == {(frozenset(g["params"]), g["weight_decay"], g["clip_grad_max_norm"]) for g in case["groups"]}
-    for grads, weights in zip(case["grads"], case["weights"]):
-        for name, p in params.items():
-            p.grad = torch.tensor(grads[name]).reshape(p.shape)
-        built.optimizer.clip_grad()
-        built.optimizer.step()
-        for name, p in params.items():
-            assert p.detach().reshape(-1).tolist() == pytest.approx(weights[name], rel=1e-5, abs=1e-5), name
+    step_and_compare(built.optimizer, built.scheduler, params, case["grads"], case["weights"],
+                     before_step=built.optimizer.clip_grad)

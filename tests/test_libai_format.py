@@ -4,7 +4,9 @@ LiBai's run length, schedulers (libai/scheduler/lr_scheduler.py composed of OneF
 from __future__ import annotations
 
 import math
+import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,39 +15,7 @@ import optreg
 from optreg.config.experiment import load_config
 from optreg.errors import ConfigError
 
-COMMON_OPTIM = """\
-import oneflow as flow
-from libai.optim import get_default_optimizer_params
-from libai.config import LazyCall
-
-optim = LazyCall(flow.optim.AdamW)(
-    params=LazyCall(get_default_optimizer_params)(
-        clip_grad_max_norm=1.0,
-        clip_grad_norm_type=2.0,
-        weight_decay_norm=0.0,
-        weight_decay_bias=0.0,
-    ),
-    lr=1e-4,
-    weight_decay=0.01,
-    betas=(0.9, 0.999),
-    eps=1e-8,
-    do_bias_correction=True,
-)
-"""
-COMMON_TRAIN = """\
-from omegaconf import DictConfig
-from libai.config import LazyCall
-from libai.scheduler import WarmupCosineLR
-
-train = dict(
-    train_iter=10000,
-    train_epoch=0,
-    warmup_ratio=0,
-    train_micro_batch_size=32,
-    scheduler=LazyCall(WarmupCosineLR)(warmup_factor=0.001, alpha=0.01, warmup_method="linear"),
-)
-train = DictConfig(train)
-"""
+COMMON = Path(__file__).parent / "suites" / "libai" / "configs" / "common"   # LiBai's own, from the corpus
 MAIN = """\
 from libai.config import LazyCall
 from .common.train import train
@@ -61,8 +31,8 @@ optim.lr = 5e-4
 @pytest.fixture
 def tree(tmp_path):
     (tmp_path / "configs" / "common").mkdir(parents=True)
-    (tmp_path / "configs" / "common" / "optim.py").write_text(COMMON_OPTIM)
-    (tmp_path / "configs" / "common" / "train.py").write_text(COMMON_TRAIN)
+    for name in ("optim.py", "train.py"):
+        shutil.copy(COMMON / name, tmp_path / "configs" / "common" / name)
 
     def write(extra: str = "") -> str:
         path = tmp_path / "configs" / "main.py"

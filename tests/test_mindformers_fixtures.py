@@ -12,24 +12,12 @@ import pytest
 import torch
 
 import optreg
+from fixture_replay import stand_in, step_and_compare
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mindformers"
 SCHEDULES = json.loads((FIXTURES / "schedules.json").read_text())
 OPTIMIZERS = json.loads((FIXTURES / "optimizers.json").read_text())
 
-
-def stand_in(shapes: dict, init: dict) -> torch.nn.Module:
-    """A module whose named_parameters() are `shapes`' names, in order, holding the recorded initial values."""
-    root = torch.nn.Module()
-    for name, shape in shapes.items():
-        *path, leaf = name.split(".")
-        module = root
-        for part in path:
-            if not hasattr(module, part):
-                module.add_module(part, torch.nn.Module())
-            module = getattr(module, part)
-        module.register_parameter(leaf, torch.nn.Parameter(torch.tensor(init[name]).reshape(shape)))
-    return root
 
 
 @pytest.mark.parametrize("case", SCHEDULES["cases"], ids=lambda c: c["name"])
@@ -60,11 +48,4 @@ def test_optimizer_groups_and_steps_match_mindformers(case):
               for g in built.optimizer.param_groups if g["params"]}
     assert groups == {(frozenset(g["params"]), g["weight_decay"]) for g in case["groups"]}
     params = dict(model.named_parameters())
-    for grads, weights in zip(case["grads"], case["weights"]):
-        for name, p in params.items():
-            p.grad = torch.tensor(grads[name]).reshape(p.shape)
-        built.optimizer.step()
-        if built.scheduler is not None:
-            built.scheduler.step()
-        for name, p in params.items():
-            assert p.detach().reshape(-1).tolist() == pytest.approx(weights[name], rel=1e-5, abs=1e-5), name
+    step_and_compare(built.optimizer, built.scheduler, params, case["grads"], case["weights"])

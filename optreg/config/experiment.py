@@ -75,7 +75,7 @@ class Experiment:
             plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
             raise self.locate(exc) from None
-        plan.run = self.run
+        plan.run = plan.run if plan.run.steps is not None else self.run   # a planner may know the run better
         plan.clip = plan.clip or self.clip
         return plan
 

@@ -12,7 +12,8 @@ dialect:
   length and warmup_iter = ceil(train_iter · warmup_ratio), as DefaultTrainer.auto_scale_hyperparams sets them
   (milestones are ratios of the run); a warmup of 0 is the scheduler alone, as LiBai returns it;
 - the run length: train.train_iter, or max(train_iter, train_epoch × iterations per epoch) with `train.train_epoch`
-  (iterations per epoch are the dataset's: optreg's `train.steps_per_epoch`).
+  (iterations per epoch are the dataset's: `build(..., steps_per_epoch=)`; the scheduler is then translated when the
+  experiment is planned).
 """
 
 from __future__ import annotations
@@ -111,7 +112,12 @@ class LiBaiFormat:
         return data, reader.marks
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
+        """The translation (see the module doc). With train_epoch the run needs the dataset's iterations per
+        epoch (`build(steps_per_epoch=)`), so the scheduler is translated when the experiment is planned."""
+        from functools import partial
+
         from optreg.config.run import RunLength
+        from optreg.dialects.oneflow.libai.groups import plan_libai
 
         errors = Collector()
         report: list[KeyUse] = []
@@ -119,21 +125,35 @@ class LiBaiFormat:
         if not isinstance(libai_train, Mapping):
             errors.add("train", f"expected a mapping, got {show(libai_train)}")
             libai_train = {}
-        run_steps = _run_length(libai_train, report, errors)
+        length = _run_length(libai_train, report, errors)
         grouping: dict[str, Any] = {}
         optimizer = _optimizer(data.get("optim"), grouping, report, errors)
-        scheduler = _scheduler(libai_train, run_steps, report, errors) if run_steps else None
-        own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer, "train": {"steps": run_steps}}
+        iters, epochs = length or (None, 0)
+        scheduler = _scheduler(libai_train, iters, report, errors) if iters and not epochs else None
+        own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer}
         if scheduler is not None:
             own["scheduler"] = scheduler
+        if iters and not epochs:
+            own["train"] = {"steps": iters}
         experiment = translated(own, errors, source, _source_path)
-        from functools import partial
+        steps = (iters, "train.train_iter") if iters and not epochs else None
+        deferred = dict(libai_train) if epochs else None
+        return dataclasses.replace(experiment, source=source, report=report, format_steps=steps,
+                                   planner=partial(plan_libai, epochs=(deferred, iters, epochs), **grouping),
+                                   run=RunLength(*steps[:1], None, steps[1]) if steps else RunLength())
 
-        from optreg.dialects.oneflow.libai.groups import plan_libai
 
-        return dataclasses.replace(experiment, source=source, planner=partial(plan_libai, **grouping),
-                                   run=RunLength(run_steps, None, "train.train_iter"),
-                                   format_steps=(run_steps, "train.train_iter"), report=report)
+def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None) -> dict | None:
+    """The scheduler section of a config with train_epoch, for a dataset of `per_epoch` iterations per epoch:
+    LiBai's run is max(train_epoch × per_epoch, train_iter)."""
+    if per_epoch is None:
+        raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
+                          f"dataset: give them as build(..., steps_per_epoch=)",
+                          "train.train_epoch")
+    errors = Collector()
+    scheduler = _scheduler(train, max(epochs * per_epoch, iters), [], errors)
+    errors.raise_if_any()
+    return scheduler
 
 
 def _source_path(path: str) -> str:
@@ -152,8 +172,9 @@ def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
     return value
 
 
-def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> int | None:
-    """LiBai's train_iter: max(ceil(len(dataset)·train_epoch/global_batch), train_iter) (auto_scale_hyperparams)."""
+def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tuple[int, int] | None:
+    """(train_iter, train_epoch): LiBai's run is max(ceil(len(dataset)·train_epoch/global_batch), train_iter)
+    (DefaultTrainer.auto_scale_hyperparams)."""
     if _not_read({k: train.get(k) for k in ("train_iter", "train_epoch", "warmup_ratio")}, "train", errors):
         return None
     iters = _int(train.get("train_iter", 0), "train.train_iter", errors)
@@ -162,17 +183,18 @@ def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> in
         return None
     for key in train:
         if key in ("train_iter", "train_epoch", "warmup_ratio", "scheduler"):
-            report.append(KeyUse(join_path("train", key), "exact", "the run length" if key != "scheduler" else ""))
+            why = "the run length" if key != "scheduler" else ""
+            if key == "train_epoch" and epochs:
+                report.append(KeyUse("train.train_epoch", "approximate", "train_epoch × build(steps_per_epoch=): "
+                                     "LiBai rounds len(dataset) · train_epoch / global_batch_size up"))
+                continue
+            report.append(KeyUse(join_path("train", key), "exact", why))
         else:
             report.append(KeyUse(join_path("train", key), "trainer", TRAINER.get(key, "LiBai's trainer")))
-    if epochs:
-        errors.add("train.train_epoch", "train_epoch × the dataset's iterations per epoch: LiBai reads the dataset's "
-                                        "length, which the config does not hold; give the run as train.train_iter")
+    if iters < 1 and not epochs:
+        errors.add("train.train_iter", "required: the run length (train_iter >= 1, or train_epoch)")
         return None
-    if iters < 1:
-        errors.add("train.train_iter", "required: the run length (train_iter >= 1)")
-        return None
-    return iters
+    return iters, epochs
 
 
 def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> dict[str, Any] | None:
@@ -198,8 +220,9 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
     params = optim.get("params")
     if params is not None:
         if _target(params) is None or _name(_target(params)) != GROUPING:
-            errors.add("optim.params", f"LiBai's parameters come from LazyCall({GROUPING})(...); got "
-                                       f"{show(_target(params) or params)}")
+            errors.add("optim.params._target_" if _target(params) else "optim.params",
+                       f"LiBai's parameters come from LazyCall({GROUPING})(...); got {show(_target(params) or params)}"
+                       f" (a project's own grouping function is code optreg does not read)")
             return None
         group = {k: v for k, v in params.items() if k != "_target_"}
         unknown = [k for k in group if k not in GROUP_KEYS and k != "model"]

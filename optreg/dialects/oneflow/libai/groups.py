@@ -38,9 +38,10 @@ def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_deca
 
 
 def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
-               overrides: Any = None, clip: Mapping[str, Any] | None = None) -> Any:
+               overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0)) -> Any:
     """optreg's plan of a LiBai experiment: one param_groups rule per set of options LiBai gives (every parameter's
-    with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry)."""
+    with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry); with
+    train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler for the run."""
     from optreg.config.experiment import plan_own
     from optreg.config.formats import exact_pattern
     from optreg.errors import ConfigError
@@ -55,4 +56,16 @@ def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weigh
     section = dict(experiment.optimizer)
     if rules:
         section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
-    return plan_own(dataclasses.replace(experiment, optimizer=section), model)
+    changes: dict[str, Any] = {"optimizer": section}
+    train, iters, count = epochs
+    if train is not None:   # LiBai's run: max(train_epoch × iterations per epoch, train_iter)
+        from optreg.config.run import RunLength
+        from optreg.dialects.oneflow.libai.format import schedule_for_run
+
+        per_epoch = experiment.run.steps_per_epoch
+        changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch)
+        changes["run"] = RunLength(max(count * per_epoch, iters), per_epoch,
+                                   "max(train.train_epoch × steps_per_epoch, train.train_iter)")
+    plan = plan_own(dataclasses.replace(experiment, **changes), model)
+    plan.run = changes.get("run", plan.run)
+    return plan

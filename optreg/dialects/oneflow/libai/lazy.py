@@ -201,14 +201,14 @@ class Reader:
         if isinstance(node, ast.Constant):
             return   # a docstring
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update":
-            target = self._expr(node.func.value, module)
+            target = self._expr(node.func.value, module)   # a mapping not read (NotRead) is left as it is
             if isinstance(target, dict):
                 for arg in node.args:
                     value = self._expr(arg, module)
                     if isinstance(value, dict):
                         target.update(value)
                 target.update({k.arg: self._expr(k.value, module) for k in node.keywords if k.arg})
-                return
+            return
         raise _refuse(stmt, str(module.path), f"a statement that calls {_dotted(getattr(node, 'func', node)) or 'something'}")
 
     def _container(self, node: ast.AST, module: Module) -> tuple[Any, Any] | None:
