@@ -87,12 +87,9 @@ class LiBaiFormat:
         imports from libai."""
         import ast
 
-        from optreg.dialects.oneflow.libai.lazy import Marks, Reader
+        from optreg.dialects.oneflow.libai.lazy import Marks, Reader, parse
 
-        try:
-            tree = ast.parse(text)
-        except SyntaxError as exc:
-            raise ConfigError(f"{name}:{exc.lineno}: not Python: {exc.msg}") from None
+        tree = parse(text, name)
         if not any(isinstance(n, ast.Name) and n.id == "LazyCall" or isinstance(n, ast.ImportFrom) and (
                 (n.module or "").split(".")[0] == "libai" or any(a.name == "LazyCall" for a in n.names))
                 for n in ast.walk(tree)):

@@ -87,6 +87,18 @@ def _refuse(node: ast.AST, file: str, message: str) -> ConfigError:
                                   Location(file, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1))])
 
 
+def parse(text: str, file: str) -> ast.Module:
+    """The file's syntax tree; a file that is not Python (or nests too deep to parse) is a located ConfigError."""
+    try:
+        return ast.parse(text, filename=file)
+    except SyntaxError as exc:
+        raise ConfigError([ErrorItem("", f"not Python: {exc.msg}", Location(file, exc.lineno or 0,
+                                                                             exc.offset or 0))]) from None
+    except (RecursionError, MemoryError, ValueError) as exc:   # nesting beyond the parser, a NUL byte
+        raise ConfigError([ErrorItem("", f"not a config optreg can parse: {type(exc).__name__}",
+                                     Location(file))]) from None
+
+
 def _dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -122,7 +134,7 @@ class Reader:
     def read(self, text: str, path: Path) -> Module:
         if len(self.modules) >= MAX_IMPORTS:
             raise ConfigError(f"{path}: more than {MAX_IMPORTS} config files imported")
-        tree = ast.parse(text, filename=str(path))
+        tree = parse(text, str(path))
         screen(tree, str(path))
         module = Module(path)
         self.modules[path] = module
@@ -133,7 +145,12 @@ class Reader:
     def _load(self, file: Path) -> Module:
         file = file.resolve()
         if file not in self.modules:
-            self.read(file.read_text(encoding="utf-8"), file)
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError([ErrorItem("", f"cannot read the imported config: {type(exc).__name__}",
+                                             Location(str(file)))]) from None
+            self.read(text, file)
         return self.modules[file]
 
     def _config_file(self, module: str, level: int, here: Path) -> Path | None | bool:
