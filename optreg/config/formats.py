@@ -163,7 +163,18 @@ def translated(own: Mapping[str, Any], errors: Any, source: Any, source_path: An
     if errors or experiment is None:
         error = ConfigError(errors.items)
         raise error.located(source) if source else error
+    experiment.notes[:] = source_notes(experiment.notes, source_path)
     return experiment
+
+
+def source_notes(notes: list[str], source_path: Any) -> list[str]:
+    """The linter's notes (`scheduler.lr_end: ...`) of a translated experiment at the source file's paths."""
+    out = []
+    for note in notes:
+        head, sep, rest = note.partition(": ")
+        known = sep and head.split(".")[0] in ("optimizer", "scheduler") and " " not in head
+        out.append(f"{source_path(head)}: {rest}" if known else note)
+    return out
 
 
 def exact_pattern(name: str) -> str:
@@ -185,5 +196,6 @@ def has(data: Mapping[str, Any], dotted: str) -> bool:
     return hasattr(node, "keys") and last in node
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "translated", "exact_pattern",
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "translated", "source_notes",
+           "exact_pattern",
            "BUILTIN", "OWN"]
