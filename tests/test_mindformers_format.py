@@ -123,3 +123,15 @@ def test_option_errors_carry_the_mindformers_paths():
                                                                                           "warmup_ratio: 1.5"))
     assert [e.path for e in exc.value.errors] == ["lr_schedule.warmup_ratio"]
     assert exc.value.errors[0].location.line == 17
+
+
+def test_keys_mindformers_ignores_are_dropped_and_its_near_misses_refused():
+    config = {"optimizer": {"type": "AdamW"}, "runner_config": {},
+              "lr_schedule": {"type": "CosineAnnealingLR", "base_lr": 1e-3, "t_max": 50, "total_steps": -1}}
+    e = optreg.config.experiment.validate_experiment(config)
+    assert e.scheduler == {"name": "CosineAnnealingLR", "base_lr": 1e-3, "t_max": 50}
+    assert "ignored" in next(k.why for k in e.report if k.path == "lr_schedule.total_steps")
+    config["lr_schedule"]["eta_mn"] = 0.0
+    with pytest.raises(ConfigError) as exc:
+        optreg.config.experiment.validate_experiment(config)
+    assert [(e.path, e.suggestion) for e in exc.value.errors] == [("lr_schedule.eta_mn", "eta_min")]

@@ -20,6 +20,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, translated
+from optreg.dialects.mindspore.mindformers.schedules import NAMES, WARMUP_FAMILY
 from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -42,8 +43,6 @@ TOP = ("optimizer", "lr_schedule", "runner_config", "runner_wrapper", "lr_scale"
 
 
 def _schedule_names() -> list[str]:
-    from optreg.dialects.mindspore.mindformers.schedules import NAMES
-
     return [*NAMES, *MS_LR]
 
 
@@ -72,7 +71,7 @@ class MindFormersFormat:
         run = resolve_run(train, format_steps=format_steps, errors=errors)
         scale = _lr_scale(data, report, errors)
         scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors)
-        optimizer = _optimizer(data.get("optimizer"), scheduler is not None, scale, report, errors)
+        optimizer = _optimizer(data.get("optimizer"), data.get("lr_schedule") is not None, scale, report, errors)
         clip = _clip(data.get("runner_wrapper"), report, errors)
         for key in ("layer_scale", "layer_decay"):
             if key in data:
@@ -184,9 +183,6 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
                    closest(str(kind), [*names, *LR_ALIASES]))
         return None
     report.append(KeyUse("lr_schedule.type", "exact"))
-    for key in spec:
-        if key not in ("total_steps", "warmup_epochs", "learning_rate"):
-            report.append(KeyUse(join_path("lr_schedule", key), "exact"))
     epochs = spec.pop("warmup_epochs", None)
     if epochs is not None:
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
@@ -198,7 +194,13 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
             else:
                 spec["warmup_steps"] = epochs * train.steps_per_epoch
         report.append(KeyUse("lr_schedule.warmup_epochs", "exact", "warmup_epochs × train.steps_per_epoch"))
-    if name in _schedule_names()[:7]:   # MindFormers' warmup family: total_steps -1 is the run length
+    spec = _drop_ignored(name, spec, report, errors)
+    if spec is None:
+        return None
+    for key in spec:
+        if key not in ("total_steps", "warmup_epochs", "learning_rate"):
+            report.append(KeyUse(join_path("lr_schedule", key), "exact"))
+    if name in WARMUP_FAMILY:   # total_steps -1 is the run length
         total = spec.get("total_steps")
         if total is None or total == -1:
             if run.steps is None:
@@ -218,6 +220,34 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
     if "learning_rate" in spec:
         report.append(KeyUse("lr_schedule.learning_rate", "exact", "" if scale == 1.0 else "scaled by lr_scale"))
     return {"name": name, **spec}
+
+
+def _drop_ignored(name: str, spec: dict, report: list, errors: Collector) -> dict | None:
+    """MindFormers' schedule classes take **kwargs and ignore what they do not name (BaseTrainer always sets
+    total_steps, which CosineAnnealingLR ignores): such keys are dropped and reported, except a near miss of one
+    they name (a misspelling MindFormers would ignore silently), which is an error."""
+    import dataclasses as dc
+
+    from optreg.dialects.mindspore.mindformers import schedules
+
+    cls = getattr(schedules, name, None)
+    if cls is None:   # MindSpore's own cells: their options are checked as the mindspore dialect's
+        return spec
+    fields = [f.name for f in dc.fields(cls)]
+    out, near_misses = {}, Collector()
+    for key, value in spec.items():
+        if key in fields:
+            out[key] = value
+            continue
+        near = closest(str(key), fields)
+        if near is not None and key not in ("total_steps", "learning_rate"):
+            near_misses.add(join_path("lr_schedule", key), f"not an option of MindFormers' {name}, which would "
+                                                           f"ignore it", near)
+        else:
+            report.append(KeyUse(join_path("lr_schedule", key), "exact", f"ignored: MindFormers' {name} takes "
+                                                                          f"**kwargs and does not read it"))
+    errors.extend(near_misses.items)
+    return None if near_misses else out
 
 
 def _optimizer(raw: Any, scheduled: bool, scale: float, report: list, errors: Collector) -> dict | None:

@@ -296,6 +296,7 @@ class CosineAnnealingWarmRestarts(Schedule):
         return anneal(self.base_lr, self.eta_min, max(0.0, half_cosine(t_cur / t_i)))
 
 
-NAMES = ("ConstantWarmUpLR", "LinearWithWarmUpLR", "CosineWithWarmUpLR", "CosineWithRestartsAndWarmUpLR",
-         "PolynomialWithWarmUpLR", "WarmUpStableDecayLR", "ConstantWithCoolDownLR", "CosineAnnealingLR",
-         "CosineAnnealingWarmRestarts")
+#: the warmup family: total_steps -1 (or absent) is the run length
+WARMUP_FAMILY = ("ConstantWarmUpLR", "LinearWithWarmUpLR", "CosineWithWarmUpLR", "CosineWithRestartsAndWarmUpLR",
+                 "PolynomialWithWarmUpLR", "WarmUpStableDecayLR", "ConstantWithCoolDownLR")
+NAMES = (*WARMUP_FAMILY, "CosineAnnealingLR", "CosineAnnealingWarmRestarts")
