@@ -135,3 +135,12 @@ def test_keys_mindformers_ignores_are_dropped_and_its_near_misses_refused():
     with pytest.raises(ConfigError) as exc:
         optreg.config.experiment.validate_experiment(config)
     assert [(e.path, e.suggestion) for e in exc.value.errors] == [("lr_schedule.eta_mn", "eta_min")]
+
+
+def test_lr_scale_multiplies_by_devices_and_batch_over_the_factor():
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR") + \
+        "lr_scale: True\nlr_scale_factor: 256\nparallel_config: {data_parallel: 2, model_parallel: 4}\n"
+    e = load_config(text)
+    # BaseTrainer.learning_rate_scale: lr × devices × per-device batch size / lr_scale_factor = 2e-5 × 2·4 × 4 / 256
+    assert e.scheduler["learning_rate"] == pytest.approx(2e-5 * 8 * 4 / 256)
+    assert next(k for k in e.report if k.path == "lr_scale").verdict == "approximate"
