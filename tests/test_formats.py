@@ -134,7 +134,7 @@ def test_validate_with_a_model_plans_the_groups(tmp_path, capsys):
 
 
 def test_optreg_formats_lists_the_readers():
-    assert list(optreg.formats()) == ["optreg", "modelzoo", "modelzoo_legacy"]
+    assert list(optreg.formats()) == ["optreg", "modelzoo", "modelzoo_legacy", "mindformers", "libai"]
     assert all(isinstance(f, formats.ConfigFormat) for f in optreg.formats().values())
 
 
