@@ -103,7 +103,8 @@ class LiBaiFormat:
         if "optim" not in data:
             errors.add("optim", "required: a LiBai config binds optim (LazyCall(flow.optim.X)(...))")
         for key, value in data.items():
-            _not_read(value, key, errors) if not isinstance(value, Mapping) else None
+            if not isinstance(value, Mapping):
+                _not_read(value, key, errors)
         if errors:
             raise ConfigError(errors.items).located(reader.marks)
         return data, reader.marks
