@@ -174,3 +174,35 @@ def make_tests(dialect, doc, sched, xfail, unrecordable=frozenset()):
 
     return (test_optimizer_matches_recording, test_scheduler_matches_recording, test_every_optimizer_row_is_recorded,
             test_every_scheduler_row_is_recorded, test_recordings_are_float32_and_deterministic)
+
+
+def stand_in(shapes: dict, init: dict) -> torch.nn.Module:
+    """A module whose named_parameters() are `shapes`' dotted names, in order, holding the recorded initial values
+    (a stand-in for a real model, named as the real model's parameters)."""
+    root = torch.nn.Module()
+    for name, shape in shapes.items():
+        *path, leaf = name.split(".")
+        module = root
+        for part in path:
+            if not hasattr(module, part):
+                module.add_module(part, torch.nn.Module())
+            module = getattr(module, part)
+        module.register_parameter(leaf, torch.nn.Parameter(torch.tensor(init[name]).reshape(shape)))
+    return root
+
+
+def step_and_compare(optimizer, scheduler, params: dict, grads: list, weights: list, tolerance: float = 1e-5,
+                     before_step=None) -> None:
+    """Give each recorded step's gradients, step (`before_step()` first, e.g. clip_grad), and compare the weights
+    with the recorded ones within `tolerance` (relative and absolute)."""
+    for step_grads, step_weights in zip(grads, weights):
+        for name, p in params.items():
+            p.grad = torch.tensor(step_grads[name]).reshape(p.shape)
+        if before_step is not None:
+            before_step()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        for name, p in params.items():
+            assert p.detach().reshape(-1).tolist() == pytest.approx(step_weights[name], rel=tolerance,
+                                                                    abs=tolerance), name

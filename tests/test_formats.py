@@ -136,7 +136,7 @@ def test_validate_with_a_model_plans_the_groups(tmp_path, capsys):
 def test_optreg_formats_lists_the_readers():
     assert list(optreg.formats()) == list(formats.BUILTIN)
     assert list(formats.BUILTIN)[:3] == ["optreg", "modelzoo", "modelzoo_legacy"]
-    assert {"deepspeed", "hf", "mmengine", "nemo"} <= set(formats.BUILTIN)
+    assert {"deepspeed", "hf", "mmengine", "nemo", "mindformers", "libai"} <= set(formats.BUILTIN)
     assert all(isinstance(f, formats.ConfigFormat) for f in optreg.formats().values())
 
 

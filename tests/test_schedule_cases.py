@@ -16,6 +16,7 @@ from optreg.config.expr import StepFunction
 from optreg.dialects.cerebras import schedules as C
 from optreg.dialects.hf import schedules as HF
 from optreg.dialects.mindspore import schedules as M
+from optreg.dialects.mindspore.mindformers import schedules as MF
 from optreg.dialects.nemo import schedules as NEMO
 from optreg.dialects.oneflow import schedules as O
 from optreg.dialects.timm import schedules as TIMM
@@ -182,6 +183,32 @@ CASES: list[Case] = [
     Case("ms-poly-update", "mindspore.PolynomialDecayLR", lambda: M.PolynomialDecayLR(0.1, 0.001, 300, 2.0, True),
          lambda t, b: R.ms_polynomial_decay(t, 0.1, 0.001, 300, 2.0, True)),
     Case("ms-warmup", "mindspore.WarmUpLR", lambda: M.WarmUpLR(0.1, 250), lambda t, b: R.ms_warmup(t, 0.1, 250)),
+    # MindFormers' schedules (rows of the mindspore dialect)
+    Case("mf-constant-warmup", "mindspore.ConstantWarmUpLR", lambda: MF.ConstantWarmUpLR(0.1, 100, 0.01),
+         lambda t, b: R.mf_constant_warmup(t, 0.1, 100, 0.01)),
+    Case("mf-linear", "mindspore.LinearWithWarmUpLR", lambda: MF.LinearWithWarmUpLR(0.1, 1000, warmup_ratio=0.05),
+         lambda t, b: R.mf_linear_warmup(t, 0.1, 1000, 50)),
+    Case("mf-cosine", "mindspore.CosineWithWarmUpLR",
+         lambda: MF.CosineWithWarmUpLR(0.1, 60, 1000, 0.5, 1e-3, decay_steps=900),
+         lambda t, b: R.mf_cosine_warmup(t, 0.1, 1000, 60, 0.5, 1e-3, decay=900)),
+    Case("mf-cosine-restarts", "mindspore.CosineWithRestartsAndWarmUpLR",
+         lambda: MF.CosineWithRestartsAndWarmUpLR(0.1, 50, 1000, 3.0, 1e-3),
+         lambda t, b: R.mf_cosine_restarts(t, 0.1, 1000, 50, 3.0, 1e-3)),
+    Case("mf-polynomial", "mindspore.PolynomialWithWarmUpLR",
+         lambda: MF.PolynomialWithWarmUpLR(0.1, 1000, 100, 1e-4, 2.0),
+         lambda t, b: R.mf_polynomial_warmup(t, 0.1, 1000, 100, 1e-4, 2.0)),
+    Case("mf-wsd", "mindspore.WarmUpStableDecayLR",
+         lambda: MF.WarmUpStableDecayLR(0.1, 1e-3, 100, total_steps=1100, decay_start_ratio=0.5),
+         lambda t, b: R.mf_warmup_stable_decay(t, 0.1, 1100, 100, 550, 1e-3)),
+    Case("mf-cooldown", "mindspore.ConstantWithCoolDownLR",
+         lambda: MF.ConstantWithCoolDownLR(0.1, 50, keep_steps=300, decay_steps=500, lr_end1=1e-3, final_steps=100,
+                                           lr_end2=1e-4),
+         lambda t, b: R.mf_constant_cooldown(t, 0.1, 50, 300, 500, 100, 1e-3, 1e-4)),
+    Case("mf-cosine-annealing", "mindspore.CosineAnnealingLR", lambda: MF.CosineAnnealingLR(0.1, 500, 1e-3),
+         lambda t, b: R.mf_cosine_annealing(t, 0.1, 500, 1e-3)),
+    Case("mf-cosine-annealing-restarts", "mindspore.CosineAnnealingWarmRestarts",
+         lambda: MF.CosineAnnealingWarmRestarts(0.1, 100, 2, 1e-3),
+         lambda t, b: R.mf_cosine_annealing_restarts(t, 0.1, 100, 2, 1e-3)),
     Case("ms-dyn-piecewise", "mindspore.piecewise_constant_lr",
          lambda: M.DynamicPiecewiseConstantLR([200, 500, 1000], [0.1, 0.05, 0.01]),
          lambda t, b: R.ms_list(R.ms_dyn_piecewise([200, 500, 1000], [0.1, 0.05, 0.01]), t)),

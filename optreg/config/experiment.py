@@ -80,7 +80,8 @@ class Experiment:
             plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
             raise self.locate(exc) from None
-        plan.run = self.run
+        known = getattr(plan, "run", None)   # a format's planner may know the run better (LiBai's train_epoch)
+        plan.run = known if known is not None and known.steps is not None else self.run
         plan.clip = plan.clip or self.clip
         return plan
 

@@ -27,6 +27,8 @@ BUILTIN: dict[str, str] = {
     "hf": "optreg.readers.hf:HF_FORMAT",
     "mmengine": "optreg.readers.mmengine:MMENGINE_FORMAT",
     "nemo": "optreg.readers.nemo:NEMO_FORMAT",
+    "mindformers": "optreg.dialects.mindspore.mindformers.format:FORMAT",
+    "libai": "optreg.dialects.oneflow.libai.format:FORMAT",
 }
 OWN = "optreg"
 PLUGIN_GROUP = "optreg.formats"
@@ -148,6 +150,43 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
                       f"executes a config")
 
 
+def translated(own: Mapping[str, Any], errors: Any, source: Any, source_path: Any) -> Any:
+    """The Experiment of optreg's own form `own` that a foreign reader translated its file into, validated as
+    optreg's own files are; its problems join `errors` at the source file's paths (`source_path(own path)`), and
+    any problem raises ConfigError located in `source`."""
+    import dataclasses
+
+    from optreg.config.experiment import _read_own
+
+    experiment = None
+    if not errors:
+        try:
+            experiment = _read_own(own, None)
+        except ConfigError as exc:
+            errors.extend([dataclasses.replace(e, path=source_path(e.path)) for e in exc.errors])
+    if errors or experiment is None:
+        error = ConfigError(errors.items)
+        raise error.located(source) if source else error
+    experiment.notes[:] = source_notes(experiment.notes, source_path)
+    return experiment
+
+
+def source_notes(notes: list[str], source_path: Any) -> list[str]:
+    """The linter's notes (`scheduler.lr_end: ...`) of a translated experiment at the source file's paths."""
+    out = []
+    for note in notes:
+        head, sep, rest = note.partition(": ")
+        known = sep and head.split(".")[0] in ("optimizer", "scheduler") and " " not in head
+        out.append(f"{source_path(head)}: {rest}" if known else note)
+    return out
+
+
+def exact_pattern(name: str) -> str:
+    """A `param_groups` glob pattern that matches the parameter `name` only (for groups a reader makes against
+    the model)."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+
+
 def has(data: Mapping[str, Any], dotted: str) -> bool:
     """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping (a value that
     cannot be read, a DictConfig's `???` or broken interpolation, has no keys)."""
@@ -161,4 +200,6 @@ def has(data: Mapping[str, Any], dotted: str) -> bool:
     return hasattr(node, "keys") and last in node
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "BUILTIN", "OWN"]
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "translated", "source_notes",
+           "exact_pattern",
+           "BUILTIN", "OWN"]

@@ -480,3 +480,73 @@ def nemo_poly(s, b, decay_steps, power, min_lr, cycle):
         d, s = decay_steps, np.minimum(s, decay_steps)
     with np.errstate(all="ignore"):
         return (b - min_lr) * (1 - s / d) ** power + min_lr
+
+
+# ---------------------------------------------------------------------------------------------------
+# MindFormers' lr schedules (mindformers/core/lr/lr_schedule.py, dev 2025), from their construct()
+# ---------------------------------------------------------------------------------------------------
+def _mf_warmup(t, warmup, start, end):
+    return start + (end - start) * t / max(warmup, 1)
+
+
+def mf_constant_warmup(t, lr, warmup, lr_init=0.0):
+    t = _t(t)
+    return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), lr)
+
+
+def mf_linear_warmup(t, lr, total, warmup, lr_init=0.0):
+    t = _t(t)
+    return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr),
+                    lr * np.maximum(0.0, (total - t) / max(1, total - warmup)))
+
+
+def mf_cosine_warmup(t, lr, total, warmup, cycles=0.5, lr_end=0.0, lr_init=0.0, decay=None):
+    t = _t(t)
+    decay = max(1, decay if decay is not None else total)
+    progress = (t - warmup) / max(1, total - warmup)
+    cos = lr_end + (lr - lr_end) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * cycles * 2.0 * progress)))
+    return np.where(t >= decay, lr_end, np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), cos))
+
+
+def mf_cosine_restarts(t, lr, total, warmup, cycles=1.0, lr_end=0.0, lr_init=0.0):
+    t = _t(t)
+    progress = (t - warmup) / max(1, total - warmup)
+    cos = lr_end + (lr - lr_end) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * np.mod(cycles * progress, 1.0))))
+    after = np.where(progress < 1.0, cos, 0.0)
+    return np.where(t >= max(1, total), lr_end, np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), after))
+
+
+def mf_polynomial_warmup(t, lr, total, warmup, lr_end=1e-7, power=1.0, lr_init=0.0, decay=None):
+    t = _t(t)
+    decay = max(1, decay if decay is not None else total - warmup)
+    poly = (lr - lr_end) * np.maximum(1 - (t - warmup) / decay, 0.0) ** power + lr_end
+    return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), np.where(t > total, lr_end, poly))
+
+
+def mf_warmup_stable_decay(t, lr, total, warmup, decay_start, lr_end=1e-7, lr_init=0.0):
+    t = _t(t)
+    return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr),
+                    np.where(t < decay_start, lr, lr - (lr - lr_end) * (t - decay_start) / (total - decay_start)))
+
+
+def mf_constant_cooldown(t, lr, warmup, keep, decay, final, lr_end1, lr_end2, cycles=0.5, lr_init=0.0):
+    t = _t(t)
+    cos = lr_end1 + (lr - lr_end1) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * cycles * 2.0 * (t - keep - warmup)
+                                                                       / decay)))
+    return np.select([t < warmup, t < warmup + keep, t < warmup + keep + decay, t < warmup + keep + decay + final],
+                     [_mf_warmup(t, warmup, lr_init, lr), lr, cos, lr_end1], lr_end2)
+
+
+def mf_cosine_annealing(t, base_lr, t_max, eta_min=0.0):
+    return eta_min + (base_lr - eta_min) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * _t(t) / t_max)))
+
+
+def mf_cosine_annealing_restarts(t, base_lr, t_0, t_mult=1, eta_min=0.0):
+    t = _t(t)
+    if t_mult == 1:
+        cur, length = np.mod(t, t_0), t_0
+    else:   # cycle i spans t_0·t_mult^i steps, starting at t_0·(t_mult^i - 1)/(t_mult - 1)
+        i = np.floor(np.log(t / t_0 * (t_mult - 1) + 1) / np.log(t_mult) + 1e-12)
+        start = t_0 * (t_mult ** i - 1) / (t_mult - 1)
+        cur, length = t - start, t_0 * t_mult ** i
+    return eta_min + (base_lr - eta_min) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * cur / length)))

@@ -1,6 +1,7 @@
 """The mindspore dialect: MindSpore (mindspore.nn): its learning-rate schedules.
 
-`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`).
+`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`), with MindFormers' lr schedules
+(`mindformers/rows.py`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from optreg.core.dialect import Dialect
 from optreg.dialects.mindspore.schedulers import ROWS as SCHEDULER_ROWS
 
 from optreg.dialects.mindspore.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
+from optreg.dialects.mindspore.mindformers.rows import ROWS as MINDFORMERS_ROWS  # noqa: E402
 
-ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
+ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS, *MINDFORMERS_ROWS]
 
 DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)",
                   paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)})

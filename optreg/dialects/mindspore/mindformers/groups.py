@@ -1,0 +1,61 @@
+"""MindFormers' parameter groups (mindformers.trainer.optimizer_grouped_parameters, 1.5-dev): which parameters it
+exempts from weight decay, made against the model and given to optreg's planner as a `param_groups` rule.
+
+get_optimizer_grouped_parameters(model, weight_decay):
+- with the model's `no_weight_decay()` names or `no_weight_decay_keywords()` (substrings), exactly those are exempt;
+- otherwise every 1-D parameter and every name ending in `.bias`;
+- groups `decay` and `no_decay` in the order their first parameter comes; a quirk kept: once a no-decay parameter
+  has been seen the function's `weight_decay` is 0, so when one comes before the first decayed parameter the
+  `decay` group gets weight decay 0 too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+def _names(model: Any, method: str) -> set[str]:
+    fn = getattr(model, method, None)
+    return set(fn()) if callable(fn) else set()
+
+
+def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
+    """(the names MindFormers exempts from weight decay, whether the decay group keeps its weight decay)."""
+    skip, keywords = _names(model, "no_weight_decay"), _names(model, "no_weight_decay_keywords")
+    out, keeps, seen_exempt = [], True, False
+    decay_seen = False
+    for name, tensor in named:
+        if skip or keywords:
+            free = name in skip or any(k in name for k in keywords)
+        else:
+            free = tensor.dim() == 1 or name.endswith(".bias")
+        if free:
+            out.append(name)
+            seen_exempt = True
+        elif not decay_seen:
+            decay_seen = True
+            keeps = not seen_exempt
+    return out, keeps
+
+
+def plan_mindformers(experiment: Any, model: Any) -> Any:
+    """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
+    from optreg.config.experiment import plan_own
+    from optreg.config.formats import exact_pattern, source_notes
+    from optreg.dialects.mindspore.mindformers.format import _source_path
+
+    module = model if hasattr(model, "named_parameters") else None
+    named = list(model.named_parameters() if module is not None else model)
+    trainable = [(n, p) for n, p in named if getattr(p, "requires_grad", True)]
+    names, keeps = exempt(module, trainable)
+    section = dict(experiment.optimizer)
+    if names and len(names) < len(trainable):
+        section["param_groups"] = [{"params": [exact_pattern(n) for n in names], "weight_decay": 0.0}]
+        if not keeps:
+            section["weight_decay"] = 0.0
+    elif names:   # every parameter exempt: one group without weight decay
+        section["weight_decay"] = 0.0
+    plan = plan_own(dataclasses.replace(experiment, optimizer=section), module if module is not None else named)
+    plan.notes = source_notes(plan.notes, _source_path)
+    return plan

@@ -1,0 +1,71 @@
+"""MindFormers' optimizer types -> optreg's optimizer sections (MindFormers dev 2025 / 1.3-1.7, on MindSpore 2.10).
+
+MindFormers builds `optimizer: {type: ...}` through its registry: its own classes (AdamW, FusedAdamW, Came, and up to
+1.3 FP32StateAdamWeightDecay, FusedAdamWeightDecay) and every class of `mindspore.nn.optim`, with a few lower-case
+aliases. Each is translated to the optreg row with the same numerics:
+- AdamW (mindformers.core.optim.adamw, `use_fused: false`): p ← p(1 - lr·λ), then Adam with bias correction and
+  eps outside √(v/(1-β2^t)): torch's AdamW (mindspore_mint.AdamW), its state in float32;
+- AdamW with `use_fused: true` and FusedAdamW: mint's fused AdamW kernel (mindspore_mint.FusedAdamW);
+- FP32StateAdamWeightDecay / FusedAdamWeightDecay / `adamw` (1.3's alias): MindSpore's AdamWeightDecay (no bias
+  correction; the state in float32, which optreg keeps in the parameter's dtype);
+- a class of mindspore.nn.optim: the mindspore dialect's row of that name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from optreg.errors import ConfigError, ErrorItem, closest, show
+
+#: MindFormers type (or alias) -> (optreg dialect, optreg name, what is approximate or "")
+OWN_TYPES: dict[str, tuple[str, str, str]] = {
+    "AdamW": ("mindspore_mint", "AdamW", ""),
+    "FusedAdamW": ("mindspore_mint", "FusedAdamW", ""),
+    "FP32StateAdamWeightDecay": ("mindspore", "AdamWeightDecay",
+                                 "MindFormers keeps the moments in float32 for any parameter dtype; optreg keeps them "
+                                 "in the parameter's dtype (the same for float32 parameters)"),
+    "fp32_adamw": ("mindspore", "AdamWeightDecay", ""),
+    "FusedAdamWeightDecay": ("mindspore", "AdamWeightDecay",
+                             "MindFormers' fused kernel (P.AdamWeightDecay) casts the gradient to the parameter's "
+                             "dtype; the update is AdamWeightDecay's"),
+    "fused_adamw": ("mindspore", "AdamWeightDecay", ""),
+    "adamw": ("mindspore", "AdamWeightDecay", "MindFormers 1.3's alias of mindspore.nn.AdamWeightDecay"),
+    "adam": ("mindspore", "Adam", ""), "sgd": ("mindspore", "SGD", ""), "adagrad": ("mindspore", "Adagrad", ""),
+    "adafactor": ("mindspore", "AdaFactor", ""),
+}
+#: MindFormers' types that optreg does not build, and why
+UNSUPPORTED = {
+    "Came": "MindFormers' CAME (confidence-guided factored moments) is not an optreg optimizer",
+    "AdamWeightDecayX": "a research project's own optimizer (research/<model>/optim.py, registered by the project's "
+                        "code), not one of MindFormers' registry",
+}
+#: mindspore.nn.optim classes MindFormers registers under their own names
+NN_CLASSES = ("Adadelta", "AdaFactor", "Adagrad", "Adam", "AdaMax", "AdamOffload", "AdamWeightDecay", "ASGD", "FTRL",
+              "Lamb", "LARS", "LazyAdam", "Momentum", "ProximalAdagrad", "RMSProp", "Rprop", "SGD")
+
+
+def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[dict[str, Any], str]:
+    """(optreg's optimizer section, what is approximate or "") of `optimizer: {type: type_name, **options}`."""
+    if not isinstance(type_name, str):
+        raise ConfigError(f"expected an optimizer type name, got {show(type_name)}", path)
+    if type_name in UNSUPPORTED:
+        raise ConfigError(f"{type_name}: {UNSUPPORTED[type_name]}", path)
+    options = dict(options)
+    if "auto_register" in options:
+        raise ConfigError(f"auto_register imports {show(options['auto_register'])}, a project's own class; optreg reads "
+                          f"no code", f"{path.rsplit('.', 1)[0]}.auto_register")
+    if type_name == "AdamW" and "use_fused" in options:
+        fused = options.pop("use_fused")
+        if not isinstance(fused, bool):
+            raise ConfigError(f"must be true or false, got {show(fused)}", f"{path.rsplit('.', 1)[0]}.use_fused")
+        type_name = "FusedAdamW" if fused else type_name
+    if type_name in OWN_TYPES:
+        dialect, name, why = OWN_TYPES[type_name]
+    elif type_name in NN_CLASSES:
+        dialect, name, why = "mindspore", type_name, ""
+    else:
+        known = [*OWN_TYPES, *NN_CLASSES, *UNSUPPORTED]
+        raise ConfigError([ErrorItem(path, f"unknown MindFormers optimizer type {show(type_name)}; MindFormers "
+                                           f"registers {', '.join(sorted(set(known)))}", None,
+                                     closest(type_name, known))])
+    return {"name": name, "dialect": dialect, **options}, why

@@ -1,0 +1,298 @@
+"""LiBai configs (OneFlow's model suite) as a config format: what LiBai's DefaultTrainer builds from `optim` and
+`train` (LiBai main, 2023: libai/optim/build.py, libai/scheduler/lr_scheduler.py, libai/engine/default.py).
+
+A LazyConfig `.py` file is read with `ast` (`lazy.py`), never executed; the same config saved as YAML (LiBai's
+`config.yaml`, `_target_:` strings) is read from the mapping. Translated into optreg's own form in the oneflow
+dialect:
+- `optim = LazyCall(flow.optim.X)(params=LazyCall(get_default_optimizer_params)(...), **options)` -> oneflow.X with
+  the options; `clip_grad_max_norm` / `clip_grad_norm_type` go to every group (OneFlow's per-group clip_grad());
+  the groups are get_default_optimizer_params' (`groups.py`);
+- `train.scheduler = LazyCall(WarmupXxxLR)(...)` -> OneFlow's WarmupLR around the scheduler LiBai's function builds
+  (CosineDecayLR, CosineAnnealingLR, StepLR, MultiStepLR, ExponentialLR, PolynomialLR), with max_iter = the run
+  length and warmup_iter = ceil(train_iter · warmup_ratio), as DefaultTrainer.auto_scale_hyperparams sets them
+  (milestones are ratios of the run); a warmup of 0 is the scheduler alone, as LiBai returns it;
+- the run length: train.train_iter, or max(train_iter, train_epoch × iterations per epoch) with `train.train_epoch`
+  (iterations per epoch are the dataset's: `build(..., steps_per_epoch=)`; the scheduler is then translated when the
+  experiment is planned).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+from optreg.config.formats import KeyUse, translated
+from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
+
+SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
+    "WarmupCosineLR": ("CosineDecayLR", {"alpha": "alpha"}, {"alpha": 0.0}),
+    "WarmupCosineAnnealingLR": ("CosineAnnealingLR", {"eta_min": "eta_min"}, {"eta_min": 0.0}),
+    "WarmupStepLR": ("StepLR", {"step_size": "step_size", "gamma": "gamma"}, {"gamma": 0.1}),
+    "WarmupMultiStepLR": ("MultiStepLR", {"milestones": "milestones", "gamma": "gamma"}, {"gamma": 0.1}),
+    "WarmupExponentialLR": ("ExponentialLR", {"gamma": "gamma"}, {}),
+    "WarmupPolynomialLR": ("PolynomialLR", {"end_learning_rate": "end_learning_rate", "power": "power",
+                                            "cycle": "cycle"}, {"end_learning_rate": 0.0001, "power": 1.0}),
+}
+LENGTH = {"CosineDecayLR": "decay_steps", "CosineAnnealingLR": "T_max", "PolynomialLR": "decay_batch"}
+WARMUP_KEYS = ("warmup_factor", "warmup_method")
+GROUPING = "get_default_optimizer_params"
+GROUP_KEYS = ("weight_decay_norm", "weight_decay_bias", "clip_grad_max_norm", "clip_grad_norm_type", "overrides",
+              "base_lr", "weight_decay")
+TRAINER = {"train_micro_batch_size": "batch size", "global_batch_size": "batch size", "num_accumulation_steps":
+           "gradient accumulation", "amp": "mixed precision", "output_dir": "output", "checkpointer": "checkpoints",
+           "evaluation": "evaluation", "dist": "parallelism", "zero_optimization": "ZeRO", "log_period": "logging",
+           "seed": "seeding", "start_iter": "resuming", "load_weight": "resuming"}
+
+
+def _target(value: Any) -> str | None:
+    return value.get("_target_") if isinstance(value, Mapping) else None
+
+
+def _name(target: Any) -> str:
+    return str(target).rsplit(".", 1)[-1]
+
+
+def _not_read(value: Any, path: str, errors: Collector) -> bool:
+    from optreg.dialects.oneflow.libai.lazy import NotRead
+
+    if isinstance(value, NotRead):
+        errors.add(path, f"not read: {value}")
+        return True
+    if isinstance(value, Mapping):
+        return any([_not_read(v, join_path(path, str(k)), errors) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return any([_not_read(v, join_path(path, i), errors) for i, v in enumerate(value)])
+    return False
+
+
+class LiBaiFormat:
+    """A LiBai config: `optim` (LazyCall of a oneflow.optim class) and `train` (train_iter, scheduler)."""
+
+    name = "libai"
+    doc = "LiBai (OneFlow's model suite) LazyConfig: optim = LazyCall(flow.optim.X)(...), train.scheduler"
+    signature = "optim._target_"
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        from optreg.config.formats import has
+
+        return has(data, "optim._target_")
+
+    def sections(self, data: Mapping[str, Any]) -> list[Any]:
+        return [k for k in ("optim", "train") if k in data]
+
+    def read_python(self, text: str, name: str, path: Any) -> tuple[Any, Any] | None:
+        """A LiBai LazyConfig file -> ({"optim":, "train":}, its positions); None when it neither uses LazyCall nor
+        imports from libai."""
+        import ast
+
+        from optreg.dialects.oneflow.libai.lazy import Marks, Reader, parse
+
+        tree = parse(text, name)
+        if not any(isinstance(n, ast.Name) and n.id == "LazyCall" or isinstance(n, ast.ImportFrom) and (
+                (n.module or "").split(".")[0] == "libai" or any(a.name == "LazyCall" for a in n.names))
+                for n in ast.walk(tree)):
+            return None   # not a LiBai LazyConfig: no LazyCall, nothing from libai
+        reader = Reader()
+        reader.marks = Marks(name)
+        file = Path(path) if path is not None else Path(name)
+        module = reader.read(text, file.resolve() if path is not None else file)
+        data = {k: module.env[k] for k in ("optim", "train") if k in module.env}
+        errors = Collector()
+        if "optim" not in data:
+            errors.add("optim", "required: a LiBai config binds optim (LazyCall(flow.optim.X)(...))")
+        for key, value in data.items():
+            if not isinstance(value, Mapping):
+                _not_read(value, key, errors)
+        if errors:
+            raise ConfigError(errors.items).located(reader.marks)
+        return data, reader.marks
+
+    def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
+        """The translation (see the module doc). With train_epoch the run needs the dataset's iterations per
+        epoch (`build(steps_per_epoch=)`), so the scheduler is translated when the experiment is planned."""
+        from functools import partial
+
+        from optreg.config.run import RunLength
+        from optreg.dialects.oneflow.libai.groups import plan_libai
+
+        errors = Collector()
+        report: list[KeyUse] = []
+        libai_train = data.get("train") or {}
+        if not isinstance(libai_train, Mapping):
+            errors.add("train", f"expected a mapping, got {show(libai_train)}")
+            libai_train = {}
+        length = _run_length(libai_train, report, errors)
+        grouping: dict[str, Any] = {}
+        optimizer = _optimizer(data.get("optim"), grouping, report, errors)
+        iters, epochs = length or (None, 0)
+        scheduler = _scheduler(libai_train, iters, report, errors) if iters and not epochs else None
+        own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer}
+        if scheduler is not None:
+            own["scheduler"] = scheduler
+        if iters and not epochs:
+            own["train"] = {"steps": iters}
+        experiment = translated(own, errors, source, _source_path)
+        steps = (iters, "train.train_iter") if iters and not epochs else None
+        deferred = dict(libai_train) if epochs else None
+        return dataclasses.replace(experiment, source=source, report=report, format_steps=steps,
+                                   planner=partial(plan_libai, epochs=(deferred, iters, epochs), **grouping),
+                                   run=RunLength(*steps[:1], None, steps[1]) if steps else RunLength())
+
+
+def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None) -> dict | None:
+    """The scheduler section of a config with train_epoch, for a dataset of `per_epoch` iterations per epoch:
+    LiBai's run is max(train_epoch × per_epoch, train_iter)."""
+    if per_epoch is None:
+        raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
+                          f"dataset: give them as build(..., steps_per_epoch=)",
+                          "train.train_epoch")
+    errors = Collector()
+    scheduler = _scheduler(train, max(epochs * per_epoch, iters), [], errors)
+    errors.raise_if_any()
+    return scheduler
+
+
+def _source_path(path: str) -> str:
+    head, _, rest = path.partition(".")
+    if head == "scheduler":
+        return join_path("train.scheduler", rest) if rest and rest != "name" else "train.scheduler"
+    if head == "optimizer":
+        return "optim._target_" if rest == "name" else join_path("optim", rest) if rest else "optim"
+    return path
+
+
+def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        errors.add(path, f"must be an integer >= {low}, got {show(value)}")
+        return None
+    return value
+
+
+def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tuple[int, int] | None:
+    """(train_iter, train_epoch): LiBai's run is max(ceil(len(dataset)·train_epoch/global_batch), train_iter)
+    (DefaultTrainer.auto_scale_hyperparams)."""
+    if _not_read({k: train.get(k) for k in ("train_iter", "train_epoch", "warmup_ratio")}, "train", errors):
+        return None
+    iters = _int(train.get("train_iter", 0), "train.train_iter", errors)
+    epochs = _int(train.get("train_epoch", 0), "train.train_epoch", errors)
+    if iters is None or epochs is None:
+        return None
+    for key in train:
+        if key in ("train_iter", "train_epoch", "warmup_ratio", "scheduler"):
+            why = "the run length" if key != "scheduler" else ""
+            if key == "train_epoch" and epochs:
+                report.append(KeyUse("train.train_epoch", "approximate", "train_epoch × build(steps_per_epoch=): "
+                                     "LiBai rounds len(dataset) · train_epoch / global_batch_size up"))
+                continue
+            report.append(KeyUse(join_path("train", key), "exact", why))
+        else:
+            report.append(KeyUse(join_path("train", key), "trainer", TRAINER.get(key, "LiBai's trainer")))
+    if iters < 1 and not epochs:
+        errors.add("train.train_iter", "required: the run length (train_iter >= 1, or train_epoch)")
+        return None
+    return iters, epochs
+
+
+def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> dict[str, Any] | None:
+    """`optim` -> optreg's optimizer section in the oneflow dialect; `grouping` gets get_default_optimizer_params'
+    weight_decay_norm, weight_decay_bias and overrides."""
+    target = _target(optim)
+    if target is None:
+        errors.add("optim", f"expected LazyCall(flow.optim.X)(...), got {show(optim)}")
+        return None
+    if _not_read(optim, "optim", errors):
+        return None
+    if not str(target).startswith("oneflow.optim."):
+        errors.add("optim._target_", f"LiBai's optimizer is a oneflow.optim class; {target} is not one "
+                                     f"(optreg builds oneflow.optim's)")
+        return None
+    section: dict[str, Any] = {"name": _name(target), "dialect": "oneflow"}
+    report.append(KeyUse("optim._target_", "exact", f"oneflow.{_name(target)}"))
+    for key, value in optim.items():
+        if key in ("_target_", "params"):
+            continue
+        section[key] = value
+        report.append(KeyUse(join_path("optim", key), "exact"))
+    params = optim.get("params")
+    if params is not None:
+        if _target(params) is None or _name(_target(params)) != GROUPING:
+            errors.add("optim.params._target_" if _target(params) else "optim.params",
+                       f"LiBai's parameters come from LazyCall({GROUPING})(...); got {show(_target(params) or params)}"
+                       f" (a project's own grouping function is code optreg does not read)")
+            return None
+        group = {k: v for k, v in params.items() if k != "_target_"}
+        unknown = [k for k in group if k not in GROUP_KEYS and k != "model"]
+        for key in unknown:
+            errors.add(join_path("optim.params", key), f"not an argument of {GROUPING}",
+                       closest(key, list(GROUP_KEYS)))
+        if group.get("clip_grad_max_norm") is not None and group.get("clip_grad_norm_type") is not None:
+            grouping["clip"] = {k: group[k] for k in ("clip_grad_max_norm", "clip_grad_norm_type")}
+        for key in ("base_lr", "weight_decay"):
+            if group.get(key) is not None:
+                section["lr" if key == "base_lr" else key] = group[key]
+        grouping.update({k: group.get(k) for k in ("weight_decay_norm", "weight_decay_bias", "overrides")})
+        for key in group:
+            if key in GROUP_KEYS:
+                report.append(KeyUse(join_path("optim.params", key), "exact",
+                                     "per-group clip_grad (OneFlow's optimizer.clip_grad())" if "clip" in key else ""))
+    return section
+
+
+def _scheduler(train: Mapping[str, Any], steps: int, report: list, errors: Collector) -> dict[str, Any] | None:
+    """`train.scheduler` -> OneFlow's WarmupLR around the scheduler LiBai's function builds."""
+    raw = train.get("scheduler")
+    if raw is None:
+        return None
+    target = _target(raw)
+    if target is None or _name(target) not in SCHEDULERS:
+        errors.add("train.scheduler", f"expected LazyCall(<LiBai scheduler>)(...) of {', '.join(SCHEDULERS)}, got "
+                                      f"{show(target or raw)}", closest(_name(target), list(SCHEDULERS))
+                   if target else None)
+        return None
+    if _not_read(raw, "train.scheduler", errors):
+        return None
+    name, mapping, defaults = SCHEDULERS[_name(target)]
+    ratio = train.get("warmup_ratio", 0) or 0
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
+        errors.add("train.warmup_ratio", f"must be a number in [0, 1), got {show(ratio)}")
+        return None
+    warmup = math.ceil(steps * ratio)
+    args = {k: v for k, v in raw.items() if k != "_target_"}
+    for key in ("max_iter", "warmup_iter"):
+        if key in args:   # DefaultTrainer overwrites them
+            report.append(KeyUse(join_path("train.scheduler", key), "exact", "set by LiBai's trainer from the run"))
+            args.pop(key)
+    inner: dict[str, Any] = {"name": name}
+    for key in list(args):
+        if key in mapping:
+            inner[mapping[key]] = args.pop(key)
+            report.append(KeyUse(join_path("train.scheduler", key), "exact"))
+    for key, value in defaults.items():
+        inner.setdefault(mapping[key], value)
+    if name in LENGTH:
+        inner[LENGTH[name]] = steps
+    if name == "MultiStepLR" and "milestones" in inner:
+        ms = inner["milestones"]
+        if not isinstance(ms, (list, tuple)) or not all(isinstance(m, (int, float)) and 0 <= m < 1 for m in ms):
+            errors.add("train.scheduler.milestones", f"LiBai reads milestones as ratios of the run in [0, 1), got "
+                                                     f"{show(ms)}")
+            return None
+        inner["milestones"] = [int(m * steps) for m in ms]
+    warm = {k: args.pop(k) for k in WARMUP_KEYS if k in args}
+    for key in args:
+        errors.add(join_path("train.scheduler", key), f"not an argument of LiBai's {_name(target)}",
+                   closest(key, [*mapping, *WARMUP_KEYS, "max_iter", "warmup_iter"]))
+    if "warmup_factor" not in warm:
+        errors.add("train.scheduler.warmup_factor", f"required: LiBai's {_name(target)} takes warmup_factor")
+        return None
+    for key in warm:
+        report.append(KeyUse(join_path("train.scheduler", key), "exact"))
+    if warmup == 0:   # LiBai returns the scheduler alone
+        return inner
+    return {"name": "WarmupLR", "scheduler": inner, "warmup_factor": warm["warmup_factor"], "warmup_iters": warmup,
+            "warmup_method": warm.get("warmup_method", "linear")}
+
+
+FORMAT = LiBaiFormat()

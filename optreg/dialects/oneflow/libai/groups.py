@@ -1,0 +1,73 @@
+"""LiBai's parameter groups (libai.optim.get_default_optimizer_params, LiBai main 2023), made against the model and
+given to optreg's planner as `param_groups` rules.
+
+Each parameter (each once, frozen ones left out) gets the optimizer's options, then weight_decay_norm when its
+module is a normalisation layer (LiBai's LayerNorm, OneFlow's BatchNorm*, GroupNorm, InstanceNorm*, matched by class
+name, so torch's classes of those names count; LiBai's RMSLayerNorm is not in its list and does not),
+then weight_decay_bias when its own name is `bias`, then `overrides[its own name]`; parameters with the same options
+share a group (reduce_param_groups).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+NORMS = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+         "InstanceNorm3d", "FusedBatchNorm1d", "FusedBatchNorm2d", "FusedBatchNorm3d")
+
+
+def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
+                          overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, dict]]:
+    """[(parameter name, the options LiBai gives it beyond the optimizer's)] in the model's module order."""
+    out, seen = [], set()
+    overrides = dict(overrides or {})
+    if weight_decay_bias is not None:
+        overrides["bias"] = {**overrides.get("bias", {}), "weight_decay": weight_decay_bias}
+    for prefix, module in model.named_modules():
+        for local, tensor in module.named_parameters(recurse=False):
+            if not tensor.requires_grad or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            options: dict[str, Any] = {}
+            if type(module).__name__ in NORMS and weight_decay_norm is not None:
+                options["weight_decay"] = weight_decay_norm
+            options.update(overrides.get(local, {}))
+            out.append((f"{prefix}.{local}" if prefix else local, options))
+    return out
+
+
+def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
+               overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0)) -> Any:
+    """optreg's plan of a LiBai experiment: one param_groups rule per set of options LiBai gives (every parameter's
+    with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry); with
+    train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler for the run."""
+    from optreg.config.experiment import plan_own
+    from optreg.config.formats import exact_pattern, source_notes
+    from optreg.dialects.oneflow.libai.format import _source_path
+    from optreg.errors import ConfigError
+
+    if not hasattr(model, "named_modules"):
+        raise ConfigError("LiBai groups parameters by their modules (norm layers, biases): pass the model itself",
+                          "optim.params")
+    rules: dict[tuple, list[str]] = {}
+    for name, options in options_per_parameter(model, weight_decay_norm, weight_decay_bias, overrides):
+        if options or clip:
+            rules.setdefault(tuple(sorted(options.items())), []).append(exact_pattern(name))
+    section = dict(experiment.optimizer)
+    if rules:
+        section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
+    changes: dict[str, Any] = {"optimizer": section}
+    train, iters, count = epochs
+    if train is not None:   # LiBai's run: max(train_epoch × iterations per epoch, train_iter)
+        from optreg.config.run import RunLength
+        from optreg.dialects.oneflow.libai.format import schedule_for_run
+
+        per_epoch = experiment.run.steps_per_epoch
+        changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch)
+        changes["run"] = RunLength(max(count * per_epoch, iters), per_epoch,
+                                   "max(train.train_epoch × steps_per_epoch, train.train_iter)")
+    plan = plan_own(dataclasses.replace(experiment, **changes), model)
+    plan.run = changes.get("run", plan.run)
+    plan.notes = source_notes(plan.notes, _source_path)
+    return plan

@@ -1,0 +1,146 @@
+"""The MindFormers format: a run config translated into optreg's own form, MindFormers' run length, groups and
+schedules (formulas from mindformers/core/lr/lr_schedule.py), and its refusals at the file's positions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import optreg
+from optreg.config.experiment import load_config
+from optreg.errors import ConfigError
+
+BASE = """\
+runner_config:
+  epochs: 2
+  batch_size: 4
+  sink_mode: True
+  sink_size: 2
+optimizer:
+  type: {opt}
+  beta1: 0.9
+  beta2: 0.95
+  eps: 1.e-8
+  weight_decay: 0.1
+  learning_rate: 1.e-5
+lr_schedule:
+  type: {lr}
+  learning_rate: 2.e-5
+  lr_end: 1.e-6
+  warmup_ratio: 0.1
+  total_steps: -1
+runner_wrapper:
+  type: MFTrainOneStepCell
+  use_clip_grad: True
+train:
+  steps_per_epoch: 25
+"""
+
+
+class Net(torch.nn.Module):
+    def __init__(self, norm_first: bool = False):
+        super().__init__()
+        if norm_first:
+            self.norm0 = torch.nn.LayerNorm(4)
+        self.embed = torch.nn.Embedding(10, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.norm = torch.nn.LayerNorm(4)
+
+
+def test_translates_to_optreg_form_with_the_run_length():
+    e = load_config(BASE.format(opt="FP32StateAdamWeightDecay", lr="CosineWithWarmUpLR"))
+    assert e.format == "mindformers" and e.dialect == "mindspore"
+    assert e.optimizer == {"name": "AdamWeightDecay", "dialect": "mindspore", "beta1": 0.9, "beta2": 0.95,
+                           "eps": 1e-8, "weight_decay": 0.1}
+    # sink mode: int(25 / 2 * 2) * 2 = 50 steps (MindFormers' check_runner_config, then epochs × sink_size)
+    assert e.scheduler["total_steps"] == 50 and e.run.steps == 50
+    assert e.clip.max_norm == 1.0
+    verdicts = {k.path: k.verdict for k in e.report}
+    assert verdicts["optimizer.type"] == "approximate" and verdicts["runner_config.batch_size"] == "trainer"
+
+
+def test_cosine_with_warmup_values_follow_mindformers_formula():
+    b = optreg.build(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR"), Net())
+    lrs = []
+    for _ in range(50):
+        lrs.append(b.optimizer.param_groups[0]["lr"])
+        b.optimizer.step()
+        b.scheduler.step()
+    w, total = int(50 * 0.1), 50
+    for t, lr in enumerate(lrs):
+        want = 2e-5 * t / w if t < w else \
+            1e-6 + (2e-5 - 1e-6) * max(0.0, 0.5 * (1 + math.cos(math.pi * (t - w) / (total - w))))
+        assert lr == pytest.approx(want, rel=1e-12, abs=1e-18)
+
+
+def _decayed(optimizer, model):
+    names = {id(p): n for n, p in model.named_parameters()}
+    return {names[id(p)] for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+
+
+def test_groups_exempt_1d_and_bias_and_keep_the_weight_decay_leak():
+    net = Net()
+    b = optreg.build(BASE.format(opt="AdamW", lr="CosineWithWarmUpLR"), net)
+    decay = _decayed(b.optimizer, net)
+    assert decay == {"embed.weight", "proj.weight"}
+    # a 1-D parameter before the first decayed one: MindFormers' loop has set weight_decay to 0 already
+    b = optreg.build(BASE.format(opt="AdamW", lr="CosineWithWarmUpLR"), Net(norm_first=True))
+    assert all(g["weight_decay"] == 0.0 for g in b.optimizer.param_groups)
+
+
+def test_adamw_is_torch_adamw_and_use_fused_the_fused_kernel():
+    e = load_config(BASE.format(opt="AdamW", lr="cosine"))
+    assert (e.optimizer["dialect"], e.optimizer["name"], e.scheduler["name"]) == \
+        ("mindspore_mint", "AdamW", "CosineWithWarmUpLR")
+    e = load_config(BASE.format(opt="AdamW", lr="cosine").replace("  beta1: 0.9\n", "  use_fused: True\n"))
+    assert e.optimizer["name"] == "FusedAdamW"
+
+
+@pytest.mark.parametrize("opt, lr, path, line, words", [
+    ("Came", "CosineWithWarmUpLR", "optimizer.type", 7, "CAME"),
+    ("AdamWeightDecay", "CosineWithWarmupLR", "lr_schedule.type", 14, "did you mean 'CosineWithWarmUpLR'"),
+    ("Adamw", "CosineWithWarmUpLR", "optimizer.type", 7, "did you mean"),
+])
+def test_unsupported_and_unknown_types_are_located_errors(opt, lr, path, line, words):
+    with pytest.raises(ConfigError) as exc:
+        load_config(BASE.format(opt=opt, lr=lr))
+    (item,) = exc.value.errors
+    assert item.path == path and item.location.line == line and words in str(exc.value)
+
+
+def test_total_steps_minus_one_needs_the_dataset_size():
+    with pytest.raises(ConfigError) as exc:
+        load_config(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("  steps_per_epoch: 25\n",
+                                                                                          "  seed: 1\n"))
+    assert exc.value.errors[0].path == "lr_schedule.total_steps" and "steps_per_epoch" in str(exc.value)
+
+
+def test_option_errors_carry_the_mindformers_paths():
+    with pytest.raises(ConfigError) as exc:
+        load_config(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("warmup_ratio: 0.1",
+                                                                                          "warmup_ratio: 1.5"))
+    assert [e.path for e in exc.value.errors] == ["lr_schedule.warmup_ratio"]
+    assert exc.value.errors[0].location.line == 17
+
+
+def test_keys_mindformers_ignores_are_dropped_and_its_near_misses_refused():
+    config = {"optimizer": {"type": "AdamW"}, "runner_config": {},
+              "lr_schedule": {"type": "CosineAnnealingLR", "base_lr": 1e-3, "t_max": 50, "total_steps": -1}}
+    e = optreg.config.experiment.validate_experiment(config)
+    assert e.scheduler == {"name": "CosineAnnealingLR", "base_lr": 1e-3, "t_max": 50}
+    assert "ignored" in next(k.why for k in e.report if k.path == "lr_schedule.total_steps")
+    config["lr_schedule"]["eta_mn"] = 0.0
+    with pytest.raises(ConfigError) as exc:
+        optreg.config.experiment.validate_experiment(config)
+    assert [(e.path, e.suggestion) for e in exc.value.errors] == [("lr_schedule.eta_mn", "eta_min")]
+
+
+def test_lr_scale_multiplies_by_devices_and_batch_over_the_factor():
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR") + \
+        "lr_scale: True\nlr_scale_factor: 256\nparallel_config: {data_parallel: 2, model_parallel: 4}\n"
+    e = load_config(text)
+    # BaseTrainer.learning_rate_scale: lr × devices × per-device batch size / lr_scale_factor = 2e-5 × 2·4 × 4 / 256
+    assert e.scheduler["learning_rate"] == pytest.approx(2e-5 * 8 * 4 / 256)
+    assert next(k for k in e.report if k.path == "lr_scale").verdict == "approximate"
