@@ -208,9 +208,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     experiment = _load(args.config, [], args.format).with_run(args.steps)
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg and scheduler
-    # windows: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own form cannot say it
-    if getattr(experiment.planner, "keeps", False) or experiment.modelzoo is not None:
-        kept = [use.path for use in experiment.report if "planner" in use.why] or [f"the whole {experiment.format} file"]
+    # windows, MindFormers' and LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its
+    # own planner): optreg's own form cannot say it
+    keeps = getattr(experiment.planner, "keeps", None)   # True, or the source keys the planner keeps
+    if keeps or experiment.modelzoo is not None:
+        kept = list(keeps) if isinstance(keeps, tuple) else [
+            use.path for use in experiment.report if "planner" in use.why] or [f"the whole {experiment.format} file"]
         raise ConfigError(f"{Path(args.config).name} cannot be written in optreg's own form: the {experiment.format} "
                           f"reader plans {', '.join(kept)} against the model itself; use the file as it is "
                           f"(optreg validate / run / build read it in its format)")

@@ -112,10 +112,14 @@ def test_an_own_file_converts_to_itself(tmp_path, capsys):
     ("examples/mmengine/swin_adamw.yaml", "the mmengine reader plans optim_wrapper.paramwise_cfg.norm_decay_mult, "
                                           "optim_wrapper.paramwise_cfg.bias_decay_mult"),
     ("examples/cerebras/trainer_llama.yaml", "the modelzoo reader plans the whole modelzoo file"),
+    ("examples/mindformers/finetune.yaml", "the mindformers reader plans optimizer.weight_decay (MindFormers' "
+                                           "parameter groups)"),
+    ("examples/libai/vit_finetune.py", "the libai reader plans optim.params (get_default_optimizer_params' groups)"),
 ])
 def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, capsys):
     """No key of the source is dropped: what a reader keeps to plan against the model (MMEngine's per-parameter
-    rules and scheduler windows) cannot be written in optreg's own form, so convert refuses and says what."""
+    rules and scheduler windows, MindFormers' and LiBai's weight-decay groups, a whole Model Zoo file) cannot be
+    written in optreg's own form, so convert refuses and says what."""
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / source

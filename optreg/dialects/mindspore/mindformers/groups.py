@@ -59,3 +59,7 @@ def plan_mindformers(experiment: Any, model: Any) -> Any:
     plan = plan_own(dataclasses.replace(experiment, optimizer=section), module if module is not None else named)
     plan.notes = source_notes(plan.notes, _source_path)
     return plan
+
+
+#: what the planner decides against the model, which optreg's own form cannot say (`optreg convert` refuses)
+plan_mindformers.keeps = ("optimizer.weight_decay (MindFormers' parameter groups)",)

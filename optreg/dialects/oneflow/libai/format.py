@@ -136,8 +136,9 @@ class LiBaiFormat:
         experiment = translated(own, errors, source, _source_path)
         steps = (iters, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
-        return dataclasses.replace(experiment, source=source, report=report, format_steps=steps,
-                                   planner=partial(plan_libai, epochs=(deferred, iters, epochs), **grouping),
+        planner = partial(plan_libai, epochs=(deferred, iters, epochs), **grouping)
+        planner.keeps = ("optim.params (get_default_optimizer_params' groups)",)   # optreg convert refuses
+        return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
                                    run=RunLength(*steps[:1], None, steps[1]) if steps else RunLength())
 
 
