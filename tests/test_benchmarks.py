@@ -69,3 +69,11 @@ def test_gpu_benchmark_quick_run_on_the_cpu(monkeypatch):
     assert errors.pop("eager") == 0.0
     assert errors.pop("contiguous, bfloat16") < 4 * 2 ** -8 and errors.pop("contiguous, int8") < 4 * 2 ** -4
     assert max(errors.values()) < 1e-3
+
+
+def test_first_step_benchmark_quick_run(monkeypatch):
+    bench = _load("bench_first_step", monkeypatch)
+    text = bench.main(["--quick", "--only", "oneflow.AdamW", "--modes", "background"])
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| oneflow.AdamW")]
+    assert [r[1] for r in rows] == ["per tensor", "contiguous"]
+    assert all(float(r[2]) > 0 and float(r[3].strip(" |")) > 0 for r in rows)
