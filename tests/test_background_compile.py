@@ -175,3 +175,28 @@ def test_a_contiguous_group_steps_eager_until_its_compile_is_ready(case, held):
     assert counters["stats"]["unique_graphs"] == graphs   # compiled for these very buffers: nothing traced here
     worst = max(_relative(a.detach(), b.detach()) for a, b in zip(model.parameters(), eager_model.parameters()))
     assert 0 < worst <= 1e-6
+
+
+def test_a_script_that_ends_while_a_compile_runs_waits_for_it_and_exits_cleanly(tmp_path):
+    """The compile thread is a daemon; stopped inside the compiler's C++ at exit it aborts the process ("terminate
+    called without an active exception", seen with 25M parameters): the exit waits for the compile in flight. Here
+    the compile is held for a second after the script's last line; a check registered before optreg's own exit
+    hook runs after it (atexit's order) and sees the compile over (Inductor, which cannot start a compile once the
+    interpreter is shutting down, ends it with an error nobody reads: no step will run)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import atexit, time, torch, optreg\n"
+            "import optreg.stages.execute as execute\n"
+            "execute.hold = lambda: time.sleep(1)\n"
+            "atexit.register(lambda: print('done at exit:', all(t.done.is_set() for t in execute._STARTED)))\n"
+            "params = [torch.nn.Parameter(torch.randn(64)) for _ in range(3)]\n"
+            "opt = optreg.configure_optimizer('oneflow.AdamW', params, lr=1e-3, fused=True)\n"
+            "for p in params:\n    p.grad = torch.randn_like(p)\n"
+            "opt.step()\n"
+            "print('stepped')\n")
+    env = {**os.environ, "OPTREG_COMPILE": "background", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["stepped", "done", "at", "exit:", "True"], out.stdout

@@ -138,6 +138,8 @@ _STARTED: list["Compile"] = []
 #: after this long instead of the default 5 ms, which a step of a thousand kernels would wait for each time
 SWITCH = 2e-4
 _SWITCH_SAVED: list[float] = []
+#: set at interpreter exit: the compile in flight finishes, the queued ones are dropped (`_at_exit`)
+_CLOSING = threading.Event()
 
 
 class Compile:
@@ -172,8 +174,11 @@ class Compile:
                     sys.setswitchinterval(min(SWITCH, _SWITCH_SAVED[0]))
                 _QUEUE.put(self)
             if not _WORKER:
+                import atexit
+
                 _WORKER.append(threading.Thread(target=_compile_loop, name="optreg-compile", daemon=True))
                 _WORKER[0].start()
+                atexit.register(_at_exit)
         elif not self.said and time.perf_counter() - self.started > SLOW:
             self.said = True
             warnings.warn(f"optreg: compiling {self.what} with torch.compile in the background "
@@ -200,9 +205,22 @@ def wait_compiles(timeout: float | None = None) -> bool:
     return True
 
 
+def _at_exit() -> None:
+    """At interpreter exit: let the compile in flight finish and drop the queued ones. A daemon thread stopped
+    inside the compiler's C++ aborts the process ("terminate called without an active exception"), so a script
+    that ends while a compile runs waits for that one compile instead."""
+    _CLOSING.set()
+    for task in list(_STARTED):
+        task.done.wait()
+
+
 def _compile_loop() -> None:
     while True:
         task = _QUEUE.get()
+        if _CLOSING.is_set():   # exiting: nothing will step with it
+            task.job = None
+            task.done.set()
+            continue
         try:
             hold()
             with torch.no_grad(), _shape_settings():
