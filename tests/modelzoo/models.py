@@ -47,7 +47,7 @@ FAMILY_OF = {
     "gpt2": "gpt", "gpt3": "gpt", "gptj": "gpt", "gpt_neox": "gpt", "llama": "gpt", "mistral": "gpt",
     "falcon": "gpt", "bloom": "gpt", "btlm": "gpt", "dpo": "gpt", "jais": "gpt", "mixtral": "moe",
     "bert": "bert", "esm2": "esm2", "t5": "t5", "vision_transformer": "vit", "vit": "vit",
-    "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist",
+    "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist", "gemma2": "gpt", "transformer": "t5",
 }
 
 GPT_DEFAULTS = {"norm_type": "layernorm", "position_embedding_type": "learned", "share_embedding_weights": True,
