@@ -28,8 +28,17 @@ following the path of
    with the very pydantic annotations `construct_trainer_config` builds for those two fields (the
    rest of the config - model, data, callbacks - is not validated: it does not reach the optimizer);
 3. the stand-in model of tests/modelzoo/models.py is built with Model Zoo's RMSNorm class for
-   `norm_type: rmsnorm` (Model Zoo recognises its own RMSNorm as a normalisation module) and its
-   `lr_adjustment_groups` turned into Model Zoo's LRAdjustmentGroup objects;
+   `norm_type: rmsnorm` (Model Zoo recognises its own RMSNorm as a normalisation module) and given
+   the `lr_adjustment_groups` (LRAdjustmentGroup objects, muP scales set) of Model Zoo's own model
+   for the config: the registered class of `model.name` (or of the older `model_name`, as Model Zoo
+   2.10 reads it; for a legacy params file that names no model, the model directory of its
+   provenance line) built from the `model:` section (the
+   converted one, for a legacy file) on the meta device, so that no weights are allocated. Model
+   keys Model Zoo 2.10 refuses as unknown (`extra_forbidden`: precision keys of older releases) are
+   dropped and the build retried; they do not reach the muP scales. A model class that carries no
+   groups, or a section Model Zoo 2.10 cannot build a model from (a release-1.x T5 without
+   max_position_embeddings), leaves the stand-in without them (Model Zoo's default groups apply;
+   the fixture says why). Warnings of the model's construction are not recorded;
 4. `common.optim_utils.configure_param_groups(model, optimizer_config.dict())`, then
    `optimizer_config(params=groups)`, then each scheduler config called with the optimizer and
    wrapped in ScalePerParamLR when it is an LR scheduler, not already a ScalePerParamLR, and some
@@ -67,8 +76,8 @@ sys.modules["cerebras.modelzoo.trainer.extensions"] = types.ModuleType("cerebras
 cstorch.backend("CPU")
 
 from cerebras.modelzoo.common.optim_utils import configure_param_groups  # noqa: E402
-from cerebras.modelzoo.common.utils.model.mup_utils import LRAdjustmentGroup  # noqa: E402
 from cerebras.modelzoo.layers import RMSNorm as ModelZooRMSNorm  # noqa: E402
+from cerebras.modelzoo.registry import registry  # noqa: E402
 from cerebras.modelzoo.trainer.utils import convert_legacy_params_to_trainer_params, is_legacy_params  # noqa: E402
 from cerebras.modelzoo.trainer.validate import construct_trainer_config  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
@@ -120,6 +129,39 @@ def f32(values: np.ndarray) -> list:
 
 def error(stage: str, exc: BaseException) -> dict:
     return {"stage": stage, "type": type(exc).__name__, "message": str(exc)[:4000]}
+
+
+def model_groups(init: dict, provenance: str) -> tuple[dict | None, dict]:
+    """(the lr_adjustment_groups of Model Zoo's own model for this `model:` section, or None when its class carries
+    none; how it was built: class, dropped keys)."""
+    import inspect
+
+    from pydantic import ValidationError
+
+    section = dict(init.get("model") or {})
+    if "model_name" in section:   # the name before 2.4, which Model Zoo 2.10 still reads
+        section["name"] = section.pop("model_name")
+    name = section.get("name") or models.family_dir(provenance)
+    section["name"] = name
+    cls = registry.get_model_class(name)
+    config_cls = inspect.signature(cls.__init__).parameters["config"].annotation
+    dropped = []
+    while True:
+        try:
+            with warnings.catch_warnings(record=True):   # the model's warnings are not the optimizer's
+                config = config_cls(**section)
+            break
+        except ValidationError as exc:
+            extra = [e["loc"][0] for e in exc.errors() if e["type"] == "extra_forbidden" and len(e["loc"]) == 1]
+            if not extra:
+                raise
+            for key in extra:
+                section.pop(key)
+            dropped += extra
+    with torch.device("meta"), warnings.catch_warnings(record=True):
+        model = cls(config)
+    groups = getattr(model, "lr_adjustment_groups", None)
+    return groups, {"class": cls.__name__, "dropped_keys": dropped}
 
 
 def trainer_init(params: dict) -> dict:
@@ -222,6 +264,12 @@ def _record(params: dict, provenance: str, out: dict) -> dict:
 
     try:
         model = models.build(params, provenance, rmsnorm_cls=ModelZooRMSNorm)
+        try:
+            groups, built_from = model_groups(init, provenance)
+        except Exception as exc:   # Model Zoo cannot build this model: the optimizer sees its default groups
+            groups, built_from = None, {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        if groups is not None:
+            model.lr_adjustment_groups = groups
         names = {id(p): n for n, p in model.named_parameters()}
         out["model"] = {
             "family": models.family(params, provenance),
@@ -229,12 +277,11 @@ def _record(params: dict, provenance: str, out: dict) -> dict:
             "frozen": [n for n, p in model.named_parameters() if not p.requires_grad],
             "norm_modules": [n for n, m in model.named_modules()
                              if isinstance(m, (torch.nn.LayerNorm, ModelZooRMSNorm))],
-            "lr_adjustment_groups": {k: {"patterns": v[0], "scale": v[1]}
-                                     for k, v in getattr(model, "lr_adjustment_groups", {}).items()},
+            "lr_adjustment_groups": None if groups is None else
+            {k: {"patterns": [g.param_filter_patterns] if isinstance(g.param_filter_patterns, str)
+                 else list(g.param_filter_patterns), "scale": g.scale} for k, g in groups.items()},
+            "model_zoo_model": built_from,
         }
-        if hasattr(model, "lr_adjustment_groups"):
-            model.lr_adjustment_groups = {k: LRAdjustmentGroup(v[0], scale=v[1])
-                                          for k, v in model.lr_adjustment_groups.items()}
     except Exception as exc:
         raise _Stage("stand-in") from exc
 

@@ -20,11 +20,9 @@ would have, not its size. `build(config)` makes that model from the config's `mo
   requires_grad False, as Model Zoo's `freeze_modules` does);
 - `RMSNorm` here is a plain module; `build(..., rmsnorm_cls=...)` lets a caller substitute another
   class with the same (hidden_size, eps) signature and a `weight` parameter;
-- models of the GPT-2 layout carry `lr_adjustment_groups` as Model Zoo's GPT-2 model does: a dict
-  name -> (glob patterns, scale), the scales of `decoder_attention` / `decoder_input_ffn` set to
-  mup_base_hidden_size / hidden_size and `decoder_output_ffn` to mup_base_filter_size /
-  filter_size when the config has them (the real widths are used for these ratios). Other layouts
-  carry none, which makes Model Zoo use its default groups (`embedding`, `decoder_kernel`).
+- the stand-in carries no muP `lr_adjustment_groups`: a replay takes them from the config's `model:`
+  section, as a plain torch model with Model Zoo's names must; the recorder gives the stand-in those
+  of Model Zoo's own model (scripts/record_modelzoo.py).
 
 Weights and gradients come from numpy (`init_weights`, `gradient`), so two implementations that
 replay a fixture start from the same float32 weights and see the same gradients.
@@ -49,7 +47,7 @@ FAMILY_OF = {
     "gpt2": "gpt", "gpt3": "gpt", "gptj": "gpt", "gpt_neox": "gpt", "llama": "gpt", "mistral": "gpt",
     "falcon": "gpt", "bloom": "gpt", "btlm": "gpt", "dpo": "gpt", "jais": "gpt", "mixtral": "moe",
     "bert": "bert", "esm2": "esm2", "t5": "t5", "vision_transformer": "vit", "vit": "vit",
-    "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist",
+    "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist", "gemma2": "gpt", "transformer": "t5",
 }
 
 GPT_DEFAULTS = {"norm_type": "layernorm", "position_embedding_type": "learned", "share_embedding_weights": True,
@@ -234,25 +232,6 @@ LAYOUTS = {"gpt": _gpt, "moe": lambda b: _gpt(b, moe=True), "bert": _bert, "esm2
            "t5": _t5, "vit": _vit, "dino": _dino, "llava": _llava, "fc_mnist": _fc_mnist}
 
 
-def gpt_lr_adjustment_groups(opts: Mapping[str, Any]) -> dict[str, tuple[list[str], float]]:
-    """Model Zoo GPT-2's lr-adjustment groups and the scales its muP settings give them."""
-    groups = {
-        "embedding": (["*embedding*weight"], 1.0),
-        "decoder_kernel": (["*decoder*dense*weight", "*decoder*linear*weight", "*decoder*linear*expert_weights"], 1.0),
-        "decoder_attention": (["*decoder*attn*dense*weight"], 1.0),
-        "decoder_input_ffn": (["*decoder*ffn.ffn.[!1]*weight", "*decoder*ffn.ffn.[!1]*expert_weights"], 1.0),
-        "decoder_output_ffn": (["*decoder*ffn.ffn.[1]*weight", "*decoder*ffn.ffn.[1]*expert_weights"], 1.0),
-    }
-    if opts.get("mup_base_hidden_size") and opts.get("hidden_size"):
-        scale = 1 / (opts["hidden_size"] / opts["mup_base_hidden_size"])
-        for name in ("decoder_attention", "decoder_input_ffn"):
-            groups[name] = (groups[name][0], scale)
-    if opts.get("mup_base_filter_size") and opts.get("filter_size"):
-        groups["decoder_output_ffn"] = (groups["decoder_output_ffn"][0],
-                                        1 / (opts["filter_size"] / opts["mup_base_filter_size"]))
-    return groups
-
-
 def model_section(config: Mapping[str, Any]) -> dict:
     """The `model:` mapping of a legacy or trainer-form config (first phase of a multi-phase one)."""
     if "trainer" in config:
@@ -263,12 +242,15 @@ def model_section(config: Mapping[str, Any]) -> dict:
     return dict(config.get("model") or {})
 
 
+def family_dir(provenance: str) -> str:
+    """The model directory of a config's provenance (`.../<model>/configs/...`): Model Zoo's name of its model."""
+    match = re.search(r"/([a-z0-9_]+)/(?:pytorch/)?configs/", provenance)
+    return match.group(1) if match else ""
+
+
 def family(config: Mapping[str, Any], provenance: str = "") -> str:
     model = model_section(config)
-    name = model.get("name") or model.get("model_name")
-    if not name:
-        match = re.search(r"/([a-z0-9_]+)/(?:pytorch/)?configs/", provenance)
-        name = match.group(1) if match else ""
+    name = model.get("name") or model.get("model_name") or family_dir(provenance)
     if name not in FAMILY_OF:
         raise KeyError(f"no stand-in layout for model {name!r}")
     return FAMILY_OF[name]
@@ -281,8 +263,6 @@ def build(config: Mapping[str, Any], provenance: str = "", rmsnorm_cls: type = R
     b = Builder(opts, rmsnorm_cls)
     LAYOUTS[fam](b)
     model = b.root
-    if fam in ("gpt", "moe", "llava"):
-        model.lr_adjustment_groups = gpt_lr_adjustment_groups(opts)
     freeze(model, opts.get("freeze") or [])
     init_weights(model)
     return model

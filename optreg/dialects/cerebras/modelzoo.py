@@ -15,9 +15,12 @@ Parameter groups follow Model Zoo's `configure_param_groups` (`modelzoo_groups`,
    that sit under a normalisation module (torch's LayerNorm, BatchNorm*, InstanceNorm*, GroupNorm, SyncBatchNorm
    and any class named RMSNorm; names compared by substring, as Model Zoo does); empty halves are dropped only
    when tags are used;
-3. muP: the model's `lr_adjustment_groups` (default: `embedding` and `decoder_kernel`, scale 1), their scales
-   overridden by `adjust_learning_rate`; every group with a scale other than 1 gets `adjust_learning_rate`, and
-   each schedule of the lr is then multiplied per group by it (ScalePerParamLR).
+3. muP: the model's `lr_adjustment_groups` (name -> globs and scale): those the model carries (a Model Zoo model),
+   else those Model Zoo 2.10's model of the config's `model:` section would carry, with the muP scales it computes
+   from `mup_base_hidden_size`, `mup_base_filter_size`, `mup_base_d_model`, ... (optreg.dialects.cerebras.mup),
+   else Model Zoo's defaults (`embedding` and `decoder_kernel`, scale 1); their scales overridden by
+   `adjust_learning_rate`; every group with a scale other than 1 gets `adjust_learning_rate`, and each schedule of
+   the lr is then multiplied per group by it (ScalePerParamLR).
 Schedulers with `param_group_tags` drive only the groups whose tags meet them (untagged groups have the tag null).
 """
 
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from optreg.core.groups import modelzoo_no_decay
+from optreg.dialects.cerebras.mup import lr_adjustment_groups
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
@@ -78,6 +82,7 @@ class Section:
     around: dict[str, tuple[Any, str]] = field(default_factory=dict)  # key -> (value, path)
     form: str = "trainer"
     groups: bool = True                       # modelzoo_groups
+    lr_groups: Any = None                     # the muP lr-adjustment groups of the `model:` section (mup.Groups)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -123,6 +128,7 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
     raw = data["optimizer"]
     options = dict(raw)
     section = Section(options.pop("optimizer_type"), {}, "optimizer", form="legacy")
+    section.lr_groups = lr_adjustment_groups(data.get("model"), "model", errors)
     for key in list(options):
         if key in CLIPPING or key in AROUND:
             section.around[key] = (options.pop(key), join_path("optimizer", key))
@@ -159,6 +165,7 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
         errors.add(join_path(path, "init"), "required: the trainer's init section (optimizer:, schedulers:)")
         return None
     path = join_path(path, "init")
+    lr_groups = lr_adjustment_groups(init.get("model"), join_path(path, "model"), errors)
     optimizer = init.get("optimizer")
     if not isinstance(optimizer, Mapping) or len(optimizer) != 1:
         errors.add(join_path(path, "optimizer"), f"expected one optimizer {{Name: {{...}}}}, got {show(optimizer)}")
@@ -168,7 +175,8 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
         errors.add(join_path(join_path(path, "optimizer"), key_text(name)), f"expected a mapping of options, got "
                                                                              f"{show(options)}")
         return None
-    section = Section(name, dict(options or {}), join_path(join_path(path, "optimizer"), key_text(name)))
+    section = Section(name, dict(options or {}), join_path(join_path(path, "optimizer"), key_text(name)),
+                      lr_groups=lr_groups)
     schedulers = init.get("schedulers")
     if isinstance(schedulers, Mapping):
         schedulers = [schedulers]
@@ -212,9 +220,14 @@ def read(data: Mapping[str, Any], form: str | None = None) -> Section:
 # ---------------------------------------------------------------------------------------------------
 # parameter groups (Model Zoo's configure_param_groups)
 # ---------------------------------------------------------------------------------------------------
-def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collector) -> list[tuple[float, list[str]]]:
-    """[(scale, glob patterns)] of the model's lr-adjustment groups whose scale is not 1, equal scales merged."""
-    raw = getattr(model, "lr_adjustment_groups", None) or DEFAULT_LR_GROUPS
+def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collector,
+               configured: Mapping[str, Any] | None = None) -> list[tuple[float, list[str]]]:
+    """[(scale, glob patterns)] of the model's lr-adjustment groups whose scale is not 1, equal scales merged, as
+    Model Zoo 2.10's `process_lr_adjustment_params` makes them: the groups the model carries, else `configured`
+    (those of the config's `model:` section), else Model Zoo's defaults."""
+    raw = getattr(model, "lr_adjustment_groups", None)
+    if raw is None:
+        raw = DEFAULT_LR_GROUPS if configured is None else configured
     groups: dict[str, tuple[list[str], float]] = {}
     for name, group in raw.items():
         if isinstance(group, (tuple, list)) and len(group) == 2:
@@ -245,9 +258,10 @@ def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collect
 
 
 def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mapping[str, Any], path: str,
-                 errors: Collector) -> list[dict[str, Any]]:
+                 errors: Collector, lr_groups: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Model Zoo 2.10's parameter groups of `model` (see the module docstring): dicts with `params` as
-    (name, tensor) pairs, `weight_decay`, and `tags` / `adjust_learning_rate` where Model Zoo sets them."""
+    (name, tensor) pairs, `weight_decay`, and `tags` / `adjust_learning_rate` where Model Zoo sets them;
+    `lr_groups`: the lr-adjustment groups of the config's model section, for a model that carries none."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     names = [n for n, _ in named]
     rules = [tag_rules] if isinstance(tag_rules, Mapping) else list(tag_rules or [])
@@ -284,7 +298,7 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
                    {"params": drop, "weight_decay": 0.0, **extra}]
     if any("tags" in g for g in halves):
         halves = [g for g in halves if g["params"]]
-    scales = _lr_groups(model, adjust, join_path(path, "adjust_learning_rate"), errors)
+    scales = _lr_groups(model, adjust, join_path(path, "adjust_learning_rate"), errors, lr_groups)
     if not scales or errors:
         return halves
     every = [n for n, _ in model.named_parameters()]
@@ -540,7 +554,7 @@ def plan(section: Section, model: Any) -> Plan:
     wd = values.get("weight_decay", defaults.get("weight_decay", 0.0))
     wd = 0.0 if wd is inspect.Parameter.empty or wd is None else wd
     if section.groups:
-        groups = param_groups(model, wd, tag_rules, adjust, section.path, errors)
+        groups = param_groups(model, wd, tag_rules, adjust, section.path, errors, section.lr_groups)
     else:
         if tag_rules or adjust:
             errors.add(join_path(section.path, "modelzoo_groups"), "params tags and adjust_learning_rate need "
