@@ -377,3 +377,18 @@ def test_show_names_the_loop_keys():
         "build(total_steps=))")
     assert describe("linear", "hf").notes[-2] == ("warmup: refused; hf.linear has a warmup of its own "
                                                   "(num_warmup_steps); set it there and drop warmup:")
+
+
+def test_optreg_run_steps_a_metric_driven_schedule_with_the_training_loss():
+    """The linter's 'ReduceLROnPlateau in optreg run without a metric' cannot happen: the run's loop gives it each
+    step's training loss (and a nested one is refused up front: tests/test_bad_inputs.py)."""
+    from optreg.train import make_model, train
+
+    model = make_model(8, 2, 0)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
+    seen = []
+    step = scheduler.step
+    scheduler.step = lambda metric: (seen.append(metric), step(metric))
+    result = train(model, optimizer, scheduler, 4, 16, 0)
+    assert seen == result.losses and len(seen) == 4
