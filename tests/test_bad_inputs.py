@@ -149,7 +149,8 @@ CASES = [
                                                                    param_groups=[{"params": "*.bias"}]),
      "param_groups", "need parameter names"),
     ("lbfgs two groups", opt("LBFGS", param_groups=[{"params": "*.bias"}]), "param_groups", "one parameter group"),
-    ("muon 1-D params", opt("Muon"), "params", "only 2-D parameters; 'fc1.bias' has shape (7,)"),
+    ("muon 1-D params", opt("Muon"), "params", "only 2-D parameters, held whole (not a shard of an FSDP2 DTensor: "
+                                               "it would orthogonalise the shard); 'fc1.bias' has shape (7,)"),
     ("param_groups not a list", opt("SGD", param_groups=3), "param_groups", "expected a list of rules"),
     ("group params not tensors", lambda: optreg.configure_optimizer("SGD", [{"params": 3}]), "params[0].params",
      "expected tensors, got int"),
