@@ -4,8 +4,8 @@ tests/test_format_deepspeed.py. A manual step: the tests need only the recorded 
 DeepSpeed installs beside the project's CPU torch without its dependencies (its lr_schedules run on any torch
 optimizer; DeepSpeedCPUAdam JIT-builds its kernel on first use):
 
-    pip install --target /tmp/fw/ds/site --no-deps deepspeed hjson py-cpuinfo msgpack ninja einops
-    PYTHONPATH=/tmp/fw/ds/site python scripts/record_deepspeed.py
+    pip install --target <DIR> --no-deps deepspeed hjson py-cpuinfo msgpack ninja einops
+    PYTHONPATH=<DIR> python scripts/record_deepspeed.py
 
 Each case is a corpus file (tests/fixtures/deepspeed/corpus) or an inline ds_config of one schedule. The optimizer
 and scheduler are what `DeepSpeedEngine._configure_basic_optimizer` and `_scheduler_from_config` build (called on

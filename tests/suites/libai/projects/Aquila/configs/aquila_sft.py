@@ -21,7 +21,7 @@ from projects.Aquila.aquila_dataset import AquilaDataset
 weight_decay = 0.1
 learning_rate = 5e-5
 dataset_path = "./alpaca_data"
-pretrained_model_path = "/root/models/Aquila-7B"
+pretrained_model_path = "/path/to/models/Aquila-7B"
 
 # graph & optim
 graph["enabled"] = False

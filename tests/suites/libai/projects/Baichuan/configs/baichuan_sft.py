@@ -21,7 +21,7 @@ from projects.Baichuan.baichuan import BaichuanForCausalLM
 weight_decay = 0.1
 learning_rate = 5e-5
 dataset_path = "./alpaca_data"
-pretrained_model_path = "/root/models/Llama-2-7b-chat-hf"
+pretrained_model_path = "/path/to/models/Llama-2-7b-chat-hf"
 
 # graph & optim
 graph["enabled"] = False

@@ -9,8 +9,8 @@ from configs.common.data.imagenet import dataloader
 from flowvision.data import Mixup
 
 # Refine data path to imagenet
-dataloader.train.dataset[0].root = "/data/dataset/ImageNet/extract"
-dataloader.test[0].dataset.root = "/data/dataset/ImageNet/extract"
+dataloader.train.dataset[0].root = "/path/to/imagenet"
+dataloader.test[0].dataset.root = "/path/to/imagenet"
 
 # Add Mixup Func
 dataloader.train.mixup_func = LazyCall(Mixup)(

@@ -11,9 +11,9 @@ from configs.common.train import train
 from configs.common.models.graph import graph
 
 
-vocab_file = "/data/home/magicprompt/vocab.json"
-merge_files = "/data/home/magicprompt/merges.txt"
-train_data_prefix = "/data/home/magicprompt/train/en_train_mmap_text_sentence"
+vocab_file = "/path/to/magicprompt/vocab.json"
+merge_files = "/path/to/magicprompt/merges.txt"
+train_data_prefix = "/path/to/magicprompt/train/en_train_mmap_text_sentence"
 
 tokenization.tokenizer.vocab_file = vocab_file
 tokenization.tokenizer.merges_file = merge_files

@@ -15,7 +15,7 @@ graph = get_config("common/models/graph.py").graph
 train = get_config("common/train.py").train
 
 tokenization.tokenizer = LazyCall(BertTokenizer)(
-    vocab_file="/DATA/disk1/liuchi/work/bert-base-chinese-vocab.txt",
+    vocab_file="/path/to/bert-base-chinese-vocab.txt",
     do_lower_case=True,
     do_chinese_wwm=False,
 )
