@@ -57,11 +57,21 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     elif steps and isinstance(data, dict) and isinstance(train or {}, dict):
         data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
     if overrides or (isinstance(data, dict) and "defaults" in data):
-        return load_with_overrides(data, source, overrides, Path(config) if config else None, format)
+        return _steps_given(load_with_overrides(data, source, overrides, Path(config) if config else None, format),
+                            steps)
     try:
-        return validate_experiment(data, source, format)
+        return _steps_given(validate_experiment(data, source, format), steps)
     except ConfigError as exc:
         raise exc.located(source) from None
+
+
+def _steps_given(experiment, steps: int | None):
+    """The experiment with `--steps` as its run length: a reader that translates a foreign file reads its own run
+    keys, not the `train.steps` given beside them (DeepSpeed's, the Trainer's max_steps), so the run is set again
+    as `build(total_steps=)` sets it, which wins over a format's own length."""
+    if steps and experiment.run.steps != steps:
+        return experiment.with_run(total_steps=steps)
+    return experiment
 
 
 def cmd_run(args: argparse.Namespace) -> int:

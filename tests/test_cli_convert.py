@@ -127,3 +127,21 @@ def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, cap
     err = capsys.readouterr().err
     assert f"{path.name} cannot be written in optreg's own form: {kept}" in err
     assert "use the file as it is" in err
+
+
+@pytest.mark.parametrize("text, name", [
+    ('{"optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "scheduler": {"type": "WarmupDecayLR", "params": '
+     '{"warmup_max_lr": 0.001, "warmup_num_steps": 3, "total_num_steps": 10}}}', "ds_config.json"),
+    ('{"output_dir": "out", "learning_rate": 0.001, "lr_scheduler_type": "cosine", "max_steps": 50}',
+     "training_args.json"),
+])
+def test_steps_on_the_command_line_set_the_run_of_a_foreign_file(text, name, tmp_path, capsys):
+    """`optreg run --steps N` wins over a format's own run length (the training-loop precedence), also for readers
+    that read their library's own run keys rather than optreg's `train:`."""
+    from optreg.cli import _load
+
+    path = tmp_path / name
+    path.write_text(text)
+    assert _load(str(path), [], None, 6).run.steps == 6
+    assert main(["run", str(path), "--steps", "6"]) == 0
+    assert "(after 6 steps)" in capsys.readouterr().out
