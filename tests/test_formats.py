@@ -34,6 +34,9 @@ def model():
     ({**OWN, "trainer": {"max_steps": 3}}, "optreg"),            # a bare trainer: (Lightning, NeMo) claims nothing
     ({"trainer": {"initial": 1}}, "optreg"),
     ({}, "optreg"),
+    ({"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}}}, "deepspeed"),
+    ({"optimizer": {"name": "AdamW", "params": [{"params": "*.bias"}]}}, "optreg"),   # a list: not DeepSpeed's params
+    ({"scheduler": {"name": "StepLR", "params": "x"}}, "optreg"),
 ])
 def test_each_format_claims_a_file_by_its_signature(data, name):
     assert formats.detect(data).name == name
@@ -48,6 +51,13 @@ def test_two_claims_are_an_error_naming_both_and_format():
     built = optreg.build({**TRAINER, **LEGACY}, model(), format="modelzoo")
     assert type(built.optimizer).__name__ == "SGD" and built.optimizer.param_groups[0]["lr"] == 0.2
     assert built.experiment.format == "modelzoo"
+
+
+def test_a_list_at_optimizer_params_is_optreg_s_own_form_and_its_error_names_the_key():
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "AdamW", "params": [{"params": "*.bias", "weight_decay": 0}]}}, model())
+    assert [item.path for item in info.value.errors] == ["optimizer.params"]
+    assert "unknown option of torch.AdamW" in str(info.value)
 
 
 def test_each_reader_builds_its_form_in_build_and_from_yaml(tmp_path):

@@ -187,19 +187,34 @@ def exact_pattern(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
 
 
-def has(data: Mapping[str, Any], dotted: str) -> bool:
-    """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping (a value that
-    cannot be read, a DictConfig's `???` or broken interpolation, has no keys)."""
+def _parent(data: Mapping[str, Any], dotted: str) -> Any:
+    """The mapping that holds the last key of `dotted`, or None (a level that is not a mapping, or a value that
+    cannot be read: a DictConfig's `???` or broken interpolation, reported by the reader that reads it)."""
     node: Any = data
-    *parents, last = dotted.split(".")
-    for part in parents:
+    for part in dotted.split(".")[:-1]:
         try:
             node = node[part] if hasattr(node, "keys") and part in node else None
-        except Exception:   # an unresolvable DictConfig node: reported by the reader that reads it
-            return False
-    return hasattr(node, "keys") and last in node
+        except Exception:
+            return None
+    return node if hasattr(node, "keys") else None
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "read_python", "translated", "source_notes",
+def has(data: Mapping[str, Any], dotted: str) -> bool:
+    """Whether the mapping `data` has the key path `dotted` (`trainer.init`): each level a mapping."""
+    parent = _parent(data, dotted)
+    return parent is not None and dotted.rsplit(".", 1)[-1] in parent
+
+
+def has_mapping(data: Mapping[str, Any], dotted: str) -> bool:
+    """Whether the key path `dotted` of `data` holds a mapping (DeepSpeed's `optimizer.params`, where optreg's
+    own form would have a list)."""
+    parent, last = _parent(data, dotted), dotted.rsplit(".", 1)[-1]
+    try:
+        return parent is not None and last in parent and hasattr(parent[last], "keys")
+    except Exception:
+        return False
+
+
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "has_mapping", "read_python", "translated", "source_notes",
            "exact_pattern",
            "BUILTIN", "OWN"]

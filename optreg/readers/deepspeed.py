@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse, has
+from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show
 
-#: top-level keys only a ds_config has (with `optimizer.params` / `scheduler.params`: the format's signature)
+#: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's signature)
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
                   "steps_per_print", "zero_allow_untested_optimizer", "wall_clock_breakdown")
 AUTO = "auto"
@@ -209,10 +209,10 @@ class DeepSpeedFormat:
 
     name = "deepspeed"
     doc = "DeepSpeed's ds_config.json: optimizer {type, params}, scheduler {type, params}, gradient_clipping"
-    signature = "optimizer.params, scheduler.params, train_batch_size or zero_optimization"
+    signature = "optimizer.params or scheduler.params as a mapping, train_batch_size or zero_optimization"
 
     def claims(self, data: Mapping[str, Any]) -> bool:
-        return has(data, "optimizer.params") or has(data, "scheduler.params") or \
+        return has_mapping(data, "optimizer.params") or has_mapping(data, "scheduler.params") or \
             any(k in data for k in SIGNATURE_KEYS)
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
