@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optreg.config.experiment import Experiment, load_config, validate_experiment
+from optreg.config.experiment import Experiment, load_config, planned_with_model, validate_experiment
 from optreg.core.groups import Group, table_rows
 from optreg.errors import ConfigError
 
@@ -70,7 +70,9 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
     over train.steps and train.epochs × steps_per_epoch (optreg.config.run; two that disagree: ConfigError)."""
     import warnings
 
-    experiment = to_experiment(config, format).with_run(total_steps, steps_per_epoch)
+    with planned_with_model():
+        experiment = to_experiment(config, format)
+    experiment = experiment.with_run(total_steps, steps_per_epoch)
     plan = experiment.plan(model_or_named_params)
     try:
         optimizer, scheduler = plan.build()
@@ -85,5 +87,7 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
 def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:
     """The rows of `build(config, model).group_table()` from the validated plan alone: a dry run that creates
     no optimizer and no scheduler (`optreg groups`)."""
-    plan = to_experiment(config, format).plan(model_or_named_params)
+    with planned_with_model():
+        experiment = to_experiment(config, format)
+    plan = experiment.plan(model_or_named_params)
     return table_rows(plan.optimizer.groups, plan.optimizer.frozen)

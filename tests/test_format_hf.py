@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import optreg
-from optreg.core.groups import hf_no_decay
+from optreg.dialects.hf.groups import hf_no_decay
 from optreg.errors import ConfigError
 from tests.format_replay import FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, unrecorded
 

@@ -144,3 +144,11 @@ def test_lr_scale_multiplies_by_devices_and_batch_over_the_factor():
     # BaseTrainer.learning_rate_scale: lr × devices × per-device batch size / lr_scale_factor = 2e-5 × 2·4 × 4 / 256
     assert e.scheduler["learning_rate"] == pytest.approx(2e-5 * 8 * 4 / 256)
     assert next(k for k in e.report if k.path == "lr_scale").verdict == "approximate"
+
+
+def test_the_plan_s_notes_are_at_the_mindformers_paths():
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("total_steps: -1", "total_steps: 500")
+    with pytest.warns(UserWarning) as caught:
+        built = optreg.build(text, Net())
+    assert built.notes and [str(w.message) for w in caught] == built.notes
+    assert all(note.startswith("lr_schedule.") and "50 steps of the run" in note for note in built.notes)

@@ -429,14 +429,14 @@ def test_load_config_checks_the_new_keys_without_a_model():
 # JSON Schema
 # ---------------------------------------------------------------------------------------------------
 def test_json_schema_has_the_keys_from_their_declarations():
-    from optreg.core.groups import RULE_KEYS, SETTINGS
+    from optreg.core.groups import RULE_KEYS, settings_table
 
     schema = optreg.json_schema()
     adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
     rule = adamw["properties"]["param_groups"]["items"]
     for key, declared in RULE_KEYS.items():
         assert rule["properties"][key]["description"] == declared.doc
-    for key, declared in SETTINGS.items():
+    for key, declared in settings_table().items():   # decay rules included (modelzoo_groups, hf_decay_groups)
         assert adamw["properties"][key]["description"] == declared.doc
     assert rule["properties"]["max_ndim"]["minimum"] == 0 and rule["properties"]["lr_mult"]["minimum"] == 0
     layer_decay = adamw["properties"]["layer_decay"]

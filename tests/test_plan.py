@@ -17,11 +17,11 @@ from optreg import ConfigError
 from optreg.cli import main
 from optreg.config.experiment import validate_experiment
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import SETTINGS
+from optreg.core.groups import settings_table
 from optreg.core.registry import REGISTRY
 from optreg.train import make_model
 
-MODEL_KEYS = ("param_groups", *SETTINGS, "capturable", "differentiable")   # what a verdict may owe the model
+MODEL_KEYS = ("param_groups", *settings_table(), "capturable", "differentiable")   # what a verdict may owe the model
 
 
 def model_free(config: Any) -> bool:

@@ -7,6 +7,8 @@ against the model's parameter names and then, only if all is well, creates the t
 from __future__ import annotations
 
 import dataclasses
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -18,10 +20,9 @@ from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_l
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import ClipGrad, RunLength, TrainSpec, read_clip, read_train, resolve_run
-from optreg.core import models
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
-                                split_rule, split_settings)
+                                settings_table, split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
 from optreg.core.lint import lint_schedule
 from optreg.core.registry import REGISTRY
@@ -83,6 +84,10 @@ class Experiment:
         known = getattr(plan, "run", None)   # a format's planner may know the run better (LiBai's train_epoch)
         plan.run = known if known is not None and known.steps is not None else self.run
         plan.clip = plan.clip or self.clip
+        if self.paths:   # a translated format's notes at the source's paths, as its errors (locate)
+            from optreg.config.translate import source_note
+
+            plan.notes = [source_note(n, self.paths) for n in plan.notes]
         return plan
 
 
@@ -145,7 +150,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             if inner is not None and "name" in inner:
                 _check_optimizer_section(inner, inner.get("dialect") or entry.dialect, errors,
                                          join_path(path, "optimizer"))
-        values = validate_options(entry, options, path=path)
+        values = validate_options(entry, options, path=path, extra_keys=(*settings_table(), "param_groups"))
     except ConfigError as exc:
         errors.extend(exc)
         return
@@ -260,18 +265,19 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         optimizer = None
     else:
         optimizer = _section(data["optimizer"], "optimizer", errors)
-    if optimizer is not None and "name" in optimizer:
+    check = _NOMINAL_CHECK.get()
+    if check and optimizer is not None and "name" in optimizer:   # build's planning makes these checks itself
         _check_optimizer_section(optimizer, dialect, errors)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source,
                             clip=read_clip(data.get("clip_grad"), errors),
                             run=resolve_run(train, errors=errors))
-    nominal = _nominal_plan(optimizer, dialect, errors) if optimizer is not None and not errors else None
+    nominal = _nominal_plan(optimizer, dialect, errors) if check and optimizer is not None and not errors else None
     if nominal is not None:   # every check that needs no model, as build makes it
         plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect), final_run=False,
                     notes=experiment.notes)
-    elif scheduler is not None:   # the scheduler's own problems, beside the optimizer's
+    elif scheduler is not None and (check or errors):   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
                                               final_run=False),
@@ -284,6 +290,20 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
+
+#: whether reading optreg's own form plans it without the model too (the checks `validate` reports); off while
+#: `build()` reads, which plans against the model at once with the same checks (each made once)
+_NOMINAL_CHECK: ContextVar[bool] = ContextVar("optreg_nominal_check", default=True)
+
+
+@contextmanager
+def planned_with_model():
+    """Read experiments inside this block without their nominal plan: the caller plans them against a model."""
+    token = _NOMINAL_CHECK.set(False)
+    try:
+        yield
+    finally:
+        _NOMINAL_CHECK.reset(token)
 
 
 def _one_group(section: Mapping[str, Any], dialect: str | None) -> bool:

@@ -150,37 +150,6 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
                       f"executes a config")
 
 
-def translated(own: Mapping[str, Any], errors: Any, source: Any, source_path: Any) -> Any:
-    """The Experiment of optreg's own form `own` that a foreign reader translated its file into, validated as
-    optreg's own files are; its problems join `errors` at the source file's paths (`source_path(own path)`), and
-    any problem raises ConfigError located in `source`."""
-    import dataclasses
-
-    from optreg.config.experiment import _read_own
-
-    experiment = None
-    if not errors:
-        try:
-            experiment = _read_own(own, None)
-        except ConfigError as exc:
-            errors.extend([dataclasses.replace(e, path=source_path(e.path)) for e in exc.errors])
-    if errors or experiment is None:
-        error = ConfigError(errors.items)
-        raise error.located(source) if source else error
-    experiment.notes[:] = source_notes(experiment.notes, source_path)
-    return experiment
-
-
-def source_notes(notes: list[str], source_path: Any) -> list[str]:
-    """The linter's notes (`scheduler.lr_end: ...`) of a translated experiment at the source file's paths."""
-    out = []
-    for note in notes:
-        head, sep, rest = note.partition(": ")
-        known = sep and head.split(".")[0] in ("optimizer", "scheduler") and " " not in head
-        out.append(f"{source_path(head)}: {rest}" if known else note)
-    return out
-
-
 def exact_pattern(name: str) -> str:
     """A `param_groups` glob pattern that matches the parameter `name` only (for groups a reader makes against
     the model)."""
@@ -215,6 +184,6 @@ def has_mapping(data: Mapping[str, Any], dotted: str) -> bool:
         return False
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "has_mapping", "read_python", "translated", "source_notes",
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "has_mapping", "read_python",
            "exact_pattern",
            "BUILTIN", "OWN"]

@@ -234,7 +234,7 @@ def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, 
 
 
 def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
-    from optreg.core.groups import RULE_KEYS, SELECTORS, SETTINGS
+    from optreg.core.groups import RULE_KEYS, SELECTORS, settings_table
 
     schema = _component(entry, definitions)
     options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
@@ -244,7 +244,7 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
             "properties": {**_group_keys(RULE_KEYS, definitions), **options},
             "anyOf": [{"required": [k]} for k in SELECTORS]}
     schema["properties"]["param_groups"] = {"type": "array", "items": rule}
-    schema["properties"].update(_group_keys(SETTINGS, definitions))
+    schema["properties"].update(_group_keys(settings_table(), definitions))
     from optreg.core.build import wrapped_example, wraps_optimizer
 
     if wraps_optimizer(entry):  # MindSpore LARS: the optimizer it wraps, a nested spec (required)

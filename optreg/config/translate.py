@@ -1,6 +1,9 @@
 """Foreign formats translated into optreg's own form: the reader writes the sections optreg's own form would hold
-(`optimizer`, `scheduler`, `clip_grad`, `train`), with a map from each own-form path to the source key it came from,
-and `read_translated` validates them as optreg's own file, every error at the source's path and position.
+(`optimizer`, `scheduler`, `clip_grad`, `train`), with a map from each own-form path to the source key it came from
+(`paths`: own-form prefix -> the source's, the longest prefix wins), and `read_translated` validates them as optreg's
+own file, every error at the source's path and position. The experiment keeps the map: the errors and the schedule
+linter's notes of its plan are put at the source's paths too (`Experiment.locate`, `Experiment.plan`), whichever
+planner plans it.
 
 `optreg convert` writes those sections back out as a native experiment (`own_form`).
 """
@@ -30,13 +33,21 @@ def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
                        for e in error.errors)
 
 
+def source_note(note: str, paths: Mapping[str, str]) -> str:
+    """A schedule linter's note (`scheduler.lr_end: ...`) with its leading path at the source's."""
+    head, sep, rest = note.partition(": ")
+    known = sep and head.split(".")[0] in ("optimizer", "scheduler", "clip_grad", "train") and " " not in head
+    return f"{source_path(head, paths)}: {rest}" if known else note
+
+
 NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checked against while the file is read
 
 
 def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
-                    format_steps: tuple[int, str] | None = None, run_length: bool = False) -> Any:
+                    format_steps: tuple[int, str] | None = None, run_length: bool = False, errors: Any = None) -> Any:
     """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
-    the source's paths (`paths`) and positions; `report` its KeyUse list.
+    the source's paths (`paths`) and positions; `report` its KeyUse list. `errors`: what the reader found already
+    (a Collector): the own form is then not read, and they are raised.
 
     run_length: the scheduler leaves its length to the run (DeepSpeed's `"auto"`), which `build(total_steps=)` or
     `optreg run --steps` gives later: its options are checked against a nominal run, and the length is filled from
@@ -47,14 +58,17 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     from optreg.config.run import TrainSpec, resolve_run
     from optreg.errors import Collector
 
-    nominal = run_length and format_steps is None and not (own.get("train") or {}).get("steps")
-    try:
-        experiment = _read_own({**own, "train": {**(own.get("train") or {}), "steps": NOMINAL_RUN}} if nominal
-                               else own, None)
-    except ConfigError as exc:
-        error = source_paths(exc, paths)
+    errors = errors if errors is not None else Collector()
+    if not errors:
+        nominal = run_length and format_steps is None and not (own.get("train") or {}).get("steps")
+        try:
+            experiment = _read_own({**own, "train": {**(own.get("train") or {}), "steps": NOMINAL_RUN}} if nominal
+                                   else own, None)
+        except ConfigError as exc:
+            errors.extend(source_paths(exc, paths).errors)
+    if errors:
+        error = ConfigError(errors.items)
         raise (error.located(source) if source else error) from None
-    errors = Collector()
     if nominal:
         train = TrainSpec.model_validate(own.get("train") or {})
         experiment = dataclasses.replace(experiment, train=train, run=resolve_run(train, errors=errors), notes=[])
@@ -63,6 +77,7 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
         experiment = dataclasses.replace(experiment, format_steps=format_steps, run=run)
     experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
     experiment.report = list(report)
+    experiment.notes[:] = [source_note(n, paths) for n in experiment.notes]
     return experiment
 
 
@@ -130,5 +145,5 @@ def _plain(value: Any) -> Any:
     raise ConfigError(f"cannot write {show(value)} as YAML", "")
 
 
-__all__ = ["TRAINER", "source_path", "source_paths", "read_translated", "own_form", "report_lines",
+__all__ = ["TRAINER", "source_path", "source_paths", "source_note", "read_translated", "own_form", "report_lines",
            "convert_text"]

@@ -7,7 +7,6 @@ ConfigError before any optimizer or scheduler exists.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -18,9 +17,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import (SETTINGS, Group, apply_settings, check_support, collect, from_dicts,
+from optreg.core.groups import (Group, apply_settings, check_support, collect, from_dicts, settings_table,
                                 from_rules, locate, scaled_options, split_settings)
-from optreg.core.names import NAME_KEYS, OPTION_ALIASES, TUPLE_ALIASES, synonyms
+from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
@@ -81,10 +80,15 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
 
 def wraps_optimizer(entry: Entry) -> bool:
     """Optimizers that wrap another one take it as their first argument (MindSpore LARS)."""
+    return entry.kind == OPTIMIZER and _first_parameter(entry.resolve()) == "optimizer"
+
+
+@lru_cache(maxsize=None)
+def _first_parameter(cls: Any) -> str | None:
+    """The name of the first parameter of `cls`'s constructor (a class's signature does not change)."""
     import inspect
 
-    params = list(inspect.signature(entry.resolve()).parameters)
-    return entry.kind == OPTIMIZER and bool(params) and params[0] == "optimizer"
+    return next(iter(inspect.signature(cls).parameters), None)
 
 
 def wrapped_example(entry: Entry) -> dict[str, Any]:
@@ -191,7 +195,7 @@ class OptimizerPlan:
             return self.inner.group_keys()
         keys = set()
         for name in self.defaults:
-            keys.add(OPTION_ALIASES.get(name, name))
+            keys.add(option_aliases().get(name, name))
         # a tuple (betas) only from all of its parts: an optimizer with beta1 alone (Adafactor) keeps beta1
         keys.update(t for t, parts in TUPLE_ALIASES.items() if all(p in self.defaults for p in parts))
         return frozenset(keys)
@@ -205,8 +209,12 @@ def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], g
               **(g.extra if not entry.bind else {})} for g in groups]
     if not entry.bind:
         return dicts
-    module, _, attr = entry.bind.partition(":")
-    hook = getattr(importlib.import_module(module), attr)
+    binders = REGISTRY.dialect(entry.dialect).group_binders
+    hook = binders.get(entry.bind)
+    if hook is None:   # a plugin row naming a binder its dialect does not declare
+        errors.add(path, f"{entry.qualname} binds its groups with {entry.bind!r}, which the {entry.dialect} dialect "
+                         f"does not declare (its group_binders: {', '.join(binders) or 'none'})")
+        return []
     named = [{**d, "param_names": g.names, **g.extra} for d, g in zip(dicts, groups)]
     try:
         return hook(named, dict(values), grouped)
@@ -255,7 +263,8 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     values: dict[str, Any] = {}
     try:
         values = validate_options(entry, options, path=path, unknown_keys=unknown_keys,
-                                  extra_keys=("optimizer",) if wraps_optimizer(entry) else ())
+                                  extra_keys=(*(("optimizer",) if wraps_optimizer(entry) else ()),
+                                              *settings_table(), "param_groups"))
     except ConfigError as exc:
         errors.extend(exc)
     if wraps_optimizer(entry):
@@ -291,7 +300,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
         for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
-            if key not in settings and scaled.get(SETTINGS[key].scales) is not None:
+            if key not in settings and scaled.get(settings_table()[key].scales) is not None:
                 settings[key] = value
     grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
     check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path, errors)

@@ -11,8 +11,13 @@ What a dialect may declare (each defaults to torch's reading):
   names the entry `AdamW` in Python, YAML, Hydra and the CLI alike;
 - `default_settings`: optimizer-wide group settings on by default when a Module is given and the optimizer has the
   option the setting scales (Cerebras Model Zoo's bias/norm grouping: `{"modelzoo_groups": True}`);
-- `no_decay`: the dialect's rule for the parameter names weight decay skips (MindSpore: names with beta/gamma),
-  read by its group binder and shown by `describe`;
+- `decay_rules`: the framework's rules for which parameters weight decay skips, each an optimizer-wide setting
+  (`DecayRule`: Model Zoo's `modelzoo_groups`, the HF Trainer's `hf_decay_groups`) that any dialect's optimizer
+  may turn on;
+- `group_binders`: name -> how the framework's optimizers read their group dicts (MindSpore's `order_params`,
+  `grad_centralization` and beta/gamma weight-decay rule), named by a row's `bind`: `(group dicts with
+  param_names, optimizer values, grouped) -> group dicts`;
+- `option_aliases`: the framework's spellings of option names (`learning_rate` for `lr`), read in every dialect;
 - `scheduler_forms`: other spellings of a scheduler spec (Cerebras' `{scheduler: Linear}` / `{LinearLR: {...}}`):
   `claims(spec)` and `read(spec, path) -> {name: ..., <options>}`;
 - `closed_forms(name)`: the closed form (`optreg.schedules.engine.Schedule`) of one of its scheduler classes, for
@@ -45,6 +50,17 @@ class SchedulerForm:
     read: Callable[..., dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class DecayRule:
+    """A framework's rule for the parameters weight decay skips, turned on by the optimizer-wide setting `key`:
+    `undecayed(module)` gives a test of a parameter name (the rule reads the module's structure: its norm layers).
+    A rule's weight decay 0 yields to a `param_groups` rule's own weight decay or decay_mult."""
+
+    key: str
+    doc: str
+    undecayed: Callable[[Any], Callable[[str], bool]]
+
+
 def _no_closed_form(name: str) -> None:
     return None
 
@@ -58,7 +74,9 @@ class Dialect:
     doc: str = ""
     paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     default_settings: Mapping[str, Any] = field(default_factory=dict)
-    no_decay: Callable[[str], bool] | None = None
+    decay_rules: tuple[DecayRule, ...] = ()
+    group_binders: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
+    option_aliases: Mapping[str, str] = field(default_factory=dict)
     scheduler_forms: tuple[SchedulerForm, ...] = ()
     closed_forms: Callable[[str], Any] = _no_closed_form
     legacy_keys: Mapping[str, str] = field(default_factory=dict)
@@ -77,4 +95,4 @@ def plain(name: str, rows: Sequence[Any] = ()) -> Dialect:
     return Dialect(name, tuple(rows))
 
 
-__all__ = ["Dialect", "SchedulerForm", "plain"]
+__all__ = ["DecayRule", "Dialect", "SchedulerForm", "plain"]

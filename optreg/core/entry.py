@@ -47,8 +47,8 @@ class Entry:
     takes_model  the implementation's first argument is the model itself (a torch.nn.Module), not its
               parameters (MindSpore thor hooks the model's layers); list that argument in `hidden`.
     accepts   (predicate on a parameter tensor, what it requires): parameters it cannot update (Muon: 2-D only).
-    bind      "module:function" that turns the resolved parameter groups into what the target takes
-              (a dialect's group semantics, e.g. MindSpore's beta/gamma weight-decay rule); None: as torch.
+    bind      the name of one of its dialect's `group_binders`, which turns the resolved parameter groups into
+              what the target takes (MindSpore's beta/gamma weight-decay rule, order_params); None: as torch.
     source    the framework and version whose numbers this entry reproduces.
     class_path  the dotted path under which its framework documents it
               (`cerebras.pytorch.optim.weight_decay_scheduler.CosineDecayWD`); the name finds the entry too.

@@ -1,14 +1,14 @@
 """Parameter groups: torch-style group dicts, or config rules that select parameters by name, owning module and
 number of dimensions, with per-rule options and multipliers, plus the optimizer-wide fine-tuning settings
 `no_weight_decay` (timm) and `layer_decay` (BEiT / timm). Every key's type is declared once below (`RULE_KEYS`,
-`SETTINGS`); validation and the JSON Schema read those tables."""
+`SETTINGS`, and the dialects' decay rules: `settings_table()`); validation and the JSON Schema read those tables."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -94,13 +94,20 @@ SETTINGS: dict[str, Key] = {
     "no_weight_decay": Key(Bool, "weight decay 0 for every parameter with at most one dimension and for the "
                                  "names the model's no_weight_decay() returns (timm)", "weight_decay", "set"),
     "layer_decay": Key(LayerDecay, "layer-wise lr decay (BEiT, timm): lr *= rate ** (L + 1 - layer)", "lr"),
-    "modelzoo_groups": Key(Bool, "weight decay 0 for bias and normalisation parameters, as Cerebras Model Zoo's "
-                                 "configure_param_groups (on by default in the cerebras dialect with a Module)",
-                           "weight_decay", "set"),
-    "hf_decay_groups": Key(Bool, "weight decay only where the Hugging Face Trainer decays (get_decay_parameter_names: "
-                                 "0 for biases, LayerNorm modules and names with layernorm, rmsnorm or norm)",
-                           "weight_decay", "set"),
 }
+
+
+def decay_rules() -> dict[str, Any]:
+    """Setting key -> the `DecayRule` a dialect declares (Model Zoo's `modelzoo_groups`, the HF Trainer's
+    `hf_decay_groups`, ...): every optimizer may turn one on."""
+    from optreg.core.registry import REGISTRY
+
+    return {rule.key: rule for dialect in REGISTRY.declared() for rule in dialect.decay_rules}
+
+
+def settings_table() -> dict[str, Key]:
+    """Every optimizer-wide setting: optreg's own (`SETTINGS`) and each dialect's decay rules."""
+    return {**SETTINGS, **{key: Key(Bool, rule.doc, "weight_decay", "set") for key, rule in decay_rules().items()}}
 
 
 _ADAPTERS: dict[str, TypeAdapter] = {}
@@ -108,7 +115,7 @@ _ADAPTERS: dict[str, TypeAdapter] = {}
 
 def _adapter(key: str) -> TypeAdapter:
     if key not in _ADAPTERS:
-        _ADAPTERS[key] = TypeAdapter({**RULE_KEYS, **SETTINGS}[key].type)
+        _ADAPTERS[key] = TypeAdapter({**RULE_KEYS, **settings_table()}[key].type)
     return _ADAPTERS[key]
 
 
@@ -135,8 +142,9 @@ def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, error
 
 def split_settings(options: Mapping[str, Any], path: str, errors: Collector) -> tuple[dict[str, Any], dict[str, Any]]:
     """(validated optimizer-level group settings, the other options) of an optimizer section or kwargs."""
-    settings = _validate(SETTINGS, options, path, errors)
-    return settings, {k: v for k, v in options.items() if k not in SETTINGS}
+    table = settings_table()
+    settings = _validate(table, options, path, errors)
+    return settings, {k: v for k, v in options.items() if k not in table}
 
 
 def split_rule(rule: Mapping[str, Any], path: str, errors: Collector) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -161,7 +169,7 @@ def scaled_options(option_names: Sequence[str]) -> dict[str, str | None]:
 def check_support(names: Mapping[str, str | None], qualname: str, keys: Iterable[str], path: str,
                   errors: Collector) -> None:
     """A multiplier or setting needs the option it scales (`lr_mult` an lr, `no_weight_decay` a weight decay)."""
-    declared = {**RULE_KEYS, **SETTINGS}
+    declared = {**RULE_KEYS, **settings_table()}
     for key in keys:
         option = declared[key].scales if key in declared else None
         if option is not None and names.get(option) is None:
@@ -491,43 +499,6 @@ def layer_ids(spec: LayerDecay, names: Sequence[str], path: str, errors: Collect
     return ids, top
 
 
-NORM_CLASSES = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-                "InstanceNorm3d", "GroupNorm", "SyncBatchNorm")
-
-
-def modelzoo_no_decay(module: Any) -> Callable[[str], bool]:
-    """Cerebras Model Zoo 2.10's rule (`configure_param_groups`): no weight decay for a parameter whose name
-    contains "bias" or the name of a normalisation module (torch's norms, any class named RMSNorm), matched
-    as substrings, as Model Zoo matches them."""
-    import torch
-
-    norms = [n for n, m in module.named_modules() if n and (type(m).__name__ == "RMSNorm" or any(
-        isinstance(m, getattr(torch.nn, c)) for c in NORM_CLASSES if hasattr(torch.nn, c)))]
-    return lambda name: "bias" in name or any(m in name for m in norms)
-
-
-#: the name patterns transformers 5's Trainer.get_decay_parameter_names leaves undecayed (searched in the lower-cased
-#: name), beside the parameters of an nn.LayerNorm
-HF_NO_DECAY_NAMES = (r"bias", r"layernorm", r"rmsnorm", r"(?:^|\.)norm(?:$|\.)", r"_norm(?:$|\.)")
-
-
-def hf_no_decay(module: Any) -> Callable[[str], bool]:
-    """transformers 5's rule (`Trainer.get_decay_parameter_names`, through `get_parameter_names(model,
-    [nn.LayerNorm], HF_NO_DECAY_NAMES)`): no weight decay for a parameter of an nn.LayerNorm (or a subclass) at any
-    depth, or whose lower-cased name one of HF_NO_DECAY_NAMES finds."""
-    import torch
-
-    patterns = [re.compile(p) for p in HF_NO_DECAY_NAMES]
-    norms = {n for n, m in module.named_modules() if n and isinstance(m, torch.nn.LayerNorm)}
-
-    def undecayed(name: str) -> bool:
-        parts = name.split(".")[:-1]
-        return any(p.search(name.lower()) for p in patterns) or \
-            any(".".join(parts[:i]) in norms for i in range(1, len(parts) + 1))
-
-    return undecayed
-
-
 def _model_no_decay(module: Any, path: str, errors: Collector) -> list[str]:
     """The names (or glob patterns) the model's `no_weight_decay()` returns (timm); none without the method."""
     method = getattr(module, "no_weight_decay", None)
@@ -571,12 +542,11 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     lr_name, wd_name = names.get("lr"), names.get("weight_decay")
     spec: LayerDecay | None = settings.get("layer_decay")
     no_decay_on = bool(settings.get("no_weight_decay"))
-    modelzoo_on = bool(settings.get("modelzoo_groups"))
-    hf_on = bool(settings.get("hf_decay_groups"))
-    rule_key = "no_weight_decay" if no_decay_on else "hf_decay_groups" if hf_on else "modelzoo_groups"
+    rules = {key: rule for key, rule in decay_rules().items() if settings.get(key)}
+    rule_key = "no_weight_decay" if no_decay_on else next(iter(rules), None)
     ids: dict[str, int] = {}
     top = 0
-    if spec is not None or no_decay_on or modelzoo_on or hf_on:
+    if spec is not None or no_decay_on or rules:
         if source is not None and source.dicts is not None:
             key = "layer_decay" if spec is not None else rule_key
             errors.add(join_path(path, key), f"{key} needs the Module or named_parameters(), not torch-style group "
@@ -591,14 +561,11 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
         ids, top = layer_ids(spec, every, join_path(path, "layer_decay"), errors)
     model_names = _model_no_decay(source.module, join_path(path, "no_weight_decay"), errors) \
         if no_decay_on and source is not None and source.module is not None else []
-    if modelzoo_on and (source is None or source.module is None):
-        errors.add(join_path(path, "modelzoo_groups"), "modelzoo_groups finds normalisation modules by name: pass "
-                                                       "the Module itself, not named_parameters() or tensors")
-    if hf_on and (source is None or source.module is None):
-        errors.add(join_path(path, "hf_decay_groups"), "hf_decay_groups finds LayerNorm modules: pass the Module "
-                                                       "itself, not named_parameters() or tensors")
-    modelzoo = modelzoo_no_decay(source.module) if modelzoo_on and not errors else \
-        hf_no_decay(source.module) if hf_on and not errors else None
+    for key in rules:
+        if source is None or source.module is None:
+            errors.add(join_path(path, key), f"{key} reads the model's modules (its norm layers): pass the Module "
+                                             f"itself, not named_parameters() or tensors")
+    undecayed = [rule.undecayed(source.module) for rule in rules.values()] if not errors else []
     if errors:
         return groups
     out: list[Group] = []
@@ -614,7 +581,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             layer = ids.get(name) if spec is not None else None
             nd = no_decay_on and (tensor.dim() <= 1 or (name is not None and any(
                 fnmatch.fnmatchcase(name, p) for p in model_names))) or \
-                (modelzoo is not None and name is not None and modelzoo(name) and own_decay is None)
+                (name is not None and own_decay is None and any(test(name) for test in undecayed))
             buckets.setdefault((layer, nd), []).append(j)
         where = path if group.rule == "default" else group.rule
         for (layer, nd), members in sorted(buckets.items(), key=lambda kv: (-1 if kv[0][0] is None else kv[0][0],

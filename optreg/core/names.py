@@ -1,8 +1,8 @@
-"""Name normalisation and the one alias table for option names."""
+"""Name normalisation and the option alias table (what the dialects declare)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from optreg.core.entry import SCHEDULER
 
@@ -35,15 +35,14 @@ def split_dialect(name: str, dialects: Iterable[str] | None = None) -> tuple[str
     return None, str(name)
 
 
-# Option aliases: alias -> canonical name. One table for Python kwargs, YAML and Hydra.
-# A component whose own parameter is the alias (MindSpore's `learning_rate`) keeps it: aliases are
-# resolved towards whichever member of the synonym set the component actually has.
-OPTION_ALIASES: dict[str, str] = {
-    "learning_rate": "lr",
-    "epsilon": "eps",
-    "last_step": "last_epoch",
-    "use_nesterov": "nesterov",
-}
+def option_aliases() -> Mapping[str, str]:
+    """Option aliases, alias -> canonical name: one table for Python kwargs, YAML and Hydra, made of what each
+    dialect declares (`Dialect.option_aliases`: MindSpore's `learning_rate`, OneFlow's `last_step`). A component
+    whose own parameter is the alias (MindSpore's `learning_rate`) keeps it: aliases are resolved towards
+    whichever member of the synonym set the component actually has."""
+    from optreg.core.registry import REGISTRY
+
+    return REGISTRY.option_aliases()
 
 # Options that several frameworks spell as one tuple or as separate scalars.
 TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
@@ -54,5 +53,6 @@ NAME_KEYS = ("name", "optimizer_type", "type")
 
 def synonyms(option: str) -> set[str]:
     """Every spelling of `option` known to the alias table, itself included."""
-    canonical = OPTION_ALIASES.get(option, option)
-    return {canonical} | {alias for alias, target in OPTION_ALIASES.items() if target == canonical}
+    table = option_aliases()
+    canonical = table.get(option, option)
+    return {canonical} | {alias for alias, target in table.items() if target == canonical}

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 import torch
 
-from optreg.core.names import OPTION_ALIASES, TUPLE_ALIASES
+from optreg.core.names import TUPLE_ALIASES, option_aliases
 from optreg.errors import ConfigError
 
 LearningRate = Union[float, Sequence[float], torch.Tensor, Callable[[int], float]]
@@ -115,14 +115,15 @@ def _accepting_group_spelling(init: Callable[..., None]) -> Callable[..., None]:
     the constructor spells them otherwise (MindSpore: `learning_rate`, `beta1`, `beta2`), so that
     `type(opt)(params, **opt.defaults)` works; they are passed on under the constructor's names."""
     names = set(inspect.signature(init).parameters)
-    spellings = {**{target: (alias,) for alias, target in OPTION_ALIASES.items()}, **TUPLE_ALIASES}  # the alias table
-    renames = {key: spelled for key, spelled in spellings.items()
-               if key not in names and all(n in names for n in spelled)}
-    if not renames:
-        return init
+    renames: dict[str, tuple[str, ...]] | None = None   # made on the first call: the dialects declare the aliases
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal renames
+        if renames is None:
+            spellings = {**{target: (alias,) for alias, target in option_aliases().items()}, **TUPLE_ALIASES}
+            renames = {key: spelled for key, spelled in spellings.items()
+                       if key not in names and all(n in names for n in spelled)}
         for key in renames.keys() & kwargs.keys():
             value, spelled = kwargs.pop(key), renames[key]
             kwargs.update(zip(spelled, value) if len(spelled) > 1 else [(spelled[0], value)])

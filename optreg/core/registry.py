@@ -42,6 +42,7 @@ class Registry:
         self._normalised: tuple[dict | None, int, dict[tuple[str, str, str], list[Entry]]] = (None, -1, {})
         self._dialects: list[str] = []
         self._declared: dict[str, Dialect] = {}
+        self._aliases: tuple[tuple[int, int] | None, dict[str, str]] = (None, {})
         self._paths: tuple[dict | None, int, dict[tuple[str, str], Entry]] = (None, -1, {})
         self._loaded = False
         self._loading = False
@@ -124,6 +125,22 @@ class Registry:
         """The known dialects, in listing order: the built-ins, then those added by plugins."""
         self._load()
         return tuple(self._known())
+
+    def option_aliases(self) -> dict[str, str]:
+        """alias -> canonical option name: the spellings every declared dialect adds (`Dialect.option_aliases`,
+        MindSpore's `learning_rate`), read in every dialect; one alias with two targets is the later dialect's
+        error."""
+        self._load()
+        key = (id(self._declared), len(self._declared))   # a dialect added, or the table replaced (tests)
+        if self._aliases[0] != key:
+            table: dict[str, str] = {}
+            for dialect in self._declared.values():
+                for alias, target in dialect.option_aliases.items():
+                    if table.setdefault(alias, target) != target:
+                        raise ConfigError(f"the {dialect.name} dialect declares option alias {alias!r} for "
+                                          f"{target!r}, another dialect for {table[alias]!r}", "dialect")
+            self._aliases = (key, table)
+        return self._aliases[1]
 
     def check_dialect(self, dialect: Any, path: str = "dialect") -> str:
         """`dialect` when it is a known dialect; else a ConfigError at `path` that names the known ones (with a

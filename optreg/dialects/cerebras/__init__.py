@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from optreg.core.dialect import Dialect, SchedulerForm
+from optreg.core.dialect import DecayRule, Dialect, SchedulerForm
 from optreg.dialects.cerebras import forms, modelzoo
 
 from optreg.dialects.cerebras.schedulers import ROWS as SCHEDULER_ROWS
@@ -29,6 +29,10 @@ DIALECT = Dialect(
     "cerebras", ROWS, "Cerebras Model Zoo (cerebras.pytorch.optim)",
     paths={"optimizer": ("cerebras.pytorch.optim",), "scheduler": ("cerebras.pytorch.optim.lr_scheduler",)},
     default_settings={"modelzoo_groups": True},
+    decay_rules=(DecayRule("modelzoo_groups", "weight decay 0 for bias and normalisation parameters, as Cerebras "
+                                              "Model Zoo's configure_param_groups (on by default in the cerebras "
+                                              "dialect with a Module)", modelzoo.modelzoo_no_decay),),
+    option_aliases={"learning_rate": "lr"},
     scheduler_forms=(SchedulerForm(forms.claims, forms.to_spec),),
     legacy_keys=LEGACY_KEYS,
     optimizer_call=modelzoo.optimizer_call,

@@ -33,10 +33,24 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from optreg.core.groups import modelzoo_no_decay
 from optreg.dialects.cerebras.mup import lr_adjustment_groups
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
+
+
+NORM_CLASSES = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+                "InstanceNorm3d", "GroupNorm", "SyncBatchNorm")
+
+
+def modelzoo_no_decay(module: Any) -> Any:
+    """Cerebras Model Zoo 2.10's rule (`configure_param_groups`): no weight decay for a parameter whose name
+    contains "bias" or the name of a normalisation module (torch's norms, any class named RMSNorm), matched
+    as substrings, as Model Zoo matches them. The `modelzoo_groups` setting (the cerebras dialect's default)."""
+    import torch
+
+    norms = [n for n, m in module.named_modules() if n and (type(m).__name__ == "RMSNorm" or any(
+        isinstance(m, getattr(torch.nn, c)) for c in NORM_CLASSES if hasattr(torch.nn, c)))]
+    return lambda name: "bias" in name or any(m in name for m in norms)
 
 #: Keys Model Zoo's trainer applies around the optimizer, not to it (`init.precision`, `init.loop`).
 CLIPPING = {"max_gradient_norm": "max_norm", "max_gradient_value": "max_value"}   # -> optreg's clip_grad

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 from optreg.core.dialect import Dialect
+from optreg.dialects.mindspore import groups
+from optreg.dialects.mindspore.vocabulary import BIND, BIND_DECAY_ALL, BIND_FTRL
 
 from optreg.dialects.mindspore.schedulers import ROWS as SCHEDULER_ROWS
 
@@ -16,4 +18,7 @@ from optreg.dialects.mindspore.mindformers.rows import ROWS as MINDFORMERS_ROWS 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS, *MINDFORMERS_ROWS]
 
 DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)",
-                  paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)})
+                  paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)},
+                  group_binders={BIND: groups.bind, BIND_DECAY_ALL: groups.bind_decay_all,
+                                 BIND_FTRL: groups.bind_ftrl},
+                  option_aliases={"learning_rate": "lr", "epsilon": "eps", "use_nesterov": "nesterov"})

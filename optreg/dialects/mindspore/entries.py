@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from optreg.core.entry import Rule, optimizer
-from optreg.dialects.mindspore.vocabulary import (BIND, BIND_DECAY_ALL, GC_NOTE, GROUPS_NOTE, LR_NOTE, MINDSPORE,
+from optreg.dialects.mindspore.vocabulary import (BIND, BIND_DECAY_ALL, BIND_FTRL, GC_NOTE, GROUPS_NOTE, LR_NOTE, MINDSPORE,
                                                    PIPELINE_NOTE)
 
 # adam family
@@ -198,7 +198,7 @@ ROWS = [
     optimizer(
         "mindspore", "FTRL", "optreg.dialects.mindspore.ftrl:FTRL",
         "FTRL-Proximal: n' = n + g², z += g - (n'^-p - n^-p)/lr·w, w = (sign(z)·l1 - z)/(n'^-p/lr + 2·l2) if |z| > l1 else 0.",
-        bind="optreg.dialects.mindspore.groups:bind_ftrl",
+        bind=BIND_FTRL,
         source=MINDSPORE + ".FTRL (ApplyFtrl / SparseApplyFtrl)",
         notes=(
             PIPELINE_NOTE,

@@ -10,8 +10,10 @@ from pydantic import BeforeValidator, WithJsonSchema
 
 
 MINDSPORE = "MindSpore 1.6 (TinyMS re-export) - 2.x mindspore.nn"
-BIND = "optreg.dialects.mindspore.groups:bind"
-BIND_DECAY_ALL = "optreg.dialects.mindspore.groups:bind_decay_all"
+#: the names of the dialect's group binders (`DIALECT.group_binders`) its rows' `bind` names
+BIND = "mindspore"
+BIND_DECAY_ALL = "decay_all"
+BIND_FTRL = "ftrl"
 
 PIPELINE_NOTE = (
     "Gradient pipeline as MindSpore's: g + weight_decay·loss_scale·w (decay_weight), then grad_centralization "

@@ -14,4 +14,5 @@ from optreg.dialects.oneflow.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
 
 DIALECT = Dialect("oneflow", ROWS, "OneFlow (oneflow.optim)",
-                  paths={"optimizer": ("oneflow.optim",), "scheduler": ("oneflow.optim.lr_scheduler",)})
+                  paths={"optimizer": ("oneflow.optim",), "scheduler": ("oneflow.optim.lr_scheduler",)},
+                  option_aliases={"last_step": "last_epoch"})

@@ -184,8 +184,6 @@ def settle_spellings(data: Any, user_set: Callable[[str], bool]) -> Any:
         out[group] = section
     return out
 
-    return locate
-
 
 # ---------------------------------------------------------------------------------------------------
 # `_target_` and the other instantiate keys

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.readers.mmengine import LOOP_TYPES, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
-from optreg.readers import plan_renamed
 from optreg.readers.mmengine import params as paramwise
 from optreg.readers.mmengine.scheduler import Entry, native_spec, read_entry, windows
 
@@ -20,8 +18,9 @@ SCHEDULES = ("run as MMEngine's runner runs the list (each entry on its [begin, 
              "by the mmengine reader's planner: optreg's own form has no such windows")
 LOOP_TRAINER = ("val_interval", "val_begin", "dynamic_intervals")
 #: optreg's own paths -> the MMEngine config's (a translated experiment's errors)
-OWN_PATHS = (("optimizer.name", "optim_wrapper.optimizer.type"), ("optimizer", "optim_wrapper.optimizer"),
-             ("clip_grad", "optim_wrapper.clip_grad"))
+#: optreg's own form's paths -> the MMEngine config's (the longest prefix wins)
+OWN_PATHS = {"optimizer.name": "optim_wrapper.optimizer.type", "optimizer": "optim_wrapper.optimizer",
+             "clip_grad": "optim_wrapper.clip_grad"}
 
 
 @dataclass
@@ -306,8 +305,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         raise experiment.locate(ConfigError(errors.items))
     native = native_spec(entries, loop) if entries else None
     if settings is None and (native is not None or not entries):   # optreg's own form says it all
-        table = (*((("scheduler", entries[0].path),) if entries else ()), *OWN_PATHS)
-        experiment.scheduler, experiment.planner = native, functools.partial(plan_renamed, table=table)
+        experiment.scheduler, experiment.planner = native, None   # planned as optreg's own, at the file's paths
+        experiment.paths = {**OWN_PATHS, **({"scheduler": entries[0].path} if entries else {})}
         experiment.report = [dataclasses.replace(u, why=f"optreg's own {native['name']}") if native and
                              u.why == SCHEDULES else u for u in report]
     return experiment

@@ -18,13 +18,12 @@ The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by 
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
-from optreg.readers import note_renamed, plan_renamed, renamed
+from optreg.config.translate import read_translated
 
 #: NeMo's optimizer name -> optreg's torch-dialect optimizer
 TORCH = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "adadelta": "Adadelta", "adamax": "Adamax",
@@ -260,14 +259,14 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
 
 
 #: optreg's path -> the NeMo config's (for errors of the translated experiment)
-PATHS = (("optimizer.name", "model.optim.name"), ("optimizer", "model.optim"), ("scheduler", "model.optim.sched"),
-         ("clip_grad.max_norm", "trainer.gradient_clip_val"), ("clip_grad.max_value", "trainer.gradient_clip_val"),
-         ("clip_grad", "trainer"))
+#: optreg's own form's paths -> the NeMo config's (the longest prefix wins)
+PATHS = {"optimizer.name": "model.optim.name", "optimizer": "model.optim", "scheduler": "model.optim.sched",
+         "clip_grad.max_norm": "trainer.gradient_clip_val", "clip_grad.max_value": "trainer.gradient_clip_val",
+         "clip_grad": "trainer"}
 
 
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
     """A NeMo config -> optreg's own Experiment (format nemo), with a KeyUse per key it read."""
-    from optreg.config.experiment import OWN_FORMAT
     from optreg.config.formats import has
 
     errors = Collector()
@@ -298,22 +297,16 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
                                                    "param_groups rules in an optreg config instead")
         for key in [k for k in model_keys(data) if k not in ("optim", "optim_param_groups")]:
             report.append(KeyUse(join_path("model", key_text(key)), "trainer", "the model's own config"))
-    if errors:
-        error = ConfigError(errors.items)
-        raise error.located(source) if source else error
-    from_epochs = own.get("scheduler") is not None and "max_steps" not in own["scheduler"] and \
+    from_epochs = not errors and own.get("scheduler") is not None and "max_steps" not in own["scheduler"] and \
         own["scheduler"]["name"] not in TORCH_SCHEDULERS
     if from_epochs:   # checked with a stand-in length; planned with the run's (optreg fills a left-out length)
         own["scheduler"]["max_steps"] = PLACEHOLDER
-    try:
-        experiment = OWN_FORMAT.read({k: v for k, v in own.items() if v is not None}, None)
-    except ConfigError as exc:
-        raise renamed(exc, PATHS, source) from None
+    experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", PATHS, report,
+                                 errors=errors)
     if from_epochs:
         experiment.scheduler.pop("max_steps")
     experiment.planner = plan
-    experiment.source, experiment.report = source, report
-    experiment.notes[:] = notes + [note_renamed(n, PATHS) for n in experiment.notes]
+    experiment.notes[:] = notes + experiment.notes
     return experiment
 
 
@@ -328,7 +321,9 @@ def plan(experiment: Any, model: Any) -> Any:
             "max_steps" not in experiment.scheduler and experiment.run.steps is None:
         raise ConfigError("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's "
                           "length: give train.steps_per_epoch or build(..., steps_per_epoch=)", "model.optim.sched")
-    return plan_renamed(experiment, model, PATHS)
+    from optreg.config.experiment import plan_own
+
+    return plan_own(experiment, model)
 
 
 def model_keys(data: Mapping[str, Any]) -> list[Any]:

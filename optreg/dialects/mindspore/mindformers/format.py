@@ -19,9 +19,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse, translated
+from optreg.config.formats import KeyUse
+from optreg.config.translate import read_translated
 from optreg.dialects.mindspore.mindformers.schedules import NAMES, WARMUP_FAMILY
-from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
+from optreg.errors import Collector, ConfigError, closest, join_path, show
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
 LR_ALIASES = {"constant_with_warmup": "ConstantWarmUpLR", "linear": "LinearWithWarmUpLR",
@@ -82,21 +83,15 @@ class MindFormersFormat:
             own["scheduler"] = scheduler
         if "train" in data:
             own["train"] = data["train"]
-        experiment = translated(own, errors, source, _source_path)
+        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
         from optreg.dialects.mindspore.mindformers.groups import plan_mindformers
 
         return dataclasses.replace(experiment, source=source, planner=plan_mindformers, format_steps=format_steps,
                                    run=run, report=report, clip=ClipGrad(max_norm=clip) if clip else None)
 
 
-def _source_path(path: str) -> str:
-    """A path of the translated experiment -> the MindFormers config's (scheduler.x -> lr_schedule.x)."""
-    head, _, rest = path.partition(".")
-    if head == "scheduler":
-        return join_path("lr_schedule", "type" if rest == "name" else rest) if rest else "lr_schedule"
-    if path == "optimizer.name":
-        return "optimizer.type"
-    return path
+#: optreg's own form's paths -> the MindFormers config's (the longest prefix wins)
+PATHS = {"scheduler.name": "lr_schedule.type", "scheduler": "lr_schedule", "optimizer.name": "optimizer.type"}
 
 
 def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Collector) -> tuple[int, str] | None:

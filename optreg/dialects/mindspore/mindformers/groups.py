@@ -42,8 +42,7 @@ def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
 def plan_mindformers(experiment: Any, model: Any) -> Any:
     """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
     from optreg.config.experiment import plan_own
-    from optreg.config.formats import exact_pattern, source_notes
-    from optreg.dialects.mindspore.mindformers.format import _source_path
+    from optreg.config.formats import exact_pattern
 
     module = model if hasattr(model, "named_parameters") else None
     named = list(model.named_parameters() if module is not None else model)
@@ -56,9 +55,7 @@ def plan_mindformers(experiment: Any, model: Any) -> Any:
             section["weight_decay"] = 0.0
     elif names:   # every parameter exempt: one group without weight decay
         section["weight_decay"] = 0.0
-    plan = plan_own(dataclasses.replace(experiment, optimizer=section), module if module is not None else named)
-    plan.notes = source_notes(plan.notes, _source_path)
-    return plan
+    return plan_own(dataclasses.replace(experiment, optimizer=section), module if module is not None else named)
 
 
 #: what the planner decides against the model, which optreg's own form cannot say (`optreg convert` refuses)

@@ -23,8 +23,9 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse, translated
-from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
+from optreg.config.formats import KeyUse
+from optreg.config.translate import read_translated
+from optreg.errors import Collector, ConfigError, closest, join_path, show
 
 SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
     "WarmupCosineLR": ("CosineDecayLR", {"alpha": "alpha"}, {"alpha": 0.0}),
@@ -133,7 +134,7 @@ class LiBaiFormat:
             own["scheduler"] = scheduler
         if iters and not epochs:
             own["train"] = {"steps": iters}
-        experiment = translated(own, errors, source, _source_path)
+        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
         steps = (iters, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
         planner = partial(plan_libai, epochs=(deferred, iters, epochs), **grouping)
@@ -155,13 +156,9 @@ def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoc
     return scheduler
 
 
-def _source_path(path: str) -> str:
-    head, _, rest = path.partition(".")
-    if head == "scheduler":
-        return join_path("train.scheduler", rest) if rest and rest != "name" else "train.scheduler"
-    if head == "optimizer":
-        return "optim._target_" if rest == "name" else join_path("optim", rest) if rest else "optim"
-    return path
+#: optreg's own form's paths -> the LiBai config's (the longest prefix wins)
+PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "optimizer.name": "optim._target_",
+         "optimizer": "optim"}
 
 
 def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:

@@ -43,8 +43,7 @@ def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weigh
     with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry); with
     train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler for the run."""
     from optreg.config.experiment import plan_own
-    from optreg.config.formats import exact_pattern, source_notes
-    from optreg.dialects.oneflow.libai.format import _source_path
+    from optreg.config.formats import exact_pattern
     from optreg.errors import ConfigError
 
     if not hasattr(model, "named_modules"):
@@ -69,5 +68,4 @@ def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weigh
                                    "max(train.train_epoch × steps_per_epoch, train.train_iter)")
     plan = plan_own(dataclasses.replace(experiment, **changes), model)
     plan.run = changes.get("run", plan.run)
-    plan.notes = source_notes(plan.notes, _source_path)
     return plan
