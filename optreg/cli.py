@@ -219,14 +219,22 @@ def cmd_convert(args: argparse.Namespace) -> int:
     experiment = _load(args.config, [], args.format).with_run(args.steps)
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg and scheduler
     # windows, MindFormers' and LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its
-    # own planner): optreg's own form cannot say it
+    # own planner): optreg's own form says it only for one model, the one --model gives (the planner's for_model)
     keeps = getattr(experiment.planner, "keeps", None)   # True, or the source keys the planner keeps
-    if keeps or experiment.modelzoo is not None:
+    for_model = getattr(experiment.planner, "for_model", None)
+    if (keeps or experiment.modelzoo is not None) and (for_model is None or args.model is None):
         kept = list(keeps) if isinstance(keeps, tuple) else [
             use.path for use in experiment.report if "planner" in use.why] or [f"the whole {experiment.format} file"]
         raise ConfigError(f"{Path(args.config).name} cannot be written in optreg's own form: the {experiment.format} "
-                          f"reader plans {', '.join(kept)} against the model itself; use the file as it is "
-                          f"(optreg validate / run / build read it in its format)")
+                          f"reader plans {', '.join(kept)} against the model itself; "
+                          + ("give the model with --model MODULE:CALLABLE to write its groups for that model, or "
+                             if for_model is not None else "")
+                          + "use the file as it is (optreg validate / run / build read it in its format)")
+    if keeps and args.model is not None:
+        try:
+            experiment = for_model(experiment, load_model(args.model))
+        except ConfigError as exc:
+            raise experiment.locate(exc) from None
     text = convert_text(experiment, Path(args.config).name)
     try:
         load_config(text)
@@ -429,6 +437,10 @@ def parser() -> argparse.ArgumentParser:
                                                 "the report as comments, to stdout)")
     convert.add_argument("--steps", type=_positive, help="the run length, where the source leaves it to the trainer "
                                                         "(DeepSpeed's \"auto\", Hugging Face's epochs)")
+    convert.add_argument("--model", metavar="MODULE:CALLABLE",
+                         help="write the parameter groups a format decides against the model (MMEngine's "
+                              "paramwise_cfg, MindFormers' and LiBai's weight-decay groups) for this model's "
+                              "parameter names")
     convert.set_defaults(fn=cmd_convert)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")

@@ -129,6 +129,53 @@ def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, cap
     assert "use the file as it is" in err
 
 
+def _lrs_per_parameter(built, model, steps: int) -> list[dict[str, tuple[float, float]]]:
+    """Each parameter's (lr, weight decay) at each of `steps` steps of the built optimizer and scheduler."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    out = []
+    for _ in range(steps):
+        out.append({names[id(p)]: (g["lr"], g["weight_decay"]) for g in built.optimizer.param_groups
+                    for p in g["params"]})
+        built.optimizer.step()
+        if built.scheduler is not None:
+            built.scheduler.step()
+    return out
+
+
+@pytest.mark.parametrize("source", ["examples/mindformers/finetune.yaml", "examples/libai/vit_finetune.py"])
+def test_with_a_model_convert_writes_the_groups_its_reader_decides_for_that_model(source, tmp_path, capsys,
+                                                                                   monkeypatch):
+    """MindFormers' and LiBai's weight-decay groups are decided against the model: with `--model` they are written
+    as param_groups rules of that model's parameter names, and the converted file trains as the source does (every
+    parameter's lr and weight decay over 30 steps)."""
+    from pathlib import Path
+
+    import mmengine_standin
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(Path(__file__).parent)    # --model's module is found from the current directory
+    out = tmp_path / "converted.yaml"
+    assert main(["convert", str(root / source), "--model", "mmengine_standin:model", "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    converted = yaml.safe_load(out.read_text())
+    assert converted["optimizer"]["param_groups"]            # the groups, for this model's names
+    model = mmengine_standin.model()
+    source_run = _lrs_per_parameter(optreg.build(str(root / source), model), model, 30)
+    converted_run = _lrs_per_parameter(optreg.build(str(out), model), model, 30)
+    assert converted_run == source_run
+    assert len({wd for step in source_run for _, wd in step.values()}) == 2   # decayed and exempt parameters
+
+
+def test_mmengine_windows_are_not_converted_even_with_a_model(capsys, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).parent)
+    source = Path(__file__).resolve().parents[1] / "examples/mmengine/swin_adamw.yaml"
+    assert main(["convert", str(source), "--model", "mmengine_standin:model"]) == 1
+    err = capsys.readouterr().err
+    assert f"{source.name}:13:1: param_scheduler: optreg's own form has no MMEngine windows" in err
+
+
 @pytest.mark.parametrize("text, name", [
     ('{"optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "scheduler": {"type": "WarmupDecayLR", "params": '
      '{"warmup_max_lr": 0.001, "warmup_num_steps": 3, "total_num_steps": 10}}}', "ds_config.json"),

@@ -67,6 +67,23 @@ class Planner:
         errors.raise_if_any()
         return Plan(opt_plan, scheduler, list(experiment.notes))
 
+    def for_model(self, experiment: Any, model: Any) -> Any:
+        """The experiment in optreg's own form for this model (`optreg convert --model`): paramwise_cfg's rules
+        over the model's parameters, and the param_scheduler list where optreg's own scheduler says it (one entry
+        over the whole run: `native_spec`); windows it cannot say are a ConfigError at param_scheduler."""
+        errors = Collector()
+        options = {k: v for k, v in experiment.optimizer.items() if k != "name"}
+        rules, _ = (self.rules(model, options, errors) if self.paramwise else (None, {})) or (None, {})
+        native = native_spec(self.entries, self.loop) if self.entries else None
+        if self.entries and native is None:
+            errors.add("param_scheduler", "optreg's own form has no MMEngine windows (entries on their own "
+                                          "[begin, end), chained, or converted to iterations): only one lr entry "
+                                          "over the whole run converts; use the file as it is")
+        errors.raise_if_any()
+        section = {**experiment.optimizer, **({"param_groups": rules} if rules else {})}
+        return dataclasses.replace(experiment, optimizer=section, scheduler=native, planner=None,
+                                   paths={**OWN_PATHS, **({"scheduler": self.entries[0].path} if self.entries else {})})
+
     def rules(self, model: Any, options: Mapping[str, Any],
               errors: Collector) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
         import torch

@@ -39,9 +39,9 @@ def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
     return out, keeps
 
 
-def plan_mindformers(experiment: Any, model: Any) -> Any:
-    """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
-    from optreg.config.experiment import plan_own
+def for_model(experiment: Any, model: Any) -> Any:
+    """The MindFormers experiment in optreg's own form for this model: its optimizer section with MindFormers'
+    weight-decay groups as a `param_groups` rule of the exempt parameters' names (`optreg convert --model`)."""
     from optreg.config.formats import exact_pattern
 
     module = model if hasattr(model, "named_parameters") else None
@@ -55,8 +55,18 @@ def plan_mindformers(experiment: Any, model: Any) -> Any:
             section["weight_decay"] = 0.0
     elif names:   # every parameter exempt: one group without weight decay
         section["weight_decay"] = 0.0
-    return plan_own(dataclasses.replace(experiment, optimizer=section), module if module is not None else named)
+    return dataclasses.replace(experiment, optimizer=section, planner=None)
 
 
-#: what the planner decides against the model, which optreg's own form cannot say (`optreg convert` refuses)
+def plan_mindformers(experiment: Any, model: Any) -> Any:
+    """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
+    from optreg.config.experiment import plan_own
+
+    model = model if hasattr(model, "named_parameters") else list(model)   # named parameters: read twice
+    return plan_own(for_model(experiment, model), model)
+
+
+#: what the planner decides against the model, which optreg's own form cannot say without it (`optreg convert`
+#: refuses, or writes it for the model `--model` gives)
 plan_mindformers.keeps = ("optimizer.weight_decay (MindFormers' parameter groups)",)
+plan_mindformers.for_model = for_model   # what it decides, in optreg's own form for one model

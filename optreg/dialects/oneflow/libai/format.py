@@ -116,7 +116,7 @@ class LiBaiFormat:
         from functools import partial
 
         from optreg.config.run import RunLength
-        from optreg.dialects.oneflow.libai.groups import plan_libai
+        from optreg.dialects.oneflow.libai.groups import for_model, plan_libai
 
         errors = Collector()
         report: list[KeyUse] = []
@@ -138,7 +138,8 @@ class LiBaiFormat:
         steps = (iters, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
         planner = partial(plan_libai, epochs=(deferred, iters, epochs), **grouping)
-        planner.keeps = ("optim.params (get_default_optimizer_params' groups)",)   # optreg convert refuses
+        planner.keeps = ("optim.params (get_default_optimizer_params' groups)",)   # optreg convert refuses, or
+        planner.for_model = partial(for_model, epochs=(deferred, iters, epochs), **grouping)   # writes --model's
         return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
                                    run=RunLength(*steps[:1], None, steps[1]) if steps else RunLength())
 

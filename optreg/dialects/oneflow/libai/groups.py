@@ -37,12 +37,12 @@ def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_deca
     return out
 
 
-def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
-               overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0)) -> Any:
-    """optreg's plan of a LiBai experiment: one param_groups rule per set of options LiBai gives (every parameter's
-    with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only a rule can carry); with
-    train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler for the run."""
-    from optreg.config.experiment import plan_own
+def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
+              overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0)) -> Any:
+    """The LiBai experiment in optreg's own form for this model: one param_groups rule per set of options LiBai
+    gives (every parameter's with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only
+    a rule can carry); with train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler
+    and the length of the run (`optreg convert --model`, and the planner)."""
     from optreg.config.formats import exact_pattern
     from optreg.errors import ConfigError
 
@@ -64,8 +64,17 @@ def plan_libai(experiment: Any, model: Any, weight_decay_norm: Any = None, weigh
 
         per_epoch = experiment.run.steps_per_epoch
         changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch)
-        changes["run"] = RunLength(max(count * per_epoch, iters), per_epoch,
-                                   "max(train.train_epoch × steps_per_epoch, train.train_iter)")
-    plan = plan_own(dataclasses.replace(experiment, **changes), model)
-    plan.run = changes.get("run", plan.run)
+        source = "max(train.train_epoch × steps_per_epoch, train.train_iter)"
+        changes["run"] = RunLength(max(count * per_epoch, iters), per_epoch, source)
+        changes["format_steps"] = (changes["run"].steps, source)
+    return dataclasses.replace(experiment, planner=None, **changes)
+
+
+def plan_libai(experiment: Any, model: Any, **grouping: Any) -> Any:
+    """optreg's plan of a LiBai experiment: its own form for the model (`for_model`), planned."""
+    from optreg.config.experiment import plan_own
+
+    own = for_model(experiment, model, **grouping)
+    plan = plan_own(own, model)
+    plan.run = own.run
     return plan
