@@ -143,7 +143,7 @@ class OneCycle(DeepSpeedSchedule):
     decay_step_size) (max_mom without decay, unbounded as in DeepSpeed), and betas[1] is set to 0.99 throughout.
     The constructor writes (cycle_min_mom, 0.99), so the first optimizer step uses cycle_min_mom although the
     cycle's own value there is cycle_max_mom (DeepSpeed 0.19's `_initialize_momentum`). Driven by
-    `OneCycleScheduler` (`scheduler`); without betas DeepSpeed disables the cycling with a warning, and so does
+    `OneCycleScheduler` (`adapter_class`); without betas DeepSpeed disables the cycling with a warning, and so does
     it."""
 
     values: ClassVar[str] = ABSOLUTE
@@ -164,8 +164,8 @@ class OneCycle(DeepSpeedSchedule):
     BETA2: ClassVar[float] = 0.99
 
     @property
-    def scheduler(self):
-        """The scheduler class that drives this schedule (lr and betas), or None for the lr alone."""
+    def adapter_class(self):
+        """The scheduler class that drives this schedule (lr and betas), or None: the lr alone (ScheduleLR)."""
         if not self.cycle_momentum:
             return None
         from optreg.dialects.deepspeed.momentum import OneCycleScheduler
