@@ -10,10 +10,12 @@ optimizer; DeepSpeedCPUAdam JIT-builds its kernel on first use):
 Each case is a corpus file (tests/fixtures/deepspeed/corpus) or an inline ds_config of one schedule. The optimizer
 and scheduler are what `DeepSpeedEngine._configure_basic_optimizer` and `_scheduler_from_config` build (called on
 a stand-in for the engine that answers the config's values; Adam and AdamW take the CPU path, DeepSpeedCPUAdam,
-as FusedAdam is a CUDA kernel), on the stand-in model (scripts/stand_in.py) with model.parameters() as the engine passes them. `"auto"` total_num_steps is
+as FusedAdam is a CUDA kernel; Adagrad and Lion take DeepSpeedCPUAdagrad / DeepSpeedCPULion under the cases'
+zero_optimization.offload_optimizer, as the engine does), on the stand-in model (scripts/stand_in.py) with model.parameters() as the engine passes them. `"auto"` total_num_steps is
 the case's run length, as the Hugging Face integration fills it. Recorded: each parameter's weight decay; every
 group's lr before the optimizer step at the recorded steps (the constructor's value first, `step()` after each
-optimizer step, as the engine does); the weights after each of three optimizer steps, with seeded gradients clipped
+optimizer step, as the engine does) and, for an optimizer with betas, every group's betas beside it (OneCycle's
+momentum cycling); the weights after each of three optimizer steps, with seeded gradients clipped
 to gradient_clipping as the engine clips them.
 """
 
@@ -65,6 +67,28 @@ SCHEDULES = [   # (name, optimizer, scheduler, run length)
                                         "lr_range_test_staircase": True}}, 40),
     ("torch_steplr", {"type": "Adam", "params": {"lr": 0.01}},
      {"type": "StepLR", "params": {"step_size": 9, "gamma": 0.5}}, 40),
+    ("one_cycle_momentum", {"type": "AdamW", "params": {"lr": 0.01, "weight_decay": 0.01}},
+     {"type": "OneCycle", "params": {"cycle_min_lr": 0.001, "cycle_max_lr": 0.01, "cycle_first_step_size": 20,
+                                     "cycle_second_step_size": 15, "decay_lr_rate": 0.5, "decay_step_size": 5,
+                                     "cycle_min_mom": 0.85, "cycle_max_mom": 0.95, "decay_mom_rate": 0.002}}, 70),
+    ("one_cycle_momentum_stairs", {"type": "Adam", "params": {"lr": 0.01, "adam_w_mode": False}},
+     {"type": "OneCycle", "params": {"cycle_min_lr": 0.0005, "cycle_max_lr": 0.005, "cycle_first_step_size": 12,
+                                     "cycle_second_step_size": 8, "cycle_first_stair_count": 4}}, 40),
+    ("one_cycle_momentum_torch_adam", {"type": "Adam", "params": {"lr": 0.01, "torch_adam": True}},
+     {"type": "OneCycle", "params": {"cycle_min_lr": 0.001, "cycle_max_lr": 0.004, "cycle_first_step_size": 10,
+                                     "decay_lr_rate": 0.2, "decay_step_size": 3}}, 40),
+]
+OFFLOAD = {"stage": 2, "offload_optimizer": {"device": "cpu"}}
+KERNELS = [   # (name, optimizer, scheduler, run length): DeepSpeed's CPU kernels, built with offload_optimizer
+    ("adagrad_offload", {"type": "Adagrad", "params": {"lr": 0.05, "weight_decay": 0.01, "eps": 1e-8}},
+     {"type": "WarmupLR", "params": {"warmup_num_steps": 10, "warmup_type": "linear"}}, 30),
+    ("adagrad_offload_defaults", {"type": "Adagrad", "params": {}}, None, 20),
+    ("lion_offload", {"type": "Lion", "params": {"lr": 0.001, "betas": [0.9, 0.99], "weight_decay": 0.1}},
+     {"type": "WarmupDecayLR", "params": {"warmup_max_lr": 0.002, "warmup_num_steps": 5, "total_num_steps": 40}},
+     40),
+    ("lion_offload_one_cycle", {"type": "Lion", "params": {"weight_decay": 0.01}},
+     {"type": "OneCycle", "params": {"cycle_min_lr": 0.0001, "cycle_max_lr": 0.001, "cycle_first_step_size": 8}},
+     30),
 ]
 
 
@@ -85,7 +109,9 @@ class Engine:
         return self.config["optimizer"].get("params", {})
 
     def zero_use_cpu_optimizer(self):
-        return self.optimizer_name() in ("adam", "adamw")   # DeepSpeedCPUAdam: FusedAdam is a CUDA kernel
+        # DeepSpeedCPUAdam for Adam/AdamW (FusedAdam is a CUDA kernel); otherwise the engine's own rule
+        offload = (self.config.get("zero_optimization") or {}).get("offload_optimizer") or {}
+        return self.optimizer_name() in ("adam", "adamw") or offload.get("device") in ("cpu", "nvme")
 
     def bf16_optimizer_states(self):
         return False
@@ -122,7 +148,8 @@ def record(name: str, config: dict, total: int, source: dict) -> dict:
         bounds.append(params["cycle_first_step_size"] + params.get("cycle_second_step_size",
                                                                    params["cycle_first_step_size"]))
     wanted = set(stand_in.recorded_steps(total, bounds))
-    case.update(stand_in.run(name, net, optimizer, scheduler, total, wanted, config.get("gradient_clipping", 0)))
+    case.update(stand_in.run(name, net, optimizer, scheduler, total, wanted, config.get("gradient_clipping", 0),
+                             betas=True))
     return case
 
 
@@ -140,6 +167,10 @@ def main() -> None:
         cases.append(record(file, config, RUN, {"file": file}))
     for name, optimizer, scheduler, total in SCHEDULES:
         config = {"optimizer": optimizer, "scheduler": scheduler, "gradient_clipping": 0.5}
+        cases.append(record(name, config, total, {"config": config}))
+    for name, optimizer, scheduler, total in KERNELS:
+        config = {"optimizer": optimizer, "zero_optimization": OFFLOAD, "gradient_clipping": 0.5,
+                  **({"scheduler": scheduler} if scheduler else {})}
         cases.append(record(name, config, total, {"config": config}))
     print(write("deepspeed", "cases", {"framework": f"deepspeed {deepspeed.__version__}",
                                        "torch": torch.__version__}, cases))

@@ -55,9 +55,10 @@ def recorded_steps(total: int, boundaries: list[int]) -> list[int]:
     return sorted(steps)
 
 
-def run(name: str, net: nn.Module, optimizer, scheduler, steps: int, wanted: set, clip: float | None) -> dict:
+def run(name: str, net: nn.Module, optimizer, scheduler, steps: int, wanted: set, clip: float | None,
+        betas: bool = False) -> dict:
     """Step a framework's optimizer and scheduler as its training loop does: the lr of every (non-empty) group read
-    before each optimizer step in `wanted`; for the first WEIGHT_STEPS steps the seeded gradients (clipped to the
+    before each optimizer step in `wanted` (and, with `betas` and an optimizer that has them, each group's betas); for the first WEIGHT_STEPS steps the seeded gradients (clipped to the
     global norm `clip` when > 0), the step, and the weights after it; the scheduler stepped after every step.
     The fixture's init, grads, lrs and weights."""
     from fixture_io import flat
@@ -66,10 +67,13 @@ def run(name: str, net: nn.Module, optimizer, scheduler, steps: int, wanted: set
     grads_ = grads(name, net)
     out = {"init": {n: flat(p.detach()) for n, p in net.named_parameters()}}
     out["grads"] = {n: [flat(g[n]) for g in grads_] for n in out["init"]}
-    lrs, weights = [], {n: [] for n in out["init"]}
+    lrs, weights, moments = [], {n: [] for n in out["init"]}, []
+    betas = betas and all("betas" in g for g in groups)
     for step in range(steps):
         if step in wanted:
             lrs.append([step, [float(g["lr"]) for g in groups]])
+            if betas:
+                moments.append([step, [[float(b) for b in g["betas"]] for g in groups]])
         if step < WEIGHT_STEPS:
             for n, p in net.named_parameters():
                 p.grad = grads_[step][n].clone()
@@ -80,4 +84,4 @@ def run(name: str, net: nn.Module, optimizer, scheduler, steps: int, wanted: set
                 weights[n].append(flat(p.detach()))
         if scheduler is not None:
             scheduler.step()
-    return {**out, "lrs": lrs, "weights": weights}
+    return {**out, "lrs": lrs, "weights": weights, **({"betas": moments} if betas else {})}

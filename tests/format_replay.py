@@ -1,6 +1,6 @@
 """Replaying what a framework built from a config (tests/fixtures/<format>/cases.json, recorded by
 scripts/record_<format>.py) against what optreg builds from the same config: each parameter's weight decay, the lr
-of each parameter at the recorded steps (LR_RTOL relative), the weights after each of three optimizer steps with the
+of each parameter at the recorded steps (LR_RTOL relative; its betas too where the fixture has them), the weights after each of three optimizer steps with the
 recorded gradients (W_ATOL), on the stand-in model of scripts/stand_in.py."""
 
 from __future__ import annotations
@@ -83,8 +83,10 @@ def replay(fmt: str, case: dict, config=None) -> None:
     names = {id(p): n for n, p in net.named_parameters()}
     assert per_param(opt, names, "weight_decay") == case["weight_decay"]
     want = {step: lrs for step, lrs in case["lrs"]}
+    want_betas = {step: betas for step, betas in case.get("betas", [])}
     recorded_lr = {n: [] for n in case["weight_decay"]}
     got_lr = {n: [] for n in case["weight_decay"]}
+    recorded_betas, got_betas = [], []
     group_of = {n: i for i, g in enumerate(case["groups"]) for n in g}
     for step in range(case["total_steps"]):
         if step in want:
@@ -92,6 +94,10 @@ def replay(fmt: str, case: dict, config=None) -> None:
             for n in got_lr:
                 got_lr[n].append(lrs[n])
                 recorded_lr[n].append(want[step][group_of[n]])
+        if step in want_betas:   # the betas the optimizer applies at this step (OneCycle's momentum cycling)
+            betas = {names[id(p)]: [float(b) for b in g["betas"]] for g in opt.param_groups for p in g["params"]}
+            got_betas += [betas[n] for n in sorted(betas)]
+            recorded_betas += [want_betas[step][group_of[n]] for n in sorted(betas)]
         if step < len(case["grads"][next(iter(case["grads"]))]):
             for n, p in net.named_parameters():
                 p.grad = torch.tensor(case["grads"][n][step], dtype=torch.float32).reshape(p.shape)
@@ -106,3 +112,4 @@ def replay(fmt: str, case: dict, config=None) -> None:
             sched.step()
     for n in got_lr:
         np.testing.assert_allclose(got_lr[n], recorded_lr[n], rtol=LR_RTOL, atol=1e-12, err_msg=f"lr of {n}")
+    np.testing.assert_allclose(got_betas, recorded_betas, rtol=LR_RTOL, atol=1e-12, err_msg="betas")

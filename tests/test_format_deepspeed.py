@@ -69,9 +69,13 @@ def STAND_IN_MODEL():
      "torch_adam"),
     ({"optimizer": {"type": "Adam", "params": {"lr": 0.1, "betaz": [0.9, 0.9]}}}, "optimizer.params.betaz",
      "takes no"),
-    ({"optimizer": {"type": "AdamW", "params": {"lr": 0.1}},
-      "scheduler": {"type": "OneCycle", "params": {"cycle_min_lr": 0.1, "cycle_max_lr": 1.0}}},
-     "scheduler.params.cycle_momentum", "betas[1] to 0.99"),
+    ({"optimizer": {"type": "Adagrad", "params": {"lr": 0.1, "lr_decay": 0.01}},
+      "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}, "optimizer.params.lr_decay",
+     "DeepSpeedCPUAdagrad takes no 'lr_decay'"),
+    ({"optimizer": {"type": "Lion", "params": {"lr": 0.1, "eps": 1e-8}}}, "optimizer.params.eps",
+     "FusedLion takes no 'eps'"),
+    ({"optimizer": {"type": "Lamb", "params": {"lr": 0.1}},
+      "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}, "optimizer.type", "CUDA-only"),
     ({"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}, "optimizer.params.lr", "give lr a value"),
     ({"optimizer": {"type": "AdamW", "params": {"lr": 0.1}}, "gradient_clipping": "auto"}, "gradient_clipping",
      "max_grad_norm"),
@@ -105,3 +109,89 @@ def test_report_names_every_key():
 ])
 def test_detection(text, fmt):
     assert detected(text) == fmt
+
+
+MOMENTUM_CASES = [c for c in CASES if "momentum" in c["name"] or c["name"] == "lion_offload_one_cycle"]
+
+
+@pytest.mark.parametrize("case", MOMENTUM_CASES, ids=[c["name"] for c in MOMENTUM_CASES])
+def test_one_cycle_plot_csv_shows_the_betas_deepspeed_applies(case, tmp_path, capsys):
+    """`optreg plot --csv` of a OneCycle file with momentum cycling: betas[0] at every recorded step is the one
+    DeepSpeed's OneCycle gave the optimizer (and betas[1] stays at DeepSpeed's 0.99)."""
+    from optreg import cli
+
+    file = tmp_path / "ds_config.json"
+    file.write_text(json.dumps(case["config"]))
+    assert cli.main(["plot", str(file), "--csv", "--steps", str(case["total_steps"])]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    beta1 = {int(step): float(value) for step, group, key, value in rows if key == "betas[0]" and group == "0"}
+    recorded = {step: betas[0][0] for step, betas in case["betas"]}
+    assert set(recorded) <= set(beta1)
+    for step, value in recorded.items():
+        assert value == pytest.approx(beta1[step], rel=1e-6), step
+    assert {b[1] for _, betas in case["betas"] for b in betas} == {0.99}
+    assert len(set(recorded.values())) > 3, "betas[0] moves"
+
+
+def test_one_cycle_momentum_resumes_exactly():
+    import torch
+
+    config = CASES[[c["name"] for c in CASES].index("one_cycle_momentum")]["config"]
+    first = optreg.build(config, STAND_IN_MODEL())
+    for _ in range(37):   # into the decay after the cycle
+        first.scheduler.step()
+    second = optreg.build(config, STAND_IN_MODEL())   # a resumed run: the optimizer's state, then the scheduler's
+    second.optimizer.load_state_dict(first.optimizer.state_dict())
+    second.scheduler.load_state_dict(first.scheduler.state_dict())
+    second.scheduler.step(), first.scheduler.step()
+    for a, b in zip(first.optimizer.param_groups, second.optimizer.param_groups):
+        assert a["betas"] == b["betas"] and a["lr"] == b["lr"]
+    assert first.optimizer.param_groups[0]["betas"][0] > 0.95   # cycle_max_mom · (1 + rate · k / size)
+    assert isinstance(first.scheduler, torch.optim.lr_scheduler.LRScheduler)
+
+
+def test_one_cycle_without_betas_drives_the_lr_only():
+    """DeepSpeed disables the momentum cycling of an optimizer without betas (SGD's momentum is left alone)."""
+    config = {"optimizer": {"type": "SGD", "params": {"lr": 0.01, "momentum": 0.9}},
+              "scheduler": {"type": "OneCycle", "params": {"cycle_min_lr": 0.001, "cycle_max_lr": 0.01,
+                                                           "cycle_min_mom": 0.5}}}
+    experiment = optreg.load_config(json.dumps(config) + "\n")
+    assert experiment.scheduler["cycle_momentum"] is False
+    why = {u.path: u.why for u in experiment.report}["scheduler.params.cycle_min_mom"]
+    assert "no betas" in why
+    built = optreg.build(config, STAND_IN_MODEL())
+    for _ in range(5):
+        built.scheduler.step()
+    assert {g["momentum"] for g in built.optimizer.param_groups} == {0.9}
+
+
+@pytest.mark.parametrize("where", ["nested", "key"])
+def test_one_cycle_momentum_runs_alone(where):
+    """In optreg's own form DeepSpeed's OneCycle with cycle_momentum drives lr and betas itself: nesting it (or
+    giving it another key) is refused at its cycle_momentum."""
+    one_cycle = {"name": "OneCycle", "dialect": "deepspeed", "cycle_min_lr": 0.001, "cycle_max_lr": 0.01}
+    if where == "nested":
+        scheduler = {"name": "sequential", "schedulers": [{"name": "ConstantLR", "factor": 0.5, "total_iters": 3},
+                                                          one_cycle], "milestones": [3]}
+        path = "scheduler.schedulers[1].cycle_momentum"
+    else:
+        scheduler, path = {**one_cycle, "key": "betas[1]"}, "scheduler.cycle_momentum"
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "AdamW", "lr": 0.01}, "scheduler": scheduler}, STAND_IN_MODEL())
+    items = {e.path: e.message for e in info.value.errors}
+    assert path in items and "also drives the optimizer's betas" in items[path], items
+
+
+@pytest.mark.parametrize("name, offload, kernel, built", [
+    ("adagrad_offload", True, "DeepSpeedCPUAdagrad", "torch.Adagrad"),
+    ("lion_offload", True, "DeepSpeedCPULion", "cerebras.Lion"),
+])
+def test_cpu_kernels_are_read_from_the_offload_section(name, offload, kernel, built):
+    case = CASES[[c["name"] for c in CASES].index(name)]
+    assert case["optimizer_class"] == kernel
+    experiment = optreg.load_config(json.dumps(case["config"]) + "\n")
+    why = {u.path: u.why for u in experiment.report}["optimizer.type"]
+    assert kernel in why and built in why
+    without = {k: v for k, v in case["config"].items() if k != "zero_optimization"}
+    why = {u.path: u.why for u in optreg.load_config(json.dumps(without) + "\n").report}["optimizer.type"]
+    assert kernel not in why   # torch's Adagrad / FusedLion

@@ -104,3 +104,39 @@ def test_epochs_take_the_dataloader_length():
 ])
 def test_detection(text, fmt):
     assert detected(text) == fmt
+
+
+TRL_RECORDED = json.loads((FIXTURES / "hf" / "trl.json").read_text())["classes"]
+
+
+def test_trl_classes_are_the_recorded_ones():
+    """The reader's TRL table is what TRL 1.16's config classes define (scripts/record_trl.py)."""
+    from optreg.readers.hf import TRL
+
+    assert {cls: (sorted(fields), own) for cls, (fields, own) in TRL.items()} == \
+        {cls: (rec["own_fields"], rec["defaults"]) for cls, rec in TRL_RECORDED.items()}
+
+
+@pytest.mark.parametrize("cls", sorted(TRL_RECORDED))
+def test_a_file_with_a_trl_class_fields_gets_its_defaults(cls):
+    """A recipe that TRL's class reads (it has fields only that class has) and leaves learning_rate out trains at
+    that class's default lr, not TrainingArguments' 5e-5."""
+    field = TRL_RECORDED[cls]["own_fields"][0]
+    config = {"output_dir": "out", "max_steps": 10, "lr_scheduler_type": "constant", field: None}
+    built = optreg.build(config, STAND_IN.model(), format="hf")
+    assert {g["lr"] for g in built.optimizer.param_groups} == {TRL_RECORDED[cls]["defaults"]["learning_rate"]}
+    why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
+    assert why[0] == "exact" and cls in why[1]
+    given = optreg.build({**config, "learning_rate": 0.125}, STAND_IN.model(), format="hf")
+    assert {g["lr"] for g in given.optimizer.param_groups} == {0.125}
+
+
+@pytest.mark.parametrize("extra", [{}, {"packing": True, "sync_ref_model": False}],
+                         ids=["no class fields", "two classes' fields"])
+def test_a_file_of_no_one_trl_class_gets_training_arguments_defaults_and_says_so(extra):
+    config = {"output_dir": "out", "max_steps": 10, "lr_scheduler_type": "constant", **extra}
+    built = optreg.build(config, STAND_IN.model(), format="hf")
+    assert {g["lr"] for g in built.optimizer.param_groups} == {5e-5}
+    verdict, why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
+    assert verdict == "approximate" and all(f"{cls} {rec['defaults']['learning_rate']!r}" in why
+                                            for cls, rec in TRL_RECORDED.items())

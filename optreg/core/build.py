@@ -505,7 +505,8 @@ class SchedulerPlan:
 
             per_group = getattr(self.schedule, "per_group", None)   # a schedule of its own for each group
             schedule = [per_group(g) for g in optimizer.param_groups] if per_group else self.schedule
-            return ScheduleLR(optimizer, schedule, key=self.key, last_epoch=self.last_epoch)
+            driver = getattr(self.schedule, "adapter_class", None) or ScheduleLR   # one that drives more than its key
+            return driver(optimizer, schedule, key=self.key, last_epoch=self.last_epoch)
         cls = self.entry.resolve()
         kwargs = to_target_kwargs(self.entry, self.values)
         if self.children:
@@ -716,6 +717,10 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
         except (ArithmeticError, ValueError) as exc:  # the closed form cannot be computed with these values
             # at the root of a Python call the section has no path of its own: name it as a config would
             errors.add(path or "scheduler", f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")
+        if getattr(plan.schedule, "adapter_class", None) is not None and (not context.top or plan.key != "lr"):
+            errors.add(join_path(path, "cycle_momentum"), f"{entry.qualname} also drives the optimizer's betas, "
+                                                          f"so it runs alone as the lr's scheduler; set "
+                                                          f"cycle_momentum: false to nest it or drive another key")
     if not errors:
         _check_context(plan, context, errors, path)
         finish(plan, loop, context, path, errors)
@@ -742,12 +747,15 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         if isinstance(value, list) and plan.schedule is not None:
             errors.add(join_path(path, name), "per-group lists are not supported by closed-form schedules; "
                                               "use one value (or a torch-dialect scheduler)")
-    if values.get("cycle_momentum") and context.known_options and not ({"momentum", "betas"} & context.option_names):
+    own_momentum = getattr(plan.schedule, "adapter_class", None) is not None   # cycles betas as its framework does
+    if values.get("cycle_momentum") and not own_momentum and context.known_options and \
+            not ({"momentum", "betas"} & context.option_names):
         errors.add(join_path(path, "cycle_momentum"), "the optimizer has neither momentum nor betas; "
                                                       "set cycle_momentum: false")
     if context.known_options and plan.key != "lr" and plan.key.split("[")[0] not in context.option_names:
         errors.add(join_path(path, "key"), f"the optimizer has no {plan.key.split('[')[0]!r} to schedule")
-    drives_momentum = plan.key == "momentum" or (values.get("cycle_momentum") and "momentum" in context.option_names)
+    drives_momentum = plan.key == "momentum" or (values.get("cycle_momentum") and not own_momentum and
+                                                 "momentum" in context.option_names)
     if drives_momentum and "momentum" in context.unschedulable:
         errors.add(join_path(path, "key" if plan.key == "momentum" else "cycle_momentum"),
                    "the optimizer was built with momentum 0, so it has no momentum buffer to schedule; build it "

@@ -5,13 +5,17 @@ Read into optreg's own form (`optreg convert` writes it out):
   optimizers are read case-insensitively, any other is a `torch.optim` class. `Adam` is AdamW unless
   `adam_w_mode: false` (`AdamW` is AdamW either way); FusedAdam and DeepSpeedCPUAdam compute torch's Adam/AdamW
   update, and `torch_adam: true` builds torch's class itself (whose default weight decay for AdamW is 0.01, where
-  DeepSpeed's kernels default to 0);
+  DeepSpeed's kernels default to 0); `Lion` (DeepSpeedCPULion with offload_optimizer, FusedLion without) is
+  cerebras.Lion's update; `Adagrad` with offload_optimizer is DeepSpeedCPUAdagrad, torch's Adagrad without
+  lr_decay / initial_accumulator_value (without offload DeepSpeed builds torch's Adagrad itself);
 - `scheduler: {type, params}`: DeepSpeed's lr_schedules (the `deepspeed` dialect, construction-time value
-  included), or a torch scheduler by its class name, as DeepSpeed falls back to `torch.optim.lr_scheduler`;
+  included; OneCycle's momentum cycling drives betas[0] of an optimizer with betas, and is off without them),
+  or a torch scheduler by its class name, as DeepSpeed falls back to `torch.optim.lr_scheduler`;
 - `gradient_clipping` (> 0): the global norm clipped to it (`clip_grad.max_norm`);
 - `"auto"` (a value the Hugging Face Trainer fills from its TrainingArguments): a schedule's `total_num_steps` is
   the run length (`build(total_steps=)`, `optreg run --steps`); any other is refused by name.
-Every other key (zero_optimization, fp16, bf16, batch sizes, logging) is the engine's: reported as the trainer's.
+Every other key (zero_optimization (whose offload_optimizer picks the CPU kernels), fp16, bf16, batch sizes,
+logging) is the engine's: reported as the trainer's.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_op
 AUTO = "auto"
 #: DeepSpeed's optimizers refused, with the reason
 REFUSED = {
-    "lamb": "DeepSpeed's Lamb is FusedLamb, a CUDA kernel (deepspeed.ops.lamb) whose trust ratio is clamped to "
-            "[min_coeff, max_coeff] and which clips by its own max_grad_norm; optreg has no such Lamb",
+    "lamb": "DeepSpeed's Lamb is FusedLamb, a CUDA-only kernel (deepspeed.ops.lamb; DeepSpeed 0.19 has no CPU "
+            "Lamb, with or without offload_optimizer) whose trust ratio is clamped to [min_coeff, max_coeff] and "
+            "which clips by its own max_grad_norm; optreg has no such Lamb",
     "onebitadam": "1-bit Adam compresses the momentum that data-parallel workers exchange (an MPI or NCCL backend); "
                   "in one process there is nothing to compress, and its freeze_step phase is an Adam without bias "
                   "correction: use Adam or AdamW",
@@ -37,13 +42,26 @@ REFUSED = {
                    "not defined: use Adam or AdamW",
     "onebitlamb": "1-bit LAMB compresses the momentum that data-parallel workers exchange (an MPI or NCCL backend) "
                   "over FusedLamb: not reproduced",
-    "lion": "DeepSpeed's Lion is FusedLion / DeepSpeedCPULion (deepspeed.ops.lion): not read yet",
     "muadam": "MuAdam comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
     "muadamw": "MuAdamW comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
     "musgd": "MuSGD comes from the mup package (width-scaled lrs from the model's infshapes): not reproduced",
     "muon": "DeepSpeed's Muon (MuonWithAuxAdam) splits the parameters by shape into Muon and Adam halves: not read",
 }
 ADAM = ("adam", "adamw")
+#: DeepSpeed's kernels read as an optreg optimizer: lower-case name -> (the kernels (offloaded, not), optreg's
+#: section, the kernel's defaults, the options it takes, the options it ignores), from DeepSpeed 0.19's
+#: deepspeed/ops: DeepSpeedCPUAdagrad is torch's Adagrad without lr_decay / initial_accumulator_value (grad +=
+#: wd·w; v += grad²; w -= lr·grad/(√v + eps)); DeepSpeedCPULion and FusedLion are cerebras.Lion's update with
+#: decoupled decay (w·(1 - lr·wd) - lr·sign(β1·m + (1-β1)·g); m = β2·m + (1-β2)·g), sign(0) aside
+KERNELS = {
+    "adagrad": (("DeepSpeedCPUAdagrad", None), {"name": "Adagrad", "dialect": "torch"},
+                {"lr": 1e-2, "eps": 1e-10, "weight_decay": 0.0}, ("lr", "eps", "weight_decay"), ("amsgrad",)),
+    "lion": (("DeepSpeedCPULion", "FusedLion (a CUDA kernel: the same update)"),
+             {"name": "Lion", "dialect": "cerebras", "modelzoo_groups": False},
+             {"lr": 1e-3, "betas": [0.9, 0.999], "weight_decay": 0.0}, ("lr", "betas", "weight_decay"), ()),
+}
+KERNEL_TRAINER = {"fp32_optimizer_states": "the CPU optimizer's state precision",
+                  "set_grad_none": "FusedLion's zero_grad behaviour"}
 ADAM_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad")
 ADAM_TRAINER = {"fp32_optimizer_states": "the CPU optimizer's state precision", "foreach": "torch's kernel choice",
                 "set_grad_none": "FusedAdam's zero_grad behaviour"}
@@ -51,6 +69,7 @@ ADAM_TRAINER = {"fp32_optimizer_states": "the CPU optimizer's state precision", 
 #: cerebras.AdamW's eps is 1e-6)
 KERNEL_DEFAULTS = {"weight_decay": 0.0, "eps": 1e-8}
 MOMENTUM_KEYS = ("cycle_momentum", "cycle_min_mom", "cycle_max_mom", "decay_mom_rate")
+MOMENTUM_WHY = "betas[0] cycled inversely to the lr, betas[1] set to 0.99 (DeepSpeed's OneCycle)"
 
 
 def _is_auto(value: Any) -> bool:
@@ -76,8 +95,44 @@ def _refuse_auto(params: Mapping[str, Any], path: str, errors: Collector, allowe
                                                 if path.startswith("scheduler") else ""))
 
 
-def read_optimizer(raw: Any, report: list, errors: Collector) -> tuple[dict[str, Any], bool]:
-    """`optimizer: {type, params}` -> (optreg's optimizer section, whether the optimizer has betas)."""
+def offloaded(data: Mapping[str, Any]) -> bool:
+    """Whether the ZeRO section puts the optimizer on the CPU (`zero_use_cpu_optimizer`: offload_optimizer.device
+    cpu or nvme, or the deprecated cpu_offload: true), where DeepSpeed builds its CPU kernels."""
+    zero = data.get("zero_optimization")
+    if not isinstance(zero, Mapping):
+        return False
+    offload = zero.get("offload_optimizer")
+    if isinstance(offload, Mapping):
+        return str(offload.get("device", "none")).lower() in ("cpu", "nvme")
+    return zero.get("cpu_offload") is True
+
+
+def read_kernel(low: str, name: str, params: dict[str, Any], offload: bool, report: list,
+                errors: Collector) -> dict[str, Any]:
+    """A DeepSpeed kernel of KERNELS (Adagrad offloaded, Lion) -> optreg's section with the kernel's defaults."""
+    (cpu, gpu), section, defaults, options, ignored = KERNELS[low]
+    kernel = cpu if offload else gpu
+    report.append(KeyUse("optimizer.type", "exact", f"{name} -> {section['dialect']}.{section['name']} "
+                                                    f"({kernel}{', offload_optimizer' if offload else ''})"))
+    section = {**section, **defaults}
+    for key, value in params.items():
+        where = f"optimizer.params.{key}"
+        if key in options:
+            section[key] = value
+            report.append(KeyUse(where, "exact"))
+        elif key in ignored:
+            report.append(KeyUse(where, "exact", f"{kernel} stores it and never reads it"))
+        elif key in KERNEL_TRAINER:
+            report.append(KeyUse(where, TRAINER, KERNEL_TRAINER[key]))
+        else:
+            errors.add(join_path("optimizer", f"params.{key}"), f"{kernel.split(' ')[0]} takes no {key!r}",
+                       closest(str(key), [*options, *ignored, *KERNEL_TRAINER]))
+    return section
+
+
+def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = False) -> tuple[dict[str, Any], bool]:
+    """`optimizer: {type, params}` -> (optreg's optimizer section, whether the optimizer has betas); `offload`: the
+    ZeRO section offloads the optimizer (DeepSpeed's CPU kernels)."""
     path = "optimizer"
     if not isinstance(raw, Mapping) or "type" not in raw:
         errors.add(join_path(path, "type") if isinstance(raw, Mapping) else path,
@@ -101,6 +156,9 @@ def read_optimizer(raw: Any, report: list, errors: Collector) -> tuple[dict[str,
     if low in REFUSED:
         errors.add(join_path(path, "type"), f"{name}: {REFUSED[low]}")
         return {}, False
+    if low in KERNELS and (offload or KERNELS[low][0][1] is not None):
+        section = read_kernel(low, name, params, offload, report, errors)
+        return section, "betas" in section
     if low not in ADAM:   # DeepSpeed's fallback: getattr(torch.optim, type)
         report.append(KeyUse("optimizer.type", "exact", f"torch.optim.{name}, as DeepSpeed builds it"))
         report.extend(KeyUse(f"optimizer.params.{k}", "exact") for k in params)
@@ -185,20 +243,15 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
                                                              f"ds_config's optimizer has one; got {len(value)}")
                 continue
             value = value[0]
-        if name == "OneCycle" and key in MOMENTUM_KEYS:
+        if name == "OneCycle" and key in MOMENTUM_KEYS and not has_betas:
             continue
         spec[key] = value
-        report.append(KeyUse(where, "exact"))
-    if name == "OneCycle":
-        cycling = params.get("cycle_momentum", True)
-        if cycling is not False and has_betas:
-            errors.add(join_path(path, "params.cycle_momentum"),
-                       "OneCycle also cycles betas[0] between cycle_max_mom and cycle_min_mom and sets betas[1] to "
-                       "0.99 (DeepSpeed 0.19); optreg drives the lr only here: set cycle_momentum: false")
-        for key in MOMENTUM_KEYS:
-            if key in params:
-                report.append(KeyUse(f"scheduler.params.{key}", "exact",
-                                     "no momentum cycling (off, or the optimizer has no betas)"))
+        report.append(KeyUse(where, "exact", MOMENTUM_WHY if name == "OneCycle" and key in MOMENTUM_KEYS else ""))
+    if name == "OneCycle" and not has_betas:   # DeepSpeed disables the cycling with a warning
+        spec["cycle_momentum"] = False
+        report.extend(KeyUse(f"scheduler.params.{key}", "exact", "no momentum cycling: the optimizer has no betas "
+                                                                 "(DeepSpeed disables it with a warning)")
+                      for key in MOMENTUM_KEYS if key in params)
     report.append(KeyUse("scheduler.type", "exact", f"{spec['dialect']}.{name}"))
     return spec
 
@@ -231,7 +284,7 @@ class DeepSpeedFormat:
             errors.add("optimizer", "required: optimizer {type, params} (a ds_config without one trains the "
                                     "client's optimizer, which the file does not say)")
         else:
-            own["optimizer"], has_betas = read_optimizer(data["optimizer"], report, errors)
+            own["optimizer"], has_betas = read_optimizer(data["optimizer"], report, errors, offloaded(data))
         if data.get("scheduler") is not None:
             own["scheduler"] = read_scheduler(data["scheduler"], has_betas, report, errors)
         clip = data.get("gradient_clipping", 0.0)

@@ -12,6 +12,9 @@ Read into optreg's own form (`optreg convert` writes it out):
 - the run: `max_steps` (> 0), else `num_train_epochs` epochs of the dataloader's length (`build(steps_per_epoch=)`
   or `total_steps=`);
 - `max_grad_norm` (default 1.0; 0 turns clipping off): the global norm (`clip_grad.max_norm`).
+TRL's config classes (SFTConfig, DPOConfig, ORPOConfig: what TRL's and alignment-handbook's scripts parse a recipe
+with) default learning_rate otherwise: a file with fields of one of them gets its defaults (`TRL`); any other
+file gets TrainingArguments' and the report says what TRL's would be.
 Every other key is the Trainer's (batch sizes, precision, logging, saving) or the application's (an
 HfArgumentParser reads model and data arguments from the same file): reported as the trainer's.
 """
@@ -30,6 +33,45 @@ DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam
             "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
             "lr_scheduler_type": "linear", "warmup_steps": 0, "optim": "adamw_torch_fused"}
 READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
+#: TRL 1.16's config classes (TrainingArguments' subclasses that TRL's scripts, and alignment-handbook's, parse a
+#: file with): the fields only that class has (how a file says it is read by it: the file names no class), and
+#: its defaults of the keys read here where they differ from TrainingArguments' (tests/fixtures/hf/trl.json,
+#: recorded by scripts/record_trl.py, holds both). A file with keys of no class, or of several, gets
+#: TrainingArguments' defaults, and a report of the TRL defaults it would get instead.
+TRL = {
+    "SFTConfig": (("assistant_only_loss", "chat_template_path", "completion_only_loss", "dataset_kwargs",
+                   "dataset_text_field", "eos_token", "eval_packing", "packing", "packing_strategy",
+                   "shuffle_dataset"), {"learning_rate": 2e-5}),
+    "DPOConfig": (("discopop_tau", "f_alpha_divergence_coef", "f_divergence_type", "label_smoothing", "ld_alpha",
+                   "loss_weights", "precompute_ref_batch_size", "precompute_ref_log_probs",
+                   "ref_model_mixup_alpha", "ref_model_sync_steps", "sync_ref_model", "use_weighting"),
+                  {"learning_rate": 1e-6}),
+    "ORPOConfig": (("generate_during_eval", "is_encoder_decoder", "max_completion_length", "padding_value"),
+                   {"learning_rate": 1e-6}),
+}
+
+
+def trl_class(data: Mapping[str, Any]) -> str | None:
+    """The TRL config class whose own fields the file has (one class only), else None."""
+    named = [cls for cls, (fields, _) in TRL.items() if any(k in data for k in fields)]
+    return named[0] if len(named) == 1 else None
+
+
+def trl_defaults(data: Mapping[str, Any], report: list) -> dict[str, Any]:
+    """The defaults the file's reader applies: its TRL class's over TrainingArguments' (DEFAULTS); for each read key
+    the file leaves to a default that TRL's classes set otherwise, a report line saying which default it got."""
+    cls = trl_class(data)
+    defaults = {**DEFAULTS, **(TRL[cls][1] if cls else {})}
+    for key in sorted({k for _, own in TRL.values() for k in own} - set(data)):
+        if cls is not None and key in TRL[cls][1]:
+            report.append(KeyUse(key, "exact", f"not given: TRL's {cls} default {defaults[key]!r} (the file has "
+                                               f"{cls}'s own fields)"))
+            continue
+        others = ", ".join(f"{c} {own[key]!r}" for c, (_, own) in TRL.items() if key in own)
+        report.append(KeyUse(key, "approximate", f"not given: TrainingArguments' default {defaults[key]!r}; TRL's "
+                                                 f"classes default to {others} (TRL 1.16): give {key} if a TRL "
+                                                 f"script reads this file"))
+    return defaults
 #: keys only TrainingArguments files have (the format's signature; `output_dir` with `learning_rate` too)
 SIGNATURE_KEYS = ("lr_scheduler_type", "per_device_train_batch_size", "adam_beta1", "adam_beta2", "adam_epsilon",
                   "num_train_epochs", "warmup_ratio", "lr_scheduler_kwargs", "optim_args")
@@ -63,8 +105,9 @@ def _fields() -> set[str] | None:
     return {f.name for f in dataclasses.fields(TrainingArguments)}
 
 
-def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0) -> Any:
-    value = data.get(key, DEFAULTS.get(key))
+def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0,
+            defaults: Mapping[str, Any] = DEFAULTS) -> Any:
+    value = data.get(key, defaults.get(key))
     if isinstance(value, str):   # HfArgumentParser's YAML: PyYAML reads 2.0e-5 as a number, 1e-5 as a string
         try:
             value = float(value)
@@ -72,7 +115,7 @@ def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | N
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (low is not None and value < low):
         errors.add(key, f"must be a number{f' >= {low}' if low is not None else ''}, got {show(value)}")
-        return DEFAULTS.get(key)
+        return defaults.get(key)
     return value
 
 
@@ -97,6 +140,7 @@ def _optim_args(raw: Any, accepted: Mapping[str, type], errors: Collector) -> di
 
 def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> dict[str, Any]:
     name = data.get("optim", DEFAULTS["optim"])
+    defaults = trl_defaults(data, report)
     name = name.lower() if isinstance(name, str) else name
     if name not in TORCH_OPTIM:
         need = next((v for k, v in NEEDS.items() if isinstance(name, str) and k in name), None)
@@ -107,7 +151,8 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> 
                        closest(str(name), list(TORCH_OPTIM)))
         return {}
     cls, accepted = TORCH_OPTIM[name]
-    section: dict[str, Any] = {"name": cls, "dialect": "torch", "lr": _number(data, "learning_rate", errors),
+    lr = _number(data, "learning_rate", errors, defaults=defaults)
+    section: dict[str, Any] = {"name": cls, "dialect": "torch", "lr": lr,
                                "weight_decay": _number(data, "weight_decay", errors), "hf_decay_groups": True}
     if cls == "AdamW":
         section["betas"] = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]

@@ -37,10 +37,13 @@ ROWS = [
         types={"lr_range_test_min_lr": NonNegFloat, "lr_range_test_step_size": PosInt,
                "lr_range_test_step_rate": NonNegFloat, "lr_range_test_staircase": Bool}),
     _ds("OneCycle", "One triangular cycle between cycle_min_lr and cycle_max_lr, then inverse-time decay of the "
-                    "minimum.",
+                    "minimum; betas[0] cycles the other way (cycle_momentum).",
         types={"cycle_min_lr": NonNegFloat, "cycle_max_lr": NonNegFloat, "decay_lr_rate": NonNegFloat,
                "cycle_first_step_size": PosInt, "cycle_second_step_size": Optional[NonNegInt],
                "cycle_first_stair_count": NonNegInt, "cycle_second_stair_count": Optional[NonNegInt],
-               "decay_step_size": NonNegInt},
-        notes=("The lr only: DeepSpeed's momentum cycling (cycle_momentum) is refused by the deepspeed format.",)),
+               "decay_step_size": NonNegInt, "cycle_momentum": Bool, "cycle_min_mom": UnitFloat,
+               "cycle_max_mom": UnitFloat, "decay_mom_rate": NonNegFloat},
+        notes=("cycle_momentum (default true) cycles betas[0] inversely between cycle_max_mom and cycle_min_mom "
+               "and sets betas[1] to 0.99; an optimizer without betas is left alone (DeepSpeed warns).",
+               "The constructor writes (cycle_min_mom, 0.99): the first step uses cycle_min_mom.")),
 ]

@@ -134,10 +134,17 @@ class LRRangeTest(DeepSpeedSchedule):
 
 @dataclass(frozen=True)
 class OneCycle(DeepSpeedSchedule):
-    """DeepSpeed OneCycle's lr: one triangular cycle min → max over cycle_first_step_size, back over
+    """DeepSpeed OneCycle: the lr runs one triangular cycle min → max over cycle_first_step_size, back over
     cycle_second_step_size (staircased by the stair counts), then min/(1 + decay_lr_rate·k/decay_step_size) on the
-    k-th step after the cycle (min without decay). The momentum half (cycle_momentum) is not a schedule of the
-    lr: the reader refuses it."""
+    k-th step after the cycle (min without decay).
+
+    With cycle_momentum (DeepSpeed's default) and an optimizer with `betas`, betas[0] moves the other way on the
+    same scale factor s: max_mom - (max_mom - min_mom)·s in the cycle, then max_mom·(1 + decay_mom_rate·k /
+    decay_step_size) (max_mom without decay, unbounded as in DeepSpeed), and betas[1] is set to 0.99 throughout.
+    The constructor writes (cycle_min_mom, 0.99), so the first optimizer step uses cycle_min_mom although the
+    cycle's own value there is cycle_max_mom (DeepSpeed 0.19's `_initialize_momentum`). Driven by
+    `OneCycleScheduler` (`adapter_class`); without betas DeepSpeed disables the cycling with a warning, and so does
+    it."""
 
     values: ClassVar[str] = ABSOLUTE
     cycle_min_lr: float
@@ -148,6 +155,22 @@ class OneCycle(DeepSpeedSchedule):
     cycle_first_stair_count: int = 0
     cycle_second_stair_count: Optional[int] = None
     decay_step_size: int = 0
+    cycle_momentum: bool = True
+    cycle_min_mom: float = 0.8
+    cycle_max_mom: float = 0.9
+    decay_mom_rate: float = 0.0
+
+    #: what DeepSpeed's momentum cycling writes as betas[1]
+    BETA2: ClassVar[float] = 0.99
+
+    @property
+    def adapter_class(self):
+        """The scheduler class that drives this schedule (lr and betas), or None: the lr alone (ScheduleLR)."""
+        if not self.cycle_momentum:
+            return None
+        from optreg.dialects.deepspeed.momentum import OneCycleScheduler
+
+        return OneCycleScheduler
 
     @property
     def sizes(self) -> tuple[float, float]:
@@ -181,6 +204,18 @@ class OneCycle(DeepSpeedSchedule):
         if math.isclose(self.decay_step_size, 0) or math.isclose(self.decay_lr_rate, 0):
             return self.cycle_min_lr
         return self.cycle_min_lr / (1 + self.decay_lr_rate * (i - total + 1) / self.decay_step_size)
+
+    def beta1(self, step: int) -> float:
+        """betas[0] at optimizer step `step` under cycle_momentum (DeepSpeed's get_mom at iteration step - 1)."""
+        i = ds_iteration(step)
+        if i < 0:
+            return self.cycle_min_mom
+        total = sum(self.sizes)
+        if i < total:
+            return self.cycle_max_mom - (self.cycle_max_mom - self.cycle_min_mom) * self.scale(i)
+        if math.isclose(self.decay_step_size, 0) or math.isclose(self.decay_mom_rate, 0):
+            return self.cycle_max_mom
+        return self.cycle_max_mom * (1 + self.decay_mom_rate * (i - total + 1) / self.decay_step_size)
 
     @property
     def length(self) -> int | None:

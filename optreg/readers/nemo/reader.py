@@ -30,9 +30,6 @@ TORCH = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "adadelta": "Adadelta",
          "adagrad": "Adagrad", "rmsprop": "RMSprop", "rprop": "Rprop"}
 #: NeMo's optimizers optreg does not build, and why
 REFUSED = {
-    "novograd": "NeMo's Novograd (NVIDIA's NovoGrad, Ginsburg et al. 2019) is Adam with a per-tensor second moment: "
-                "v ← β2·v + (1 − β2)·‖g‖², the gradient divided by √v + eps, weight decay added to that, then "
-                "momentum β1 (grad_averaging scales it by 1 − β1); optreg has no NovoGrad",
     "lamb": "apex's FusedLAMB (CUDA only) is a LAMB with its own trust-ratio clipping; optreg does not reproduce it",
     "adafactor": "NeMo's own Adafactor (fairseq's) is not reproduced by optreg; use optreg's torch Adafactor "
                  "explicitly if it fits",
@@ -42,6 +39,21 @@ REFUSED = {
     "megatron_fused_adam": "Megatron's fused Adam is apex / Megatron runtime code, not built by optreg",
     "mcore_distributed_optim": "Megatron Core's distributed optimizer is a multi-process runtime, not built by optreg",
 }
+#: NeMo's Novograd (nemo/core/optim/novograd.py; NovoGrad, Ginsburg et al. 2019): v ← ‖g‖² at the first step,
+#: then β2·v + (1 − β2)·‖g‖² per tensor; g ← g/(√v + eps) + wd·w; m ← β1·m + g; w ← w − lr·m. pytorch_optimizer's
+#: NovoGrad (weight_decouple false) computes the same from the same defaults (lr 1e-3, betas (0.95, 0.98), eps
+#: 1e-8), recorded; NeMo's options it has not, refused when on, with how NeMo differs
+NOVOGRAD = "novograd"
+NOVOGRAD_OPTIONS = ("lr", "betas", "eps", "weight_decay")
+NOVOGRAD_OFF = {
+    "grad_averaging": "NeMo's grad_averaging scales the first step's momentum by 1 − β1 too, pytorch_optimizer's "
+                      "NovoGrad starts its momentum at the unscaled gradient: not the same first step",
+    "amsgrad": "NeMo's Novograd with amsgrad normalises by the running maximum of ‖g‖²'s average; no registered "
+               "NovoGrad has it",
+    "luc": "NeMo's layer-wise update clipping (luc, luc_trust, luc_eps) caps the step at luc_trust·‖w‖/‖m‖; no "
+           "registered NovoGrad has it",
+}
+NOVOGRAD_UNUSED = ("luc_trust", "luc_eps")   # read only with luc
 FUSED_ADAM = "fused_adam"
 FUSED_ONLY = {"adam_w_mode", "bias_correction", "set_grad_none", "capturable", "master_weights"}
 TORCH_SCHEDULERS = ("StepLR", "ExponentialLR", "CyclicLR")   # torch's classes in NeMo's table: read as torch's
@@ -120,14 +132,17 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
     if "args" in optim:
         errors.add(join_path(path, "args"), "NeMo's args form instantiates optimizer parameter classes by name; "
                                             "give the optimizer's keywords beside name: instead")
-    if not isinstance(name, str) or (name not in TORCH and name not in REFUSED and name != FUSED_ADAM):
-        known = [*TORCH, FUSED_ADAM, *REFUSED]
+    if not isinstance(name, str) or (name not in TORCH and name not in REFUSED and name not in (FUSED_ADAM,
+                                                                                                   NOVOGRAD)):
+        known = [*TORCH, FUSED_ADAM, NOVOGRAD, *REFUSED]
         errors.add(join_path(path, "name"), f"not one of NeMo's optimizers ({', '.join(known)}), got {show(name)}",
                    closest(name, known) if isinstance(name, str) else None)
         return None
     if name in REFUSED:
         errors.add(join_path(path, "name"), f"{name}: {REFUSED[name]}")
         return None
+    if name == NOVOGRAD:
+        return _novograd(optim, errors, report)
     options = {k: v for k, v in optim.items() if k not in ("name", "sched", "cls", "_target_")}
     why = ""
     if name == FUSED_ADAM:
@@ -158,6 +173,34 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
     if "name" not in optim and target is None:
         report.append(KeyUse(join_path(path, "name"), "exact", "NeMo's default: adam"))
     return {"name": torch_name, **options}
+
+
+def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]) -> dict[str, Any] | None:
+    """model.optim with name novograd -> pytorch_optimizer's NovoGrad (NOVOGRAD_OPTIONS; NeMo's other options
+    only when off)."""
+    path = "model.optim"
+    section: dict[str, Any] = {"name": "NovoGrad", "dialect": "pytorch_optimizer"}
+    for key, value in optim.items():
+        where = join_path(path, key_text(key))
+        if key == "sched":
+            continue
+        if key == "name":
+            report.append(KeyUse(where, "exact", "NeMo's Novograd is pytorch_optimizer's NovoGrad"))
+        elif key == "cls":
+            report.append(KeyUse(where, "trainer", "dropped by NeMo's setup_optimization"))
+        elif key in NOVOGRAD_OPTIONS:
+            section[key] = value
+            report.append(KeyUse(where, "exact"))
+        elif key in NOVOGRAD_OFF and value is False:
+            report.append(KeyUse(where, "exact", "off"))
+        elif key in NOVOGRAD_OFF:
+            errors.add(where, NOVOGRAD_OFF[key])
+        elif key in NOVOGRAD_UNUSED and not optim.get("luc"):
+            report.append(KeyUse(where, "exact", "unused without luc"))
+        elif key not in NOVOGRAD_UNUSED:
+            errors.add(where, "NeMo's Novograd takes no such option",
+                       closest(str(key), [*NOVOGRAD_OPTIONS, *NOVOGRAD_OFF, *NOVOGRAD_UNUSED]))
+    return section
 
 
 def _trainer(trainer: Any, errors: Collector, report: list[KeyUse]) -> tuple[int, int | None, dict | None]:
