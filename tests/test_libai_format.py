@@ -58,6 +58,17 @@ def test_lazyconfig_translates_to_the_oneflow_form(tree):
                            "scheduler": {"name": "CosineDecayLR", "alpha": 0.01, "decay_steps": 200}}
 
 
+def test_the_run_length_given_beside_the_file_replaces_train_iter(tree, capsys):
+    """train_iter is the file's own run length: `build(total_steps=)` and `--steps` replace it, as they replace
+    DeepSpeed's and the Trainer's (it was read as a `train.steps` the file does not have, and the two disagreed)."""
+    from optreg.cli import main
+
+    assert load_config(tree()).with_run(total_steps=3).run.steps == 3
+    assert main(["plot", tree(), "--steps", "3", "--csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "step,group,key,value" and {r.split(",")[0] for r in rows[1:]} == {"0", "1", "2"}
+
+
 def test_warmup_cosine_values_and_groups(tree):
     net = Net()
     b = optreg.build(tree(), net)

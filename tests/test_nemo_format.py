@@ -116,6 +116,17 @@ def test_trainer_max_steps_replaces_the_schedules():
     assert "trainer.max_steps" in uses["model.optim.sched.max_steps"].why
 
 
+def test_a_run_length_given_beside_the_file_replaces_trainer_max_steps():
+    """trainer.max_steps is the file's own run length: build(total_steps=) replaces it, as `--steps` does (it was
+    read as a train.steps the file does not have, and total_steps=3 was a ConfigError at that key)."""
+    config = {"model": {"optim": {"name": "adamw", "lr": 0.1, "sched": {"name": "CosineAnnealing"}}},
+              "trainer": {"max_steps": 50}}
+    assert optreg.api.to_experiment(config).run.source == "trainer.max_steps"
+    with pytest.warns(UserWarning, match="more than the 3 steps of the run"):
+        built = optreg.build(config, torch.nn.Linear(2, 2), total_steps=3)
+    assert built.scheduler is not None
+
+
 def test_translated_to_optregs_own_form():
     path = FIXTURES / "configs" / "synthetic_accumulate_fused_adam.yaml"
     experiment = optreg.load_config(str(path))

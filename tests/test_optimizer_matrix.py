@@ -71,6 +71,21 @@ def _run(model, opt, steps, start=0, sign=1.0):
     return [p.detach().clone() for p in model.parameters()]
 
 
+REFERENCED = [c for c in CASES if c.reference is not None]
+
+
+@pytest.mark.parametrize("case", REFERENCED, ids=_ids(REFERENCED))
+def test_a_case_follows_the_reference_of_its_formula(case):
+    """Two param groups (the case's options; its group's on top) stepped in float64 against the case's numpy
+    reference of the documented formula (tests/optim_cases: `reference`)."""
+    from test_opt_sgd import STEPS, drive, max_err, reference, torch_params, two_groups
+
+    params = torch_params()
+    opt = optreg.configure_optimizer(case.name, two_groups(params, {}, dict(case.group)), **case.options)
+    expected = reference(case.reference, (dict(case.options), {**case.options, **case.group}), clock=case.clock)
+    assert max_err(drive(opt, params, STEPS), expected) < 1e-12
+
+
 def test_every_first_party_entry_has_a_case():
     have = {c.name for c in CASES}
     missing = [e.qualname for e in FIRST_PARTY if e.qualname not in have]

@@ -3,6 +3,8 @@ dampening, Nesterov, OneFlow's maximize), Cerebras' ASGD, Adadelta, Rprop and Li
 
 from optim_cases import Case
 
+from optreg.reference import lion
+
 CASES = [
     Case("oneflow.SGD", {"lr": 0.05, "momentum": 0.9, "dampening": 0.3, "weight_decay": 0.01}, {"lr": 0.01}),
     Case("oneflow.SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}, {"lr": 0.01, "momentum": 0.5},
@@ -19,7 +21,8 @@ CASES = [
     Case("cerebras.Adadelta", {"lr": 1.0, "rho": 0.8, "weight_decay": 0.01}, {"lr": 0.5, "eps": 1e-3}),
     Case("cerebras.Adadelta", {"lr": 0.5, "maximize": True}, {"lr": 0.3}, id="maximize"),
     Case("cerebras.Rprop", {"lr": 0.01}, {"lr": 0.003, "etas": (0.3, 1.5), "step_sizes": (1e-4, 0.02)}),
-    Case("cerebras.Lion", {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1}, {"lr": 0.003, "weight_decay": 0.0}),
+    Case("cerebras.Lion", {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1}, {"lr": 0.003, "weight_decay": 0.0},
+         reference=lion.lion),
     Case("oneflow.Adadelta", {"lr": 1.0, "rho": 0.8, "weight_decay": 0.01}, {"lr": 0.5, "eps": 1e-3}),
     Case("oneflow.Adadelta", {"lr": 0.5, "maximize": True}, {"lr": 0.3, "weight_decay": 0.05}, id="maximize"),
     Case("mindspore.Momentum", {"learning_rate": 0.05, "momentum": 0.9, "weight_decay": 0.01, "loss_scale": 8.0},

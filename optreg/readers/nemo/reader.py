@@ -18,6 +18,7 @@ The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by 
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any, Mapping
 
@@ -310,6 +311,7 @@ PATHS = {"optimizer.name": "model.optim.name", "optimizer": "model.optim", "sche
 
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
     """A NeMo config -> optreg's own Experiment (format nemo), with a KeyUse per key it read."""
+    from optreg.config.run import resolve_run
     from optreg.config.formats import has
 
     errors = Collector()
@@ -327,11 +329,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes)
         raw = data.get("train")
         train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
-        if isinstance(train, dict) and trainer is not None:
-            if steps >= 0:
-                train.setdefault("steps", steps)
-            elif epochs is not None and "steps" not in train:   # a length given (--steps) wins
-                train.setdefault("epochs", epochs)
+        if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and \
+                "steps" not in train:   # a length given (--steps) wins
+            train.setdefault("epochs", epochs)
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
                **({"clip_grad": clip} if clip else {})}
         if "optim_param_groups" in model_keys(data):
@@ -348,6 +348,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
                                  errors=errors)
     if from_epochs:
         experiment.scheduler.pop("max_steps")
+    if trainer is not None and steps >= 0:   # Lightning's max_steps: the format's own length, which a given one replaces
+        run = resolve_run(experiment.train, format_steps=(steps, "trainer.max_steps"), errors=errors)
+        experiment = dataclasses.replace(experiment, format_steps=(steps, "trainer.max_steps"), run=run)
     experiment.planner = plan
     experiment.notes[:] = notes + experiment.notes
     return experiment

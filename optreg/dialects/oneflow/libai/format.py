@@ -132,8 +132,6 @@ class LiBaiFormat:
         own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer}
         if scheduler is not None:
             own["scheduler"] = scheduler
-        if iters and not epochs:
-            own["train"] = {"steps": iters}
         experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
         steps = (iters, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
