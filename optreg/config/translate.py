@@ -114,8 +114,11 @@ def convert_text(experiment: Any, name: str) -> str:
     class Dumper(yaml.SafeDumper):
         pass
 
-    Dumper.add_representer(list, lambda dumper, value: dumper.represent_sequence(
-        "tag:yaml.org,2002:seq", value, flow_style=True))
+    def represent_list(dumper: Any, value: list) -> Any:   # a short list of scalars on one line, else a block
+        flow = all(not isinstance(v, (dict, list)) for v in value) and len(repr(value)) <= WIDTH // 2
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+    Dumper.add_representer(list, represent_list)
     import textwrap
 
     head = [f"# {name}, read as {experiment.format}, in optreg's own form"]
