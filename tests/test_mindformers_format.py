@@ -144,3 +144,25 @@ def test_lr_scale_multiplies_by_devices_and_batch_over_the_factor():
     # BaseTrainer.learning_rate_scale: lr × devices × per-device batch size / lr_scale_factor = 2e-5 × 2·4 × 4 / 256
     assert e.scheduler["learning_rate"] == pytest.approx(2e-5 * 8 * 4 / 256)
     assert next(k for k in e.report if k.path == "lr_scale").verdict == "approximate"
+
+
+@pytest.mark.parametrize("arch, schedule, refused", [
+    ("ViTForImageClassification", True, True), ("SwinForImageClassification", True, True),
+    ("LlamaForCausalLM", True, False),          # MindFormers 1.3 warns and resets it: no effect in any version
+    ("ViTForImageClassification", False, False),   # no lr_schedule: 1.3 resets it too
+])
+def test_layer_scale_is_refused_where_mindformers_1_3_builds_a_layer_wise_lr(arch, schedule, refused):
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR") + \
+        f"layer_scale: True\nlayer_decay: 0.65\nmodel:\n  arch:\n    type: {arch}\n"
+    if not schedule:
+        text = text.replace("lr_schedule:\n  type: CosineWithWarmUpLR\n  learning_rate: 2.e-5\n  lr_end: 1.e-6\n"
+                            "  warmup_ratio: 0.1\n  total_steps: -1\n", "")
+    if not refused:
+        report = {k.path: k.verdict for k in load_config(text).report}
+        assert report["layer_scale"] == report["layer_decay"] == "exact"
+        return
+    with pytest.raises(ConfigError) as exc:
+        load_config(text)
+    (item,) = exc.value.errors
+    assert item.path == "layer_scale" and item.location.line == text.splitlines().index("layer_scale: True") + 1
+    assert "layer_decay^(L + 1 - layer id)" in item.message and "set layer_scale: false" in item.message
