@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -68,10 +69,11 @@ def test_cosine_with_warmup_values_follow_mindformers_formula():
         lrs.append(b.optimizer.param_groups[0]["lr"])
         b.optimizer.step()
         b.scheduler.step()
-    w, total = int(50 * 0.1), 50
+    w, total, f = int(50 * 0.1), 50, np.float32   # the decay in float32 tensors, as MindFormers' construct()
     for t, lr in enumerate(lrs):
-        want = 2e-5 * t / w if t < w else \
-            1e-6 + (2e-5 - 1e-6) * max(0.0, 0.5 * (1 + math.cos(math.pi * (t - w) / (total - w))))
+        angle = f(math.pi * 0.5 * 2.0) * (f(t - w) / f(total - w))
+        percent = max(f(0), f(0.5) * (f(1) + f(math.cos(float(angle)))))
+        want = 2e-5 * t / w if t < w else float(f(1e-6) + (f(2e-5) - f(1e-6)) * percent)
         assert lr == pytest.approx(want, rel=1e-12, abs=1e-18)
 
 
