@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -68,10 +69,11 @@ def test_cosine_with_warmup_values_follow_mindformers_formula():
         lrs.append(b.optimizer.param_groups[0]["lr"])
         b.optimizer.step()
         b.scheduler.step()
-    w, total = int(50 * 0.1), 50
+    w, total, f = int(50 * 0.1), 50, np.float32   # the decay in float32 tensors, as MindFormers' construct()
     for t, lr in enumerate(lrs):
-        want = 2e-5 * t / w if t < w else \
-            1e-6 + (2e-5 - 1e-6) * max(0.0, 0.5 * (1 + math.cos(math.pi * (t - w) / (total - w))))
+        angle = f(math.pi * 0.5 * 2.0) * (f(t - w) / f(total - w))
+        percent = max(f(0), f(0.5) * (f(1) + f(math.cos(float(angle)))))
+        want = 2e-5 * t / w if t < w else float(f(1e-6) + (f(2e-5) - f(1e-6)) * percent)
         assert lr == pytest.approx(want, rel=1e-12, abs=1e-18)
 
 
@@ -152,3 +154,25 @@ def test_the_plan_s_notes_are_at_the_mindformers_paths():
         built = optreg.build(text, Net())
     assert built.notes and [str(w.message) for w in caught] == built.notes
     assert all(note.startswith("lr_schedule.") and "50 steps of the run" in note for note in built.notes)
+
+
+@pytest.mark.parametrize("arch, schedule, refused", [
+    ("ViTForImageClassification", True, True), ("SwinForImageClassification", True, True),
+    ("LlamaForCausalLM", True, False),          # MindFormers 1.3 warns and resets it: no effect in any version
+    ("ViTForImageClassification", False, False),   # no lr_schedule: 1.3 resets it too
+])
+def test_layer_scale_is_refused_where_mindformers_1_3_builds_a_layer_wise_lr(arch, schedule, refused):
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR") + \
+        f"layer_scale: True\nlayer_decay: 0.65\nmodel:\n  arch:\n    type: {arch}\n"
+    if not schedule:
+        text = text.replace("lr_schedule:\n  type: CosineWithWarmUpLR\n  learning_rate: 2.e-5\n  lr_end: 1.e-6\n"
+                            "  warmup_ratio: 0.1\n  total_steps: -1\n", "")
+    if not refused:
+        report = {k.path: k.verdict for k in load_config(text).report}
+        assert report["layer_scale"] == report["layer_decay"] == "exact"
+        return
+    with pytest.raises(ConfigError) as exc:
+        load_config(text)
+    (item,) = exc.value.errors
+    assert item.path == "layer_scale" and item.location.line == text.splitlines().index("layer_scale: True") + 1
+    assert "layer_decay^(L + 1 - layer id)" in item.message and "set layer_scale: false" in item.message

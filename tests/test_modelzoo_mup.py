@@ -179,3 +179,29 @@ def test_bad_mup_keys_are_located_config_errors(model, path, words):
     with pytest.raises(ConfigError) as info:
         _build(_config(model), Gpt())
     assert any(e.path == path and words in e.message for e in info.value.errors), str(info.value)
+
+
+def _model_report(path: Path) -> tuple[dict, dict]:
+    """(the config's model section and its path, {report path: verdict}) of a corpus config."""
+    from optreg.config.experiment import validate_experiment
+    from optreg.config.yaml_loader import read_yaml
+
+    data, source = read_yaml(str(path))
+    experiment = validate_experiment(data, source)
+    prefix = "trainer.init.model" if "trainer" in data else "model"
+    section = data["trainer"]["init"]["model"] if "trainer" in data else data["model"]
+    return {f"{prefix}.{k}": v for k, v in section.items()}, {k.path: k.verdict for k in experiment.report}
+
+
+@pytest.mark.parametrize("name, used", [
+    ("2.10.0/gpt3_mup_gpt3_40m.yaml", {"name", "hidden_size", "filter_size", "mup_base_hidden_size",
+                                        "mup_base_filter_size"}),
+    ("2.10.0/t5_t5_11b_mup.yaml", {"name", "d_model", "d_ff", "mup_base_d_model", "mup_base_d_ff"}),
+    ("2.2.0/gpt3_mup_gpt3_111m.yaml", set()),           # muP in adjust_learning_rate, no base in the model
+    ("2.10.0/dino_dinov2_large_patch14_img518.yaml", set()),
+])
+def test_every_model_key_is_reported_muP_keys_as_used_the_rest_as_the_trainers(name, used):
+    section, report = _model_report(replay.CONFIGS / name)
+    assert {k for k in report if k.rsplit(".", 1)[0].endswith("model")} == set(section)
+    assert {k.rsplit(".", 1)[1] for k, v in report.items() if k in section and v == "exact"} == used
+    assert all(report[k] == "trainer" for k in section if k.rsplit(".", 1)[1] not in used)

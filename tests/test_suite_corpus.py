@@ -92,10 +92,9 @@ def test_mindformers_corpus_builds_what_mindformers_builds(case):
     assert {(frozenset(names[id(p)] for p in g["params"]), g["weight_decay"])
             for g in built.optimizer.param_groups if g["params"]} == \
         {(frozenset(g["params"]), g["weight_decay"]) for g in case["groups"]}
-    peak = max(abs(v) for v in case["lrs"].values())
     for schedule in built.scheduler.schedules:
         got = [schedule(int(t)) for t in case["lrs"]]
-        assert got == pytest.approx(list(case["lrs"].values()), rel=1e-6, abs=2.0 ** -23 * peak)
+        assert got == pytest.approx(list(case["lrs"].values()), rel=1e-6)
     params = dict(model.named_parameters())
     step_and_compare(built.optimizer, built.scheduler, params, case["grads"], case["weights"])
 

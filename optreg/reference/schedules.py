@@ -8,6 +8,8 @@ transformers optimization.py, timm 1.0 scheduler, NeMo lr_scheduler.py.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 PI = np.pi
@@ -500,11 +502,20 @@ def mf_linear_warmup(t, lr, total, warmup, lr_init=0.0):
                     lr * np.maximum(0.0, (total - t) / max(1, total - warmup)))
 
 
+F32 = np.float32
+
+
+def _mf_f32_anneal(low, span, angle):
+    """In float32 (MindFormers' tensors): low + span·max(0, ½(1 + cos(angle))), cos correctly rounded."""
+    percent = np.maximum(F32(0), F32(0.5) * (F32(1) + np.cos(np.asarray(angle, F32).astype(float)).astype(F32)))
+    return (F32(low) + F32(span) * percent).astype(float)
+
+
 def mf_cosine_warmup(t, lr, total, warmup, cycles=0.5, lr_end=0.0, lr_init=0.0, decay=None):
     t = _t(t)
     decay = max(1, decay if decay is not None else total)
-    progress = (t - warmup) / max(1, total - warmup)
-    cos = lr_end + (lr - lr_end) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * cycles * 2.0 * progress)))
+    progress = (t - warmup).astype(F32) / F32(max(1, total - warmup))
+    cos = _mf_f32_anneal(lr_end, F32(lr) - F32(lr_end), F32(PI * cycles * 2.0) * progress)
     return np.where(t >= decay, lr_end, np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), cos))
 
 
@@ -519,14 +530,17 @@ def mf_cosine_restarts(t, lr, total, warmup, cycles=1.0, lr_end=0.0, lr_init=0.0
 def mf_polynomial_warmup(t, lr, total, warmup, lr_end=1e-7, power=1.0, lr_init=0.0, decay=None):
     t = _t(t)
     decay = max(1, decay if decay is not None else total - warmup)
-    poly = (lr - lr_end) * np.maximum(1 - (t - warmup) / decay, 0.0) ** power + lr_end
+    remaining = np.maximum(F32(1) - (t - warmup).astype(F32) / F32(decay), F32(0))   # float32, as MindFormers
+    value = (F32(lr) - F32(lr_end)) * (remaining.astype(float) ** power).astype(F32) + F32(lr_end)
+    poly = (F32(lr) * (value / F32(lr))).astype(float)
     return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr), np.where(t > total, lr_end, poly))
 
 
 def mf_warmup_stable_decay(t, lr, total, warmup, decay_start, lr_end=1e-7, lr_init=0.0):
     t = _t(t)
     return np.where(t < warmup, _mf_warmup(t, warmup, lr_init, lr),
-                    np.where(t < decay_start, lr, lr - (lr - lr_end) * (t - decay_start) / (total - decay_start)))
+                    np.where(t < decay_start, lr, (F32(lr) - (F32(lr) - F32(lr_end)) * (
+                        (t - decay_start).astype(F32) / F32(total - decay_start))).astype(float)))
 
 
 def mf_constant_cooldown(t, lr, warmup, keep, decay, final, lr_end1, lr_end2, cycles=0.5, lr_init=0.0):
@@ -538,15 +552,17 @@ def mf_constant_cooldown(t, lr, warmup, keep, decay, final, lr_end1, lr_end2, cy
 
 
 def mf_cosine_annealing(t, base_lr, t_max, eta_min=0.0):
-    return eta_min + (base_lr - eta_min) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * _t(t) / t_max)))
+    return _mf_f32_anneal(eta_min, base_lr - eta_min, F32(PI) * _t(t).astype(F32) / F32(t_max))
 
 
 def mf_cosine_annealing_restarts(t, base_lr, t_0, t_mult=1, eta_min=0.0):
     t = _t(t)
     if t_mult == 1:
         cur, length = np.mod(t, t_0), t_0
-    else:   # cycle i spans t_0·t_mult^i steps, starting at t_0·(t_mult^i - 1)/(t_mult - 1)
-        i = np.floor(np.log(t / t_0 * (t_mult - 1) + 1) / np.log(t_mult) + 1e-12)
+    else:   # cycle i spans t_0·t_mult^i steps; MindFormers finds i in float32
+        x = t.astype(F32) / F32(t_0) * F32(t_mult - 1.0) + F32(1)
+        logs = np.log(x.astype(float)).astype(F32)
+        i = np.where(t < t_0, 0, np.floor(logs / F32(math.log(t_mult))))
         start = t_0 * (t_mult ** i - 1) / (t_mult - 1)
         cur, length = t - start, t_0 * t_mult ** i
-    return eta_min + (base_lr - eta_min) * np.maximum(0.0, 0.5 * (1 + np.cos(PI * cur / length)))
+    return _mf_f32_anneal(eta_min, base_lr - eta_min, (F32(PI) * np.asarray(cur, F32)) / np.asarray(length, F32))

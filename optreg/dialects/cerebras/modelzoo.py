@@ -33,7 +33,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from optreg.dialects.cerebras.mup import lr_adjustment_groups
+from optreg.dialects.cerebras.mup import lr_adjustment_groups, model_key_uses
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
@@ -97,6 +97,7 @@ class Section:
     form: str = "trainer"
     groups: bool = True                       # modelzoo_groups
     lr_groups: Any = None                     # the muP lr-adjustment groups of the `model:` section (mup.Groups)
+    model_keys: list = field(default_factory=list)   # KeyUse of each `model:` key (mup.model_key_uses)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -143,6 +144,7 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
     options = dict(raw)
     section = Section(options.pop("optimizer_type"), {}, "optimizer", form="legacy")
     section.lr_groups = lr_adjustment_groups(data.get("model"), "model", errors)
+    section.model_keys = model_key_uses(data.get("model"), "model")
     for key in list(options):
         if key in CLIPPING or key in AROUND:
             section.around[key] = (options.pop(key), join_path("optimizer", key))
@@ -190,7 +192,7 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
                                                                              f"{show(options)}")
         return None
     section = Section(name, dict(options or {}), join_path(join_path(path, "optimizer"), key_text(name)),
-                      lr_groups=lr_groups)
+                      lr_groups=lr_groups, model_keys=model_key_uses(init.get("model"), join_path(path, "model")))
     schedulers = init.get("schedulers")
     if isinstance(schedulers, Mapping):
         schedulers = [schedulers]
@@ -712,7 +714,8 @@ class ModelZooFormat:
             errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
         steps = self.max_steps(data, errors)
         experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
-                                format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors))
+                                format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors),
+                                report=list(section.model_keys) if section is not None else [])
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment

@@ -143,6 +143,17 @@ MODELS = {
     **dict.fromkeys(("t5", "T5ForConditionalGeneration", "transformer"), "t5"),
 }
 MUP_KEYS = ("mup_base_hidden_size", "mup_base_filter_size", "mup_base_d_model", "mup_base_d_kv", "mup_base_d_ff")
+_WIDTH_READS = {"mup_base_hidden_size": None, "hidden_size": "mup_base_hidden_size", "mup_base_filter_size": None,
+                "filter_size": "mup_base_filter_size"}
+#: architecture -> {the `model:` key its scale rule and groups read: the key that must be set for it to be read}
+READS: dict[str, dict[str, str | None]] = {
+    "gpt2": {**_WIDTH_READS, "lr_adjustment_groups": None},
+    "gptj": _WIDTH_READS,
+    "bert": {**_WIDTH_READS, "lr_adjustment_groups": None},
+    "t5": {"mup_base_d_model": None, "d_model": "mup_base_d_model", "mup_base_d_kv": "mup_base_d_model",
+           "d_kv": "mup_base_d_kv", "mup_base_d_ff": None, "d_ff": "mup_base_d_ff",
+           "use_transformer_initialization": None},
+}
 
 
 def _given_groups(raw: Any, path: str, errors: Collector) -> Groups:
@@ -164,6 +175,32 @@ def _given_groups(raw: Any, path: str, errors: Collector) -> Groups:
         else:
             out[str(name)] = (list(patterns), float(1.0 if scale is None else scale))
     return out
+
+
+def model_key_uses(model: Mapping[str, Any] | None, path: str) -> list:
+    """What the reader does with each key of the `model:` section (KeyUse, for Experiment.report): the model's name
+    and the keys its muP rule reads are used (when the section sets a muP base or its own lr_adjustment_groups);
+    every other key (and every key of a model without muP) builds the model, the trainer's business."""
+    from optreg.config.formats import KeyUse
+
+    if not isinstance(model, Mapping):
+        return []
+    name = model.get("name", model.get("model_name"))
+    arch = MODELS.get(name) if isinstance(name, str) else None
+    given = lambda key: model.get(key) is not None
+    reads = {k for k, needs in READS.get(arch, {}).items() if given(k) and (needs is None or given(needs))}
+    if not any(k in reads for k in (*MUP_KEYS, "lr_adjustment_groups")):
+        reads = set()
+    uses = []
+    for key in model:
+        here = join_path(path, key_text(key))
+        if reads and key in ("name", "model_name"):
+            uses.append(KeyUse(here, "exact", f"the {arch} family's muP lr adjustment groups"))
+        elif key in reads:
+            uses.append(KeyUse(here, "exact", "the muP lr adjustment of the parameter groups"))
+        else:
+            uses.append(KeyUse(here, "trainer", "the model's construction (Model Zoo's model class)"))
+    return uses
 
 
 def lr_adjustment_groups(model: Mapping[str, Any] | None, path: str, errors: Collector) -> Groups | None:

@@ -39,8 +39,30 @@ TRAINER_KEYS = {"batch_size": "the dataset's batch size", "gradient_accumulation
                 "initial_epoch": "resuming", "initial_step": "resuming", "stop_step": "stopping early",
                 "has_trained_epoches": "resuming", "has_trained_steps": "resuming", "num_classes": "the model",
                 "image_size": "the data"}
+#: the model classes MindFormers 1.3 gives a layer-wise lr with `layer_scale: true` (get_optimizer_grouped_parameters)
+LAYER_WISE = ("ViTForImageClassification", "SwinForImageClassification")
 TOP = ("optimizer", "lr_schedule", "runner_config", "runner_wrapper", "lr_scale", "lr_scale_factor", "layer_scale",
        "layer_decay", "train")
+
+
+def _layer_scale(data: Mapping[str, Any], report: list, errors: Collector) -> None:
+    """`layer_scale` / `layer_decay`: no effect in MindFormers 1.5+ (get_optimizer_grouped_parameters resets the
+    layer-wise schedule), nor in 1.3 for other models than ViT / Swin classification or without an lr_schedule
+    (1.3 warns and resets it). With `layer_scale: true`, a ViT / Swin model and an lr_schedule, MindFormers 1.3
+    gives every parameter group the schedule × layer_decay^(L + 1 - layer id) (LearningRateWiseLayer), which
+    optreg does not build: an error there, since the two versions differ."""
+    model = data.get("model")
+    arch = model.get("arch") if isinstance(model, Mapping) else None
+    kind = arch.get("type") if isinstance(arch, Mapping) else None
+    if data.get("layer_scale") is True and kind in LAYER_WISE and data.get("lr_schedule") is not None:
+        errors.add("layer_scale", f"MindFormers 1.3 scales the lr of each {kind} layer by layer_decay^(L + 1 - "
+                                  f"layer id) (LearningRateWiseLayer), which optreg does not build; MindFormers 1.5+ "
+                                  f"ignores layer_scale: set layer_scale: false for what 1.5+ runs")
+        return
+    for key in ("layer_scale", "layer_decay"):
+        if key in data:
+            report.append(KeyUse(key, "exact", "MindFormers 1.5+ resets the layer-wise lr schedule in "
+                                               "get_optimizer_grouped_parameters: no effect"))
 
 
 def _schedule_names() -> list[str]:
@@ -74,10 +96,7 @@ class MindFormersFormat:
         scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors)
         optimizer = _optimizer(data.get("optimizer"), data.get("lr_schedule") is not None, scale, report, errors)
         clip = _clip(data.get("runner_wrapper"), report, errors)
-        for key in ("layer_scale", "layer_decay"):
-            if key in data:
-                report.append(KeyUse(key, "exact", "MindFormers 1.5+ resets the layer-wise lr schedule in "
-                                                   "get_optimizer_grouped_parameters: no effect"))
+        _layer_scale(data, report, errors)
         own = {"dialect": "mindspore", "optimizer": optimizer}
         if scheduler is not None:
             own["scheduler"] = scheduler

@@ -3,7 +3,10 @@ closed forms.
 
 Absolute-valued, like MindSpore's cells: the optimizer's step t uses value(t), t = 0, 1, ... Warmup and decay lengths
 given as ratios are resolved as MindFormers' `_get_lr_steps` does: steps = int(total_steps·ratio) (a ratio wins
-over the steps). MindFormers evaluates in float32; these closed forms use float64.
+over the steps). MindFormers evaluates in float32: where its terms cancel near lr_end (the decays of
+CosineWithWarmUpLR, PolynomialWithWarmUpLR, WarmUpStableDecayLR, CosineAnnealingLR, CosineAnnealingWarmRestarts)
+these forms repeat its float32 operations in its order (within 1e-6 relative of MindFormers on MindSpore 2.10 at
+every recorded step); the others, float64 there, agree within 1e-6 relative too.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from optreg.core.float32 import f32
 from optreg.errors import Collector
-from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, half_cosine, sgdr_cycle
+from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, half_cosine
 
 
 def lr_steps(steps: Optional[int], ratio: Optional[float], total_steps: Optional[int]) -> int:
@@ -26,6 +30,18 @@ def lr_steps(steps: Optional[int], ratio: Optional[float], total_steps: Optional
 def linear_warmup(step: int, warmup: int, start: float, end: float) -> float:
     """start + (end - start)·t/W (MindFormers' warmup branch, taken while t < W)."""
     return start + (end - start) * step / warmup
+
+
+def f32_cosine_anneal(low: float, span: float, angle: float) -> float:
+    """low + span·max(0, ½(1 + cos(angle))) in float32 as MindFormers' cells compute it: each operation on a
+    float32 tensor rounded to float32, a Python float operand cast to float32 first, cos correctly rounded."""
+    percent = max(0.0, 0.5 * f32(1.0 + f32(math.cos(angle))))
+    return f32(f32(low) + f32(f32(span) * percent))
+
+
+def f32_angle(cur: float, length: float) -> float:
+    """π·cur/length as MindFormers' annealing cells compute it on float32 tensors: (π·cur)/length."""
+    return f32(f32(f32(math.pi) * cur) / length)
 
 
 @dataclass(frozen=True)
@@ -118,8 +134,9 @@ class CosineWithWarmUpLR(MindFormersSchedule):
             return self.lr_end
         if step < w:
             return linear_warmup(step, w, self.warmup_lr_init, self.learning_rate)
-        progress = (step - w) / max(1, self.total_steps - w)
-        return anneal(self.learning_rate, self.lr_end, max(0.0, half_cosine(self.num_cycles * 2.0 * progress)))
+        progress = f32(f32(step - w) / f32(max(1, self.total_steps - w)))
+        return f32_cosine_anneal(self.lr_end, f32(f32(self.learning_rate) - f32(self.lr_end)),
+                                 f32(f32(math.pi * self.num_cycles * 2.0) * progress))
 
 
 @dataclass(frozen=True)
@@ -182,8 +199,10 @@ class PolynomialWithWarmUpLR(MindFormersSchedule):
         if step > self.total_steps:
             return self.lr_end
         decay = max(1, self.decay_steps) if self.decay_steps is not None else max(1, self.total_steps - w)
-        remaining = 1 - (step - w) / decay
-        return (self.learning_rate - self.lr_end) * remaining ** self.power + self.lr_end
+        remaining = f32(1 - f32(f32(step - w) / f32(decay)))   # float32, in MindFormers' order of operations
+        lr = f32(self.learning_rate)
+        value = f32(f32(f32(lr - f32(self.lr_end)) * f32(remaining ** self.power)) + f32(self.lr_end))
+        return f32(lr * f32(value / lr))
 
 
 @dataclass(frozen=True)
@@ -219,7 +238,8 @@ class WarmUpStableDecayLR(MindFormersSchedule):
             return linear_warmup(step, w, self.warmup_lr_init, self.learning_rate)
         if step < start:
             return self.learning_rate
-        return self.learning_rate - (self.learning_rate - self.lr_end) * (step - start) / (self.total_steps - start)
+        percent = f32(f32(step - start) / f32(self.total_steps - start))   # float32, as MindFormers
+        return f32(f32(self.learning_rate) - f32(f32(f32(self.learning_rate) - f32(self.lr_end)) * percent))
 
 
 @dataclass(frozen=True)
@@ -274,7 +294,7 @@ class CosineAnnealingLR(Schedule):
     eta_min: float = 0.0
 
     def __call__(self, step: int) -> float:
-        return anneal(self.base_lr, self.eta_min, max(0.0, half_cosine(step / self.t_max)))
+        return f32_cosine_anneal(self.eta_min, self.base_lr - self.eta_min, f32_angle(step, self.t_max))
 
     @property
     def length(self) -> int:
@@ -292,8 +312,14 @@ class CosineAnnealingWarmRestarts(Schedule):
     eta_min: float = 0.0
 
     def __call__(self, step: int) -> float:
-        _, t_cur, t_i = sgdr_cycle(step, self.t_0, self.t_mult)
-        return anneal(self.base_lr, self.eta_min, max(0.0, half_cosine(t_cur / t_i)))
+        t_cur, t_i = step, self.t_0
+        if step >= self.t_0 and self.t_mult == 1:
+            t_cur = step % self.t_0
+        elif step >= self.t_0:   # MindFormers' cycle index, in float32: floor(log(t/t_0·(t_mult - 1) + 1) / log t_mult)
+            x = f32(f32(f32(step / self.t_0) * f32(self.t_mult - 1.0)) + 1.0)
+            q = self.t_mult ** math.floor(f32(f32(math.log(x)) / f32(math.log(self.t_mult))))
+            t_cur, t_i = step - self.t_0 * (1 - q) / (1 - self.t_mult), self.t_0 * q
+        return f32_cosine_anneal(self.eta_min, self.base_lr - self.eta_min, f32_angle(t_cur, t_i))
 
 
 #: the warmup family: total_steps -1 (or absent) is the run length
