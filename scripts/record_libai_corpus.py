@@ -151,9 +151,14 @@ def config_tree(libai: Path, into: Path) -> None:
     """The checkout's config files (configs/, projects/*/configs/) with the corpus files laid over them."""
     for src in [libai / "configs", *sorted((libai / "projects").glob("*/configs"))]:
         shutil.copytree(src, into / src.relative_to(libai), dirs_exist_ok=True)
-    for path in CORPUS.rglob("*.py"):
-        (into / path.relative_to(CORPUS)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, into / path.relative_to(CORPUS))
+    for path in CORPUS.rglob("*.py.txt"):   # stored as data; LiBai's own name without the .txt
+        (into / _name(path)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, into / _name(path))
+
+
+def _name(path: Path) -> str:
+    """A corpus file's LiBai path (`configs/vit_imagenet.py` for the stored `configs/vit_imagenet.py.txt`)."""
+    return path.relative_to(CORPUS).as_posix().removesuffix(".txt")
 
 
 def stand_in(layer_norm):
@@ -258,8 +263,8 @@ def main() -> None:
         tree = Path(tmp)
         config_tree(libai, tree)
         fns = setup(libai, tree)
-        for path in sorted(CORPUS.rglob("*.py")):
-            name = path.relative_to(CORPUS).as_posix()
+        for path in sorted(CORPUS.rglob("*.py.txt")):
+            name = _name(path)
             if "common" in path.parts or name.endswith("T5/configs/optim.py") or names and name not in names:
                 continue
             try:

@@ -13,13 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz import FUZZ_CI, FUZZ_FULL, _check_build_dictconfig, _check_build_yaml, _settings, answer, mutated
 from torch_cases import Net
+import libai_corpus
 
 import optreg
 from optreg.config.yaml_loader import read_yaml
 
 SUITES = Path(__file__).parent / "suites"
 MF_FILES = sorted((SUITES / "mindformers").glob("*/*.yaml"))
-LIBAI_FILES = sorted(p for p in (SUITES / "libai").rglob("*.py") if "common" not in p.parts)
+LIBAI_FILES = sorted(p for p in libai_corpus.tree().rglob("*.py") if "common" not in p.parts)
 MARKER = "optreg_fuzz_marker"
 CODE = [f"open({MARKER!r}, 'w').write('ran')", f"__import__('os').system('touch {MARKER}')",
         "(lambda: 1)()", "().__class__.__bases__[0].__subclasses__()", "exec('x=1')", "eval('1')",
@@ -98,14 +99,14 @@ def test_mutated_libai_files_are_read_never_run(tmp_path_factory, monkeypatch, n
     import shutil
 
     root = tmp_path_factory.mktemp("libai")
-    shutil.copytree(SUITES / "libai", root, dirs_exist_ok=True)
+    shutil.copytree(libai_corpus.tree(), root, dirs_exist_ok=True)
     monkeypatch.chdir(root)
 
     @_settings(n, derandomize)
     @given(st.data())
     def run(data):
         path = data.draw(st.sampled_from(LIBAI_FILES))
-        target = root / path.relative_to(SUITES / "libai")
+        target = root / path.relative_to(libai_corpus.tree())
         original = path.read_text()
         target.write_text(_edited(data.draw, original, CODE))
         try:

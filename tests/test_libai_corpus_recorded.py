@@ -16,9 +16,10 @@ import pytest
 import torch
 
 import optreg
+import libai_corpus
 from fixture_replay import step_and_compare
 
-LIBAI = Path(__file__).parent / "suites" / "libai"
+LIBAI = libai_corpus.tree()
 RECORDED = json.loads((LIBAI / "recorded.json").read_text())
 CASES = {c["name"]: c for c in RECORDED["cases"]}
 # files LiBai builds and optreg refuses at their line (tests/test_suite_corpus.py pins where and why)

@@ -15,7 +15,9 @@ import optreg
 from optreg.config.experiment import load_config
 from optreg.errors import ConfigError
 
-COMMON = Path(__file__).parent / "suites" / "libai" / "configs" / "common"   # LiBai's own, from the corpus
+import libai_corpus
+
+COMMON = libai_corpus.tree() / "configs" / "common"   # LiBai's own, from the corpus
 MAIN = """\
 from libai.config import LazyCall
 from .common.train import train

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import optreg
+import libai_corpus
 from fixture_replay import stand_in, step_and_compare
 from optreg.config.experiment import validate_experiment
 from optreg.config.yaml_loader import read_yaml
@@ -26,7 +27,7 @@ from optreg.errors import ConfigError
 
 HERE = Path(__file__).parent
 MF = HERE / "suites" / "mindformers"
-LIBAI = HERE / "suites" / "libai"
+LIBAI = libai_corpus.tree()
 CORPUS = json.loads((HERE / "fixtures" / "mindformers" / "corpus.json").read_text())
 MF_REFUSED = {"1.3.0/research_llama3_pretrain_llama3_70b.yaml": ("optimizer.type", "research project's own")}
 MF_SOURCE = re.compile(r"^# from mindspore-lab/mindformers \S+ \([0-9a-f]{40}\):\S+\.yaml$")
