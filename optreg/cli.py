@@ -214,9 +214,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
     """A config of any format as optreg's own YAML (stdout, or -o with the report of each key on stdout); the
     written file is read back and must validate."""
     from optreg.config.experiment import load_config
+    from optreg.config.formats import OWN
     from optreg.config.translate import convert_text, report_lines
 
-    experiment = _load(args.config, [], args.format).with_run(args.steps)
+    experiment = _load(args.config, [], args.format)
+    if args.steps and experiment.format == OWN:   # --steps replaces the file's train.steps, as in run and plot
+        experiment = _load(args.config, [], args.format, args.steps)
+    experiment = experiment.with_run(args.steps)
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg and scheduler
     # windows, MindFormers' and LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its
     # own planner): optreg's own form says it only for one model, the one --model gives (the planner's for_model)

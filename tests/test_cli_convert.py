@@ -108,6 +108,15 @@ def test_an_own_file_converts_to_itself(tmp_path, capsys):
                     "scheduler": {"name": "StepLR", "step_size": 3}}
 
 
+def test_steps_replace_the_run_length_of_an_own_file_as_in_run_and_plot(tmp_path, capsys):
+    """`convert --steps` sets the run as `run --steps` and `plot --steps` do: it replaces the file's train.steps
+    (it was a ConfigError, 'total_steps=3 and train.steps 200 disagree')."""
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 3}\ntrain: {steps: 200}\n")
+    assert main(["convert", str(path), "--steps", "3"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["train"] == {"steps": 3}
+
+
 @pytest.mark.parametrize("source, kept", [
     ("examples/mmengine/swin_adamw.yaml", "the mmengine reader plans optim_wrapper.paramwise_cfg.norm_decay_mult, "
                                           "optim_wrapper.paramwise_cfg.bias_decay_mult"),

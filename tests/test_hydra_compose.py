@@ -220,6 +220,22 @@ def test_unknown_group_option_lists_close_ones(override, close, capsys):
     assert set(close) <= set(listed) and len(listed) <= 5
 
 
+@pytest.mark.parametrize("config, override, meant", [
+    (QUICKSTART, "optimizer.lrr=0.5", "optimizer.lr"),
+    (str(REPO / "examples" / "deepspeed" / "ds_config.json"), "optimizer.params.lrr=0.5", "optimizer.params.lr"),
+    (str(REPO / "examples" / "hf" / "training_args.yaml"), "learning_rat=0.5", "learning_rate"),
+    (QUICKSTART, "optimizer.zzz=0.5", None),
+])
+def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override, meant, capsys):
+    """Hydra's answer to a misspelt override is to append it with `+`; the key beside it that was meant is named
+    (in optreg's own form and in a foreign file alike)."""
+    assert main(["plot", config, override, "--steps", "2", "--csv"]) == 1
+    key = override.split("=")[0]
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"override {override}: {key}: Could not override '{key}'")
+    assert err.endswith(f"(did you mean '{meant}'?)" if meant else f"+{override}")
+
+
 def test_run_keeps_file_positions_and_names_overrides(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("optimizer:\n  name: SGD\n  lr: -1\n  momentum: 0.9\ntrain: {steps: 3}\n")

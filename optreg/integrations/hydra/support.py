@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path, key_text, show
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
@@ -376,7 +376,18 @@ def close_options(word: str, options: Sequence[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys(same + near))[:n]
 
 
-def _composition_error(exc: Exception, parsed: list[Any]) -> ConfigError:
+def _beside(key: str, data: Mapping[str, Any]) -> str | None:
+    """The key of `data` beside the dotted `key` (in the same mapping) closest to it, as a dotted path; None when
+    there is none close or `key`'s parent is not a mapping of `data`."""
+    parent, _, last = key.rpartition(".")
+    node: Any = data
+    for part in parent.split(".") if parent else []:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    near = closest(last, [str(k) for k in node]) if isinstance(node, Mapping) else None
+    return join_path(parent, near) if near else None
+
+
+def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any]) -> ConfigError:
     from hydra.errors import MissingConfigException
 
     text = " ".join(line.strip() for line in str(getattr(exc, "msg", None) or exc).strip().split("\n")[:2])
@@ -390,8 +401,10 @@ def _composition_error(exc: Exception, parsed: list[Any]) -> ConfigError:
                                                  f"; `optreg list {group}s` shows the components"),
                                               override_location(o.input_line))])
     key = max((o for o in parsed if o.key_or_group in str(exc)), key=lambda o: len(o.key_or_group), default=None)
+    # an override of a key the file does not have: Hydra says to append it with `+`; a near key is more likely meant
+    hint = _beside(key.key_or_group, data) if key and "Could not override" in text else None
     return ConfigError([ErrorItem(key.key_or_group if key else "", text,
-                                  override_location(key.input_line) if key else None)])
+                                  override_location(key.input_line) if key else None, hint)])
 
 
 def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any], list[Any]]:
@@ -434,7 +447,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
                 try:
                     return compose(config_name, list(overrides))
                 except (HydraException, OmegaConfBaseException) as exc:
-                    raise _composition_error(exc, parsed) from None
+                    raise _composition_error(exc, parsed, data) from None
         switched = {o.key_or_group for o in parsed if o.key_or_group in GROUPS and not o.is_delete()}
         primary, sections = _primary(data, switched)
         store = ConfigStore.instance()
@@ -446,7 +459,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
             try:
                 return compose("__optreg_run__", list(overrides))
             except (HydraException, OmegaConfBaseException) as exc:
-                raise _composition_error(exc, parsed) from None
+                raise _composition_error(exc, parsed, data) from None
     except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError):
             raise
