@@ -101,3 +101,18 @@ def test_first_step_benchmark_quick_run(monkeypatch):
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| oneflow.AdamW")]
     assert [r[1] for r in rows] == ["per tensor", "contiguous"]
     assert all(float(r[2]) > 0 and float(r[3].strip(" |")) > 0 for r in rows)
+
+
+def test_language_model_loss_curves_quick_run(tmp_path, monkeypatch):
+    """The README's figure: one model, the same batches, float32, bfloat16 and int8 state, one PNG and a table
+    with each state's bytes per parameter (AdamW's two moments: 4, 2 and 1 + 4/256 bytes a value)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    bench = _load("lm_state_dtype", monkeypatch)
+    out = tmp_path / "lm.png"
+    text = bench.main(["--steps", "2", "--out", str(out)])
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith(("| float32", "| bfloat16", "| int8"))]
+    assert [r[0] for r in rows] == ["float32", "bfloat16", "int8"]
+    assert [float(r[4]) for r in rows[:2]] == [8.0, 4.0] and abs(float(rows[2][4]) - 2 * (1 + 4 / 256)) < 0.01
+    assert all(abs(float(r[2]) - float(rows[0][2])) < 0.01 * float(rows[0][2]) for r in rows)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
