@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import importlib
 import platform
 import statistics
 import sys
@@ -229,12 +230,11 @@ STATE_TARGET = "oneflow.AdamW"
 def eight_bit(params: list[torch.Tensor]) -> dict[str, torch.optim.Optimizer]:
     """torchao's and bitsandbytes' 8-bit AdamW on copies of `params`, where they import."""
     out: dict[str, torch.optim.Optimizer] = {}
-    for key, build in (("torchao AdamW8bit", lambda ps: __import__("torchao.optim").optim.AdamW8bit(ps)),
-                       ("bitsandbytes AdamW8bit", lambda ps: __import__("bitsandbytes").optim.AdamW8bit(ps))):
+    for key, module in (("torchao AdamW8bit", "torchao.optim"), ("bitsandbytes AdamW8bit", "bitsandbytes.optim")):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out[key] = build(_copy(params))
+                out[key] = importlib.import_module(module).AdamW8bit(_copy(params))
         except Exception as exc:  # not installed, or not built for this machine
             print(f"{key} unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
     return out
