@@ -26,9 +26,33 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     assert all(len(r) == 15 and all(cell.strip(" |") for cell in r) for r in rows)
     assert "| torch.AdamW (fused) |" in text and "roofline" in text
     # oneflow.AdamW's eager step beside torch's for-loop AdamW, timed in the same round
-    (pair,) = [line.split(" | ") for line in loop.splitlines() if line.startswith("| oneflow.")]
+    (pair,) = [line.split(" | ") for line in loop.split("state_dtype: ")[0].splitlines() if line.startswith("| oneflow.")]
     assert pair[:3] == ["| oneflow.AdamW", "torch.AdamW (for-loop)", "12"] and float(pair[-1].strip(" |")) > 0
     assert "| torch.AdamW (for-loop) | 12 |" in main
+    # every entry with bfloat16 and int8 state beside float32, in the same rounds, with the bytes of state per
+    # parameter: AdamW's two moments in 4, 2 and 1 + 4/256 bytes a value (the int8 block scales)
+    state = loop.split("state_dtype: ")[1]
+    shrunk = [[c.strip() for c in line.strip("|").split("|")] for line in state.splitlines()
+              if line.startswith("| oneflow.")]
+    assert [(r[0], r[1]) for r in shrunk] == [("oneflow.Adam", "12"), ("oneflow.AdamW", "12")]
+    for r in shrunk:
+        assert len(r) == 14 and all(r)
+        assert abs(float(r[3]) - 8) < 0.05 and abs(float(r[8]) - 4) < 0.05
+        assert abs(float(r[13]) - 2 * (1 + 4 / 256)) < 0.05
+    # beside them, torch's fused AdamW in float32 state, and the 8-bit AdamWs of torchao and bitsandbytes
+    beside = {line.split(" | ")[0][2:]: float(line.strip("|").split("|")[-1]) for line in state.splitlines()
+              if line.startswith(("| torch", "| bitsandbytes"))}
+    assert abs(beside.pop("torch.AdamW (fused)") - 8) < 0.05
+    assert all(1.9 < b < 2.3 for b in beside.values()) and set(beside) <= {"torchao AdamW8bit", "bitsandbytes AdamW8bit"}
+    # the targets of issues 31 and 32, each beside its figure
+    targets = [[c.strip() for c in line.strip("|").split("|")] for line in text.split("Targets, this run:")[1].splitlines()
+               if line.startswith("| 3")]
+    what = [t[1] for t in targets]
+    assert "oneflow.AdamW contiguous, bfloat16, 12 tensors: × torch fused AdamW, state bytes / param" in what
+    assert "oneflow.AdamW contiguous, int8, 12 tensors: × torch fused AdamW, state bytes / param" in what
+    assert "oneflow.AdamW fused per tensor, 12 tensors: × torch fused AdamW" in what
+    assert "oneflow.AdamW eager, 12 tensors: × torch.AdamW (for-loop)" in what
+    assert all(t[4] in ("yes", "no") for t in targets if t[2]) and any(t[0] == "32" for t in targets)
     assert capsys.readouterr().out.strip() == text
 
 
@@ -77,3 +101,18 @@ def test_first_step_benchmark_quick_run(monkeypatch):
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| oneflow.AdamW")]
     assert [r[1] for r in rows] == ["per tensor", "contiguous"]
     assert all(float(r[2]) > 0 and float(r[3].strip(" |")) > 0 for r in rows)
+
+
+def test_language_model_loss_curves_quick_run(tmp_path, monkeypatch):
+    """The README's figure: one model, the same batches, float32, bfloat16 and int8 state, one PNG and a table
+    with each state's bytes per parameter (AdamW's two moments: 4, 2 and 1 + 4/256 bytes a value)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    bench = _load("lm_state_dtype", monkeypatch)
+    out = tmp_path / "lm.png"
+    text = bench.main(["--steps", "2", "--out", str(out)])
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith(("| float32", "| bfloat16", "| int8"))]
+    assert [r[0] for r in rows] == ["float32", "bfloat16", "int8"]
+    assert [float(r[4]) for r in rows[:2]] == [8.0, 4.0] and abs(float(rows[2][4]) - 2 * (1 + 4 / 256)) < 0.01
+    assert all(abs(float(r[2]) - float(rows[0][2])) < 0.01 * float(rows[0][2]) for r in rows)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -29,9 +29,9 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
-from optreg.stages.chain import Batch, Chain
-from optreg.stages.execute import BLOCK, Compile, alias, run_flat, run_rows, run_stacked, split_hp, standins
-from optreg.stages.ops import EAGER
+from optreg.stages.chain import Chain
+from optreg.stages.execute import (BLOCK, Compile, alias, run_eager, run_flat, run_rows, run_stacked, split_hp,
+                                   standins)
 from optreg.stages.ops import rows_of_ones
 from optreg.stages.state_codec import BLOCK_SIZE, blocks, is_scale
 
@@ -331,10 +331,13 @@ class Bucket:
             run_rows(chain, flat, grad, state, *standins(self.rows_of(chain), memo), hp)
 
     def run_slices(self, chain: Chain, hp: dict[str, Any]) -> None:
-        """One step of the chain over each parameter's slice, eager (while the fused step compiles)."""
+        """One step of the chain over each parameter's slice, eager (while the fused step compiles): `run_eager`
+        over the slices, as contiguous_params without fused steps them (a parameter without one of the states,
+        a vector beside Adafactor's factored matrices, in a batch of its own)."""
         names = [n for n in chain.state_names if n in self.state or n in self.shaped]
-        views = {n: list((self.state.get(n) or self.shaped[n])[1]) for n in names}
-        chain.apply(Batch(list(self.params), list(self.grads), views, hp, EAGER))
+        views = {n: (self.state.get(n) or self.shaped[n])[1] for n in names}
+        states = [{n: views[n][i] for n in names if views[n][i] is not None} for i in range(len(self.params))]
+        run_eager(chain, list(self.params), list(self.grads), states, hp)
         self.uniform = None   # the 0-d states stepped one by one
 
 
