@@ -194,7 +194,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.model) if args.model else None
     for path in args.files:
         try:
-            experiment = _load(path, [], args.format)
+            experiment = _load(path, [], args.format, args.steps)
+            experiment.check_run()   # a run length the file leaves to the trainer: --steps, as build needs it
             notes = experiment.plan(model).notes if model is not None else experiment.notes
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
                 print(f"{path}: warning: {note}", file=sys.stderr)
@@ -431,6 +432,8 @@ def parser() -> argparse.ArgumentParser:
     show.set_defaults(fn=cmd_show)
     validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
     validate.add_argument("files", nargs="+")
+    validate.add_argument("--steps", type=_positive, help="the run length, where the file leaves it to the trainer "
+                                                         "(DeepSpeed's \"auto\", Hugging Face's epochs)")
     validate.add_argument("--model", metavar="MODULE:CALLABLE",
                           help="also plan the parameter groups against the model this factory returns")
     validate.set_defaults(fn=cmd_validate)

@@ -182,3 +182,19 @@ def test_a_python_config_is_read_only_by_a_format_that_reads_python_and_never_ex
     monkeypatch.setitem(formats._FORMATS, "pyform", PyFormat())
     experiment = optreg.load_config(str(path))
     assert experiment.optimizer["name"] == "sgd" and not flag.exists()
+
+
+def test_a_run_length_left_to_the_trainer_is_refused_alike_by_validate_and_build(capsys):
+    """DeepSpeed's `"auto"` total_num_steps is the run's length: without one, validate says so at that key as build
+    does (its verdict is build's), and `--steps` / `total_steps=` give it."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "deepspeed" / "ds_config.json"
+    message = ("scheduler.params.total_num_steps: the run length, which the file leaves to the trainer: give it with "
+               "--steps N (optreg validate / run / plot / convert) or build(..., total_steps=N)")
+    assert main(["validate", str(path)]) == 1
+    assert message in capsys.readouterr().err
+    with pytest.raises(ConfigError) as info:
+        optreg.build(path, model())
+    assert message in str(info.value) and info.value.errors[0].location.line > 1
+    assert main(["validate", str(path), "--steps", "100"]) == 0
+    assert capsys.readouterr().out.strip().endswith("ds_config.json: ok")
+    assert optreg.build(path, model(), total_steps=100).run.steps == 100

@@ -58,8 +58,9 @@ def unmutated(draw) -> dict[str, Any]:
     return config
 
 
-def _counts_epochs(config) -> bool:
-    """Whether a spec anywhere in `config` says `by_epoch: true` (an iterative walk: fuzzed configs nest deeply)."""
+def _anywhere(config, found) -> bool:
+    """Whether `found(mapping)` holds for a mapping anywhere in `config` (an iterative walk: fuzzed configs nest
+    deeply)."""
     todo, seen = [config], set()
     while todo:
         node = todo.pop()
@@ -67,12 +68,32 @@ def _counts_epochs(config) -> bool:
             continue
         seen.add(id(node))
         if isinstance(node, dict):
-            if node.get("by_epoch") is True:
+            if found(node):
                 return True
             todo.extend(node.values())
         elif isinstance(node, list):
             todo.extend(node)
     return False
+
+
+def _counts_epochs(config) -> bool:
+    """Whether a spec anywhere in `config` says `by_epoch: true`."""
+    return _anywhere(config, lambda node: node.get("by_epoch") is True)
+
+
+def _run_given(config) -> dict:
+    """What a caller gives build where the file leaves the run to it: the steps per epoch of a schedule counted in
+    epochs (the dataloader's length), and a run length for a warmup given as a ratio of a run the file lacks."""
+    extra = {"steps_per_epoch": 2} if _counts_epochs(config) else {}
+    if not isinstance(config, dict):
+        return extra
+    train = config.get("train") if isinstance(config.get("train"), dict) else {}
+    ratio = _anywhere(config, lambda node: isinstance(node.get("warmup"), dict) and "ratio" in node["warmup"])
+    if ratio and "steps" not in train and "epochs" not in train:
+        extra["total_steps"] = 10
+    elif ratio and "steps" not in train and "steps_per_epoch" not in train:
+        extra["steps_per_epoch"] = 2
+    return extra
 
 
 @_settings(FUZZ_CI // 2)
@@ -82,8 +103,9 @@ def test_validate_gives_builds_verdict_on_every_model_free_config(config):
     ok = verdict(lambda: validate_experiment(config))
     model = _model_for(config)
     # a schedule counted in epochs takes the steps per epoch from build's argument where the file has none (the
-    # dataloader's length): validate leaves that to build, so build is given what a caller must give it
-    extra = {"steps_per_epoch": 2} if _counts_epochs(config) else {}
+    # dataloader's length), a warmup ratio the run length: validate leaves those to build, so build is given what a
+    # caller must give it
+    extra = _run_given(config)
     assert verdict(lambda: optreg.build(config, model, **extra)) == ok, config
 
 

@@ -50,6 +50,15 @@ class Experiment:
     notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
     report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
     paths: dict[str, str] = field(default_factory=dict)  # a translated format's own-form path -> the source's path
+    needs_run: str | None = None   # the source key that leaves the run length to the trainer (DeepSpeed's "auto")
+
+    def check_run(self) -> None:
+        """A ConfigError at `needs_run` when the file leaves the run length to the trainer and nothing gave it."""
+        if self.needs_run and self.run.steps is None:
+            error = ConfigError("the run length, which the file leaves to the trainer: give it with --steps N "
+                                "(optreg validate / run / plot / convert) or build(..., total_steps=N), or the steps "
+                                "per epoch of a run in epochs (build(..., steps_per_epoch=N))", self.needs_run)
+            raise error.located(self.source) if self.source else error
 
     def locate(self, error: ConfigError) -> ConfigError:
         if self.paths:
@@ -77,6 +86,7 @@ class Experiment:
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
+        self.check_run()
         try:
             plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:

@@ -44,14 +44,16 @@ NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checke
 
 
 def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
-                    format_steps: tuple[int, str] | None = None, run_length: bool = False, errors: Any = None) -> Any:
+                    format_steps: tuple[int, str] | None = None, run_length: str | None = None,
+                    errors: Any = None) -> Any:
     """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
     the source's paths (`paths`) and positions; `report` its KeyUse list. `errors`: what the reader found already
     (a Collector): the own form is then not read, and they are raised.
 
-    run_length: the scheduler leaves its length to the run (DeepSpeed's `"auto"`), which `build(total_steps=)` or
-    `optreg run --steps` gives later: its options are checked against a nominal run, and the length is filled from
-    the real one when the experiment is planned (a missing length is then an error at the source's key)."""
+    run_length: the source key through which the scheduler leaves its length to the run (DeepSpeed's `"auto"`),
+    which `build(total_steps=)` or `--steps` gives later: its options are checked against a nominal run, and the
+    length is filled from the real one when the experiment is planned (a missing length is then an error at that
+    key, in validate as in build: `Experiment.check_run`)."""
     import dataclasses
 
     from optreg.config.experiment import _read_own
@@ -59,8 +61,9 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     from optreg.errors import Collector
 
     errors = errors if errors is not None else Collector()
+    nominal = False
     if not errors:
-        nominal = run_length and format_steps is None and not (own.get("train") or {}).get("steps")
+        nominal = bool(run_length) and format_steps is None and not (own.get("train") or {}).get("steps")
         try:
             experiment = _read_own({**own, "train": {**(own.get("train") or {}), "steps": NOMINAL_RUN}} if nominal
                                    else own, None)
@@ -76,6 +79,7 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
         run = resolve_run(experiment.train, format_steps=format_steps, errors=errors)
         experiment = dataclasses.replace(experiment, format_steps=format_steps, run=run)
     experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
+    experiment.needs_run = run_length if nominal else None
     experiment.report = list(report)
     experiment.notes[:] = [source_note(n, paths) for n in experiment.notes]
     return experiment

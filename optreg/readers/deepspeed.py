@@ -303,7 +303,7 @@ class DeepSpeedFormat:
                 report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
         if errors:
             raise Experiment({}, source=source).locate(ConfigError(errors.items))
-        auto = any(u.why.startswith("auto:") for u in report)
+        auto = next((u.path for u in report if u.why.startswith("auto:")), None)   # the length left to the run
         return read_translated(own, source, self.name, paths, report, run_length=auto)
 
 

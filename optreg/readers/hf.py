@@ -308,7 +308,7 @@ class HfFormat:
                  "scheduler": "lr_scheduler_kwargs", "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
         return read_translated(own, source, self.name, paths, report,
                                format_steps=(total, "max_steps") if total is not None else None,
-                               run_length=total is None)
+                               run_length="max_steps" if total is None else None)
 
 
 HF_FORMAT = HfFormat()
