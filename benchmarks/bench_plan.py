@@ -1,6 +1,6 @@
 """Cost of reading and planning a config: `build()` and `step()` of this checkout against another commit.
 
-Times, in fresh processes that alternate between the two trees round by round:
+Times, in fresh processes that alternate between the two trees round by round (and which runs first):
 - `build(config, model)` of four configs (torch AdamW with a warmup-cosine, Cerebras AdamW with Model Zoo's
   bias/norm grouping, MindSpore Adam with group keys and a dynamic lr, OneFlow SGD with a step schedule), the
   first call of a process (registry and imports warm up) and the median of the next `--builds` calls;
@@ -122,9 +122,9 @@ def main() -> None:
                        check=True, capture_output=True)
         try:
             samples: dict[str, list] = {"this": [], "other": []}
-            for _ in range(args.rounds):
-                samples["this"].append(_run(here, args.builds, args.steps))
-                samples["other"].append(_run(other, args.builds, args.steps))
+            for k in range(args.rounds):   # which tree runs first alternates too
+                for tree in (("this", here), ("other", other))[:: 1 if k % 2 == 0 else -1]:
+                    samples[tree[0]].append(_run(tree[1], args.builds, args.steps))
         finally:
             subprocess.run(["git", "-C", str(here), "worktree", "remove", "--force", str(other)], check=False,
                            capture_output=True)

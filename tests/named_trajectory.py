@@ -26,6 +26,13 @@ def gradient_noise(shapes: Mapping[str, tuple], steps: int, seed: int = 1) -> li
     return [{n: rng.standard_normal(s) for n, s in shapes.items()} for _ in range(steps)]
 
 
+def adam_start(init: Mapping[str, np.ndarray]) -> tuple[dict, dict, dict]:
+    """(weights, first moments, second moments) of an Adam-family numpy reference at its start: copies of the
+    initial weights, zeros."""
+    w = {n: v.copy() for n, v in init.items()}
+    return w, {n: np.zeros_like(v) for n, v in w.items()}, {n: np.zeros_like(v) for n, v in w.items()}
+
+
 def run_named(opt, params, noise, scale: float = 1.0) -> list[dict[str, np.ndarray]]:
     """Step `opt` once per noise entry with grad = scale·(noise + 0.1·w); the weights after each step."""
     out = []

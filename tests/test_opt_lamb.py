@@ -9,7 +9,7 @@ import torch
 import optreg
 from optreg.reference import lamb as ref
 from optreg.reference.pipeline import mindspore_grad
-from named_trajectory import assert_exact_resume, gradient_noise, named_params, run_named as _run
+from named_trajectory import adam_start, assert_exact_resume, gradient_noise, named_params, run_named as _run
 
 STEPS = 25
 RTOL, ATOL = 1e-12, 1e-14
@@ -25,9 +25,7 @@ def _noise(seed=1):
 
 
 def _reference(init, noise, *, lr_of, wd_of, l2_of=lambda n: 0.0, gc_of=lambda n: False, **knobs):
-    w = {n: v.copy() for n, v in init.items()}
-    m = {n: np.zeros_like(v) for n, v in w.items()}
-    v2 = {n: np.zeros_like(v) for n, v in w.items()}
+    w, m, v2 = adam_start(init)
     out = []
     for k, step in enumerate(noise):
         for n in w:

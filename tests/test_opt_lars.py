@@ -12,7 +12,7 @@ from optreg.dialects.mindspore import sgd as ms_sgd
 from optreg.dialects.mindspore.lars import LARS
 from optreg.reference import adam as adam_ref
 from optreg.reference.lars import lars_grad
-from named_trajectory import assert_exact_resume, gradient_noise, named_params, run_named as _run
+from named_trajectory import adam_start, assert_exact_resume, gradient_noise, named_params, run_named as _run
 
 STEPS = 25
 SHAPES = {"dense.weight": (8, 4), "dense.bias": (8,), "LayerNorm.gamma": (4,), "bn.beta": (4,)}
@@ -29,9 +29,7 @@ def _noise(seed=1):
 def _reference(init, noise, *, lrs, wd, ls, use_clip, coefficient=0.001, epsilon=1e-5,
                excluded=("dense.bias", "LayerNorm.gamma")):
     """LARS over MindSpore Adam: inner decay and loss scale taken over by LARS (wd where decayed)."""
-    w = {n: v.copy() for n, v in init.items()}
-    m = {n: np.zeros_like(v) for n, v in w.items()}
-    v2 = {n: np.zeros_like(v) for n, v in w.items()}
+    w, m, v2 = adam_start(init)
     out = []
     for k, step in enumerate(noise):
         for n in w:

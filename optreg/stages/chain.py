@@ -168,9 +168,13 @@ class Chain(tuple):
 
     @property
     def state_names(self) -> tuple[str, ...]:
-        """Every stage's state names, then the block scales of the state that int8 stores (`shrinks`)."""
-        names = tuple(n for s in self for n in s.state_names)
-        return names + tuple(scale_name(n) for n in self.shrinks)
+        """Every stage's state names, then the block scales of the state that int8 stores (`shrinks`); made once (a
+        step reads them)."""
+        names = self.__dict__.get("_state_names")
+        if names is None:
+            names = tuple(n for s in self for n in s.state_names)
+            names = self.__dict__["_state_names"] = names + tuple(scale_name(n) for n in self.shrinks)
+        return names
 
     @property
     def shrinks(self) -> dict[str, str]:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.types import ASGDAlpha, Betas, Bool, Float, NonNegFloat, OptionalBool, StateDtype, UnitFloat
+from optreg.core.types import ASGDAlpha, Betas, Bool, Float, NonNegFloat, OptionalBool, StateDtype
 from optreg.stages.apply import ApplyLR
 from optreg.stages.chain import Chain
 from optreg.stages.gradient import CoupledDecay, Maximize
-from optreg.stages.misc import Adadelta as AdadeltaStage
 from optreg.stages.misc import AveragedSGD
 from optreg.stages.misc import Lion as LionStage
 from optreg.stages.misc import Rprop as RpropStage
 from optreg.stages.optimizer import ChainOptimizer
+from optreg.stages.shared import TorchAdadelta
 
 
 
@@ -37,22 +37,13 @@ class ASGD(ChainOptimizer):
                          foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
-class Adadelta(ChainOptimizer):
+class Adadelta(TorchAdadelta):
     """cerebras.pytorch.optim.Adadelta (cerebras.pytorch 2.x, 2.10.0 source), numerically torch.optim.Adadelta:
 
         v = ρ·v + (1-ρ)·g'²;  Δ = √(u + eps)/√(v + eps)·g';  u = ρ·u + (1-ρ)·Δ²;  w -= lr·Δ
 
     preinitialize() allocates square_avg and acc_delta (both in `state_names_to_sparsify()`).
     """
-
-    chain = Chain(Maximize(), CoupledDecay(), AdadeltaStage(), ApplyLR())
-
-    def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
-                 weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Rprop(ChainOptimizer):

@@ -17,7 +17,8 @@ from optreg.errors import Collector
 from optreg.schedules.engine import (ABSOLUTE, Chained, DecaysOverTotalIters, Delegate, Schedule, Sequential,
                                       SpansTotalIters, anneal, check, check_milestones, derive_milestones,
                                       half_cosine)
-from optreg.dialects.torch.torch_forms import cyclic_scale, cyclic_value, one_cycle_phases, one_cycle_value
+from optreg.dialects.torch.torch_forms import (CyclicOptions, cyclic_scale, cyclic_value, one_cycle_phases,
+                                               one_cycle_value)
 
 StepFunction = Callable[[int], float]
 
@@ -252,16 +253,10 @@ class MultiplicativeLR(CerebrasSchedule):
 
 
 @dataclass(frozen=True)
-class CyclicLR(CerebrasSchedule):
+class CyclicLR(CyclicOptions, CerebrasSchedule):
     """torch's triangular CLR on absolute values, without momentum or scale_fn; the mode fixes the scale
     mode (triangular/triangular2: per cycle, exp_range: per iteration) as in torch."""
 
-    base_lr: float
-    max_lr: float
-    step_size_up: int = 2000
-    step_size_down: Optional[int] = None
-    mode: Literal["triangular", "triangular2", "exp_range"] = "triangular"
-    gamma: float = 1.0
     scale_mode: Literal["cycle", "iterations"] = "cycle"
 
     def problems(self, errors: Collector) -> None:

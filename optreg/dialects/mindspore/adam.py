@@ -138,6 +138,12 @@ class AdamWeightDecay(ChainOptimizer):
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
+        super().__init__(*adam_groups(params, learning_rate, beta1, beta2, eps, weight_decay), foreach=foreach,
+                         fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
+
+
+def adam_groups(params: Any, learning_rate: Any, beta1: float, beta2: float, eps: float,
+                weight_decay: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(MindSpore's groups, the defaults) of an Adam-family optimizer without loss scale (AdamWeightDecay, Lamb)."""
+    defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+    return resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optreg.core.types import Bool, NonNegFloat, OptionalBool, StateDtype, StrictOpenUnit, StrictPosFloat
-from optreg.dialects.mindspore.groups import resolve_groups
+from optreg.dialects.mindspore.adam import adam_groups
 from optreg.dialects.mindspore.vocabulary import MS_LEARNING_RATE
 from optreg.stages.adam import AdamDirection, AdamMoments, BiasCorrection
 from optreg.stages.apply import ApplyLR, DecoupledDecay
@@ -30,6 +30,6 @@ class Lamb(ChainOptimizer):
                  beta2: StrictOpenUnit = 0.999, eps: StrictPosFloat = 1e-6, weight_decay: NonNegFloat = 0.0, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
-        super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
+        groups, defaults = adam_groups(params, learning_rate, beta1, beta2, eps, weight_decay)
+        super().__init__(groups, defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype)

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, StateDtype, UnitFloat
-from optreg.stages.apply import ApplyLR
-from optreg.stages.chain import Chain
-from optreg.stages.gradient import CoupledDecay, Maximize
-from optreg.stages.misc import Adadelta as AdadeltaStage
-from optreg.stages.optimizer import ChainOptimizer
+from optreg.stages.shared import TorchAdadelta
 
 
-class Adadelta(ChainOptimizer):
+class Adadelta(TorchAdadelta):
     """oneflow.optim.Adadelta (OneFlow 0.9.0; AdadeltaUpdateFunctor), torch's Adadelta formula:
 
         g' = ±g + wd·w;  v = ρ·v + (1-ρ)·g'²;  Δ = √(u + eps)/√(v + eps)·g'
@@ -23,11 +16,4 @@ class Adadelta(ChainOptimizer):
     gradient before the L2 term, as the kernel does.
     """
 
-    chain = Chain(Maximize(), CoupledDecay(), AdadeltaStage(), ApplyLR())
-
-    def __init__(self, params: Any, lr: NonNegFloat = 1.0, rho: UnitFloat = 0.9, eps: NonNegFloat = 1e-6,
-                 weight_decay: NonNegFloat = 0.0, maximize: Bool = False, *,
-                 foreach: OptionalBool = None, fused: OptionalBool = None,
-                 contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False, preinit=True)
+    zero_grad_to_none = False

@@ -195,17 +195,23 @@ def cyclic_value(step: int, base_lr: float, max_lr: float, up: int, down: int, s
 
 
 @dataclass(frozen=True)
-class CyclicLR(Schedule):
-    """Cyclical LR (absolute): base_lr + (max_lr - base_lr)·triangle(t)·scale; torch's momentum cycling is
-    a separate schedule on key "momentum" here."""
+class CyclicOptions:
+    """torch's CyclicLR options, which Cerebras' CyclicLR takes too (declared once)."""
 
-    values = ABSOLUTE
     base_lr: float
     max_lr: float
     step_size_up: int = 2000
     step_size_down: Optional[int] = None
     mode: Literal["triangular", "triangular2", "exp_range"] = "triangular"
     gamma: float = 1.0
+
+
+@dataclass(frozen=True)
+class CyclicLR(CyclicOptions, Schedule):
+    """Cyclical LR (absolute): base_lr + (max_lr - base_lr)·triangle(t)·scale; torch's momentum cycling is
+    a separate schedule on key "momentum" here."""
+
+    values = ABSOLUTE
     scale_fn: Optional[StepFunction] = None
     scale_mode: Literal["cycle", "iterations"] = "cycle"
 
