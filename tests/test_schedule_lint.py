@@ -107,3 +107,17 @@ def test_validate_prints_the_warnings(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == f"{path}: ok\n"
     assert captured.err == f"{path}: warning: {WARNINGS[0][2]}\n"
+
+
+def test_a_schedule_over_groups_whose_lr_is_unknown_is_linted_without_their_values():
+    """Found by the fuzzing suite: under THOR (its lr a per-step table) the groups' lr values are unknown; the
+    linter checked each group's first lr and failed on None. It now leaves that check out and keeps the others."""
+    import optreg
+    from optreg.train import make_model
+
+    config = {"optimizer": {"name": "mindspore.thor", "learning_rate": 0.0, "damping": 0.0, "momentum": 0.0},
+              "scheduler": {"name": "ChainedScheduler", "dialect": "torch", "schedulers": [{"name": "ConstantLR"}]},
+              "train": {"steps": 1}}
+    with pytest.warns(UserWarning, match=r"^scheduler.schedulers: the stages span 5 steps, more than the 1 steps"):
+        built = optreg.build(config, make_model(8, 1, 0))
+    assert type(built.optimizer).__name__ == "THOR"

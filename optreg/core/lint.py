@@ -56,7 +56,8 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
     if schedule is None or key != "lr":
         return out
     values = plan.values or {}
-    for i, base in enumerate(bases if schedule.values == "factor" else []):   # absolute: warmups from 0 are usual
+    # absolute: warmups from 0 are usual; no bases: the groups' values are unknown (a per-step lr table, THOR's)
+    for i, base in enumerate(bases if bases is not None and schedule.values == "factor" else []):
         try:
             first = schedule.apply(0, base)
         except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
