@@ -343,7 +343,7 @@ def selectors_text(row: dict[str, Any]) -> str:
     selectors = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in row["selectors"].items()]
     selectors += [f"{k}: {v:g}" for k, v in row["multipliers"].items()]
     if row["no_weight_decay"]:
-        selectors.append("no_weight_decay")
+        selectors.append(row.get("no_decay_key") or "no_weight_decay")
     return "; ".join(selectors) or ("(the rest)" if row["rule"] == "default" else "requires_grad=False"
                                     if row["rule"] == "frozen" else "")
 

@@ -30,6 +30,19 @@ def test_table_of_the_vit_example(capsys):
     assert "no_weight_decay" in out and "lr_mult: 10" in out
 
 
+@pytest.mark.parametrize("setting", ["hf_decay_groups", "modelzoo_groups", "no_weight_decay"])
+def test_a_group_without_weight_decay_names_the_setting_that_made_it(setting, tmp_path, capsys):
+    """A dialect's decay rule is a setting of its own: the table names it, not no_weight_decay."""
+    path = tmp_path / "decay.yaml"
+    path.write_text(f"optimizer: {{name: AdamW, lr: 0.01, weight_decay: 0.1, {setting}: true}}\n")
+    assert main(["groups", str(path), "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    undecayed = [r for r in rows if r["no_weight_decay"]]
+    assert undecayed and all(r["weight_decay"] == 0 and r["no_decay_key"] == setting for r in undecayed)
+    assert main(["groups", str(path), "--model", "examples.finetune_models:tiny_vit"]) == 0
+    assert f"default  {setting}" in capsys.readouterr().out
+
+
 def test_json_rows_are_the_built_rows(capsys):
     from examples.finetune_models import tiny_resnet
 

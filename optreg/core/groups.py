@@ -666,11 +666,13 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) 
             "weight_decay": group.weight_decay,
             "layer": group.layer,
             "no_weight_decay": group.no_decay,
+            # the setting that put weight decay 0 here (no_weight_decay, or a dialect's decay rule)
+            "no_decay_key": group.origin.get("weight_decay", "").rpartition(".")[2] if group.no_decay else None,
             **({"optimizer": group.optimizer} if group.optimizer else {}),
         })
     if frozen:
         rows.append({"group": None, "rule": "frozen", "patterns": [], "selectors": {}, "multipliers": {},
                      "params": len(frozen), "numel": sum(t.numel() for _, t in frozen),
                      "names": [n for n, _ in frozen], "options": {}, "lr": None, "weight_decay": None,
-                     "layer": None, "no_weight_decay": False})
+                     "layer": None, "no_weight_decay": False, "no_decay_key": None})
     return rows
