@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import optreg
+from optreg.config import formats
 from optreg.dialects.hf.groups import hf_no_decay
 from optreg.errors import ConfigError
 from tests.format_replay import FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, unrecorded
@@ -140,3 +141,21 @@ def test_a_file_of_no_one_trl_class_gets_training_arguments_defaults_and_says_so
     verdict, why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
     assert verdict == "approximate" and all(f"{cls} {rec['defaults']['learning_rate']!r}" in why
                                             for cls, rec in TRL_RECORDED.items())
+
+
+@pytest.mark.parametrize("cls", sorted(TRL_RECORDED))
+def test_a_trl_format_names_the_class_a_file_without_its_fields_is_read_by(cls):
+    """A recipe with none of its TRL class's own fields gets that class's defaults when the caller names the class
+    (`--format trl_sft`, `format="trl_dpo"`); the name claims no file by itself, and a given lr still wins."""
+    from optreg.readers.hf import TRL_NAMES
+
+    name = TRL_NAMES[cls]
+    config = {"output_dir": "out", "max_steps": 10, "lr_scheduler_type": "constant"}
+    assert formats.detect(config).name == "hf"
+    built = optreg.build(config, STAND_IN.model(), format=name)
+    assert {g["lr"] for g in built.optimizer.param_groups} == {TRL_RECORDED[cls]["defaults"]["learning_rate"]}
+    assert built.experiment.format == name
+    verdict, why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
+    assert verdict == "exact" and f"TRL's {cls} default" in why and f"format {name}" in why
+    given = optreg.build({**config, "learning_rate": 0.125}, STAND_IN.model(), format=name)
+    assert {g["lr"] for g in given.optimizer.param_groups} == {0.125}

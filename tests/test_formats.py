@@ -118,6 +118,35 @@ def test_a_misspelt_own_section_is_an_error_with_a_did_you_mean(key, meant, tmp_
         assert (error.location.line if config is path else None) == (2 if config is path else None)
 
 
+@pytest.mark.parametrize("text, key, meant, theirs", [
+    ("output_dir: x\nlearning_rat: 0.01\nmax_steps: 5\n", "learning_rat", "learning_rate",
+     "output_dir, max_steps are hf's, which claims a file by lr_scheduler_type"),
+    ("optim_wraper:\n  optimizer: {type: AdamW, lr: 0.1}\nparam_scheduler: []\n", "optim_wraper", "optim_wrapper",
+     "param_scheduler is mmengine's, which claims a file by optim_wrapper"),
+])
+def test_a_file_that_misspells_the_key_its_format_is_claimed_by_is_told_the_format_and_the_key(text, key, meant,
+                                                                                                 theirs, tmp_path):
+    """A file no format claims, because the key that would claim it is misspelt, is not only "optimizer: required"
+    (optreg's own form): the error names the format its other keys are of, and the misspelt key, at its line, with
+    a did-you-mean; in Python, from YAML and in the CLI alike."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    for config in (path, OmegaConf.create(OmegaConf.load(path))):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config, model())
+        required, misspelt = info.value.errors
+        assert required.path == "optimizer" and theirs in required.message and "--format NAME" in required.message
+        assert (misspelt.path, misspelt.suggestion) == (key, meant)
+        assert misspelt.message.startswith("unknown key: no format has it")
+        assert (misspelt.location.line if config is path else None) == (2 if config is path and key ==
+                                                                          "learning_rat" else 1 if config is path
+                                                                          else None)
+    assert main(["validate", str(path)]) == 1
+    with pytest.raises(ConfigError) as forced:   # forcing the format reads the file as it and names its problem
+        optreg.build(path, model(), format=theirs.split("'s")[0].split()[-1])
+    assert forced.value.errors
+
+
 @pytest.mark.parametrize("command", ["validate", "run", "plot", "groups"])
 def test_the_cli_forces_a_format(command, tmp_path, capsys):
     path = tmp_path / "both.yaml"

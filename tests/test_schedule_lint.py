@@ -121,3 +121,32 @@ def test_a_schedule_over_groups_whose_lr_is_unknown_is_linted_without_their_valu
     with pytest.warns(UserWarning, match=r"^scheduler.schedulers: the stages span 5 steps, more than the 1 steps"):
         built = optreg.build(config, make_model(8, 1, 0))
     assert type(built.optimizer).__name__ == "THOR"
+
+
+NEMO_COSINE = {"model": {"optim": {"name": "adamw", "lr": 0.001, "sched": {"name": "CosineAnnealing",
+                                                                          "warmup_steps": 10, "min_lr": 1e-6}}},
+               "trainer": {"max_steps": 1000}}
+NEMO_NOAM = {"model": {"optim": {"name": "adamw", "lr": 2.0, "sched": {"name": "NoamAnnealing", "d_model": 256,
+                                                                      "warmup_steps": 10}}},
+             "trainer": {"max_steps": 1000}}
+
+
+@pytest.mark.parametrize("config, note", [
+    (NEMO_COSINE, "trainer.max_steps: max_steps 1000 spans 1000 steps, more than the 3 steps of the run "
+                  "(total_steps=): the schedule never finishes; set trainer.max_steps to 3"),
+    ("examples/libai/vit_finetune.py",
+     "train.train_iter: decay_steps 3000 spans 3000 steps, more than the 3 steps of the run (total_steps=): the "
+     "schedule never finishes; set train.train_iter to 3"),
+    (NEMO_NOAM, None),   # NeMo's Noam decays for ever: its max_steps sets no end
+])
+def test_a_translated_file_s_note_names_the_key_of_the_file_that_sets_the_length(config, note):
+    """A note of a translated format names the key of the file that sets the length, in its path and in its
+    advice (NeMo's sched.max_steps is trainer.max_steps; LiBai's schedule spans train.train_iter), not optreg's
+    own form's (`scheduler.schedulers`, which neither file has); a schedule whose length no key sets has none."""
+    if isinstance(config, str):
+        config = str(__import__("pathlib").Path(__file__).resolve().parent.parent / config)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(config, torch.nn.Linear(2, 2), total_steps=3)
+    assert built.notes == ([note] if note else [])
+    assert [str(w.message) for w in caught if str(w.message) in built.notes] == built.notes

@@ -258,11 +258,26 @@ def validate_experiment(data: Any, source: Source | None = None, format: str | N
     return experiment
 
 
+def _missing_optimizer(data: Mapping[str, Any], errors: Collector) -> None:
+    """The error of a file without `optimizer:` that no format claimed: with the formats its keys are of, and a
+    did-you-mean at each key that misspells a format's (`formats.resemblance`)."""
+    from optreg.config import formats
+
+    misspelt, named = formats.resemblance(data, TOP_KEYS)
+    message = "required: the optimizer section (name: and its options)"
+    if named:
+        message += (f"; of the file's keys, {'; '.join(named)}: give it what claims a file, or force the format "
+                    f"with --format NAME (format= in Python)")
+    errors.add("optimizer", message)
+    errors.extend(misspelt)
+
+
 def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     """optreg's own form -> Experiment; Hydra's instantiate keys are dropped (a foreign `_target_` refused)."""
     from optreg.integrations.hydra.support import strip_builders
 
     errors = Collector()
+    given = data
     try:
         data = strip_builders({k: data[k] for k in own_sections(data)})
     except ConfigError as exc:
@@ -271,7 +286,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         errors.add(key_text(key), f"unknown top-level key; expected {', '.join(TOP_KEYS)}", _near_miss(key))
     dialect = data.get("dialect")
     if "optimizer" not in data:
-        errors.add("optimizer", "required: the optimizer section (name: and its options)")
+        _missing_optimizer(given, errors)
         optimizer = None
     else:
         optimizer = _section(data["optimizer"], "optimizer", errors)

@@ -21,10 +21,13 @@ from optreg.errors import ConfigError, ErrorItem, closest, show
 #: name -> "module:attribute" of the reader; optreg's own form first
 BUILTIN: dict[str, str] = {
     "optreg": "optreg.config.experiment:OWN_FORMAT",
-    "modelzoo": "optreg.dialects.cerebras.modelzoo:TRAINER_FORMAT",
-    "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo:LEGACY_FORMAT",
+    "modelzoo": "optreg.dialects.cerebras.modelzoo_format:TRAINER_FORMAT",
+    "modelzoo_legacy": "optreg.dialects.cerebras.modelzoo_format:LEGACY_FORMAT",
     "deepspeed": "optreg.readers.deepspeed:DEEPSPEED_FORMAT",
     "hf": "optreg.readers.hf:HF_FORMAT",
+    "trl_sft": "optreg.readers.hf:TRL_SFT",
+    "trl_dpo": "optreg.readers.hf:TRL_DPO",
+    "trl_orpo": "optreg.readers.hf:TRL_ORPO",
     "mmengine": "optreg.readers.mmengine:MMENGINE_FORMAT",
     "nemo": "optreg.readers.nemo:NEMO_FORMAT",
     "mindformers": "optreg.dialects.mindspore.mindformers.format:FORMAT",
@@ -48,7 +51,9 @@ class ConfigFormat(Protocol):
 
     Optional: `read_python(text, name, path) -> (data, source) | None` for a format whose files are Python
     (LiBai's LazyConfig, MMEngine's `.py` configs): the mapping the file means, read without executing the file
-    (with `ast`, or through the library's own loader); None when the file is not of this format."""
+    (with `ast`, or through the library's own loader); None when the file is not of this format.
+    Optional: `keys`, the top-level keys the format's files have: a file that no format claims and optreg's own form
+    cannot read is told which format its keys are, and which of its keys misspell one (`resemblance`)."""
 
     name: str
     doc: str
@@ -134,6 +139,35 @@ def detect(data: Any, forced: str | None = None) -> ConfigFormat:
                           + ", ".join(f"{f.name} ({f.signature})" for f in claims)
                           + f"; choose one with format= (--format NAME)")
     return claims[0] if claims else known[OWN]
+
+
+#: how alike a file's key and a format's key must be (difflib's ratio) for the one to be read as a misspelling
+NEAR = 0.85
+
+
+def resemblance(data: Mapping[str, Any], own: tuple[str, ...]) -> tuple[list[ErrorItem], list[str]]:
+    """Why a file that no format claims may still be one (the formats' `keys`): an ErrorItem with a did-you-mean at
+    each of the file's keys that no format has and that misspells one format's key (`learning_rat`), and a phrase
+    per format whose keys the file has; `own`: optreg's own sections, which say nothing of a format."""
+    known = {name: f for name, f in formats().items() if name != OWN and getattr(f, "keys", ())}
+    every = set(own).union(*(f.keys for f in known.values()))
+    items = []
+    for key in data:
+        if not isinstance(key, str) or key in every:
+            continue
+        for name, f in known.items():
+            hint = closest(key, f.keys, NEAR)
+            if hint is not None:
+                items.append(ErrorItem(key, f"unknown key: no format has it, and {name} files have {hint}",
+                                       None, hint))
+                break
+    named = []
+    for name, f in known.items():
+        have = [k for k in data if k in f.keys and k not in own]
+        if have:
+            verb = "are" if len(have) > 1 else "is"
+            named.append(f"{', '.join(map(str, have))} {verb} {name}'s, which claims a file by {f.signature}")
+    return items, named
 
 
 def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:

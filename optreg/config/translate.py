@@ -10,6 +10,7 @@ planner plans it.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from optreg.errors import ConfigError, ErrorItem, show
@@ -33,11 +34,20 @@ def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
                        for e in error.errors)
 
 
+#: an own-form path inside a note's text: a section and at least one key or index below it (a bare "scheduler" is
+#: a word)
+_OWN_PATH = re.compile(r"\b(?:optimizer|scheduler|clip_grad|train)(?:\.[A-Za-z_]\w*|\[\d+\])+")
+
+
 def source_note(note: str, paths: Mapping[str, str]) -> str:
-    """A schedule linter's note (`scheduler.lr_end: ...`) with its leading path at the source's."""
+    """A schedule linter's note (`scheduler.lr_end: ... lower scheduler.lr_end`) with its leading path and every
+    own-form path in its text at the source's."""
     head, sep, rest = note.partition(": ")
     known = sep and head.split(".")[0] in ("optimizer", "scheduler", "clip_grad", "train") and " " not in head
-    return f"{source_path(head, paths)}: {rest}" if known else note
+    if not known:
+        head, sep, rest = "", "", note
+    rest = _OWN_PATH.sub(lambda m: source_path(m.group(0), paths), rest)
+    return f"{source_path(head, paths)}{sep}{rest}" if known else rest
 
 
 NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checked against while the file is read

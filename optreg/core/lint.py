@@ -17,7 +17,7 @@ Each message names both numbers and the keys to change.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from optreg.errors import Collector, join_path
 
@@ -98,9 +98,13 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
         return
     horizon, room = length - warmup, run.steps - warmup
     entry = plan.entry
-    single = entry is not None and entry.length
-    key = join_path(path, entry.length) if single else join_path(path, "schedulers")
-    what = f"{entry.length} {plan.values.get(entry.length)} spans" if single else "the stages span"
+    owner = _length_owner(plan, path)
+    if owner is None:   # a schedule whose length no option of its sets (NeMo's NoamAnnealing decays for ever)
+        return
+    single = owner[0] is not None
+    key = join_path(owner[1], owner[0].entry.length) if single else join_path(path, "schedulers")
+    what = (f"{owner[0].entry.length} {owner[0].values.get(owner[0].entry.length)} spans" if single
+            else "the stages span")
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
     unit = " epochs" if per_epoch > 1 else ""
@@ -115,6 +119,19 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
         out.append(f"{key}: {what} {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
                    f"steps of the run{after} ({run.source}): the schedule "
                    f"{'ends early' if early else 'never finishes'}; {change}")
+
+
+def _length_owner(plan: Any, path: str) -> tuple[Any, str] | None:
+    """(the plan whose option sets the length, its path): the plan itself when its row declares the length option,
+    the one scheduler it wraps (`scheduler:`, OneFlow's WarmupLR) recursively; (None, path) for stages whose
+    lengths add up (`schedulers:`); None when no option sets it."""
+    from optreg.core.build import NESTED
+
+    if plan.entry is not None and plan.entry.length:
+        return plan, path
+    if len(plan.children) == 1 and plan.entry is not None and isinstance(plan.values.get(NESTED[1]), Mapping):
+        return _length_owner(plan.children[0], join_path(path, NESTED[1]))
+    return (None, path) if plan.children else None
 
 
 def _closed_form(plan: Any) -> Any:

@@ -262,6 +262,7 @@ class DeepSpeedFormat:
 
     name = "deepspeed"
     doc = "DeepSpeed's ds_config.json: optimizer {type, params}, scheduler {type, params}, gradient_clipping"
+    keys = ("optimizer", "scheduler", *SIGNATURE_KEYS)
     signature = "optimizer.params or scheduler.params as a mapping, train_batch_size or zero_optimization"
 
     def claims(self, data: Mapping[str, Any]) -> bool:

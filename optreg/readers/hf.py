@@ -51,21 +51,27 @@ TRL = {
 }
 
 
+#: the formats that read a file as one TRL class's (forced only: `--format trl_sft`), for a file without that
+#: class's own fields
+TRL_NAMES = {cls: "trl_" + cls.removesuffix("Config").lower() for cls in TRL}
+
+
 def trl_class(data: Mapping[str, Any]) -> str | None:
     """The TRL config class whose own fields the file has (one class only), else None."""
     named = [cls for cls, (fields, _) in TRL.items() if any(k in data for k in fields)]
     return named[0] if len(named) == 1 else None
 
 
-def trl_defaults(data: Mapping[str, Any], report: list) -> dict[str, Any]:
+def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None) -> dict[str, Any]:
     """The defaults the file's reader applies: its TRL class's over TrainingArguments' (DEFAULTS); for each read key
-    the file leaves to a default that TRL's classes set otherwise, a report line saying which default it got."""
-    cls = trl_class(data)
+    the file leaves to a default that TRL's classes set otherwise, a report line saying which default it got.
+    `named`: the class the caller names (the trl_* formats), else the one whose own fields the file has."""
+    cls = named or trl_class(data)
     defaults = {**DEFAULTS, **(TRL[cls][1] if cls else {})}
     for key in sorted({k for _, own in TRL.values() for k in own} - set(data)):
         if cls is not None and key in TRL[cls][1]:
-            report.append(KeyUse(key, "exact", f"not given: TRL's {cls} default {defaults[key]!r} (the file has "
-                                               f"{cls}'s own fields)"))
+            why = f"format {TRL_NAMES[cls]}" if named else f"the file has {cls}'s own fields"
+            report.append(KeyUse(key, "exact", f"not given: TRL's {cls} default {defaults[key]!r} ({why})"))
             continue
         others = ", ".join(f"{c} {own[key]!r}" for c, (_, own) in TRL.items() if key in own)
         report.append(KeyUse(key, "approximate", f"not given: TrainingArguments' default {defaults[key]!r}; TRL's "
@@ -138,9 +144,9 @@ def _optim_args(raw: Any, accepted: Mapping[str, type], errors: Collector) -> di
     return out
 
 
-def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector) -> dict[str, Any]:
+def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl: str | None = None) -> dict[str, Any]:
     name = data.get("optim", DEFAULTS["optim"])
-    defaults = trl_defaults(data, report)
+    defaults = trl_defaults(data, report, trl)
     name = name.lower() if isinstance(name, str) else name
     if name not in TORCH_OPTIM:
         need = next((v for k, v in NEEDS.items() if isinstance(name, str) and k in name), None)
@@ -245,10 +251,15 @@ class HfFormat:
 
     name = "hf"
     doc = "Hugging Face TrainingArguments (JSON / YAML): optim, learning_rate, lr_scheduler_type, warmup_steps"
+    keys = tuple(dict.fromkeys((*READ, *WITH_LR, *SIGNATURE_KEYS)))
     signature = "lr_scheduler_type, per_device_train_batch_size, adam_beta1, num_train_epochs, or learning_rate " \
                 "with output_dir, optim, warmup_steps or max_steps"
+    #: the TRL config class whose defaults apply whatever the file's fields (the trl_* formats); None: hf's own rule
+    trl: str | None = None
 
     def claims(self, data: Mapping[str, Any]) -> bool:
+        if self.trl is not None:
+            return False   # forced only (format=trl_sft): its files are TrainingArguments files, claimed by hf
         if "optimizer" in data or "scheduler" in data or "trainer" in data:
             return False   # optreg's, DeepSpeed's or Model Zoo's sections
         return any(k in data for k in SIGNATURE_KEYS) or "learning_rate" in data and any(k in data for k in WITH_LR)
@@ -281,7 +292,7 @@ class HfFormat:
                 report.append(KeyUse("max_steps", "exact", "-1: the epochs decide"))
         elif "num_train_epochs" in data:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
-        own["optimizer"] = read_optimizer(data, report, errors)
+        own["optimizer"] = read_optimizer(data, report, errors, self.trl)
         own["scheduler"] = read_scheduler(data, total, report, errors)
         clip = _number(data, "max_grad_norm", errors)
         if clip:
@@ -311,6 +322,17 @@ class HfFormat:
                                run_length="max_steps" if total is None else None)
 
 
-HF_FORMAT = HfFormat()
+class TrlFormat(HfFormat):
+    """A TrainingArguments file read as one TRL config class's (`TRL`): the file names no class, and one without
+    that class's own fields gets its defaults only when the caller names it (`--format trl_sft`)."""
 
-__all__ = ["HF_FORMAT", "HfFormat"]
+    def __init__(self, cls: str):
+        self.trl, self.name = cls, TRL_NAMES[cls]
+        self.doc = f"a TrainingArguments file read by TRL's {cls} (TRL 1.16's defaults; forced only)"
+        self.signature = f"none: --format {self.name}"
+
+
+HF_FORMAT = HfFormat()
+TRL_SFT, TRL_DPO, TRL_ORPO = (TrlFormat(cls) for cls in ("SFTConfig", "DPOConfig", "ORPOConfig"))
+
+__all__ = ["HF_FORMAT", "HfFormat", "TrlFormat", "TRL_SFT", "TRL_DPO", "TRL_ORPO"]

@@ -6,13 +6,26 @@
 from __future__ import annotations
 
 from optreg.core.dialect import DecayRule, Dialect, SchedulerForm
-from optreg.dialects.cerebras import forms, modelzoo
+from optreg.dialects.cerebras import forms
 
 from optreg.dialects.cerebras.schedulers import ROWS as SCHEDULER_ROWS
 
 from optreg.dialects.cerebras.entries import ROWS as OPTIMIZER_ROWS  # noqa: E402
 
 ROWS = [*OPTIMIZER_ROWS, *SCHEDULER_ROWS]
+
+
+def _modelzoo(name: str):
+    """The function `name` of the Model Zoo reader (`modelzoo.py`), imported on its first call: reading the dialect's
+    declaration (every build does) does not import the reader and its schedules."""
+    def call(*args, **kwargs):
+        from optreg.dialects.cerebras import modelzoo
+
+        return getattr(modelzoo, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
 
 #: keys Cerebras used to accept and now refuses with a migration error (pre-2.2 optimizer and scheduler keys)
 LEGACY_KEYS = {
@@ -31,11 +44,11 @@ DIALECT = Dialect(
     default_settings={"modelzoo_groups": True},
     decay_rules=(DecayRule("modelzoo_groups", "weight decay 0 for bias and normalisation parameters, as Cerebras "
                                               "Model Zoo's configure_param_groups (on by default in the cerebras "
-                                              "dialect with a Module)", modelzoo.modelzoo_no_decay),),
+                                              "dialect with a Module)", _modelzoo("modelzoo_no_decay")),),
     option_aliases={"learning_rate": "lr"},
     scheduler_forms=(SchedulerForm(forms.claims, forms.to_spec),),
     legacy_keys=LEGACY_KEYS,
-    optimizer_call=modelzoo.optimizer_call,
-    scheduler_call=modelzoo.scheduler_call,
-    scheduler_keywords={"adjust_learning_rate": modelzoo.scale_per_param},
+    optimizer_call=_modelzoo("optimizer_call"),
+    scheduler_call=_modelzoo("scheduler_call"),
+    scheduler_keywords={"adjust_learning_rate": _modelzoo("scale_per_param")},
 )

@@ -82,6 +82,8 @@ LR_PLACEHOLDER = 0.1   # Model Zoo's default for a required float `lr` (a schedu
 
 def is_modelzoo(data: Any) -> bool:
     """A Model Zoo config: the signature of its trainer form or of its legacy params file."""
+    from optreg.dialects.cerebras.modelzoo_format import LEGACY_FORMAT, TRAINER_FORMAT
+
     return hasattr(data, "keys") and (TRAINER_FORMAT.claims(data) or LEGACY_FORMAT.claims(data))
 
 
@@ -674,68 +676,6 @@ def build_schedulers(p: Plan, optimizer: Any) -> Any:
     return built[0] if len(built) == 1 else Schedulers(built)
 
 
-# ---------------------------------------------------------------------------------------------------
-# the two config formats (optreg.config.formats)
-# ---------------------------------------------------------------------------------------------------
-class ModelZooFormat:
-    """A Cerebras Model Zoo config, whole, as a config format: its other sections are Model Zoo's own and are not
-    read; `train:` is optreg's run of it (`optreg run`); read in the cerebras dialect."""
-
-    def __init__(self, name: str, form: str, signature: str, doc: str):
-        self.name, self.form, self.signature, self.doc = name, form, signature, doc
-
-    def claims(self, data: Mapping[str, Any]) -> bool:
-        from optreg.config.formats import has
-
-        phases = data.get("trainer") if self.form == "trainer" else None
-        if not isinstance(phases, Sequence) or isinstance(phases, str):
-            return has(data, self.signature)
-        # a multi-phase trainer list: [{trainer: {init: ...}}, ...]
-        return bool(phases) and all(hasattr(p, "keys") and has(p, self.signature) for p in phases)
-
-    def sections(self, data: Mapping[str, Any]) -> list[Any]:
-        own = ("trainer" if self.form == "trainer" else "optimizer", "train", "dialect")
-        return [k for k in own if k in data]
-
-    def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import Experiment
-        from optreg.config.run import read_train, resolve_run
-
-        errors = Collector()
-        section = None
-        try:
-            section = read(data, self.form)
-            check(section)
-        except ConfigError as exc:
-            errors.extend(exc)
-        train = read_train(data, errors)
-        dialect = data.get("dialect", "cerebras")
-        if dialect != "cerebras":
-            errors.add("dialect", f"a Model Zoo config is read in the cerebras dialect, got {show(dialect)}")
-        steps = self.max_steps(data, errors)
-        experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
-                                format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors),
-                                report=list(section.model_keys) if section is not None else [])
-        if errors:
-            raise experiment.locate(ConfigError(errors.items))
-        return experiment
-
-
-    def max_steps(self, data: Mapping[str, Any], errors: Collector) -> tuple[int, str] | None:
-        """The Cerebras trainer's run length, (steps, its key): `trainer.init.loop.max_steps` (2.3+, one phase) or
-        `runconfig.max_steps` (the params file); None when absent."""
-        path = ("trainer", "init", "loop", "max_steps") if self.form == "trainer" else ("runconfig", "max_steps")
-        node: Any = data
-        for part in path:
-            if not hasattr(node, "keys") or part not in node:
-                return None
-            node = node[part]
-        if isinstance(node, bool) or not isinstance(node, int) or node < 1:
-            errors.add(".".join(path), f"must be an integer >= 1, got {show(node)}")
-            return None
-        return node, ".".join(path)
-
-
 def _plan_experiment(experiment: Any, model: Any) -> Plan:
     """The Model Zoo plan, with the schedule linter's warnings for the run (optreg.core.lint)."""
     from optreg.core.lint import lint_schedule
@@ -746,11 +686,6 @@ def _plan_experiment(experiment: Any, model: Any) -> Plan:
         p.notes += lint_schedule(sp, experiment.run, bases, None, spec.path)
     return p
 
-
-TRAINER_FORMAT = ModelZooFormat("modelzoo", "trainer", "trainer.init",
-                                "Cerebras Model Zoo 2.3+: trainer: {init: {optimizer:, schedulers:, precision:}}")
-LEGACY_FORMAT = ModelZooFormat("modelzoo_legacy", "legacy", "optimizer.optimizer_type",
-                               "Cerebras Model Zoo 1.x-2.3 params file: optimizer: {optimizer_type:, learning_rate:}")
 
 __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section", "Plan"]
 

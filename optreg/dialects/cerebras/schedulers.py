@@ -132,10 +132,14 @@ def _weight_decay_row(wd_name: str):
                  "select groups in a Model Zoo config).", *map(spelled, lr.notes)))
 
 
-def _wd_names() -> list[str]:
-    from optreg.dialects.cerebras.schedules import WD_TWINS
+#: each weight-decay scheduler of cerebras_pytorch 2.10 -> the lr scheduler whose closed form it shares (`schedules.py`)
+WD_TWINS = {"ConstantWD": "ConstantLR", "PolynomialWD": "PolynomialLR", "LinearWD": "PolynomialLR",
+            "ExponentialWD": "ExponentialLR", "InverseExponentialTimeDecayWD": "InverseExponentialTimeDecayLR",
+            "InverseSquareRootDecayWD": "InverseSquareRootDecayLR", "CosineDecayWD": "CosineDecayLR",
+            "SequentialWD": "SequentialLR", "PiecewiseConstantWD": "PiecewiseConstantLR",
+            "MultiStepWD": "MultiStepLR", "StepWD": "StepLR", "CosineAnnealingWD": "CosineAnnealingLR",
+            "LambdaWD": "LambdaLR", "CosineAnnealingWarmRestartsWD": "CosineAnnealingWarmRestarts",
+            "MultiplicativeWD": "MultiplicativeLR", "ChainedWD": "ChainedLR", "CyclicWD": "CyclicLR",
+            "OneCycleWD": "OneCycleLR", "ScalePerParamWD": "ScalePerParamLR"}
 
-    return list(WD_TWINS)
-
-
-ROWS += [_weight_decay_row(name) for name in _wd_names()]
+ROWS += [_weight_decay_row(name) for name in WD_TWINS]

@@ -17,6 +17,7 @@ from optreg.errors import Collector
 from optreg.schedules.engine import (ABSOLUTE, Chained, DecaysOverTotalIters, Delegate, Schedule, Sequential,
                                       SpansTotalIters, anneal, check, check_milestones, derive_milestones,
                                       half_cosine)
+from optreg.dialects.cerebras.schedulers import WD_TWINS
 from optreg.dialects.torch.torch_forms import (CyclicOptions, cyclic_scale, cyclic_value, one_cycle_phases,
                                                one_cycle_value)
 
@@ -406,17 +407,6 @@ class WeightDecaySchedule:
     class's closed form driving each group's `weight_decay` (Cerebras' `param_group_key`)."""
 
     param_group_key: ClassVar[str] = "weight_decay"
-
-
-#: each weight-decay scheduler of cerebras_pytorch 2.10 -> the lr scheduler whose closed form it shares
-WD_TWINS = {"ConstantWD": "ConstantLR", "PolynomialWD": "PolynomialLR", "LinearWD": "PolynomialLR",
-            "ExponentialWD": "ExponentialLR", "InverseExponentialTimeDecayWD": "InverseExponentialTimeDecayLR",
-            "InverseSquareRootDecayWD": "InverseSquareRootDecayLR", "CosineDecayWD": "CosineDecayLR",
-            "SequentialWD": "SequentialLR", "PiecewiseConstantWD": "PiecewiseConstantLR",
-            "MultiStepWD": "MultiStepLR", "StepWD": "StepLR", "CosineAnnealingWD": "CosineAnnealingLR",
-            "LambdaWD": "LambdaLR", "CosineAnnealingWarmRestartsWD": "CosineAnnealingWarmRestarts",
-            "MultiplicativeWD": "MultiplicativeLR", "ChainedWD": "ChainedLR", "CyclicWD": "CyclicLR",
-            "OneCycleWD": "OneCycleLR", "ScalePerParamWD": "ScalePerParamLR"}
 
 
 def _weight_decay_twin(name: str, lr_class: type) -> type:

@@ -258,6 +258,8 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, 
     keys = [k for k in reader.sections(cfg) if k != "hydra"]
     data = container_from_omegaconf(cfg, locate, keys)
     data = settle_spellings(data, set_by_user(overrides, not_from_group_file(data)))
+    if reader.name == formats.OWN and "optimizer" not in data:   # its error names the formats the other keys are of
+        data = {**{k: None for k in cfg.keys() if k != "hydra"}, **data}
     experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment

@@ -34,6 +34,7 @@ class MMEngineFormat:
     name = "mmengine"
     doc = "MMEngine 0.10 Config: optim_wrapper, param_scheduler, train_cfg (.py through mmengine's Config.fromfile)"
     signature = "optim_wrapper"
+    keys = SECTIONS
 
     def claims(self, data: Mapping[str, Any]) -> bool:
         from optreg.config.formats import has

@@ -14,6 +14,7 @@ class NeMoFormat:
     name = "nemo"
     doc = "NeMo 2.x training config: model.optim (name, lr, sched) and trainer (max_steps, gradient_clip_val)"
     signature = "model.optim"
+    keys = ("model", "trainer")
 
     def claims(self, data: Mapping[str, Any]) -> bool:
         from optreg.config.formats import has

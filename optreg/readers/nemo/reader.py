@@ -344,7 +344,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         own["scheduler"]["name"] not in TORCH_SCHEDULERS
     if from_epochs:   # checked with a stand-in length; planned with the run's (optreg fills a left-out length)
         own["scheduler"]["max_steps"] = PLACEHOLDER
-    experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", PATHS, report,
+    from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
+    paths = {**PATHS, "scheduler.max_steps": "trainer.max_steps"} if from_trainer else PATHS
+    experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
                                  errors=errors)
     if from_epochs:
         experiment.scheduler.pop("max_steps")

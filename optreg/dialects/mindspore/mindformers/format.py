@@ -21,7 +21,6 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.config.translate import read_translated
-from optreg.dialects.mindspore.mindformers.schedules import NAMES, WARMUP_FAMILY
 from optreg.errors import Collector, ConfigError, closest, join_path, show
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -66,6 +65,8 @@ def _layer_scale(data: Mapping[str, Any], report: list, errors: Collector) -> No
 
 
 def _schedule_names() -> list[str]:
+    from optreg.dialects.mindspore.mindformers.schedules import NAMES
+
     return [*NAMES, *MS_LR]
 
 
@@ -75,6 +76,7 @@ class MindFormersFormat:
     name = "mindformers"
     doc = "MindFormers (MindSpore's LLM suite) run config: optimizer: {type:}, lr_schedule:, runner_config:"
     signature = "optimizer.type with lr_schedule or runner_config"
+    keys = TOP
 
     def claims(self, data: Mapping[str, Any]) -> bool:
         from optreg.config.formats import has
@@ -214,6 +216,8 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
     for key in spec:
         if key not in ("total_steps", "warmup_epochs", "learning_rate"):
             report.append(KeyUse(join_path("lr_schedule", key), "exact"))
+    from optreg.dialects.mindspore.mindformers.schedules import WARMUP_FAMILY
+
     if name in WARMUP_FAMILY:   # total_steps -1 is the run length
         total = spec.get("total_steps")
         if total is None or total == -1:

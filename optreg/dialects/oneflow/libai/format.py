@@ -74,6 +74,7 @@ class LiBaiFormat:
     name = "libai"
     doc = "LiBai (OneFlow's model suite) LazyConfig: optim = LazyCall(flow.optim.X)(...), train.scheduler"
     signature = "optim._target_"
+    keys = ("optim", "train")
 
     def claims(self, data: Mapping[str, Any]) -> bool:
         from optreg.config.formats import has
@@ -157,6 +158,8 @@ def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoc
 
 #: optreg's own form's paths -> the LiBai config's (the longest prefix wins)
 PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "optimizer.name": "optim._target_",
+         **{f"scheduler.scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
+         **{f"scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          "optimizer": "optim"}
 
 
