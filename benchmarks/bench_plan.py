@@ -4,7 +4,9 @@ Times, in fresh processes that alternate between the two trees round by round (a
 - `build(config, model)` of four configs (torch AdamW with a warmup-cosine, Cerebras AdamW with Model Zoo's
   bias/norm grouping, MindSpore Adam with group keys and a dynamic lr, OneFlow SGD with a step schedule), the
   first call of a process (registry and imports warm up) and the median of the next `--builds` calls;
-- `step()` of each built optimizer and scheduler (`--steps` steps, median per step), on a small MLP.
+- `step()` of each built optimizer and scheduler (`--steps` steps, median per step), on a small MLP;
+- the Python function calls of one `build()` and of one `step()` (counted by cProfile: the Python work, which the
+  machine's noise does not change).
 Prints markdown: each tree's medians over the rounds and the ratio this/other.
 
     python benchmarks/bench_plan.py --against REV [--rounds 5] [--builds 50] [--steps 200]
@@ -91,8 +93,28 @@ def worker(builds: int, steps: int) -> dict[str, dict[str, float]]:
             if scheduler is not None:
                 scheduler.step()
             step_times.append(time.perf_counter() - start)
-        out[name] = {"first build": first, "build": statistics.median(times), "step": statistics.median(step_times)}
+        def one_step():
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+
+        out[name] = {"first build": first, "build": statistics.median(times), "step": statistics.median(step_times),
+                     "build calls": _calls(lambda: optreg.build(config, model), 5), "step calls": _calls(one_step, 50)}
     return out
+
+
+def _calls(fn, n: int) -> float:
+    """Python function calls per call of `fn` (cProfile's count over `n` calls): the Python work, free of the
+    machine's noise."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(n):
+        fn()
+    profile.disable()
+    return pstats.Stats(profile).total_calls / n
 
 
 def _run(tree: Path, builds: int, steps: int) -> dict[str, dict[str, float]]:
@@ -132,13 +154,14 @@ def main() -> None:
                           text=True).stdout.strip()
     print(f"this = {head}, other = {args.against}; median of {args.rounds} alternating rounds, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}\n")
-    print("| config | measure | this (ms) | other (ms) | this/other |")
+    print("| config | measure | this | other | this/other |")
     print("|---|---|---:|---:|---:|")
     for name in CONFIGS:
-        for measure in ("first build", "build", "step"):
-            a = statistics.median(r[name][measure] for r in samples["this"]) * 1e3
-            b = statistics.median(r[name][measure] for r in samples["other"]) * 1e3
-            print(f"| {name} | {measure} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
+        for measure in ("first build", "build", "step", "build calls", "step calls"):
+            scale, unit = (1, "") if measure.endswith("calls") else (1e3, " ms")
+            a = statistics.median(r[name][measure] for r in samples["this"]) * scale
+            b = statistics.median(r[name][measure] for r in samples["other"]) * scale
+            print(f"| {name} | {measure} | {a:.3f}{unit} | {b:.3f}{unit} | {a / b:.2f} |")
 
 
 if __name__ == "__main__":

@@ -151,10 +151,10 @@ def resemblance(data: Mapping[str, Any], own: tuple[str, ...]) -> tuple[list[Err
     per format whose keys the file has; `own`: optreg's own sections, which say nothing of a format."""
     known = {name: f for name, f in formats().items() if name != OWN and getattr(f, "keys", ())}
     every = set(own).union(*(f.keys for f in known.values()))
+    from optreg.core.validate import MAX_HINTS
+
     items = []
-    for key in data:
-        if not isinstance(key, str) or key in every:
-            continue
+    for key in [k for k in data if isinstance(k, str) and k not in every][:MAX_HINTS]:   # a bounded search
         for name, f in known.items():
             hint = closest(key, f.keys, NEAR)
             if hint is not None:
