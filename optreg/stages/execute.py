@@ -413,7 +413,10 @@ class FusedPlan:
         self.static = static
         names = chain.state_names
         keep = [i for i, p in enumerate(params) if p.numel() > 0]
-        self.eager = [i for i in keep if flat and not _flattenable(params[i], states[i])]
+        # eager: what a compiled call cannot view (`_flattenable`), and int8 state under a chain that needs shapes
+        # (Adafactor), whose blocks a (rows, cols) matrix does not fill row by row (`state_codec._structured`)
+        self.eager = [i for i in keep if (not _flattenable(params[i], states[i]) if flat
+                                          else any(is_scale(k) for k in states[i]))]
         odd = set(self.eager)
         keep = [i for i in keep if i not in odd]
         sub_p, sub_s = [params[i] for i in keep], [states[i] for i in keep]
