@@ -16,8 +16,8 @@ would have, not its size. `build(config)` makes that model from the config's `mo
   rmsnorm), `position_embedding_type` (a learned table only for `learned`), `share_embedding_weights`
   (the lm head shares the word embedding), `use_projection_bias_in_attention`,
   `use_ffn_bias_in_attention`, `use_ffn_bias`, `use_bias_in_output` (defaults as in Model Zoo's
-  GPT-2 config), and `freeze` (regexes searched in leaf module names; matched modules get
-  requires_grad False, as Model Zoo's `freeze_modules` does);
+  GPT-2 config), and `freeze` (regexes searched in leaf module names, then in parameter names;
+  matches get requires_grad False, as Model Zoo's `freeze_modules` does);
 - `RMSNorm` here is a plain module; `build(..., rmsnorm_cls=...)` lets a caller substitute another
   class with the same (hidden_size, eps) signature and a `weight` parameter;
 - the stand-in carries no muP `lr_adjustment_groups`: a replay takes them from the config's `model:`
@@ -269,6 +269,8 @@ def build(config: Mapping[str, Any], provenance: str = "", rmsnorm_cls: type = R
 
 
 def freeze(model: nn.Module, patterns: list[str]) -> None:
+    """Model Zoo's `freeze_modules`: each regex freezes the leaf modules whose names it searches, then the
+    parameters whose names it searches (those held by non-leaf modules: class tokens, layer scales)."""
     leaves = [(n, m) for n, m in model.named_modules() if not next(m.children(), False)]
     for pattern in map(re.compile, patterns):
         hits = [m for n, m in leaves if pattern.search(n)]
@@ -276,6 +278,9 @@ def freeze(model: nn.Module, patterns: list[str]) -> None:
             raise ValueError(f"{pattern} did not match any module names!")
         for m in hits:
             m.requires_grad_(False)
+        for n, p in model.named_parameters():
+            if pattern.search(n):
+                p.requires_grad_(False)
 
 
 def init_weights(model: nn.Module, seed: int = SEED) -> None:
