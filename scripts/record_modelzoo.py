@@ -7,7 +7,7 @@ scripts/record_cerebras.py describes, plus what Model Zoo's trainer imports:
 
     <venv>/bin/pip install pydantic==2.8.2 requests slack-sdk "huggingface_hub<1.0" "tokenizers==0.22.1" \
         safetensors regex jsonschema rich
-    <venv>/bin/pip install --no-deps transformers==4.57.1 torchvision==0.19.0
+    <venv>/bin/pip install --no-deps transformers==4.57.1 torchvision==0.19.0 keras-preprocessing==1.1.2
 
 and Model Zoo's sources at tag Release_2.10.0 of the public Cerebras/modelzoo repository, extracted
 anywhere outside this repository (`git archive Release_2.10.0 src | tar -x -C <modelzoo>`):
@@ -37,8 +37,10 @@ following the path of
    keys Model Zoo 2.10 refuses as unknown (`extra_forbidden`: precision keys of older releases) are
    dropped and the build retried; they do not reach the muP scales. A model class that carries no
    groups, or a section Model Zoo 2.10 cannot build a model from (a release-1.x T5 without
-   max_position_embeddings), leaves the stand-in without them (Model Zoo's default groups apply;
-   the fixture says why). Warnings of the model's construction are not recorded;
+   max_position_embeddings; DiT, whose diffusion constants cannot be computed on the meta device;
+   bert/token_classifier, whose `label_vocab_file` names a dataset file), leaves the stand-in
+   without them (Model Zoo's default groups apply: neither DiT's nor the BERT heads' classes carry
+   groups; the fixture says why). Warnings of the model's construction are not recorded;
 4. `common.optim_utils.configure_param_groups(model, optimizer_config.dict())`, then
    `optimizer_config(params=groups)`, then each scheduler config called with the optimizer and
    wrapped in ScalePerParamLR when it is an LR scheduler, not already a ScalePerParamLR, and some

@@ -34,7 +34,8 @@ def test_corpus_size_and_spread():
     forms = Counter(f["form"] for f in fixtures)
     assert forms["legacy"] >= 10 and forms["trainer"] >= 10
     families = {f["model"]["family"] for f in fixtures if "model" in f}
-    assert {"gpt", "moe", "bert", "esm2", "t5", "vit", "dino", "llava", "fc_mnist"} <= families
+    assert {"gpt", "moe", "bert", "esm2", "t5", "vit", "dino", "llava", "fc_mnist", "bert_classifier",
+            "bert_summarization", "dpr", "dit", "mm_simple"} <= families
 
 
 def test_no_stray_fixtures():
@@ -43,7 +44,7 @@ def test_no_stray_fixtures():
 
 
 def test_fixtures_are_compact():
-    assert sum(p.stat().st_size for p in replay.FIXTURES.glob("*/*.json")) < 5 * 2**20
+    assert sum(p.stat().st_size for p in replay.FIXTURES.glob("*/*.json")) < 6 * 2**20
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=_id)

@@ -16,8 +16,14 @@ would have, not its size. `build(config)` makes that model from the config's `mo
   rmsnorm), `position_embedding_type` (a learned table only for `learned`), `share_embedding_weights`
   (the lm head shares the word embedding), `use_projection_bias_in_attention`,
   `use_ffn_bias_in_attention`, `use_ffn_bias`, `use_bias_in_output` (defaults as in Model Zoo's
-  GPT-2 config), and `freeze` (regexes searched in leaf module names; matched modules get
-  requires_grad False, as Model Zoo's `freeze_modules` does);
+  GPT-2 config), and `freeze` (regexes searched in leaf module names, then in parameter names;
+  matches get requires_grad False, as Model Zoo's `freeze_modules` does);
+- fine-tuning and other heads (bert/classifier, bert/extractive_summarization, bert/token_classifier,
+  dpr, dit, multimodal_simple, the DINOv2 linear evaluation of vision_transformer) copy the names of
+  Model Zoo 2.10's own modules, including parameters the model itself keeps frozen (DiT's fixed
+  position and timestep tables, its diffusion constants) and norm modules without parameters (DiT's
+  adaptive norms); where a config's `freeze` regexes name the model's inner tree (`^vit_model`,
+  `^image_model.image_model_list`), the names are those of that inner model, as the regexes see them;
 - `RMSNorm` here is a plain module; `build(..., rmsnorm_cls=...)` lets a caller substitute another
   class with the same (hidden_size, eps) signature and a `weight` parameter;
 - the stand-in carries no muP `lr_adjustment_groups`: a replay takes them from the config's `model:`
@@ -48,6 +54,9 @@ FAMILY_OF = {
     "falcon": "gpt", "bloom": "gpt", "btlm": "gpt", "dpo": "gpt", "jais": "gpt", "mixtral": "moe",
     "bert": "bert", "esm2": "esm2", "t5": "t5", "vision_transformer": "vit", "vit": "vit",
     "dino": "dino", "llava": "llava", "fc_mnist": "fc_mnist", "gemma2": "gpt", "transformer": "t5",
+    "santacoder": "gpt", "starcoder": "gpt", "bert/classifier": "bert_classifier",
+    "bert/extractive_summarization": "bert_summarization", "bert/token_classifier": "bert_summarization",
+    "dpr": "dpr", "dit": "dit", "multimodal_simple": "mm_simple",
 }
 
 GPT_DEFAULTS = {"norm_type": "layernorm", "position_embedding_type": "learned", "share_embedding_weights": True,
@@ -82,9 +91,9 @@ def _put(root: nn.Module, path: str, module: nn.Module) -> None:
     setattr(_node(root, parent) if parent else root, leaf, module)
 
 
-def _param(root: nn.Module, path: str, shape: tuple[int, ...]) -> None:
+def _param(root: nn.Module, path: str, shape: tuple[int, ...], trainable: bool = True) -> None:
     parent, _, leaf = path.rpartition(".")
-    setattr(_node(root, parent), leaf, nn.Parameter(torch.zeros(shape)))
+    setattr(_node(root, parent), leaf, nn.Parameter(torch.zeros(shape), requires_grad=trainable))
 
 
 class Builder:
@@ -183,17 +192,28 @@ def _t5(b: Builder) -> None:
     b.lm_head("model.lm_head", "model.encoder_embeddings.word_embeddings")
 
 
-def _vit_trunk(b: Builder, prefix: str, layers: int, dino: bool) -> None:
+def _vit_trunk(b: Builder, prefix: str, layers: int, dino: bool, post_embed_ln: bool = False,
+               layer_scale: bool = False) -> None:
     b.linear(f"{prefix}.embedding_layer.linear_proj", 3, HIDDEN, True)
     _param(b.root, f"{prefix}.embedding_layer.cls_embedding", (HIDDEN,))
     b.embedding(f"{prefix}.embedding_layer.position_embeddings", POSITIONS)
     if dino:
         _param(b.root, f"{prefix}.embedding_layer.mask_token", (HIDDEN,))
+    if post_embed_ln:
+        b.norm(f"{prefix}.embedding_layer.post_embed_ln")
     b.encoder(f"{prefix}.encoder.transformer_encoder", layers=layers)
+    if layer_scale:   # DINOv2's LayerScale: bare 1-d parameters of each layer (weight decay applies)
+        for i in range(layers):
+            for k in (1, 2):
+                _param(b.root, f"{prefix}.encoder.transformer_encoder.layers.{i}.layer_scale{k}", (HIDDEN,))
     b.norm(f"{prefix}.encoder.transformer_encoder.norm")
 
 
 def _vit(b: Builder) -> None:
+    if "freeze" in b.opts:   # DINOv2 linear evaluation: ViTClassificationModel's own names, which its regexes name
+        _vit_trunk(b, "vit_model", 2, dino=False, layer_scale=True)
+        b.linear("classifier.classifier.ffn.0.linear_layer", 2 * HIDDEN, 3, True)
+        return
     _vit_trunk(b, "model.ViTModel", 2, dino=False)
     b.norm("model.ViTModel.pooler.norm")
     b.linear("model.classifier.classifier.ffn.0.linear_layer", HIDDEN, 3, True)
@@ -218,6 +238,70 @@ def _llava(b: Builder) -> None:
     _gpt(b, prefix="text_model")
 
 
+def _bert_encoder(b: Builder, prefix: str, pooler: bool) -> None:
+    """BertModel as the fine-tuning heads and DPR hold it (`embed_ln_f`, no MLM head)."""
+    b.embedding(f"{prefix}.embedding_layer.word_embeddings", VOCAB)
+    b.embedding(f"{prefix}.embedding_layer.position_embeddings.embed", POSITIONS)
+    b.embedding(f"{prefix}.embedding_layer.segment_embeddings", 2)
+    b.norm(f"{prefix}.embed_ln_f")
+    b.encoder(f"{prefix}.transformer_encoder")
+    if pooler:
+        b.linear(f"{prefix}.pooler.pooler.ffn.0.linear_layer", HIDDEN, HIDDEN, True)
+
+
+def _bert_head(b: Builder, pooler: bool) -> None:
+    """BertForSequenceClassification (pooler) and BertForSummarization / BertForTokenClassification."""
+    _bert_encoder(b, "model.bert", pooler)
+    b.linear("model.classifier", HIDDEN, 3, True)
+
+
+def _dpr(b: Builder) -> None:
+    for encoder in ("question_encoder", "ctx_encoder"):
+        _bert_encoder(b, f"model.{encoder}", pooler=False)
+
+
+def _ada_norm(b: Builder, path: str) -> None:
+    """DiT's adaptive layer norm: an affine-free LayerNorm beside SiLU + Linear scale and shift."""
+    _put(b.root, f"{path}.layernorm", nn.LayerNorm(HIDDEN, elementwise_affine=False))
+    for part in ("scale_linear", "shift_linear"):
+        _put(b.root, f"{path}.{part}", nn.Sequential(nn.SiLU(), nn.Linear(HIDDEN, HIDDEN)))
+
+
+def _dit(b: Builder) -> None:
+    """DiT: frozen fixed position / timestep tables and diffusion constants; adaptive norms, gated residuals."""
+    _param(b.root, "model.patch_embedding_layer.position_embeddings", (POSITIONS, HIDDEN), trainable=False)
+    _put(b.root, "model.patch_embedding_layer.linear_proj", nn.Conv2d(2, HIDDEN, 2, 2))
+    _param(b.root, "model.timestep_embedding_layer.timestep_embedding", (VOCAB, FILTER), trainable=False)
+    b.linear("model.timestep_embedding_layer.ffn.ffn.0.linear_layer", FILTER, HIDDEN, True)
+    b.linear("model.timestep_embedding_layer.ffn.ffn.1.linear_layer", HIDDEN, HIDDEN, True)
+    b.embedding("model.label_embedding_layer", VOCAB)
+    for i in range(2):
+        layer = f"model.transformer_decoder.layers.{i}"
+        b.attention(f"{layer}.self_attn")
+        _ada_norm(b, f"{layer}.norm1")
+        _ada_norm(b, f"{layer}.norm3")
+        b.ffn(f"{layer}.ffn")
+        for gate in ("gate_msa", "gate_mlp"):
+            _put(b.root, f"{layer}.{gate}", nn.Sequential(nn.SiLU(), nn.Linear(HIDDEN, HIDDEN)))
+    _put(b.root, "model.noise_head.conv_transpose", nn.ConvTranspose2d(HIDDEN, 2, 2, 2))
+    _ada_norm(b, "model.final_norm")
+    for table in ("sqrt_alphas_cum_prod", "sqrt_one_minus_alphas_cum_prod"):
+        _param(b.root, f"model.gaussian_diffusion.{table}", (VOCAB,), trainable=False)
+
+
+def _mm_simple(b: Builder) -> None:
+    """MMSimple (LLaVA on Model Zoo's multimodal_simple): MMSimpleModel's own names, which its freeze regexes name."""
+    b.opts.update(norm_type="layernorm", position_embedding_type="learned", use_ffn_bias=True)
+    _vit_trunk(b, "image_model.image_model_list.0.0", 2, dino=False, post_embed_ln=True)
+    b.linear("image_model.projection.ffn.0.linear_layer", HIDDEN, FILTER, True)
+    b.linear("image_model.projection.ffn.1.linear_layer", FILTER, HIDDEN, True)
+    b.opts.update(norm_type="rmsnorm", position_embedding_type="rotary", share_embedding_weights=False,
+                  use_projection_bias_in_attention=False, use_ffn_bias_in_attention=False, use_ffn_bias=False)
+    _gpt(b, prefix="text_model")
+    for i in range(2):   # the gated (GLU) input projection of Llama's ffn
+        b.linear(f"text_model.transformer_decoder.layers.{i}.ffn.ffn.0.linear_layer_for_glu", HIDDEN, FILTER, False)
+
+
 def _fc_mnist(b: Builder) -> None:
     sizes = b.opts.get("hidden_sizes") or [b.opts.get("hidden_size", 10)] * int(b.opts.get("depth", 2))
     use_bias = b.opts.get("use_bias", True)
@@ -229,7 +313,10 @@ def _fc_mnist(b: Builder) -> None:
 
 
 LAYOUTS = {"gpt": _gpt, "moe": lambda b: _gpt(b, moe=True), "bert": _bert, "esm2": lambda b: _bert(b, "esm2"),
-           "t5": _t5, "vit": _vit, "dino": _dino, "llava": _llava, "fc_mnist": _fc_mnist}
+           "t5": _t5, "vit": _vit, "dino": _dino, "llava": _llava, "fc_mnist": _fc_mnist,
+           "bert_classifier": lambda b: _bert_head(b, pooler=True),
+           "bert_summarization": lambda b: _bert_head(b, pooler=False), "dpr": _dpr, "dit": _dit,
+           "mm_simple": _mm_simple}
 
 
 def model_section(config: Mapping[str, Any]) -> dict:
@@ -269,6 +356,8 @@ def build(config: Mapping[str, Any], provenance: str = "", rmsnorm_cls: type = R
 
 
 def freeze(model: nn.Module, patterns: list[str]) -> None:
+    """Model Zoo's `freeze_modules`: each regex freezes the leaf modules whose names it searches, then the
+    parameters whose names it searches (those held by non-leaf modules: class tokens, layer scales)."""
     leaves = [(n, m) for n, m in model.named_modules() if not next(m.children(), False)]
     for pattern in map(re.compile, patterns):
         hits = [m for n, m in leaves if pattern.search(n)]
@@ -276,6 +365,9 @@ def freeze(model: nn.Module, patterns: list[str]) -> None:
             raise ValueError(f"{pattern} did not match any module names!")
         for m in hits:
             m.requires_grad_(False)
+        for n, p in model.named_parameters():
+            if pattern.search(n):
+                p.requires_grad_(False)
 
 
 def init_weights(model: nn.Module, seed: int = SEED) -> None:
