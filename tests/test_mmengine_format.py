@@ -267,3 +267,17 @@ def test_the_cli_validates_and_runs_the_examples(example, capsys):
     assert main(["validate", path]) == 0
     assert main(["run", path, "--steps", "3"]) == 0   # --steps replaces the file's run length
     assert "final loss" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("key, meant", [("param_schedulr", "param_scheduler"), ("optim_wraper", "optim_wrapper"),
+                                        ("train_cfgg", "train_cfg")])
+def test_a_misspelt_section_is_located_with_a_did_you_mean(key, meant, tmp_path):
+    """MMEngine would build without the misspelt section, silently; MMEngine's other keys stay the application's."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nmodel: {type: ResNet}\nval_cfg: {}\n"
+                    f"test_cfg: {{}}\nenv_cfg: {{}}\n{key}: {{max_epochs: 3}}\n")
+    error = _error(str(path))
+    assert [(e.path, e.suggestion) for e in error.errors] == [(key, meant)]
+    assert str(error).startswith(f"{path}:7:1: {key}: not a section of MMEngine's config that optreg reads")
+    path.write_text(path.read_text().replace(key, "default_scope"))
+    assert optreg.load_config(str(path)).format == "mmengine"

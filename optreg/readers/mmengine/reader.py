@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
-from optreg.readers.mmengine import LOOP_TYPES, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
+from optreg.readers.mmengine import LOOP_TYPES, NEAR_MISS, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
 from optreg.readers.mmengine.scheduler import Entry, native_spec, read_entry, windows
 
@@ -297,6 +297,16 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
     return (value, None, True) if by_epoch else (None, value, False)
 
 
+def _misspelt_sections(data: Mapping[str, Any], errors: Collector) -> None:
+    """A top-level key that misspells a section the reader reads (`param_schedulr:`) is an error with a
+    did-you-mean: MMEngine would build without it, silently. Other keys are the application's (model, data, hooks)."""
+    for key in data:
+        near = closest(key, SECTIONS, NEAR_MISS) if isinstance(key, str) and key not in SECTIONS else None
+        if near is not None:
+            errors.add(key_text(key), f"not a section of MMEngine's config that optreg reads ({', '.join(SECTIONS)}): "
+                                      f"a misspelling would leave the {near} section out", near)
+
+
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
     """An MMEngine config -> Experiment (torch-dialect optimizer, clip_grad, the run; the planner for the rest)."""
     from optreg.config.experiment import Experiment
@@ -304,6 +314,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
 
     errors = Collector()
     report: list[KeyUse] = []
+    _misspelt_sections(data, errors)
     optimizer, settings, clip = _wrapper(data.get("optim_wrapper"), errors, report)
     entries = _schedulers(data.get("param_scheduler"), errors, report)
     loop = _loop(data.get("train_cfg"), errors, report)
