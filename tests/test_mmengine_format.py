@@ -161,7 +161,7 @@ BASE = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}}}
     ({"param_scheduler": [{"type": "LinearLR", "begin": 5, "end": 3, "by_epoch": False}]}, "param_scheduler[0].end",
      "larger than begin"),
     ({"param_scheduler": [{"type": "LinearLR", "start_factor": 2, "by_epoch": False}]},
-     "param_scheduler[0].start_factor", "[0, 1]"),
+     "param_scheduler[0].start_factor", "must be <= 1"),
     ({"param_scheduler": [{"type": "StepLR", "by_epoch": False}]}, "param_scheduler[0].step_size", "required"),
     ({"param_scheduler": {"type": "LinearLR", "by_epoch": False, "convert_to_iter_based": True}},
      "param_scheduler.convert_to_iter_based", "epoch-based"),

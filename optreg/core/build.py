@@ -710,6 +710,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
                 kwargs[target] = ([next(children).closed_form(join_path(join_path(path, option), i))
                                    for i in range(len(kwargs[target]))] if option == "schedulers"
                                   else next(children).closed_form(join_path(path, option)))
+        if getattr(entry.resolve(), "reads_run", False):   # a schedule of the run's epochs and length
+            kwargs["run"] = context
         try:
             plan.schedule = entry.resolve()(**kwargs)
         except ConfigError as exc:
