@@ -128,8 +128,8 @@ def test_steps_replace_the_run_length_of_an_own_file_as_in_run_and_plot(tmp_path
 ])
 def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, capsys):
     """No key of the source is dropped: what a reader keeps to plan against the model (MMEngine's per-parameter
-    rules and scheduler windows, MindFormers' and LiBai's weight-decay groups, a whole Model Zoo file) cannot be
-    written in optreg's own form, so convert refuses and says what."""
+    rules, MindFormers' and LiBai's weight-decay groups, a whole Model Zoo file) cannot be written in optreg's own
+    form without the model, so convert refuses and says what."""
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / source

@@ -281,3 +281,36 @@ def test_a_misspelt_section_is_located_with_a_did_you_mean(key, meant, tmp_path)
     assert str(error).startswith(f"{path}:7:1: {key}: not a section of MMEngine's config that optreg reads")
     path.write_text(path.read_text().replace(key, "default_scope"))
     assert optreg.load_config(str(path)).format == "mmengine"
+
+
+def test_a_run_length_given_beside_the_file_replaces_train_cfgs(tmp_path, capsys, monkeypatch):
+    """build(total_steps=), `convert --steps` and `run --steps` replace the run that train_cfg.max_epochs gives (it
+    was a ConfigError at `train:`, a key the file lacks: 'total_steps=3 and train.epochs × steps_per_epoch = 300 ×
+    1251 = 375300 disagree'), as --steps does for every format; the entries keep the train loop's windows (an end
+    left out is train_cfg's, as MMEngine's runner gives it): the run stops earlier."""
+    import yaml
+
+    from optreg.cli import main
+
+    path = Path(__file__).parent.parent / "examples" / "mmengine" / "swin_adamw.yaml"
+    whole, short = optreg.build(str(path), standin()), optreg.build(str(path), standin(), total_steps=3)
+    assert (whole.run.steps, whole.run.source) == (300 * 1251, "train_cfg.max_epochs")
+    assert (short.run.steps, short.run.source) == (3, "total_steps=")
+    monkeypatch.chdir(Path(__file__).parent)   # --model's module
+    out = tmp_path / "native.yaml"
+    assert main(["convert", str(path), "--steps", "3", "--model", "mmengine_standin:model", "-o", str(out)]) == 0
+    converted = optreg.build(str(out), standin())
+    assert converted.run.steps == 3 and yaml.safe_load(out.read_text())["train"] == {"steps": 3,
+                                                                                     "steps_per_epoch": 1251}
+    lrs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for built in (whole, short, converted):
+            lrs.append([])
+            for _ in range(3):
+                lrs[-1].append([g["lr"] for g in built.optimizer.param_groups])
+                built.scheduler.step()
+    assert lrs[0] == lrs[1] == lrs[2]
+    assert lrs[0][1][0] > lrs[0][0][0]   # the warmup of the first 20 epochs, converted to iterations
+    assert main(["run", str(path), "--steps", "3"]) == 0
+    assert "(after 3 steps)" in capsys.readouterr().out

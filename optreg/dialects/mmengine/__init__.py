@@ -1,7 +1,7 @@
 """The mmengine dialect: MMEngine's `param_scheduler` list as one scheduler, `mmengine.ParamSchedulers`.
 
 `ROWS` holds its entry (MMEngine's optimizers are torch's, read by the `mmengine` config format in
-`optreg.readers.mmengine`); `entries` reads and checks the list's entries, `schedules` has the schedule.
+`optreg.readers.mmengine`); `param_scheduler` reads and checks the list's entries, `schedules` has the schedule.
 """
 
 from __future__ import annotations

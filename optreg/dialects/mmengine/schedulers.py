@@ -8,7 +8,7 @@ from pydantic import Field
 
 from optreg.core.entry import scheduler
 from optreg.core.types import PosInt
-from optreg.dialects.mmengine.entries import TYPES, json_schema
+from optreg.dialects.mmengine.param_scheduler import TYPES, json_schema
 
 class _EntriesSchema:
     """The JSON Schema of the list: every entry type's keys (made when a schema is asked for, not on import)."""
@@ -17,15 +17,16 @@ class _EntriesSchema:
         return json_schema()
 
 
-#: a list of entries, each checked against its type's model when the schedule is planned (entries.read_entry: every
-#: problem at its key, with a did-you-mean)
+#: a list of entries, each checked against its type's model when the schedule is planned
+#: (param_scheduler.read_entry: every problem at its key, with a did-you-mean)
 Entries = Annotated[list[Any], Field(min_length=1), _EntriesSchema()]
 
 ROWS = [
     scheduler("mmengine", "ParamSchedulers", "optreg.dialects.mmengine.schedules:ParamSchedulers",
               "MMEngine's param_scheduler list: each entry on its own [begin, end) window of epochs (by_epoch, the "
               "default) or iterations, entries chained on the group's current value.",
-              aliases=("param_scheduler",), types={"param_scheduler": Entries, "max_epochs": PosInt, "max_iters": PosInt}, hidden=("run",),
+              aliases=("param_scheduler",), hidden=("run",),
+              types={"param_scheduler": Entries, "max_epochs": PosInt, "max_iters": PosInt},
               source="MMEngine 0.10 mmengine/optim/scheduler (ParamSchedulerHook's order)",
               notes=(f"Entry types: {', '.join(TYPES)}; each takes MMEngine's options and begin, end, by_epoch, "
                      f"convert_to_iter_based (a *ParamScheduler also param_name: lr | momentum | weight_decay).",

@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
-from optreg.dialects.mmengine.entries import INF, default_ends, read_entries, windows
+from optreg.dialects.mmengine.param_scheduler import INF, default_ends, read_entries, windows
 from optreg.errors import Collector, ConfigError, join_path
 from optreg.schedules.engine import ABSOLUTE, FACTOR, Schedule
 
@@ -218,9 +218,10 @@ class ParamSchedulers(Schedule):
     their keys beside it (`also_drives`, written by `ParamSchedulersLR`).
 
     `max_epochs` / `max_iters`: the train loop's length (MMEngine's train_cfg), whose end an entry without `end`
-    takes (`entries.default_ends`); without them, the run's. `run` is the plan's context (optreg.core.build.Context,
-    given by planning: `reads_run`): its steps per epoch E (which an epoch-based entry needs; nominally 1 while a
-    file is read without it), the run's length and the optimizer's option names (which key `momentum` is)."""
+    takes (`param_scheduler.default_ends`); without them, the run's. `run` is the plan's context
+    (optreg.core.build.Context, given by planning: `reads_run`): its steps per epoch E (which an epoch-based entry
+    needs; nominally 1 while a file is read without it), the run's length and the optimizer's option names (which
+    key `momentum` is)."""
 
     reads_run: ClassVar[bool] = True
 
@@ -266,7 +267,7 @@ class ParamSchedulers(Schedule):
         """The torch scheduler that drives this schedule: ParamSchedulersLR when the list drives more than the lr."""
         if set(self.chains) == {"lr"}:
             return None
-        from optreg.dialects.mmengine.scheduler import ParamSchedulersLR
+        from optreg.dialects.mmengine.driver import ParamSchedulersLR
 
         return ParamSchedulersLR
 
