@@ -314,3 +314,17 @@ def test_a_run_length_given_beside_the_file_replaces_train_cfgs(tmp_path, capsys
     assert lrs[0][1][0] > lrs[0][0][0]   # the warmup of the first 20 epochs, converted to iterations
     assert main(["run", str(path), "--steps", "3"]) == 0
     assert "(after 3 steps)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("key, value", [("by_epoch", True), ("convert_to_iter_based", True),
+                                        ("warmup", {"steps": 3})])
+def test_the_own_form_takes_its_windows_from_its_entries(key, value):
+    """optreg's mmengine.ParamSchedulers counts each entry's own window: a loop key on the whole list (which would
+    wrap it and drop the momentum / weight-decay entries beside the lr) is refused at that key."""
+    spec = {"name": "mmengine.ParamSchedulers", key: value, **({"by_epoch": True} if key.startswith("convert") else {}),
+            "param_scheduler": [{"type": "LinearLR", "by_epoch": False, "end": 5},
+                                {"type": "LinearMomentum", "by_epoch": False, "end": 5}]}
+    error = _error({"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9}, "scheduler": spec,
+                    "train": {"steps_per_epoch": 2}})
+    assert [e.path for e in error.errors] == ["scheduler." + ("by_epoch" if key.startswith("convert") else key)]
+    assert "counts its own windows" in str(error)

@@ -121,11 +121,20 @@ def convert_text(experiment: Any, name: str) -> str:
     class Dumper(yaml.SafeDumper):
         pass
 
+    class Flat(dict):   # a list item of scalars (an MMEngine scheduler entry, a param_groups rule): one line
+        pass
+
     def represent_list(dumper: Any, value: list) -> Any:   # a short list of scalars on one line, else a block
         flow = all(not isinstance(v, (dict, list)) for v in value) and len(repr(value)) <= WIDTH // 2
-        return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+        items = [Flat(v) if isinstance(v, dict) and all(
+            not isinstance(x, dict) and not (isinstance(x, list) and any(isinstance(y, (dict, list)) for y in x))
+            for x in v.values()) and len(yaml.safe_dump(_plain(v), default_flow_style=True, width=10 ** 6,
+                                                        sort_keys=False)) <= WIDTH - 10 else v for v in value]
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
 
     Dumper.add_representer(list, represent_list)
+    Dumper.add_representer(Flat, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value,
+                                                                                flow_style=True))
     import textwrap
 
     head = [f"# {name}, read as {experiment.format}, in optreg's own form"]
