@@ -690,8 +690,9 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     own_loop = [k for k, on in (("by_epoch", loop.by_epoch), ("convert_to_iter_based", loop.convert),
                                 ("warmup", loop.warmup is not None)) if on]
     if own_loop and getattr(entry.resolve(), "reads_run", False):   # its entries' own windows (MMEngine's list)
-        errors.add(join_path(path, own_loop[0]), f"{entry.qualname} counts its own windows: give by_epoch, "
-                                                 f"convert_to_iter_based and warmups in its entries")
+        errors.add(join_path(path, own_loop[0]), f"{entry.qualname} counts its own windows: give by_epoch and "
+                                                 f"convert_to_iter_based in its entries, a warmup as an entry "
+                                                 f"(LinearLR on its window)")
     fill_length(entry, spec, loop, context, path, errors)
     scale = counts_scale(loop, context)
     engine = _is_engine(entry)

@@ -82,8 +82,10 @@ def split_type(name: str) -> tuple[str, str]:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of a param_scheduler list: a non-empty array of any entry type's object."""
-    return {"type": "array", "minItems": 1, "items": {"anyOf": [model(t).model_json_schema() for t in TYPES]}}
+    """The JSON Schema of a param_scheduler list: a non-empty array of entries, each one type's object."""
+    return {"type": "array", "minItems": 1,
+            "items": {"type": "object", "title": "MMEngine entry", "oneOf": [model(t).model_json_schema()
+                                                                            for t in TYPES]}}
 
 
 @dataclass

@@ -217,11 +217,18 @@ class ParamSchedulers(Schedule):
     `Chain` is this schedule's value, and the entries of momentum (an Adam's `betas[0]`) and weight_decay drive
     their keys beside it (`also_drives`, written by `ParamSchedulersLR`).
 
-    `max_epochs` / `max_iters`: the train loop's length (MMEngine's train_cfg), whose end an entry without `end`
-    takes (`param_scheduler.default_ends`); without them, the run's. `run` is the plan's context
-    (optreg.core.build.Context, given by planning: `reads_run`): its steps per epoch E (which an epoch-based entry
-    needs; nominally 1 while a file is read without it), the run's length and the optimizer's option names (which
-    key `momentum` is)."""
+    Args:
+        param_scheduler: MMEngine's list, each entry {type: LinearLR | MultiStepMomentum | ..., its options, begin,
+            end, by_epoch, convert_to_iter_based}, as MMEngine's config writes it.
+        max_epochs: the length of MMEngine's epoch-based train loop (train_cfg.max_epochs): the end of an entry
+            that leaves it out (times E for an iteration-based entry).
+        max_iters: the length of an iteration-based train loop (train_cfg.max_iters): the end of an
+            iteration-based entry that leaves it out (an epoch-based one ends after one epoch).
+
+    Without max_epochs or max_iters, an end left out is the run's (`param_scheduler.default_ends`). `run` is the
+    plan's context (optreg.core.build.Context, given by planning: `reads_run`): its steps per epoch E (which an
+    epoch-based entry needs; nominally 1 while a file is read without it), the run's length and the optimizer's
+    option names (which key `momentum` is)."""
 
     reads_run: ClassVar[bool] = True
 
