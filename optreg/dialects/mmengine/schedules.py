@@ -231,6 +231,7 @@ class ParamSchedulers(Schedule):
     option names (which key `momentum` is)."""
 
     reads_run: ClassVar[bool] = True
+    values: ClassVar[str] = "mixed"   # each list's own: factors, absolute with a OneCycleLR entry, or both
 
     def __init__(self, param_scheduler: Any, max_epochs: int | None = None, max_iters: int | None = None, *,
                  run: Any = None) -> None:
