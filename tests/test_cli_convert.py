@@ -5,6 +5,7 @@ optimizer steps), with the report of every source key."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -127,8 +128,8 @@ def test_steps_replace_the_run_length_of_an_own_file_as_in_run_and_plot(tmp_path
 ])
 def test_a_file_whose_reader_plans_part_of_it_is_not_converted(source, kept, capsys):
     """No key of the source is dropped: what a reader keeps to plan against the model (MMEngine's per-parameter
-    rules and scheduler windows, MindFormers' and LiBai's weight-decay groups, a whole Model Zoo file) cannot be
-    written in optreg's own form, so convert refuses and says what."""
+    rules, MindFormers' and LiBai's weight-decay groups, a whole Model Zoo file) cannot be written in optreg's own
+    form without the model, so convert refuses and says what."""
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / source
@@ -175,14 +176,106 @@ def test_with_a_model_convert_writes_the_groups_its_reader_decides_for_that_mode
     assert len({wd for step in source_run for _, wd in step.values()}) == 2   # decayed and exempt parameters
 
 
-def test_mmengine_windows_are_not_converted_even_with_a_model(capsys, monkeypatch):
-    from pathlib import Path
+MMENGINE = Path(__file__).parent / "fixtures" / "mmengine"
+MMENGINE_FILES = [*sorted(p for p in (MMENGINE / "configs").glob("*.yaml") if not p.stem.startswith("refused_")),
+                  Path(__file__).resolve().parents[1] / "examples" / "mmengine" / "swin_adamw.yaml"]
 
-    monkeypatch.chdir(Path(__file__).parent)
-    source = Path(__file__).resolve().parents[1] / "examples/mmengine/swin_adamw.yaml"
-    assert main(["convert", str(source), "--model", "mmengine_standin:model"]) == 1
-    err = capsys.readouterr().err
-    assert f"{source.name}:13:1: param_scheduler: optreg's own form has no MMEngine windows" in err
+
+def _values(built, model) -> dict[str, tuple]:
+    """Each parameter's lr, weight decay and momentum (an Adam's betas) in the optimizer now."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return {names[id(p)]: (g["lr"], g["weight_decay"], g.get("momentum", g.get("betas")))
+            for g in built.optimizer.param_groups for p in g["params"]}
+
+
+@pytest.mark.parametrize("source", MMENGINE_FILES, ids=lambda p: p.stem)
+def test_an_mmengine_file_converts_and_trains_as_the_source(source, tmp_path, capsys, monkeypatch):
+    """Every MMEngine corpus file (windows of their own, chained entries, convert_to_iter_based, momentum and
+    weight-decay entries) and the example convert (paramwise_cfg for the model --model gives) into optreg's own
+    form, `mmengine.ParamSchedulers`, and the converted file trains as the source: every parameter's lr, weight
+    decay and momentum at every recorded step of the run, and the same weights after three optimizer steps."""
+    import warnings
+
+    import mmengine_standin
+
+    monkeypatch.chdir(Path(__file__).parent)    # --model's module is found from the current directory
+    recorded = MMENGINE / "runs" / f"{source.stem}.json"
+    fixture = json.loads(recorded.read_text()) if recorded.exists() else {"steps_per_epoch": 1251,
+                                                                         "record_steps": list(range(40))}
+    out = tmp_path / "native.yaml"
+    assert main(["convert", str(source), "--model", "mmengine_standin:model", "-o", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {out} (mmengine -> optreg)"
+    data = yaml.safe_load(out.read_text())
+    assert data["scheduler"]["name"] == "mmengine.ParamSchedulers"
+    assert optreg.load_config(out).format == "optreg"
+    per_epoch = fixture["steps_per_epoch"]
+    runs = []
+    for path in (source, out):
+        model = mmengine_standin.model()
+        built = optreg.build(str(path), model, steps_per_epoch=per_epoch)
+        values = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # torch: scheduler.step() without optimizer.step()
+            for t in range(fixture["record_steps"][-1] + 1):
+                if t in fixture["record_steps"]:
+                    values.append(_values(built, model))
+                built.scheduler.step()
+        model = mmengine_standin.model()
+        built = optreg.build(str(path), model, steps_per_epoch=per_epoch)
+        for t in range(3):
+            mmengine_standin.set_grads(model, t)
+            built.clip_gradients(model)
+            built.optimizer.step()
+            built.scheduler.step()
+        runs.append((values, {n: p.detach().clone() for n, p in model.named_parameters()}))
+    (want, want_weights), (got, got_weights) = runs
+    assert got == want
+    for name, weight in want_weights.items():
+        assert torch.equal(got_weights[name], weight), name
+
+
+def test_a_bad_entry_in_the_own_form_is_located_with_a_did_you_mean(tmp_path):
+    """optreg's own mmengine.ParamSchedulers checks every entry as MMEngine's constructors do, each problem at its
+    key: an unknown type or option with a did-you-mean, a value out of MMEngine's range, a missing required one."""
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
+                    "scheduler:\n"
+                    "  name: mmengine.ParamSchedulers\n"
+                    "  param_scheduler:\n"
+                    "    - {type: LinearLR, start_factr: 0.1, by_epoch: false, end: 5}\n"
+                    "    - {type: CosineAnealingLR, by_epoch: false, begin: 5}\n"
+                    "    - {type: StepLR, gamma: 2000, by_epoch: false}\n")
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.load_config(path)
+    assert [(e.path, e.suggestion) for e in info.value.errors] == [
+        ("scheduler.param_scheduler[0].start_factr", "start_factor"),
+        ("scheduler.param_scheduler[1].type", "CosineAnnealingLR"),
+        ("scheduler.param_scheduler[2].step_size", None), ("scheduler.param_scheduler[2].gamma", None)]
+    assert str(info.value).splitlines() == [
+        f"{path}:5:24: scheduler.param_scheduler[0].start_factr: unknown option of MMEngine's LinearLR "
+        f"(did you mean 'start_factor'?)",
+        f"{path}:6:8: scheduler.param_scheduler[1].type: unknown MMEngine scheduler 'CosineAnealingLR' "
+        f"(did you mean 'CosineAnnealingLR'?)",
+        f"{path}:7:7: scheduler.param_scheduler[2].step_size: required option is missing (StepLR)",
+        f"{path}:7:22: scheduler.param_scheduler[2].gamma: must be <= 1000, got 2000"]
+
+
+def test_an_epoch_based_entry_of_the_own_form_needs_the_steps_per_epoch(tmp_path):
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: mmengine.ParamSchedulers\n"
+                    "  param_scheduler:\n    - {type: MultiStepLR, milestones: [2]}\ntrain: {epochs: 3}\n")
+    assert optreg.load_config(path).format == "optreg"   # the steps per epoch may still come from build()
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert str(info.value).startswith(f"{path}:5:7: scheduler.param_scheduler[0].by_epoch: an epoch-based entry "
+                                      f"(MMEngine's default) needs the steps per epoch")
+    built = optreg.build(str(path), torch.nn.Linear(2, 2), steps_per_epoch=2)
+    lrs = []
+    for _ in range(6):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    assert lrs == [0.1] * 4 + [pytest.approx(0.01)] * 2   # x 0.1 at the end of epoch 2 (MMEngine's milestone)
 
 
 @pytest.mark.parametrize("text, name", [

@@ -161,7 +161,7 @@ BASE = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}}}
     ({"param_scheduler": [{"type": "LinearLR", "begin": 5, "end": 3, "by_epoch": False}]}, "param_scheduler[0].end",
      "larger than begin"),
     ({"param_scheduler": [{"type": "LinearLR", "start_factor": 2, "by_epoch": False}]},
-     "param_scheduler[0].start_factor", "[0, 1]"),
+     "param_scheduler[0].start_factor", "must be <= 1"),
     ({"param_scheduler": [{"type": "StepLR", "by_epoch": False}]}, "param_scheduler[0].step_size", "required"),
     ({"param_scheduler": {"type": "LinearLR", "by_epoch": False, "convert_to_iter_based": True}},
      "param_scheduler.convert_to_iter_based", "epoch-based"),
@@ -267,3 +267,64 @@ def test_the_cli_validates_and_runs_the_examples(example, capsys):
     assert main(["validate", path]) == 0
     assert main(["run", path, "--steps", "3"]) == 0   # --steps replaces the file's run length
     assert "final loss" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("key, meant", [("param_schedulr", "param_scheduler"), ("optim_wraper", "optim_wrapper"),
+                                        ("train_cfgg", "train_cfg")])
+def test_a_misspelt_section_is_located_with_a_did_you_mean(key, meant, tmp_path):
+    """MMEngine would build without the misspelt section, silently; MMEngine's other keys stay the application's."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nmodel: {type: ResNet}\nval_cfg: {}\n"
+                    f"test_cfg: {{}}\nenv_cfg: {{}}\n{key}: {{max_epochs: 3}}\n")
+    error = _error(str(path))
+    assert [(e.path, e.suggestion) for e in error.errors] == [(key, meant)]
+    assert str(error).startswith(f"{path}:7:1: {key}: not a section of MMEngine's config that optreg reads")
+    path.write_text(path.read_text().replace(key, "default_scope"))
+    assert optreg.load_config(str(path)).format == "mmengine"
+
+
+def test_a_run_length_given_beside_the_file_replaces_train_cfgs(tmp_path, capsys, monkeypatch):
+    """build(total_steps=), `convert --steps` and `run --steps` replace the run that train_cfg.max_epochs gives (it
+    was a ConfigError at `train:`, a key the file lacks: 'total_steps=3 and train.epochs × steps_per_epoch = 300 ×
+    1251 = 375300 disagree'), as --steps does for every format; the entries keep the train loop's windows (an end
+    left out is train_cfg's, as MMEngine's runner gives it): the run stops earlier."""
+    import yaml
+
+    from optreg.cli import main
+
+    path = Path(__file__).parent.parent / "examples" / "mmengine" / "swin_adamw.yaml"
+    whole, short = optreg.build(str(path), standin()), optreg.build(str(path), standin(), total_steps=3)
+    assert (whole.run.steps, whole.run.source) == (300 * 1251, "train_cfg.max_epochs")
+    assert (short.run.steps, short.run.source) == (3, "total_steps=")
+    monkeypatch.chdir(Path(__file__).parent)   # --model's module
+    out = tmp_path / "native.yaml"
+    assert main(["convert", str(path), "--steps", "3", "--model", "mmengine_standin:model", "-o", str(out)]) == 0
+    converted = optreg.build(str(out), standin())
+    assert converted.run.steps == 3 and yaml.safe_load(out.read_text())["train"] == {"steps": 3,
+                                                                                     "steps_per_epoch": 1251}
+    lrs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for built in (whole, short, converted):
+            lrs.append([])
+            for _ in range(3):
+                lrs[-1].append([g["lr"] for g in built.optimizer.param_groups])
+                built.scheduler.step()
+    assert lrs[0] == lrs[1] == lrs[2]
+    assert lrs[0][1][0] > lrs[0][0][0]   # the warmup of the first 20 epochs, converted to iterations
+    assert main(["run", str(path), "--steps", "3"]) == 0
+    assert "(after 3 steps)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("key, value", [("by_epoch", True), ("convert_to_iter_based", True),
+                                        ("warmup", {"steps": 3})])
+def test_the_own_form_takes_its_windows_from_its_entries(key, value):
+    """optreg's mmengine.ParamSchedulers counts each entry's own window: a loop key on the whole list (which would
+    wrap it and drop the momentum / weight-decay entries beside the lr) is refused at that key."""
+    spec = {"name": "mmengine.ParamSchedulers", key: value, **({"by_epoch": True} if key.startswith("convert") else {}),
+            "param_scheduler": [{"type": "LinearLR", "by_epoch": False, "end": 5},
+                                {"type": "LinearMomentum", "by_epoch": False, "end": 5}]}
+    error = _error({"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9}, "scheduler": spec,
+                    "train": {"steps_per_epoch": 2}})
+    assert [e.path for e in error.errors] == ["scheduler." + ("by_epoch" if key.startswith("convert") else key)]
+    assert "counts its own windows" in str(error)

@@ -365,8 +365,9 @@ TORCH_CASES: list[Case] = [
 ]
 
 ALL_CASES = CASES + TORCH_CASES
-#: dialects whose scheduler rows are checked against recordings of the framework instead (tests/test_format_deepspeed.py)
-RECORDED_ONLY = ("deepspeed",)
+#: dialects whose scheduler rows are checked against recordings of the framework instead (tests/test_format_deepspeed.py,
+#: tests/test_mmengine_format.py)
+RECORDED_ONLY = ("deepspeed", "mmengine")
 
 
 def test_every_engine_row_has_a_reference_case():

@@ -12,10 +12,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from optreg.errors import Collector, ConfigError, check_input, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, ErrorItem, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import rule_spec as composite_spec
-from optreg.core.build import (Context, OptimizerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
+from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
                                plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
@@ -46,6 +46,7 @@ class Experiment:
     planner: Any = None       # (experiment, model) -> plan, for a format that plans its own way; None: optreg's
     clip: ClipGrad | None = None              # `clip_grad:` (or the format's own clipping keys)
     format_steps: tuple[int, str] | None = None   # the format's own run length and the key that gives it
+    format_epochs: tuple[int, str] | None = None  # the format's own run length in epochs (MMEngine's max_epochs)
     run: RunLength = field(default_factory=RunLength)   # the run length, resolved (optreg.config.run)
     notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
     report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
@@ -78,7 +79,7 @@ class Experiment:
                 errors.add(name, f"must be an integer >= 1, got {show(value)}")
         errors.raise_if_any()
         run = resolve_run(self.train, total_steps=total_steps, steps_per_epoch=steps_per_epoch,
-                          format_steps=self.format_steps, errors=errors)
+                          format_steps=self.format_steps, format_epochs=self.format_epochs, errors=errors)
         if errors:
             raise self.locate(ConfigError(errors.items))
         return dataclasses.replace(self, run=run)
@@ -430,6 +431,10 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     else:
         errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
                                      not isinstance(default, bool) else None, "scheduler"))
+    for other, schedule in getattr(sched_plan.schedule, "also_drives", {}).items():   # keys it drives beside
+        values, problem = opt_plan.base_values(other)
+        errors.extend([ErrorItem("scheduler", problem)] if problem else check_schedule(
+            SchedulerPlan(None, {}, key=other, schedule=schedule), values, None, "scheduler"))
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
     return sched_plan

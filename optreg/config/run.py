@@ -60,8 +60,11 @@ class RunLength:
 
 
 def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_epoch: int | None = None,
-                format_steps: tuple[int, str] | None = None, errors: Collector) -> RunLength:
-    """The run length and steps per epoch from every source (see the module doc); conflicts go to `errors`."""
+                format_steps: tuple[int, str] | None = None, format_epochs: tuple[int, str] | None = None,
+                errors: Collector) -> RunLength:
+    """The run length and steps per epoch from every source (see the module doc); conflicts go to `errors`.
+    `format_steps` / `format_epochs`: the format's own length in steps, or in epochs (MMEngine's
+    train_cfg.max_epochs: a length once the steps per epoch are known), and the key that gives it."""
     per_epoch = train.steps_per_epoch
     if steps_per_epoch is not None:
         if per_epoch is not None and per_epoch != steps_per_epoch:
@@ -78,6 +81,8 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
                             f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
     if not sources and format_steps is not None:   # the format's own (Model Zoo's max_steps): a fallback only
         return RunLength(format_steps[0], per_epoch, format_steps[1])
+    if not sources and format_epochs is not None and per_epoch is not None:
+        return RunLength(format_epochs[0] * per_epoch, per_epoch, format_epochs[1])
     if not sources:
         return RunLength(None, per_epoch, None)
     first = sources[0]

@@ -55,7 +55,7 @@ NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checke
 
 def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
                     format_steps: tuple[int, str] | None = None, run_length: str | None = None,
-                    errors: Any = None) -> Any:
+                    errors: Any = None, format_epochs: tuple[int, str] | None = None) -> Any:
     """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
     the source's paths (`paths`) and positions; `report` its KeyUse list. `errors`: what the reader found already
     (a Collector): the own form is then not read, and they are raised.
@@ -85,9 +85,9 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     if nominal:
         train = TrainSpec.model_validate(own.get("train") or {})
         experiment = dataclasses.replace(experiment, train=train, run=resolve_run(train, errors=errors), notes=[])
-    if format_steps is not None:
-        run = resolve_run(experiment.train, format_steps=format_steps, errors=errors)
-        experiment = dataclasses.replace(experiment, format_steps=format_steps, run=run)
+    if format_steps is not None or format_epochs is not None:   # the format's own length: a fallback
+        run = resolve_run(experiment.train, format_steps=format_steps, format_epochs=format_epochs, errors=errors)
+        experiment = dataclasses.replace(experiment, format_steps=format_steps, format_epochs=format_epochs, run=run)
     experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
     experiment.needs_run = run_length if nominal else None
     experiment.report = list(report)
@@ -110,6 +110,9 @@ def own_form(experiment: Any) -> dict[str, Any]:
     if experiment.run.known and "steps" not in train and (experiment.format_steps is not None or
                                                            experiment.run.source == "total_steps="):
         train["steps"] = experiment.run.steps   # the format's own run length, or the one convert was given
+    elif experiment.format_epochs is not None and not {"steps", "epochs"} & set(train) and \
+            experiment.run.source in (None, experiment.format_epochs[1]):
+        train["epochs"] = experiment.format_epochs[0]   # the format's own, in epochs
     if train:
         out["train"] = train
     return out
@@ -128,11 +131,20 @@ def convert_text(experiment: Any, name: str) -> str:
     class Dumper(yaml.SafeDumper):
         pass
 
+    class Flat(dict):   # a list item of scalars (an MMEngine scheduler entry, a param_groups rule): one line
+        pass
+
     def represent_list(dumper: Any, value: list) -> Any:   # a short list of scalars on one line, else a block
         flow = all(not isinstance(v, (dict, list)) for v in value) and len(repr(value)) <= WIDTH // 2
-        return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+        items = [Flat(v) if isinstance(v, dict) and all(
+            not isinstance(x, dict) and not (isinstance(x, list) and any(isinstance(y, (dict, list)) for y in x))
+            for x in v.values()) and len(yaml.safe_dump(_plain(v), default_flow_style=True, width=10 ** 6,
+                                                        sort_keys=False)) <= WIDTH - 10 else v for v in value]
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
 
     Dumper.add_representer(list, represent_list)
+    Dumper.add_representer(Flat, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value,
+                                                                                flow_style=True))
     import textwrap
 
     head = [f"# {name}, read as {experiment.format}, in optreg's own form"]

@@ -687,6 +687,12 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     loop = pop_loop(spec, context, path, errors)
     plan = SchedulerPlan(entry, {}, loop=loop)
     check_entry(entry, loop, path, errors)
+    own_loop = [k for k, on in (("by_epoch", loop.by_epoch), ("convert_to_iter_based", loop.convert),
+                                ("warmup", loop.warmup is not None)) if on]
+    if own_loop and getattr(entry.resolve(), "reads_run", False):   # its entries' own windows (MMEngine's list)
+        errors.add(join_path(path, own_loop[0]), f"{entry.qualname} counts its own windows: give by_epoch and "
+                                                 f"convert_to_iter_based in its entries, a warmup as an entry "
+                                                 f"(LinearLR on its window)")
     fill_length(entry, spec, loop, context, path, errors)
     scale = counts_scale(loop, context)
     engine = _is_engine(entry)
@@ -710,6 +716,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
                 kwargs[target] = ([next(children).closed_form(join_path(join_path(path, option), i))
                                    for i in range(len(kwargs[target]))] if option == "schedulers"
                                   else next(children).closed_form(join_path(path, option)))
+        if getattr(entry.resolve(), "reads_run", False):   # a schedule of the run's epochs and length
+            kwargs["run"] = context
         try:
             plan.schedule = entry.resolve()(**kwargs)
         except ConfigError as exc:

@@ -84,6 +84,8 @@ def _type_text(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return " | ".join(repr(v) for v in schema["enum"])
     kind = schema.get("type", "any")
+    if kind == "object" and schema.get("title"):   # a named kind of mapping (an MMEngine scheduler entry)
+        return schema["title"]
     if kind == "array":
         items = schema.get("prefixItems")
         if items:

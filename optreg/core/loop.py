@@ -106,6 +106,9 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
     """What `optreg show` says of a scheduler's loop keys: epochs, the counts converted, warmup, the run's length."""
     from optreg.schedules.epochs import COUNTS
 
+    if getattr(entry.resolve(), "reads_run", False):
+        return ("by_epoch and convert_to_iter_based: in each entry, which counts its own window; a warmup is an entry "
+                "of its own (LinearLR on its window)",)
     counts = [o.name for o in models.options(entry) if o.name in COUNTS]
     refusal = warmup_refusal(entry)
     lines = [f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "

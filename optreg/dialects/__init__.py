@@ -18,7 +18,7 @@ import importlib
 from typing import Any
 
 BUILTIN: tuple[str, ...] = ("torch", "oneflow", "cerebras", "mindspore", "mindspore_experimental", "mindspore_mint", "hf",
-                            "timm", "nemo", "deepspeed", "pytorch_optimizer", "torchao", "bitsandbytes")
+                            "timm", "nemo", "deepspeed", "mmengine", "pytorch_optimizer", "torchao", "bitsandbytes")
 
 PLUGIN_GROUP = "optreg.dialects"
 

@@ -1,12 +1,14 @@
 """The `mmengine` config format: the dict an MMEngine (0.10) `Config` holds, as a JSON / YAML dump or a mapping, or
 a `.py` config loaded by mmengine's own `Config.fromfile` when mmengine is installed.
 
-Read: `optim_wrapper` (`optimizer` -> optreg's optimizer section in the torch dialect; `paramwise_cfg` -> one
-param_groups rule per parameter, planned against the model's module types (optreg.readers.mmengine.params);
-`clip_grad` -> optreg's clip_grad; `accumulative_counts`, AMP settings: the trainer's), `param_scheduler` (run as
-MMEngine's runner runs the list: optreg.readers.mmengine.schedules), `train_cfg` (the run: max_epochs x
-steps_per_epoch, or max_iters). MMEngine takes the steps per epoch from its dataloader; here they come from
-`train.steps_per_epoch` or `build(..., steps_per_epoch=)`.
+Read into optreg's own form: `optim_wrapper` (`optimizer` -> optreg's optimizer section in the torch dialect;
+`paramwise_cfg` -> one param_groups rule per parameter, written against the model's module types by the reader's
+planner (optreg.readers.mmengine.params); `clip_grad` -> optreg's clip_grad; `accumulative_counts`, AMP settings:
+the trainer's), `param_scheduler` (optreg's `mmengine.ParamSchedulers`, which runs the list as MMEngine's runner
+does: optreg.dialects.mmengine), `train_cfg` (the format's run length: max_epochs × steps_per_epoch, or
+max_iters, which `build(total_steps=)` / `--steps` replace; and the end of an entry that leaves it out). MMEngine
+takes the steps per epoch from its dataloader; here they come from `train.steps_per_epoch` or
+`build(..., steps_per_epoch=)`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ TRAINER_KEYS = {"accumulative_counts": "gradient accumulation: MMEngine's OptimW
                 "use_fsdp": "FSDP gradient scaling (AmpOptimWrapper): the training loop's business"}
 LOOP_TYPES = {"EpochBasedTrainLoop": True, "IterBasedTrainLoop": False}
 SECTIONS = ("optim_wrapper", "param_scheduler", "train_cfg", "train")
+#: how close (difflib's ratio) a top-level key must be to a section to be read as its misspelling: one letter off
+#: in a name of 9 or more (`param_schedulr`, `optim_wraper`, `train_cfgg`), while MMEngine's other keys (`val_cfg`,
+#: `test_cfg`, `env_cfg`, `optimizer` of an mmcv 1.x file) stay the application's
+NEAR_MISS = 0.85
 
 
 class MMEngineFormat:

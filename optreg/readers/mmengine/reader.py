@@ -3,86 +3,58 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
-from optreg.readers.mmengine import LOOP_TYPES, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
+from optreg.readers.mmengine import LOOP_TYPES, NEAR_MISS, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
-from optreg.readers.mmengine.scheduler import Entry, native_spec, read_entry, windows
 
 PARAMWISE = ("planned per parameter against the model's module types, in MMEngine's order (one group per "
              "parameter), by the mmengine reader's planner: optreg's own form names no module types in that order")
-SCHEDULES = ("run as MMEngine's runner runs the list (each entry on its [begin, end) window, the entries chained), "
-             "by the mmengine reader's planner: optreg's own form has no such windows")
+SCHEDULER = "mmengine.ParamSchedulers"   # the list, in optreg's own form (optreg.dialects.mmengine)
+SCHEDULES = (f"optreg's {SCHEDULER}: each entry on its [begin, end) window, the entries chained, as MMEngine's "
+             f"runner steps them")
 LOOP_TRAINER = ("val_interval", "val_begin", "dynamic_intervals")
-#: optreg's own paths -> the MMEngine config's (a translated experiment's errors)
 #: optreg's own form's paths -> the MMEngine config's (the longest prefix wins)
 OWN_PATHS = {"optimizer.name": "optim_wrapper.optimizer.type", "optimizer": "optim_wrapper.optimizer",
-             "clip_grad": "optim_wrapper.clip_grad"}
+             "clip_grad": "optim_wrapper.clip_grad", "scheduler.param_scheduler": "param_scheduler",
+             "scheduler.max_epochs": "train_cfg.max_epochs", "scheduler.max_iters": "train_cfg.max_iters",
+             "scheduler": "param_scheduler"}
 
 
 @dataclass
 class Planner:
-    """The part of an MMEngine config only the model and the run decide: paramwise_cfg's rules (module types) and
-    the param_scheduler windows (steps per epoch, the train loop's default end). Called as `planner(experiment,
-    model)` (Experiment.planner)."""
+    """paramwise_cfg's rules, which only the model's module types decide: the experiment in optreg's own form for
+    that model (`for_model`), planned as optreg's own. Called as `planner(experiment, model)` (Experiment.planner)."""
 
-    #: it holds what optreg's own form cannot say (`optreg convert` refuses to write the file without it)
+    #: it holds what optreg's own form cannot say without the model (`optreg convert` refuses without --model)
     keeps = True
 
-    paramwise: dict[str, Any] | None
-    entries: list[Entry] = field(default_factory=list)
-    loop: tuple[int | None, int | None, bool | None] = (None, None, None)   # max_epochs, max_iters, by_epoch loop
-
-    def loop_end(self, steps_per_epoch: int | None) -> tuple[int | None, int | None]:
-        """The default `end` of an epoch-based and of an iteration-based entry (MMEngine's runner: the train loop's
-        max_epochs / max_iters; an iteration loop counts as one epoch)."""
-        epochs, iters, by_epoch = self.loop
-        if by_epoch is None:
-            return None, None
-        if by_epoch:
-            return epochs, epochs * steps_per_epoch if steps_per_epoch else None
-        return 1, iters
+    paramwise: dict[str, Any]
 
     def __call__(self, experiment: Any, model: Any) -> Any:
-        from optreg.config.experiment import Plan
-        from optreg.core.build import plan_optimizer
+        from optreg.config.experiment import plan_own
 
-        errors = Collector()
-        name = experiment.optimizer["name"]
-        options = {k: v for k, v in experiment.optimizer.items() if k != "name"}
-        rules, reasons = (self.rules(model, options, errors) if self.paramwise else (None, {})) or (None, {})
-        opt_plan = None
-        if not errors:
-            try:
-                opt_plan = plan_optimizer(name, model, dialect="torch", param_groups=rules, options=options,
-                                          path="optim_wrapper.optimizer")
-            except ConfigError as exc:
-                errors.extend(exc)
-        for group in opt_plan.groups if opt_plan is not None else []:   # named by the settings that made it
+        own, reasons = self._own(experiment, model)
+        plan = plan_own(own, model)
+        for group in plan.optimizer.groups:   # named by the settings that made it
             group.rule = reasons.get(group.names[0], group.rule) if group.names else group.rule
-        scheduler = self.schedulers(opt_plan, experiment.run, errors) if opt_plan is not None else None
-        errors.raise_if_any()
-        return Plan(opt_plan, scheduler, list(experiment.notes))
+        return plan
 
     def for_model(self, experiment: Any, model: Any) -> Any:
         """The experiment in optreg's own form for this model (`optreg convert --model`): paramwise_cfg's rules
-        over the model's parameters, and the param_scheduler list where optreg's own scheduler says it (one entry
-        over the whole run: `native_spec`); windows it cannot say are a ConfigError at param_scheduler."""
+        over the model's parameters."""
+        return self._own(experiment, model)[0]
+
+    def _own(self, experiment: Any, model: Any) -> tuple[Any, dict[str, str]]:
         errors = Collector()
         options = {k: v for k, v in experiment.optimizer.items() if k != "name"}
-        rules, _ = (self.rules(model, options, errors) if self.paramwise else (None, {})) or (None, {})
-        native = native_spec(self.entries, self.loop) if self.entries else None
-        if self.entries and native is None:
-            errors.add("param_scheduler", "optreg's own form has no MMEngine windows (entries on their own "
-                                          "[begin, end), chained, or converted to iterations): only one lr entry "
-                                          "over the whole run converts; use the file as it is")
+        rules, reasons = self.rules(model, options, errors) or (None, {})
         errors.raise_if_any()
         section = {**experiment.optimizer, **({"param_groups": rules} if rules else {})}
-        return dataclasses.replace(experiment, optimizer=section, scheduler=native, planner=None,
-                                   paths={**OWN_PATHS, **({"scheduler": self.entries[0].path} if self.entries else {})})
+        return dataclasses.replace(experiment, optimizer=section, planner=None), reasons
 
     def rules(self, model: Any, options: Mapping[str, Any],
               errors: Collector) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
@@ -94,59 +66,6 @@ class Planner:
             return None
         return paramwise.rules(model, self.paramwise, options.get("lr"), options.get("weight_decay"),
                                "optim_wrapper.paramwise_cfg", errors)
-
-    def schedulers(self, opt_plan: Any, run: Any, errors: Collector) -> Any:
-        """One plan per group key the entries drive (lr, momentum, weight_decay), each checked against the groups."""
-        from optreg.core.build import SchedulerPlan, check_schedule
-        from optreg.readers.mmengine.schedules import ParamSchedulers
-
-        if not self.entries:
-            return None
-        found = windows(self.entries, run.steps_per_epoch, self.loop_end(run.steps_per_epoch), errors)
-        if found is None:
-            return None
-        plans = []
-        for key in dict.fromkeys(e.key for e in self.entries):
-            mine = tuple(w for w, e in zip(found, self.entries) if e.key == key)
-            target = _group_key(key, opt_plan)
-            path = next(e.path for e in self.entries if e.key == key)
-            if target is None:
-                errors.add(path, f"the optimizer ({opt_plan.entry.qualname}) has neither momentum nor betas for a "
-                                 f"momentum schedule")
-                continue
-            plan = SchedulerPlan(None, {}, key=target, schedule=ParamSchedulers(mine, run.steps_per_epoch or 1))
-            bases, problem = opt_plan.base_values(target)
-            if problem:
-                errors.add(path, problem)
-                continue
-            errors.extend(check_schedule(plan, bases, None, "param_scheduler"))
-            plans.append(plan)
-        if errors or not plans:
-            return None
-        return plans[0] if len(plans) == 1 else Together(plans)
-
-
-def _group_key(key: str, opt_plan: Any) -> str | None:
-    """The optimizer group key an MMEngine key drives: momentum is `betas[0]` in an Adam-style optimizer (MMEngine's
-    MomentumSchedulerMixin)."""
-    if key != "momentum":
-        return key
-    names = set(opt_plan.defaults)
-    return "momentum" if "momentum" in names else "betas[0]" if "betas" in names else None
-
-
-class Together:
-    """Scheduler plans of different group keys (MMEngine's lr and momentum schedules), built and stepped together."""
-
-    def __init__(self, plans: list[Any]):
-        self.plans = plans
-        self.key = plans[0].key
-        self.schedule = plans[0].schedule
-
-    def build(self, optimizer: Any) -> Any:
-        from optreg.dialects.cerebras.modelzoo import Schedulers
-
-        return Schedulers([p.build(optimizer) for p in self.plans])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -245,23 +164,31 @@ def _wrapper(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[dict, d
     return optimizer, settings, _clip(raw.get("clip_grad"), errors, report)
 
 
-def _schedulers(raw: Any, errors: Collector, report: list[KeyUse]) -> list[Entry]:
+def _schedulers(raw: Any, loop: tuple[int | None, int | None, bool | None], errors: Collector,
+                report: list[KeyUse]) -> dict[str, Any] | None:
+    """param_scheduler -> optreg's mmengine.ParamSchedulers (which checks each entry), with the train loop's length
+    that an entry without `end` ends at (MMEngine's runner); `verbose` left to the trainer."""
     if raw is None:
-        return []
+        return None
     items = [raw] if isinstance(raw, Mapping) else raw
     if not isinstance(items, (list, tuple)):
         errors.add("param_scheduler", f"expected a scheduler mapping or a list of them, got {show(raw)}")
-        return []
-    entries = []
+        return None
+    out = []
     for i, item in enumerate(items):
         path = join_path("param_scheduler", i) if not isinstance(raw, Mapping) else "param_scheduler"
-        entry = read_entry(item, path, errors)
-        if entry is not None:
-            entries.append(entry)
-            report.extend(KeyUse(join_path(path, key_text(k)), "trainer" if k == "verbose" else "exact",
-                                 "logging" if k == "verbose" else SCHEDULES if k == "type" else "")
-                          for k in item)
-    return entries
+        if not isinstance(item, Mapping):
+            out.append(item)   # refused by the scheduler, at its path
+            continue
+        out.append({k: v for k, v in item.items() if k != "verbose"})
+        report.extend(KeyUse(join_path(path, key_text(k)), "trainer" if k == "verbose" else "exact",
+                             "logging" if k == "verbose" else SCHEDULES if k == "type" else "") for k in item)
+    if not out:
+        return None
+    open_ended = any(not isinstance(e, Mapping) or e.get("end") is None for e in out)
+    epochs, iters, _ = loop
+    length = {"max_epochs": epochs} if epochs is not None else {"max_iters": iters} if iters is not None else {}
+    return {"name": SCHEDULER, "param_scheduler": out, **(length if open_ended else {})}
 
 
 def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None, int | None, bool | None]:
@@ -297,35 +224,43 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
     return (value, None, True) if by_epoch else (None, value, False)
 
 
+def _misspelt_sections(data: Mapping[str, Any], errors: Collector) -> None:
+    """A top-level key that misspells a section the reader reads (`param_schedulr:`) is an error with a
+    did-you-mean: MMEngine would build without it, silently. Other keys are the application's (model, data, hooks)."""
+    for key in data:
+        near = closest(key, SECTIONS, NEAR_MISS) if isinstance(key, str) and key not in SECTIONS else None
+        if near is not None:
+            errors.add(key_text(key), f"not a section of MMEngine's config that optreg reads ({', '.join(SECTIONS)}): "
+                                      f"a misspelling would leave the {near} section out", near)
+
+
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
-    """An MMEngine config -> Experiment (torch-dialect optimizer, clip_grad, the run; the planner for the rest)."""
-    from optreg.config.experiment import Experiment
-    from optreg.config.run import read_train, resolve_run
+    """An MMEngine config -> Experiment: optreg's own form (a torch-dialect optimizer, mmengine.ParamSchedulers,
+    clip_grad; the train loop's length as the format's run length) and, with paramwise_cfg, the planner that
+    writes its rules for the model."""
+    from optreg.config.translate import read_translated
 
     errors = Collector()
     report: list[KeyUse] = []
+    _misspelt_sections(data, errors)
     optimizer, settings, clip = _wrapper(data.get("optim_wrapper"), errors, report)
-    entries = _schedulers(data.get("param_scheduler"), errors, report)
     loop = _loop(data.get("train_cfg"), errors, report)
-    train = read_train(data, errors)
-    if loop[0] is not None and train.epochs is None and train.steps is None:   # a length given (--steps) wins
-        train = train.model_copy(update={"epochs": loop[0]})
-    elif loop[0] is not None and train.epochs is not None and train.epochs != loop[0]:
-        errors.add("train.epochs", f"train_cfg.max_epochs {loop[0]} and train.epochs {train.epochs} disagree")
-    steps = (loop[1], "train_cfg.max_iters") if loop[1] is not None else None
-    planner = Planner(settings, entries, loop)
-    experiment = Experiment(optimizer, None, train, "torch", source, planner=planner, clip=clip, format_steps=steps,
-                            run=resolve_run(train, format_steps=steps, errors=errors), report=report)
-    if not errors and entries and experiment.run.steps_per_epoch is not None:   # the windows, when E is known
-        windows(entries, experiment.run.steps_per_epoch, planner.loop_end(experiment.run.steps_per_epoch), errors)
-    if errors:
-        raise experiment.locate(ConfigError(errors.items))
-    native = native_spec(entries, loop) if entries else None
-    if settings is None and (native is not None or not entries):   # optreg's own form says it all
-        experiment.scheduler, experiment.planner = native, None   # planned as optreg's own, at the file's paths
-        experiment.paths = {**OWN_PATHS, **({"scheduler": entries[0].path} if entries else {})}
-        experiment.report = [dataclasses.replace(u, why=f"optreg's own {native['name']}") if native and
-                             u.why == SCHEDULES else u for u in report]
+    scheduler = _schedulers(data.get("param_scheduler"), loop, errors, report)
+    own: dict[str, Any] = {"dialect": "torch", "optimizer": optimizer}
+    if scheduler is not None:
+        own["scheduler"] = scheduler
+    if clip is not None:
+        own["clip_grad"] = clip.model_dump(exclude_defaults=True)
+    if data.get("train") is not None:
+        own["train"] = data["train"]
+    paths = {**OWN_PATHS, **({"scheduler.param_scheduler[0]": "param_scheduler"}
+                             if isinstance(data.get("param_scheduler"), Mapping) else {})}
+    epochs, iters, _ = loop
+    experiment = read_translated(own, source, "mmengine", paths, report,
+                                 format_steps=(iters, "train_cfg.max_iters") if iters is not None else None,
+                                 format_epochs=(epochs, "train_cfg.max_epochs") if epochs is not None else None,
+                                 errors=errors)
+    experiment.planner = Planner(settings) if settings is not None else None
     return experiment
 
 
@@ -376,4 +311,4 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any] | None:
     return config.to_dict(), None
 
 
-__all__ = ["read", "read_python", "Planner", "Together"]
+__all__ = ["read", "read_python", "Planner"]

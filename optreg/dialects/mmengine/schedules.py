@@ -1,4 +1,5 @@
-"""MMEngine's `param_scheduler` list as one schedule per group key (mmengine 0.10 `optim/scheduler`).
+"""MMEngine's `param_scheduler` list as a schedule (mmengine 0.10 `optim/scheduler`): `ParamSchedulers`, the
+mmengine dialect's scheduler, holds one `Chain` per group key it drives (lr, momentum, weight_decay).
 
 MMEngine builds every entry of the list on the same optimizer and steps them all: each entry is active on its own
 window [begin, end) of its unit (epochs when `by_epoch`, the default, else iterations) and, while active, replaces
@@ -31,12 +32,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
-from optreg.errors import ConfigError
+from optreg.dialects.mmengine.param_scheduler import INF, default_ends, read_entries, windows
+from optreg.errors import Collector, ConfigError, join_path
 from optreg.schedules.engine import ABSOLUTE, FACTOR, Schedule
-
-INF = 10 ** 9   # MMEngine's `end` when none is given (mmengine.optim.scheduler.param_scheduler.INF)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class _Run:
 
 
 @dataclass(frozen=True)
-class ParamSchedulers(Schedule):
+class Chain(Schedule):
     """The entries of one group key (lr, momentum, weight_decay) of an MMEngine `param_scheduler` list, run as
     MMEngine's runner runs them (see the module doc); `steps_per_epoch` is the dataloader's length E."""
 
@@ -204,4 +204,97 @@ class ParamSchedulers(Schedule):
         return self.apply(step, 1.0)
 
 
-__all__ = ["INF", "Window", "ParamSchedulers", "update"]
+def group_key(key: str, names: Any) -> str | None:
+    """The optimizer's group key an MMEngine key drives, given the optimizer's option names: momentum is `betas[0]`
+    in an Adam-style optimizer (MMEngine's MomentumSchedulerMixin); None when it has neither."""
+    if key != "momentum":
+        return key if key in names or key == "lr" else None
+    return "momentum" if "momentum" in names else "betas[0]" if "betas" in names else None
+
+
+class ParamSchedulers(Schedule):
+    """MMEngine's `param_scheduler` list as its runner steps it (the module doc), as one scheduler: the lr's
+    `Chain` is this schedule's value, and the entries of momentum (an Adam's `betas[0]`) and weight_decay drive
+    their keys beside it (`also_drives`, written by `ParamSchedulersLR`).
+
+    Args:
+        param_scheduler: MMEngine's list, each entry {type: LinearLR | MultiStepMomentum | ..., its options, begin,
+            end, by_epoch, convert_to_iter_based}, as MMEngine's config writes it.
+        max_epochs: the length of MMEngine's epoch-based train loop (train_cfg.max_epochs): the end of an entry
+            that leaves it out (times E for an iteration-based entry).
+        max_iters: the length of an iteration-based train loop (train_cfg.max_iters): the end of an
+            iteration-based entry that leaves it out (an epoch-based one ends after one epoch).
+
+    Without max_epochs or max_iters, an end left out is the run's (`param_scheduler.default_ends`). `run` is the
+    plan's context (optreg.core.build.Context, given by planning: `reads_run`): its steps per epoch E (which an
+    epoch-based entry needs; nominally 1 while a file is read without it), the run's length and the optimizer's
+    option names (which key `momentum` is)."""
+
+    reads_run: ClassVar[bool] = True
+    values: ClassVar[str] = "mixed"   # each list's own: factors, absolute with a OneCycleLR entry, or both
+
+    def __init__(self, param_scheduler: Any, max_epochs: int | None = None, max_iters: int | None = None, *,
+                 run: Any = None) -> None:
+        errors = Collector()
+        entries = read_entries(param_scheduler, "param_scheduler", errors)
+        if max_epochs is not None and max_iters is not None:
+            errors.add("max_iters", "a train loop counts epochs (max_epochs) or iterations (max_iters): give one")
+        errors.raise_if_any()
+        if run is not None and not run.top:
+            raise ConfigError("MMEngine's param_scheduler list is a whole schedule: give it as the scheduler "
+                              "section itself, not inside another", "param_scheduler")
+        per_epoch = run.steps_per_epoch if run is not None else None
+        if per_epoch is None:
+            epoch = next((e for e in entries if e.by_epoch), None)
+            if epoch is not None and (run is None or run.final_run):
+                raise ConfigError("an epoch-based entry (MMEngine's default) needs the steps per epoch, MMEngine's "
+                                  "len(train_dataloader): train.steps_per_epoch or build(..., steps_per_epoch=)",
+                                  join_path(epoch.path, "by_epoch"))
+            per_epoch = 1   # nominal: only the entries' own arithmetic is checked while the file is read
+        ends = default_ends(max_epochs, max_iters, per_epoch, run.run_steps if run is not None else None)
+        if per_epoch != (run.steps_per_epoch if run is not None else None) and max_epochs is not None:
+            ends = (ends[0], INF)   # max_epochs × E iterations: not known before E
+        found = windows(entries, per_epoch, ends, errors)
+        names = run.option_names if run is not None and run.known_options else None
+        self.keys: dict[str, str] = {}   # MMEngine's key -> the optimizer's (momentum unresolved without names)
+        for e in entries:
+            target = group_key(e.key, names) if names is not None else e.key
+            if target is None:
+                errors.add(join_path(e.path, "type"), f"the optimizer has no {e.key} to schedule" if e.key != "momentum"
+                           else "the optimizer has neither momentum nor betas for a momentum schedule")
+            self.keys[e.key] = target or e.key
+        errors.raise_if_any()
+        self.param_scheduler, self.steps_per_epoch = param_scheduler, per_epoch
+        self.chains = {key: Chain(tuple(w for w, e in zip(found, entries) if e.key == key), per_epoch)
+                       for key in dict.fromkeys(e.key for e in entries)}
+        lr = self.chains.get("lr")
+        self.values = lr.values if lr is not None else FACTOR
+
+    @property
+    def adapter_class(self) -> Any:
+        """The torch scheduler that drives this schedule: ParamSchedulersLR when the list drives more than the lr."""
+        if set(self.chains) == {"lr"}:
+            return None
+        from optreg.dialects.mmengine.driver import ParamSchedulersLR
+
+        return ParamSchedulersLR
+
+    @property
+    def also_drives(self) -> dict[str, Chain]:
+        """The optimizer's keys other than lr the list drives, each with its chain."""
+        return {self.keys[k]: chain for k, chain in self.chains.items() if k != "lr"}
+
+    @property
+    def length(self) -> None:
+        """None: MMEngine's values stay after the last window, whatever the run's length (no stage to end)."""
+        return None
+
+    def apply(self, step: int, base: float) -> float:
+        lr = self.chains.get("lr")
+        return lr.apply(step, base) if lr is not None else base
+
+    def __repr__(self) -> str:
+        return f"ParamSchedulers({self.param_scheduler!r})"
+
+
+__all__ = ["Window", "Chain", "ParamSchedulers", "group_key", "update"]
