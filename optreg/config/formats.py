@@ -141,7 +141,9 @@ def detect(data: Any, forced: str | None = None) -> ConfigFormat:
     return claims[0] if claims else known[OWN]
 
 
-#: how alike a file's key and a format's key must be (difflib's ratio) for the one to be read as a misspelling
+#: how alike a file's key and a format's key must be (difflib's ratio) for the one to be read as a misspelling: one
+#: letter off in a name of 9 or more (`learning_rat`, `param_schedulr`, `train_cfgg`), while a format's other keys
+#: (MMEngine's `val_cfg`, `env_cfg`) stay the application's
 NEAR = 0.85
 
 

@@ -27,10 +27,6 @@ TRAINER_KEYS = {"accumulative_counts": "gradient accumulation: MMEngine's OptimW
                 "use_fsdp": "FSDP gradient scaling (AmpOptimWrapper): the training loop's business"}
 LOOP_TYPES = {"EpochBasedTrainLoop": True, "IterBasedTrainLoop": False}
 SECTIONS = ("optim_wrapper", "param_scheduler", "train_cfg", "train")
-#: how close (difflib's ratio) a top-level key must be to a section to be read as its misspelling: one letter off
-#: in a name of 9 or more (`param_schedulr`, `optim_wraper`, `train_cfgg`), while MMEngine's other keys (`val_cfg`,
-#: `test_cfg`, `env_cfg`, `optimizer` of an mmcv 1.x file) stay the application's
-NEAR_MISS = 0.85
 
 
 class MMEngineFormat:

@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import NEAR, KeyUse
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
-from optreg.readers.mmengine import LOOP_TYPES, NEAR_MISS, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
+from optreg.readers.mmengine import LOOP_TYPES, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
 
 PARAMWISE = ("planned per parameter against the model's module types, in MMEngine's order (one group per "
@@ -228,7 +228,7 @@ def _misspelt_sections(data: Mapping[str, Any], errors: Collector) -> None:
     """A top-level key that misspells a section the reader reads (`param_schedulr:`) is an error with a
     did-you-mean: MMEngine would build without it, silently. Other keys are the application's (model, data, hooks)."""
     for key in data:
-        near = closest(key, SECTIONS, NEAR_MISS) if isinstance(key, str) and key not in SECTIONS else None
+        near = closest(key, SECTIONS, NEAR) if isinstance(key, str) and key not in SECTIONS else None
         if near is not None:
             errors.add(key_text(key), f"not a section of MMEngine's config that optreg reads ({', '.join(SECTIONS)}): "
                                       f"a misspelling would leave the {near} section out", near)
