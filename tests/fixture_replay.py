@@ -197,7 +197,7 @@ def step_and_compare(optimizer, scheduler, params: dict, grads: list, weights: l
     with the recorded ones within `tolerance` (relative and absolute)."""
     for step_grads, step_weights in zip(grads, weights):
         for name, p in params.items():
-            p.grad = torch.tensor(step_grads[name]).reshape(p.shape)
+            p.grad = torch.tensor(step_grads[name], dtype=p.dtype).reshape(p.shape)
         if before_step is not None:
             before_step()
         optimizer.step()
