@@ -23,6 +23,9 @@ from optreg.errors import ConfigError
 HALF = [torch.bfloat16, torch.float16]
 LR, BETA1, BETA2, EPS, WD = 1e-2, 0.9, 0.95, 1e-8, 0.1
 SHAPES = [(16, 8), (8,)]
+#: each execution's options
+EXECUTIONS = {"eager": {}, "foreach": {"foreach": True}, "fused": {"fused": True},
+              "contiguous": {"contiguous_params": True}}
 STEPS = 3
 #: a float64 value this close (relative) to a rounding midpoint of the half dtype may round either way: float32
 #: arithmetic in another order than the reference's is within a few float32 ulps
@@ -64,17 +67,17 @@ def _neighbours(x: np.ndarray, dtype: torch.dtype) -> tuple[np.ndarray, np.ndarr
     return rounded, np.where(below != rounded, below, above)
 
 
-@pytest.mark.parametrize("execution", ["eager", "foreach", "contiguous"])
-@pytest.mark.parametrize("dtype", HALF, ids=str)
+@pytest.mark.parametrize("dtype, execution", [(dtype, execution) for dtype in HALF
+                                               for execution in ("eager", "foreach", "contiguous")]
+                         + [(torch.bfloat16, "fused")], ids=str)
 def test_float32_state_steps_a_half_parameter_as_mindformers_fp32_state_adam_weight_decay(dtype, execution):
     """m, v float32 (β1·m + (1-β1)·g, β2·v + (1-β2)·g²), w ← round(w - lr·(m/(√v + eps) + wd·w)) in float64
-    from the stored values: the moments within 1e-6 of the magnitude of their two terms (float32 arithmetic; a
-    bfloat16 store would be 2⁻⁹ off), each parameter value the reference's rounding (either neighbour only within
-    1e-6 of a midpoint), over three steps."""
+    from the stored values: the moments within 1e-5 of the magnitude of their two terms (float32 arithmetic in each
+    execution's order, a compiled step's included; a bfloat16 store would be 2⁻⁹ off), each parameter value the
+    reference's rounding (either neighbour only within 1e-6 of a midpoint), over three steps."""
     params, grads = _data(dtype)
     params = [torch.nn.Parameter(p.clone()) for p in params]
-    options = {"foreach": True} if execution == "foreach" else \
-        {"contiguous_params": True} if execution == "contiguous" else {}
+    options = EXECUTIONS[execution]
     opt = _optimizer(params, state_dtype="float32", **options)
     ref_w = [p.detach().double().numpy() for p in params]
     ref_m = [np.zeros(s) for s in SHAPES]
@@ -95,8 +98,8 @@ def test_float32_state_steps_a_half_parameter_as_mindformers_fp32_state_adam_wei
             state = opt.state[p]
             assert p.dtype == dtype
             assert state["exp_avg"].dtype == state["exp_avg_sq"].dtype == torch.float32
-            assert (np.abs(state["exp_avg"].double().numpy() - ref_m[i]) <= 1e-6 * scale_m).all(), (step, i)
-            assert (np.abs(state["exp_avg_sq"].double().numpy() - ref_v[i]) <= 1e-6 * scale_v).all(), (step, i)
+            assert (np.abs(state["exp_avg"].double().numpy() - ref_m[i]) <= 1e-5 * scale_m).all(), (step, i)
+            assert (np.abs(state["exp_avg_sq"].double().numpy() - ref_v[i]) <= 1e-5 * scale_v).all(), (step, i)
             assert ((got == want) | (got == other)).all(), (step, i)
             assert (got == want).mean() > 0.95, (step, i)
             ref_w[i] = got   # each step from the parameter as stored (a midpoint's rounding carried on)
