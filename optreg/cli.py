@@ -103,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with render.RunProgress(console, steps, rules) as progress:
         result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
-                       clip=built.clip_gradients if built.clip else None)
+                       clip=built.clip_gradients if built.clip else None, accumulation=built.run.accumulation)
     final = f"final loss {result.final_loss:.6g}  (after {steps} steps)"
     below = render.lr_lines(lrs(), rules, width)
     render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -9,6 +10,8 @@ import torch
 from torch import nn
 
 IN_FEATURES = 16
+#: torch's warning for a scheduler stepped before the optimizer (a regex of its start)
+EARLY_SCHEDULER_STEP = "Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"
 
 
 class Block(nn.Module):
@@ -67,9 +70,11 @@ def make_model(hidden: int, depth: int, seed: int) -> TinyMLP:
 
 def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_size: int, seed: int,
           on_step: Callable[[int, float, float], None] | None = None,
-          clip: Callable[[nn.Module], Any] | None = None) -> Result:
-    """Run `steps` optimizer steps (closure form, so LBFGS works); metric-driven schedulers get the loss;
-    `clip(model)` runs between backward() and the update (a config's gradient clipping)."""
+          clip: Callable[[nn.Module], Any] | None = None, accumulation: int = 1) -> Result:
+    """Run `steps` steps (closure form, so LBFGS works); metric-driven schedulers get the loss; `clip(model)` runs
+    between backward() and the update (a config's gradient clipping). With `accumulation` A > 1 a step is a
+    micro-batch: A micro-batches' gradients (each loss / A) make one optimizer step, after the A-th; the scheduler
+    steps after every micro-batch (optreg.config.run: `train.accumulation_steps`)."""
     from torch.optim.lr_scheduler import ReduceLROnPlateau
 
     teacher = Teacher(seed)
@@ -85,15 +90,35 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
                 clip(model)
             return loss
 
-        loss = float(optimizer.step(closure).detach())
+        if accumulation == 1:
+            loss = float(optimizer.step(closure).detach())
+        else:
+            loss = _micro_batch(model, optimizer, x, y, step, accumulation, clip)
         if scheduler is not None:
-            scheduler.step(loss) if isinstance(scheduler, ReduceLROnPlateau) else scheduler.step()
+            with warnings.catch_warnings():   # under accumulation the first micro-batches step it first, by design
+                warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)
+                scheduler.step(loss) if isinstance(scheduler, ReduceLROnPlateau) else scheduler.step()
         lr = optimizer.param_groups[0]["lr"]
         losses.append(loss)
         lrs.append(float(lr))
         if on_step:
             on_step(step, loss, float(lr))
     return Result(losses, lrs)
+
+
+def _micro_batch(model: nn.Module, optimizer: Any, x: torch.Tensor, y: torch.Tensor, step: int, accumulation: int,
+                 clip: Callable[[nn.Module], Any] | None) -> float:
+    """One micro-batch of gradient accumulation: backward of loss / `accumulation` into the summed gradients
+    (cleared on the first of each window), clipping and the optimizer's step after the last. Its loss."""
+    if step % accumulation == 0:
+        optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    (loss / accumulation).backward()
+    if (step + 1) % accumulation == 0:
+        if clip is not None:
+            clip(model)
+        optimizer.step()
+    return float(loss.detach())
 
 
 def clip_gradients(clip: Any, parameters: Any) -> Any:

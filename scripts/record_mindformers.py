@@ -13,6 +13,8 @@ small stand-ins for the three suite modules they import:
 and then, by file path: mindformers/core/lr/lr_schedule.py, mindformers/core/optim/adamw.py (dev: AdamW),
 mindformers/trainer/optimizer_grouped_parameters.py (dev), and for FP32StateAdamWeightDecay (removed after 1.3)
 mindformers/core/optim/optim.py of tag v1.3.0 (with mindformers.version_control.fix_optim_global_step_sig -> True).
+FP32StateAdamWeightDecay is also recorded on float16 parameters (its moments float32); MindSpore 2.10's CPU
+AdamWeightDecay kernel has no bfloat16 (kernel select fails), so bfloat16 parameters are not recorded.
 
 Run with the Python of a MindSpore 2.10 environment outside the project (`pip install mindspore==2.10.0 "numpy<2"`):
     git clone https://github.com/mindspore-lab/mindformers <dev> && git -C <dev> checkout fd4deebc1
@@ -68,7 +70,7 @@ SCHEDULES = [   # (case, lr_schedule config as a MindFormers YAML writes it)
     ("cosine_annealing_restarts", {"type": "CosineAnnealingWarmRestarts", "base_lr": 1e-3, "t_0": 10,
                                    "t_mult": 2, "eta_min": 1e-5}),
 ]
-OPTIMIZERS = [   # (case, optimizer config, lr_schedule config or None, parameter shapes)
+OPTIMIZERS = [   # (case, optimizer config, lr_schedule config or None, parameter shapes[, parameter dtype])
     ("adamw_cosine", {"type": "AdamW", "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1},
      {"type": "CosineWithWarmUpLR", "learning_rate": 1e-2, "warmup_steps": 1, "total_steps": 10}, SHAPES),
     ("adamw_constant_norm_first", {"type": "AdamW", "betas": [0.8, 0.99], "eps": 1e-6, "weight_decay": 0.05,
@@ -76,6 +78,10 @@ OPTIMIZERS = [   # (case, optimizer config, lr_schedule config or None, paramete
     ("fp32_state_adam_weight_decay", {"type": "FP32StateAdamWeightDecay", "beta1": 0.9, "beta2": 0.95,
                                       "eps": 1e-8, "weight_decay": 0.1},
      {"type": "LinearWithWarmUpLR", "learning_rate": 1e-2, "warmup_steps": 1, "total_steps": 10}, SHAPES),
+    # float16 parameters: the moments stay float32 (MindSpore 2.10's CPU AdamWeightDecay kernel has no bfloat16)
+    ("fp32_state_adam_weight_decay_float16", {"type": "FP32StateAdamWeightDecay", "beta1": 0.9, "beta2": 0.95,
+                                              "eps": 1e-8, "weight_decay": 0.1},
+     {"type": "LinearWithWarmUpLR", "learning_rate": 1e-2, "warmup_steps": 1, "total_steps": 10}, SHAPES, "float16"),
 ]
 
 
@@ -140,13 +146,15 @@ def record_schedules(lr):
     return cases
 
 
-def trajectory(name: str, config: dict, schedule_obj, shapes: dict, classes: dict, grouped) -> dict:
-    """The groups MindFormers makes on the stand-in model and the weights after each of OPT_STEPS steps."""
+def trajectory(name: str, config: dict, schedule_obj, shapes: dict, classes: dict, grouped,
+               dtype: str = "float32") -> dict:
+    """The groups MindFormers makes on the stand-in model (parameters and gradients of `dtype`), the weights after
+    each of OPT_STEPS steps and the dtype of the optimizer's moments."""
     from mindspore import Parameter, Tensor, nn
 
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    init = {n: (0.5 * rng.standard_normal(s)).astype(np.float32) for n, s in shapes.items()}
-    grads = [{n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()} for _ in range(OPT_STEPS)]
+    init = {n: (0.5 * rng.standard_normal(s)).astype(dtype) for n, s in shapes.items()}
+    grads = [{n: rng.standard_normal(s).astype(dtype) for n, s in shapes.items()} for _ in range(OPT_STEPS)]
 
     class Net(nn.Cell):
         def __init__(self):
@@ -166,7 +174,9 @@ def trajectory(name: str, config: dict, schedule_obj, shapes: dict, classes: dic
     for step in grads:
         opt(tuple(Tensor(step[n]) for n in order))
         weights.append({p.name: f32(p.asnumpy()) for p in opt.parameters})
-    return {"shapes": {n: list(s) for n, s in shapes.items()},
+    moments = {str(m.dtype) for attr in ("moments1", "moments2", "exp_avg", "exp_avg_sq")   # AdamWeightDecay's,
+               for m in getattr(opt, attr, ())}                                                # AdamW's
+    return {"shapes": {n: list(s) for n, s in shapes.items()}, "dtype": dtype, "moments": sorted(moments),
             "groups": [{"params": [p.name for p in g["params"]], "weight_decay": float(g["weight_decay"])}
                        for g in groups],
             "init": {n: f32(v) for n, v in init.items()},
@@ -175,12 +185,12 @@ def trajectory(name: str, config: dict, schedule_obj, shapes: dict, classes: dic
 
 def record_optimizers(lr, classes, grouped):
     cases = []
-    for name, config, schedule, shapes in OPTIMIZERS:
+    for name, config, schedule, shapes, *dtype in OPTIMIZERS:
         schedule_obj = None
         if schedule is not None:
             schedule_obj = getattr(lr, schedule["type"])(**{k: v for k, v in schedule.items() if k != "type"})
         cases.append({"name": name, "optimizer": config, "lr_schedule": schedule,
-                      **trajectory(name, config, schedule_obj, shapes, classes, grouped)})
+                      **trajectory(name, config, schedule_obj, shapes, classes, grouped, *dtype)})
     return cases
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import torch
 
 import optreg
+from optreg.train import EARLY_SCHEDULER_STEP
 
 HERE = Path(__file__).parent / "fixtures"
 RTOL = 1e-5          # params: |got - want| <= RTOL·max|want| of the tensor, at every step
@@ -192,12 +194,17 @@ def stand_in(shapes: dict, init: dict) -> torch.nn.Module:
 
 
 def step_and_compare(optimizer, scheduler, params: dict, grads: list, weights: list, tolerance: float = 1e-5,
-                     before_step=None) -> None:
+                     before_step=None, accumulation: int = 1) -> None:
     """Give each recorded step's gradients, step (`before_step()` first, e.g. clip_grad), and compare the weights
-    with the recorded ones within `tolerance` (relative and absolute)."""
+    with the recorded ones within `tolerance` (relative and absolute). With `accumulation` A micro-batches per
+    optimizer step the scheduler steps A times per optimizer step: A - 1 before it, one after (optreg.train)."""
     for step_grads, step_weights in zip(grads, weights):
+        for _ in range(accumulation - 1):
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)
+                scheduler.step()
         for name, p in params.items():
-            p.grad = torch.tensor(step_grads[name]).reshape(p.shape)
+            p.grad = torch.tensor(step_grads[name], dtype=p.dtype).reshape(p.shape)
         if before_step is not None:
             before_step()
         optimizer.step()

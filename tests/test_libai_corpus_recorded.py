@@ -4,7 +4,8 @@ scaling, build_optimizer with get_default_optimizer_params on a stand-in module,
 
 Each file optreg reads is built over the same stand-in in torch with 100 iterations per epoch (the recording's
 dataset): the run length, every group's parameters, weight decay and clipping exactly, every group's lr at the
-recorded iterations within 1e-6 relative, the weights after three optimizer steps (clip_grad() first) within 1e-5.
+recorded iterations within 1e-6 relative, the weights after three optimizer steps (clip_grad() first) within 1e-5;
+in eager mode with gradient accumulation the scheduler steps on every micro-batch (`run.accumulation`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,10 @@ CASES = {c["name"]: c for c in RECORDED["cases"]}
 REFUSED = {"configs/swinv2_imagenet.py", "projects/Couplets/configs/config.py"}
 # files LiBai's loader cannot run without the project's own sys.path set-up (optreg refuses them too)
 NOT_BUILT = {"projects/MAE/configs/mae_finetune.py", "projects/MAE/configs/mae_pretraining.py"}
-EAGER_ACCUMULATION = ("LiBai's eager trainer (graph.enabled = False) steps the scheduler on every micro-batch: "
-                      "train_iter and warmup_iter × num_accumulation_steps iterations, the optimizer stepping on "
-                      "every num_accumulation_steps-th; optreg reads one scheduler step per optimizer step")
-XFAIL = {"projects/Aquila/configs/aquila_sft.py": EAGER_ACCUMULATION,
-         "projects/Baichuan/configs/baichuan_sft.py": EAGER_ACCUMULATION,
-         "projects/Llama/configs/llama_sft.py": EAGER_ACCUMULATION}
+# files LiBai's eager trainer (graph.enabled = False) runs with num_accumulation_steps 8: the scheduler steps on every
+# micro-batch (train_iter and warmup_iter × 8), the optimizer on every 8th
+EAGER_ACCUMULATION = {"projects/Aquila/configs/aquila_sft.py", "projects/Baichuan/configs/baichuan_sft.py",
+                      "projects/Llama/configs/llama_sft.py"}
 
 
 class StandIn(torch.nn.Module):
@@ -58,17 +57,14 @@ def test_every_corpus_file_is_recorded_or_listed():
     assert len(set(CASES) - REFUSED) >= 15
 
 
-def _params(case):
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=XFAIL[name])) if name in XFAIL else name
-            for name in case]
-
-
-@pytest.mark.parametrize("name", _params(sorted(set(CASES) - REFUSED)))
+@pytest.mark.parametrize("name", sorted(set(CASES) - REFUSED))
 def test_libai_corpus_file_builds_what_libai_builds(name):
     case = CASES[name]
     model = StandIn()
     built = optreg.build(str(LIBAI / name), model, steps_per_epoch=RECORDED["steps_per_epoch"])
     assert built.run.steps == case["train_iter"]
+    eager = 1 if case["graph"] else case["num_accumulation_steps"]
+    assert built.run.accumulation == eager and (eager > 1) == (name in EAGER_ACCUMULATION)
     names = {id(p): n for n, p in model.named_parameters()}
     groups = [i for i, g in enumerate(built.optimizer.param_groups) if g["params"]]
     got = [(frozenset(names[id(p)] for p in g["params"]), g["weight_decay"], g.get("clip_grad_max_norm"))
@@ -82,7 +78,7 @@ def test_libai_corpus_file_builds_what_libai_builds(name):
             pytest.approx([lrs[k] for k in order], rel=1e-6), step
     params = dict(model.named_parameters())
     step_and_compare(built.optimizer, built.scheduler, params, RECORDED["grads"], case["weights"],
-                     before_step=built.optimizer.clip_grad)
+                     before_step=built.optimizer.clip_grad, accumulation=built.run.accumulation)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

@@ -130,3 +130,94 @@ def test_scheduler_errors_carry_the_line(tree):
     (item,) = exc.value.errors
     assert item.path == "train.scheduler" and "did you mean 'WarmupCosineLR'" in str(exc.value)
     assert item.location.line == 9 and item.location.file.endswith("main.py")
+
+
+GRAPH = "from .common.models.graph import graph\n"
+
+
+@pytest.fixture
+def eager_tree(tree, tmp_path):
+    """`tree` with LiBai's configs/common/models/graph.py (graph.enabled = True, from the corpus)."""
+    (tmp_path / "configs" / "common" / "models").mkdir()
+    shutil.copy(COMMON / "models" / "graph.py", tmp_path / "configs" / "common" / "models" / "graph.py")
+    return tree
+
+
+def test_eager_accumulation_steps_the_scheduler_on_every_micro_batch(eager_tree):
+    """graph.enabled = False with num_accumulation_steps 4: auto_scale_hyperparams multiplies train_iter (200) and
+    warmup_iter (ceil(200 × 0.05) = 10) by 4 (not ceil(800 × 0.05)); the run counts micro-batches."""
+    e = load_config(eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 4\n"
+                                       "train.warmup_ratio = 0.033\n"))
+    assert e.run.steps == 800 and e.run.accumulation == 4 and e.train.accumulation_steps == 4
+    # ceil(200 × 0.033) = 7 iterations → 28 micro-batches (ceil(800 × 0.033) would be 27)
+    assert e.scheduler["warmup_iters"] == 28 and e.scheduler["scheduler"]["decay_steps"] == 800
+    verdicts = {u.path: u.verdict for u in e.report}
+    assert verdicts["graph.enabled"] == verdicts["train.num_accumulation_steps"] == "exact"
+    assert verdicts["graph.debug"] == "trainer"
+
+
+@pytest.mark.parametrize("extra", ["train.num_accumulation_steps = 4\n",              # graph mode (its default)
+                                   "graph.enabled = False\n",                          # eager, no accumulation
+                                   "graph.enabled = False\ntrain.num_accumulation_steps = 1\n"])
+def test_graph_mode_or_no_accumulation_is_one_step_per_iteration(eager_tree, extra):
+    e = load_config(eager_tree(GRAPH + extra))
+    assert e.run.steps == 200 and e.run.accumulation == 1 and e.scheduler["warmup_iters"] == 10
+    assert "accumulation_steps" not in e.train.model_dump(exclude_defaults=True)
+
+
+def test_eager_accumulation_with_train_epoch_scales_the_epochs_run(eager_tree):
+    """train_epoch: LiBai's run max(train_epoch × iterations per epoch, train_iter), then × A in eager mode."""
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 2\ntrain.train_epoch = 3\n")
+    built = optreg.build(path, Net(), steps_per_epoch=100)
+    assert built.run.steps == 600 and built.run.accumulation == 2
+    experiment = load_config(path).with_run(steps_per_epoch=100)
+    own = experiment.planner.for_model(experiment, Net())   # warmup 2 × ceil(300 × 0.05) = 30 micro-batches
+    assert own.scheduler["warmup_iters"] == 30 and own.scheduler["scheduler"]["decay_steps"] == 600
+
+
+def test_eager_accumulation_trains_through_the_loop(eager_tree):
+    """optreg's loop (`optreg run`'s): the optimizer steps after every 4th micro-batch (scheduler steps 3, 7, 11 by
+    then), with the mean of the 4 micro-batches' gradients; the scheduler steps on each."""
+    import copy
+
+    from optreg.train import Teacher, make_model, train
+
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 4\n")
+    model = make_model(8, 1, 0)
+    twin = copy.deepcopy(model)
+    built = optreg.build(path, model)
+    steps, original = [], built.optimizer.step
+    built.optimizer.step = lambda *a, **k: (steps.append(built.scheduler.last_epoch), original(*a, **k))[1]
+    result = train(model, built.optimizer, built.scheduler, 12, 4, 0, accumulation=built.run.accumulation)
+    assert steps == [3, 7, 11] and len(result.lrs) == 12
+    assert result.lrs == [built.scheduler.base_lrs[0] * built.scheduler.schedules[0](t + 1) for t in range(12)]
+    # one window by hand: the summed gradients of loss / 4, then the optimizer's step at the lr of step 3
+    reference = optreg.build(path, twin)
+    for _ in range(3):
+        reference.scheduler.step()
+    teacher = Teacher(0)
+    for _ in range(4):
+        x, y = teacher.batch(4)
+        (torch.nn.functional.mse_loss(twin(x), y) / 4).backward()
+    reference.optimizer.step()
+    first = make_model(8, 1, 0)
+    again = optreg.build(path, first)
+    train(first, again.optimizer, again.scheduler, 4, 4, 0, accumulation=4)
+    for a, b in zip(first.parameters(), twin.parameters()):
+        assert torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("extra, path, words, where", [
+    ("graph.enabled = False\ntrain.global_batch_size = 64\ntrain.train_micro_batch_size = 8\n",
+     "train.num_accumulation_steps", "data-parallel size", "train.py"),   # LiBai's default there: None
+    ("from .common.models.missing import graph\ngraph.enabled = False\ntrain.num_accumulation_steps = 4\n",
+     "graph", "give the graph config", "main.py"),
+    ("graph.enabled = 0\ntrain.num_accumulation_steps = 4\n", "graph.enabled", "True or False", "main.py"),
+])
+def test_accumulation_that_depends_on_what_the_file_does_not_say_is_located(eager_tree, extra, path, words, where):
+    text = extra if "missing" in extra else GRAPH + extra
+    with pytest.raises(ConfigError) as exc:
+        load_config(eager_tree(text))
+    (item,) = exc.value.errors
+    assert item.path == path and words in item.message
+    assert item.location is not None and item.location.file.endswith(where)

@@ -54,12 +54,31 @@ def test_translates_to_optreg_form_with_the_run_length():
     e = load_config(BASE.format(opt="FP32StateAdamWeightDecay", lr="CosineWithWarmUpLR"))
     assert e.format == "mindformers" and e.dialect == "mindspore"
     assert e.optimizer == {"name": "AdamWeightDecay", "dialect": "mindspore", "beta1": 0.9, "beta2": 0.95,
-                           "eps": 1e-8, "weight_decay": 0.1}
+                           "eps": 1e-8, "weight_decay": 0.1, "state_dtype": "float32"}
     # sink mode: int(25 / 2 * 2) * 2 = 50 steps (MindFormers' check_runner_config, then epochs × sink_size)
     assert e.scheduler["total_steps"] == 50 and e.run.steps == 50
     assert e.clip.max_norm == 1.0
     verdicts = {k.path: k.verdict for k in e.report}
-    assert verdicts["optimizer.type"] == "approximate" and verdicts["runner_config.batch_size"] == "trainer"
+    assert verdicts["optimizer.type"] == "exact" and verdicts["runner_config.batch_size"] == "trainer"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("opt, state", [("FP32StateAdamWeightDecay", torch.float32), ("fp32_adamw", torch.float32),
+                                        ("FusedAdamWeightDecay", torch.float32), ("AdamWeightDecay", None),
+                                        ("adamw", None)])
+def test_fp32_state_types_keep_float32_moments_on_half_parameters(opt, state, dtype):
+    """MindFormers 1.3's FP32StateAdamWeightDecay (alias fp32_adamw) and FusedAdamWeightDecay clone their moments as
+    float32 whatever the parameter dtype (`state_dtype: float32`); mindspore.nn.AdamWeightDecay (alias adamw) clones
+    them in the parameter's dtype. The parameters keep their dtype."""
+    model = Net().to(dtype)
+    b = optreg.build(BASE.format(opt=opt, lr="CosineWithWarmUpLR"), model)
+    assert {g["state_dtype"] for g in b.optimizer.param_groups} == {"float32" if state else None}
+    for p in model.parameters():
+        p.grad = torch.ones_like(p)
+    b.optimizer.step()
+    for p in model.parameters():
+        assert p.dtype == dtype
+        assert {b.optimizer.state[p][k].dtype for k in ("exp_avg", "exp_avg_sq")} == {state or dtype}
 
 
 def test_cosine_with_warmup_values_follow_mindformers_formula():

@@ -45,12 +45,12 @@ LIBAI_EXPECTED = {
     "configs/swinv2_imagenet.py": "def",
     "configs/t5_large_pretrain.py": (10000, 0, "CosineDecayLR"),
     "configs/vit_imagenet.py": (30000, 500, "CosineDecayLR"),
-    "projects/Aquila/configs/aquila_sft.py": (500, 167, "ExponentialLR"),
-    "projects/Baichuan/configs/baichuan_sft.py": (300, 100, "ExponentialLR"),
+    "projects/Aquila/configs/aquila_sft.py": (4000, 1336, "ExponentialLR"),   # eager, 8 micro-batches: × 8
+    "projects/Baichuan/configs/baichuan_sft.py": (2400, 800, "ExponentialLR"),   # eager, × 8
     "projects/ChatGLM/configs/chatglm_sft.py": (300, 120, "ExponentialLR"),
     "projects/ConvNeXT/configs/convnext_imagenet.py": (30000, 500, "CosineDecayLR"),
     "projects/Couplets/configs/config.py": "__file__",
-    "projects/Llama/configs/llama_sft.py": (300, 100, "ExponentialLR"),
+    "projects/Llama/configs/llama_sft.py": (2400, 800, "ExponentialLR"),   # eager, × 8
     "projects/MAE/configs/mae_finetune.py": "if",
     "projects/MAE/configs/mae_pretraining.py": "optim.params._target_",
     "projects/MOCOV3/configs/moco_pretrain.py": (30000, 4000, "CosineDecayLR"),

@@ -49,7 +49,9 @@ COMMON_DOCS = {
                          "device (OneFlow's option), so that a step of an element-wise update (and, fused, of "
                          "LAMB) runs over the whole group at once; the group's parameters then share one storage",
     "state_dtype": "store the optimizer state shaped like each parameter in fewer bytes: null (the parameter's "
-                   "dtype), 'bfloat16' (round to nearest even, arithmetic in float32) or 'int8' (8-bit codes in "
+                   "dtype), 'float32' (float32 for any parameter dtype; a half-precision parameter's step in "
+                   "float32, the parameter rounded once), 'bfloat16' (round to nearest even, arithmetic in float32) "
+                   "or 'int8' (8-bit codes in "
                    "blocks of 256 with a float32 absmax per block; parameters under 4,096 elements keep float32)",
     "use_nesterov": "use Nesterov momentum",
     "amsgrad": "use the AMSGrad variant (maximum of past second moments)",

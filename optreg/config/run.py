@@ -8,8 +8,13 @@ Run length, from the first source that gives one:
 `--steps` replaces what the file says (a command line's last word); the format's own length (Cerebras Model Zoo's
 `max_steps`, its trainer's run) applies only when nothing else gives one; any two other sources that both give a
 length and disagree are a ConfigError naming both. steps_per_epoch (E) comes from `build(steps_per_epoch=)` or
-`train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is called once per optimizer
-step, so a run of N steps evaluates every schedule at steps 0 .. N-1.
+`train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is called once per step, so a
+run of N steps evaluates every schedule at steps 0 .. N-1.
+
+`train.accumulation_steps: A` (gradient accumulation, as LiBai's eager trainer runs it): a step is a micro-batch;
+the gradients of A micro-batches are summed (each loss divided by A), the optimizer steps after every A-th, and the
+scheduler steps after every micro-batch, so the schedule counts micro-batches and a run of N steps makes N / A
+optimizer steps.
 """
 
 from __future__ import annotations
@@ -30,15 +35,17 @@ STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `o
 class TrainSpec(BaseModel):
     """`train:`: the run's length and the built-in job of `optreg run` (a small MLP on synthetic regression data).
 
-    steps            optimizer steps of the run (None: not given; `optreg run` runs 100 when nothing gives a length);
-    epochs           epochs of the run: with steps_per_epoch, a length of epochs × steps_per_epoch;
-    steps_per_epoch  optimizer steps per epoch (what `by_epoch` schedules count in; a dataloader's length)."""
+    steps              steps of the run (None: not given; `optreg run` runs 100 when nothing gives a length);
+    epochs             epochs of the run: with steps_per_epoch, a length of epochs × steps_per_epoch;
+    steps_per_epoch    steps per epoch (what `by_epoch` schedules count in; a dataloader's length);
+    accumulation_steps micro-batches per optimizer step (1: every step is an optimizer step; see the module doc)."""
 
     model_config = ConfigDict(extra="forbid")
 
     steps: Optional[PosInt] = None
     epochs: Optional[PosInt] = None
     steps_per_epoch: Optional[PosInt] = None
+    accumulation_steps: PosInt = 1
     batch_size: PosInt = 32
     seed: NonNegInt = 0
     hidden: PosInt = 32
@@ -47,12 +54,14 @@ class TrainSpec(BaseModel):
 
 @dataclass(frozen=True)
 class RunLength:
-    """The run a plan is made for: its optimizer steps (None: not known, so nothing is checked against it), the
-    steps per epoch (None: not known) and where the length came from (named in messages)."""
+    """The run a plan is made for: its steps (None: not known, so nothing is checked against it), the steps per
+    epoch (None: not known), where the length came from (named in messages) and the micro-batches per optimizer
+    step (`accumulation`: the schedule steps on each, the optimizer on every accumulation-th)."""
 
     steps: int | None = None
     steps_per_epoch: int | None = None
     source: str | None = None
+    accumulation: int = 1
 
     @property
     def known(self) -> bool:
@@ -79,18 +88,19 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     if train.epochs is not None and per_epoch is not None:   # epochs alone: the dataloader's length comes later
         sources.append((f"train.epochs × steps_per_epoch = {train.epochs} × {per_epoch} = "
                             f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
+    accumulation = train.accumulation_steps
     if not sources and format_steps is not None:   # the format's own (Model Zoo's max_steps): a fallback only
-        return RunLength(format_steps[0], per_epoch, format_steps[1])
+        return RunLength(format_steps[0], per_epoch, format_steps[1], accumulation)
     if not sources and format_epochs is not None and per_epoch is not None:
-        return RunLength(format_epochs[0] * per_epoch, per_epoch, format_epochs[1])
+        return RunLength(format_epochs[0] * per_epoch, per_epoch, format_epochs[1], accumulation)
     if not sources:
-        return RunLength(None, per_epoch, None)
+        return RunLength(None, per_epoch, None, accumulation)
     first = sources[0]
     for other in sources[1:]:
         if other[1] != first[1]:
             where = other[2] if other[2] not in ("total_steps=", STEPS_KEY) else "train.steps"
             errors.add(where, f"{first[0]} and {other[0]} disagree on the run length; give one")
-    return RunLength(first[1], per_epoch, first[2])
+    return RunLength(first[1], per_epoch, first[2], accumulation)
 
 
 def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:

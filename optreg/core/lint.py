@@ -56,15 +56,16 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
     if schedule is None or key != "lr":
         return out
     values = plan.values or {}
+    first_step = getattr(run, "accumulation", 1) - 1   # the optimizer's first step is after the first micro-batches
     # absolute: warmups from 0 are usual; no bases: the groups' values are unknown (a per-step lr table, THOR's)
     for i, base in enumerate(bases if bases is not None and schedule.values == "factor" else []):
         try:
-            first = schedule.apply(0, base)
+            first = schedule.apply(first_step, base)
         except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
             return out
         if first == 0 and base > 0:
-            out.append(f"{path}: the lr at step 0 is 0 (group {i}'s lr {base:g}): the first optimizer step updates "
-                       f"nothing; start above 0 ({_start_keys(plan, path)})")
+            out.append(f"{path}: the lr at step {first_step} is 0 (group {i}'s lr {base:g}): the first optimizer "
+                       f"step updates nothing; start above 0 ({_start_keys(plan, path)})")
             break
     for name in MIN_KEYS:
         floor = values.get(name)

@@ -95,7 +95,7 @@ StrictOpenUnit = strict_number(gt=0, lt=1)
 IncreasingInts = Annotated[list[NonNegInt], AfterValidator(_increasing)]
 OptionalBool = Optional[Bool]
 #: a first-party optimizer's `state_dtype` (`optreg.stages.state_codec`)
-StateDtype = Optional[Literal["bfloat16", "int8"]]
+StateDtype = Optional[Literal["float32", "bfloat16", "int8"]]
 
 
 def _step_function(value: Any) -> Any:

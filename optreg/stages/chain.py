@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping
 import torch
 
 from optreg.stages.ops import Ops
-from optreg.stages.state_codec import close_state, open_state, scale_name
+from optreg.stages.state_codec import close_state, narrow_, open_state, scale_name, widen, widened
 
 
 @dataclass
@@ -241,15 +241,23 @@ class Chain(tuple):
 
     def apply(self, b: Batch) -> None:
         """Each stage in turn; state stored in fewer bytes (`state_dtype`) is decoded for the stages and
-        encoded back after them (inside the compiled step under `fused`)."""
-        opened = None
+        encoded back after them (inside the compiled step under `fused`); under "float32" the stages of a
+        half-precision batch run on float32 copies of its parameters and gradients, and the parameters take
+        the result rounded once."""
+        opened = halves = None
         if b.hp.get("state_dtype"):
             maps = self.shrinks
             b.state, opened = open_state(maps, b.state, b.params)
+            if widened(b.params, b.hp):
+                halves = b.params
+                b.params, b.u = widen(halves), widen(b.u)
         for stage in self:
             stage.apply(b)
         if opened:
             close_state(maps, b.state, opened)
+        if halves is not None:
+            narrow_(halves, b.params)
+            b.params = halves
 
     def describe(self) -> str:
         """The stages in order, with their settings: `CoupledDecay → AdamMoments → AdamDirection(eps='hat')`."""

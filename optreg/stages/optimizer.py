@@ -11,8 +11,8 @@ the dialect features of the base class, sparse gradients) and the choice of exec
             super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay),
                              foreach=foreach, fused=fused)
 
-`state_dtype` (null, "bfloat16" or "int8"), per param group, stores the state a chain names in its
-stages' `shrinks` in fewer bytes (`optreg.stages.state_codec`).
+`state_dtype` (null, "float32", "bfloat16" or "int8"), per param group, stores the state a chain names in its
+stages' `shrinks` in fewer bytes, or in float32 over half-precision parameters (`optreg.stages.state_codec`).
 
 Executions are chosen with torch's option names, per param group: `foreach=True` (multi-tensor
 operations), `fused=True` (compiled with torch.compile), otherwise eager (per tensor).

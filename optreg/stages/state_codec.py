@@ -1,6 +1,11 @@
 """Optimizer state in fewer bytes: the `state_dtype` group option and the codecs that store a chain's state.
 
     null        the state in the parameter's dtype (the default)
+    "float32"   state shaped like the parameter stored as float32 whatever the parameter's dtype, and the step
+                of a bfloat16 / float16 parameter computed in float32 (the parameter and its gradient widened),
+                the parameter written back in its dtype (round to nearest even) once per step: MindFormers'
+                FP32StateAdamWeightDecay (MindFormers 1.3 on MindSpore 2.x). Float32 and float64 parameters
+                are as under null
     "bfloat16"  state shaped like the parameter stored as bfloat16 (round to nearest even), the arithmetic
                 in float32: 2 bytes a value instead of 4
     "int8"      state shaped like the parameter stored as 8-bit codes in blocks of BLOCK_SIZE consecutive
@@ -44,7 +49,9 @@ import torch
 from optreg.errors import ConfigError
 
 #: the values of the `state_dtype` option
-STATE_DTYPES = (None, "bfloat16", "int8")
+STATE_DTYPES = (None, "float32", "bfloat16", "int8")
+#: parameter dtypes whose step `state_dtype: "float32"` computes in float32
+HALF = (torch.bfloat16, torch.float16)
 #: elements per int8 block (one float32 absmax each)
 BLOCK_SIZE = 256
 #: a parameter with fewer elements keeps float32 state under "int8" (outside a contiguous group)
@@ -73,7 +80,7 @@ def check_state_dtype(value: Any, path: str = "state_dtype") -> Any:
 
     close = difflib.get_close_matches(str(value), [v for v in STATE_DTYPES if v], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ConfigError(f"must be null, 'bfloat16' or 'int8', got {value!r}{hint}", path)
+    raise ConfigError(f"must be null, 'float32', 'bfloat16' or 'int8', got {value!r}{hint}", path)
 
 
 def scale_name(name: str) -> str:
@@ -94,20 +101,27 @@ def blocks(numel: int) -> int:
 
 
 def form(p: torch.Tensor, state_dtype: str | None, contiguous: bool = False) -> str | None:
-    """How a shrinking state of parameter `p` is stored: "bfloat16", "int8" or None (as it is)."""
+    """How a shrinking state of parameter `p` is stored: "float32", "bfloat16", "int8" or None (as it is)."""
     if state_dtype is None or not p.is_floating_point() or p.dim() == 0:
         return None
+    if state_dtype == "float32":
+        return "float32" if p.dtype in HALF else None
     if state_dtype == "bfloat16":
         return "bfloat16" if p.element_size() > 2 else None
     return "int8" if p.numel() >= MIN_INT8_ELEMENTS or contiguous else None
 
 
-def stored_form(state: Mapping[str, Any], name: str) -> str | None:
-    """The form a state tensor has now (after a load, say): "int8" with scales, "bfloat16", else None."""
+def stored_form(state: Mapping[str, Any], name: str, p: torch.Tensor) -> str | None:
+    """The form a state tensor of parameter `p` has now (after a load, say): "int8" with scales, "bfloat16",
+    "float32" (wider than a half-precision `p`), else None."""
     if scale_name(name) in state:
         return "int8"
     value = state.get(name)
-    return "bfloat16" if isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16 else None
+    if not isinstance(value, torch.Tensor):
+        return None
+    if value.dtype == torch.bfloat16:
+        return "bfloat16"
+    return "float32" if value.dtype == torch.float32 and p.dtype in HALF else None
 
 
 def store(state: dict[str, Any], maps: Mapping[str, str], p: torch.Tensor, target: str | None) -> dict[str, Any]:
@@ -117,14 +131,14 @@ def store(state: dict[str, Any], maps: Mapping[str, str], p: torch.Tensor, targe
         value = state.get(name)
         if not isinstance(value, torch.Tensor) or value.dim() == 0 or value.numel() != p.numel():
             continue
-        now = stored_form(state, name)
+        now = stored_form(state, name, p)
         if now == target and (now != "int8" or value.dtype == CODE_DTYPE[kind]):
             continue
         work = decode(value, state.pop(scale_name(name), None), kind, _work_dtype(p))
         if target is None:
             state[name] = work.to(p.dtype)
-        elif target == "bfloat16":
-            state[name] = work.to(torch.bfloat16)
+        elif target in ("bfloat16", "float32"):
+            state[name] = work.to(getattr(torch, target))
         else:
             codes = torch.empty(value.shape, dtype=CODE_DTYPE[kind], device=value.device)
             scales = torch.empty(blocks(value.numel()), dtype=torch.float32, device=value.device)
@@ -266,6 +280,22 @@ def close_state(maps: Mapping[str, str], work: Mapping[str, list[torch.Tensor]],
             encode_(stored, scales[i] if scales else None, value, maps[name])
 
 
+def widened(b_params: Sequence[torch.Tensor], hp: Mapping[str, Any]) -> bool:
+    """Whether a batch steps in float32 over its half-precision parameters (`state_dtype: "float32"`)."""
+    return hp.get("state_dtype") == "float32" and bool(b_params) and b_params[0].dtype in HALF
+
+
+def widen(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Float32 work copies of half-precision tensors (exact)."""
+    return [t.to(torch.float32) for t in tensors]
+
+
+def narrow_(params: Sequence[torch.Tensor], work: Sequence[torch.Tensor]) -> None:
+    """Write the float32 work parameters back into the half-precision parameters (round to nearest even)."""
+    for p, w in zip(params, work):
+        p.copy_(w)
+
+
 @contextlib.contextmanager
 def decoded(state: dict[str, Any], maps: Mapping[str, str], p: torch.Tensor) -> Iterator[dict[str, Any]]:
     """A parameter's state with its stored tensors decoded (for an update of some rows: a sparse gradient's),
@@ -288,4 +318,5 @@ def summary(maps: Mapping[str, str]) -> str:
     floors = "; ".join(f"{kind}: {FLOOR[kind]:.1e} of the block absmax" for kind in sorted(set(maps.values())))
     return (f"shrinks {names}; the rest stays as it is. One store's error: bfloat16 ≤ {RELATIVE_ERROR['bfloat16']:.2%} "
             f"relative; int8 ≤ {RELATIVE_ERROR['int8']:.2%} relative above a floor ({floors}), at most the floor "
-            f"below it; int8 from {MIN_INT8_ELEMENTS} elements (any size in a contiguous group)")
+            f"below it; int8 from {MIN_INT8_ELEMENTS} elements (any size in a contiguous group); float32: these "
+            f"in float32 over bfloat16/float16 parameters, their step in float32")

@@ -282,7 +282,8 @@ def _optimizer(raw: Any, scheduled: bool, scale: float, report: list, errors: Co
         errors.extend(exc)
         return None
     report.append(KeyUse("optimizer.type", "approximate" if why else "exact", why or
-                         f"{section['dialect']}.{section['name']}"))
+                         f"{section['dialect']}.{section['name']}" +
+                         (f" with state_dtype {section['state_dtype']}" if "state_dtype" in section else "")))
     for key in options:
         report.append(KeyUse(join_path("optimizer", key), "exact", "MindFormers' parameter groups: 0 for 1-D "
                                                                    "parameters and biases" if key == "weight_decay"

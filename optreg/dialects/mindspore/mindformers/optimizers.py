@@ -6,8 +6,11 @@ aliases. Each is translated to the optreg row with the same numerics:
 - AdamW (mindformers.core.optim.adamw, `use_fused: false`): p ← p(1 - lr·λ), then Adam with bias correction and
   eps outside √(v/(1-β2^t)): torch's AdamW (mindspore_mint.AdamW), its state in float32;
 - AdamW with `use_fused: true` and FusedAdamW: mint's fused AdamW kernel (mindspore_mint.FusedAdamW);
-- FP32StateAdamWeightDecay / FusedAdamWeightDecay / `adamw` (1.3's alias): MindSpore's AdamWeightDecay (no bias
-  correction; the state in float32, which optreg keeps in the parameter's dtype);
+- FP32StateAdamWeightDecay / FusedAdamWeightDecay (1.3, aliases `fp32_adamw` / `fused_adamw`): MindSpore's
+  AdamWeightDecay (no bias correction) with its moments in float32 for any parameter dtype (1.3's `clone_state`
+  makes them float32) and MindSpore's AdamWeightDecay kernel stepping a half-precision parameter in float32:
+  `state_dtype: float32` (the moments float32, the step in float32, the parameter rounded to its dtype once);
+- `adamw` (1.3's alias of mindspore.nn.AdamWeightDecay): the moments in the parameter's dtype;
 - a class of mindspore.nn.optim: the mindspore dialect's row of that name.
 """
 
@@ -21,18 +24,18 @@ from optreg.errors import ConfigError, ErrorItem, closest, show
 OWN_TYPES: dict[str, tuple[str, str, str]] = {
     "AdamW": ("mindspore_mint", "AdamW", ""),
     "FusedAdamW": ("mindspore_mint", "FusedAdamW", ""),
-    "FP32StateAdamWeightDecay": ("mindspore", "AdamWeightDecay",
-                                 "MindFormers keeps the moments in float32 for any parameter dtype; optreg keeps them "
-                                 "in the parameter's dtype (the same for float32 parameters)"),
-    "fp32_adamw": ("mindspore", "AdamWeightDecay", ""),
-    "FusedAdamWeightDecay": ("mindspore", "AdamWeightDecay",
-                             "MindFormers' fused kernel (P.AdamWeightDecay) casts the gradient to the parameter's "
-                             "dtype; the update is AdamWeightDecay's"),
-    "fused_adamw": ("mindspore", "AdamWeightDecay", ""),
+    "FP32StateAdamWeightDecay": ("mindspore", "AdamWeightDecay", ""),
+    "FusedAdamWeightDecay": ("mindspore", "AdamWeightDecay", ""),
     "adamw": ("mindspore", "AdamWeightDecay", "MindFormers 1.3's alias of mindspore.nn.AdamWeightDecay"),
     "adam": ("mindspore", "Adam", ""), "sgd": ("mindspore", "SGD", ""), "adagrad": ("mindspore", "Adagrad", ""),
     "adafactor": ("mindspore", "AdaFactor", ""),
 }
+#: MindFormers' lower-case aliases of its own classes (1.3's register_mf_optim)
+ALIASES = {"fp32_adamw": "FP32StateAdamWeightDecay", "fused_adamw": "FusedAdamWeightDecay"}
+#: options a MindFormers type sets on its optreg optimizer: both 1.3 classes keep float32 moments for any parameter
+#: dtype and step through P.AdamWeightDecay, which computes a half-precision parameter's update in float32
+OWN_OPTIONS = {"FP32StateAdamWeightDecay": {"state_dtype": "float32"},
+               "FusedAdamWeightDecay": {"state_dtype": "float32"}}
 #: MindFormers' types that optreg does not build, and why
 UNSUPPORTED = {
     "Came": "MindFormers' CAME (confidence-guided factored moments) is not an optreg optimizer",
@@ -59,13 +62,14 @@ def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[di
         if not isinstance(fused, bool):
             raise ConfigError(f"must be true or false, got {show(fused)}", f"{path.rsplit('.', 1)[0]}.use_fused")
         type_name = "FusedAdamW" if fused else type_name
+    type_name = ALIASES.get(type_name, type_name)
     if type_name in OWN_TYPES:
         dialect, name, why = OWN_TYPES[type_name]
     elif type_name in NN_CLASSES:
         dialect, name, why = "mindspore", type_name, ""
     else:
-        known = [*OWN_TYPES, *NN_CLASSES, *UNSUPPORTED]
+        known = [*OWN_TYPES, *ALIASES, *NN_CLASSES, *UNSUPPORTED]
         raise ConfigError([ErrorItem(path, f"unknown MindFormers optimizer type {show(type_name)}; MindFormers "
                                            f"registers {', '.join(sorted(set(known)))}", None,
                                      closest(type_name, known))])
-    return {"name": name, "dialect": dialect, **options}, why
+    return {"name": name, "dialect": dialect, **options, **OWN_OPTIONS.get(type_name, {})}, why

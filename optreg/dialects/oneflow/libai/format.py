@@ -13,7 +13,12 @@ dialect:
   (milestones are ratios of the run); a warmup of 0 is the scheduler alone, as LiBai returns it;
 - the run length: train.train_iter, or max(train_iter, train_epoch × iterations per epoch) with `train.train_epoch`
   (iterations per epoch are the dataset's: `build(..., steps_per_epoch=)`; the scheduler is then translated when the
-  experiment is planned).
+  experiment is planned);
+- eager mode (`graph.enabled = False`) with `train.num_accumulation_steps` A > 1: the EagerTrainer feeds micro-batches,
+  so auto_scale_hyperparams multiplies train_iter and warmup_iter (each as graph mode computes it) by A and the
+  scheduler steps on every micro-batch, the optimizer on every A-th: `train.accumulation_steps: A` in optreg's own
+  form, a run of A × train_iter steps (milestones ratios of that). Graph mode accumulates inside the graph: one
+  step per train_iter, A is the trainer's.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ class LiBaiFormat:
         return has(data, "optim._target_")
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
-        return [k for k in ("optim", "train") if k in data]
+        return [k for k in ("optim", "train", "graph") if k in data]
 
     def read_python(self, text: str, name: str, path: Any) -> tuple[Any, Any] | None:
         """A LiBai LazyConfig file -> ({"optim":, "train":}, its positions); None when it neither uses LazyCall nor
@@ -100,12 +105,12 @@ class LiBaiFormat:
         reader.marks = Marks(name)
         file = Path(path) if path is not None else Path(name)
         module = reader.read(text, file.resolve() if path is not None else file)
-        data = {k: module.env[k] for k in ("optim", "train") if k in module.env}
+        data = {k: module.env[k] for k in ("optim", "train", "graph") if k in module.env}
         errors = Collector()
         if "optim" not in data:
             errors.add("optim", "required: a LiBai config binds optim (LazyCall(flow.optim.X)(...))")
         for key, value in data.items():
-            if not isinstance(value, Mapping):
+            if not isinstance(value, Mapping) and key != "graph":   # graph: read where the run needs it
                 _not_read(value, key, errors)
         if errors:
             raise ConfigError(errors.items).located(reader.marks)
@@ -126,32 +131,38 @@ class LiBaiFormat:
             errors.add("train", f"expected a mapping, got {show(libai_train)}")
             libai_train = {}
         length = _run_length(libai_train, report, errors)
+        accumulation = _accumulation(libai_train, data.get("graph"), report, errors)
         grouping: dict[str, Any] = {}
         optimizer = _optimizer(data.get("optim"), grouping, report, errors)
         iters, epochs = length or (None, 0)
-        scheduler = _scheduler(libai_train, iters, report, errors) if iters and not epochs else None
+        scheduler = _scheduler(libai_train, iters, report, errors, accumulation) if iters and not epochs else None
         own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer}
         if scheduler is not None:
             own["scheduler"] = scheduler
+        if accumulation > 1:
+            own["train"] = {"accumulation_steps": accumulation}
         experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
-        steps = (iters, "train.train_iter") if iters and not epochs else None
+        steps = (iters * accumulation, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
-        planner = partial(plan_libai, epochs=(deferred, iters, epochs), **grouping)
+        run = (deferred, iters, epochs, accumulation)
+        planner = partial(plan_libai, epochs=run, **grouping)
         planner.keeps = ("optim.params (get_default_optimizer_params' groups)",)   # optreg convert refuses, or
-        planner.for_model = partial(for_model, epochs=(deferred, iters, epochs), **grouping)   # writes --model's
+        planner.for_model = partial(for_model, epochs=run, **grouping)   # writes --model's
         return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
-                                   run=RunLength(*steps[:1], None, steps[1]) if steps else RunLength())
+                                   run=RunLength(steps[0], None, steps[1], accumulation) if steps
+                                   else RunLength(accumulation=accumulation))
 
 
-def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None) -> dict | None:
+def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None,
+                     accumulation: int = 1) -> dict | None:
     """The scheduler section of a config with train_epoch, for a dataset of `per_epoch` iterations per epoch:
-    LiBai's run is max(train_epoch × per_epoch, train_iter)."""
+    LiBai's run is max(train_epoch × per_epoch, train_iter) (× `accumulation` micro-batches in eager mode)."""
     if per_epoch is None:
         raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
                           f"dataset: give them as build(..., steps_per_epoch=)",
                           "train.train_epoch")
     errors = Collector()
-    scheduler = _scheduler(train, max(epochs * per_epoch, iters), [], errors)
+    scheduler = _scheduler(train, max(epochs * per_epoch, iters), [], errors, accumulation)
     errors.raise_if_any()
     return scheduler
 
@@ -193,6 +204,49 @@ def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tu
         errors.add("train.train_iter", "required: the run length (train_iter >= 1, or train_epoch)")
         return None
     return iters, epochs
+
+
+def _accumulation(train: Mapping[str, Any], graph: Any, report: list, errors: Collector) -> int:
+    """The micro-batches per scheduler-counted step: train.num_accumulation_steps in eager mode (`graph.enabled`
+    False), else 1 (graph mode accumulates inside one iteration). None is derived as LiBai's _check_batch_size
+    does: global_batch_size / (train_micro_batch_size × data-parallel size) with both, else 1."""
+    given = train.get("num_accumulation_steps")
+    batches = [train.get(k) for k in ("global_batch_size", "train_micro_batch_size")]
+    derived = None not in batches and batches[0] != batches[1]   # depends on the data-parallel size
+    accumulation = 1 if given in (None, 1) and not derived else _eager_accumulation(given, batches, graph, errors)
+    if isinstance(graph, Mapping):
+        for key in graph:
+            used = key == "enabled" and accumulation > 1
+            report.append(KeyUse(join_path("graph", key), "exact" if used else "trainer",
+                                 "eager: the scheduler steps on every micro-batch" if used else "graph compilation"))
+    if accumulation > 1:
+        report[:] = [use for use in report if use.path != "train.num_accumulation_steps"]
+        report.append(KeyUse("train.num_accumulation_steps", "exact", "micro-batches per optimizer step (eager)"))
+    return accumulation
+
+
+def _eager_accumulation(given: Any, batches: list, graph: Any, errors: Collector) -> int:
+    """`_accumulation` where the file accumulates: A in eager mode, 1 in graph mode."""
+    from optreg.dialects.oneflow.libai.lazy import NotRead
+
+    if isinstance(graph, NotRead):
+        errors.add("graph", f"not read: {graph}; with num_accumulation_steps, eager mode (graph.enabled = False) "
+                            f"steps the scheduler on every micro-batch: give the graph config")
+        return 1
+    enabled = graph.get("enabled", True) if isinstance(graph, Mapping) else True
+    if enabled is True:
+        return 1
+    if not isinstance(enabled, bool):
+        errors.add("graph.enabled", f"must be True or False, got {show(enabled)}")
+        return 1
+    if given is None:
+        errors.add("train.num_accumulation_steps", f"eager mode derives it from global_batch_size / "
+                                                   f"(train_micro_batch_size × the data-parallel size) = "
+                                                   f"{batches[0]} / ({batches[1]} × devices): give it")
+        return 1
+    if _int(given, "train.num_accumulation_steps", errors, low=1) is None:
+        return 1
+    return given
 
 
 def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> dict[str, Any] | None:
@@ -240,8 +294,11 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
     return section
 
 
-def _scheduler(train: Mapping[str, Any], steps: int, report: list, errors: Collector) -> dict[str, Any] | None:
-    """`train.scheduler` -> OneFlow's WarmupLR around the scheduler LiBai's function builds."""
+def _scheduler(train: Mapping[str, Any], iters: int, report: list, errors: Collector,
+               accumulation: int = 1) -> dict[str, Any] | None:
+    """`train.scheduler` -> OneFlow's WarmupLR around the scheduler LiBai's function builds, for a run of `iters`
+    iterations; in eager mode with `accumulation` A micro-batches each, max_iter = A × iters and warmup_iter =
+    A × ceil(iters × warmup_ratio), as auto_scale_hyperparams scales them."""
     raw = train.get("scheduler")
     if raw is None:
         return None
@@ -258,7 +315,7 @@ def _scheduler(train: Mapping[str, Any], steps: int, report: list, errors: Colle
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
         errors.add("train.warmup_ratio", f"must be a number in [0, 1), got {show(ratio)}")
         return None
-    warmup = math.ceil(steps * ratio)
+    warmup, steps = math.ceil(iters * ratio) * accumulation, iters * accumulation
     args = {k: v for k, v in raw.items() if k != "_target_"}
     for key in ("max_iter", "warmup_iter"):
         if key in args:   # DefaultTrainer overwrites them

@@ -38,11 +38,11 @@ def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_deca
 
 
 def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
-              overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0)) -> Any:
+              overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0, 1)) -> Any:
     """The LiBai experiment in optreg's own form for this model: one param_groups rule per set of options LiBai
     gives (every parameter's with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only
-    a rule can carry); with train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch) the scheduler
-    and the length of the run (`optreg convert --model`, and the planner)."""
+    a rule can carry); with train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch, micro-batches
+    per iteration) the scheduler and the length of the run (`optreg convert --model`, and the planner)."""
     from optreg.config.formats import exact_pattern
     from optreg.errors import ConfigError
 
@@ -57,15 +57,15 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
     if rules:
         section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
     changes: dict[str, Any] = {"optimizer": section}
-    train, iters, count = epochs
+    train, iters, count, accumulation = epochs
     if train is not None:   # LiBai's run: max(train_epoch × iterations per epoch, train_iter)
         from optreg.config.run import RunLength
         from optreg.dialects.oneflow.libai.format import schedule_for_run
 
         per_epoch = experiment.run.steps_per_epoch
-        changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch)
+        changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch, accumulation)
         source = "max(train.train_epoch × steps_per_epoch, train.train_iter)"
-        changes["run"] = RunLength(max(count * per_epoch, iters), per_epoch, source)
+        changes["run"] = RunLength(max(count * per_epoch, iters) * accumulation, per_epoch, source, accumulation)
         changes["format_steps"] = (changes["run"].steps, source)
     return dataclasses.replace(experiment, planner=None, **changes)
 
