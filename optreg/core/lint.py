@@ -100,12 +100,12 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     horizon, room = length - warmup, run.steps - warmup
     entry = plan.entry
     owner = _length_owner(plan, path)
-    if owner is None:   # a schedule whose length no option of its sets (NeMo's NoamAnnealing decays for ever)
+    if owner is None:   # a schedule whose length no option of its sets
         return
-    single = owner[0] is not None
-    key = join_path(owner[1], owner[0].entry.length) if single else join_path(path, "schedulers")
-    what = (f"{owner[0].entry.length} {owner[0].values.get(owner[0].entry.length)} spans" if single
-            else "the stages span")
+    sets, option, where = owner
+    single = sets is not None
+    key = join_path(where, option) if single else join_path(path, "schedulers")
+    what = f"{option} {sets.values.get(option)} spans" if single else "the stages span"
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
     unit = " epochs" if per_epoch > 1 else ""
@@ -122,17 +122,20 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
                    f"{'ends early' if early else 'never finishes'}; {change}")
 
 
-def _length_owner(plan: Any, path: str) -> tuple[Any, str] | None:
-    """(the plan whose option sets the length, its path): the plan itself when its row declares the length option,
-    the one scheduler it wraps (`scheduler:`, OneFlow's WarmupLR) recursively; (None, path) for stages whose
-    lengths add up (`schedulers:`); None when no option sets it."""
+def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
+    """(the plan whose option sets the length, that option, its path): the option its row declares, or its closed
+    form's `length_option` (MindFormers' total_steps, which the row leaves undeclared), else that of the one
+    scheduler it wraps (`scheduler:`, OneFlow's WarmupLR); (None, None, path) for stages whose lengths add up
+    (`schedulers:`); None when no option sets it (NeMo's NoamAnnealing decays for ever)."""
     from optreg.core.build import NESTED
 
-    if plan.entry is not None and plan.entry.length:
-        return plan, path
+    option = plan.entry.length if plan.entry is not None and plan.entry.length else \
+        getattr(plan.schedule, "length_option", None)
+    if option:
+        return plan, option, path
     if len(plan.children) == 1 and plan.entry is not None and isinstance(plan.values.get(NESTED[1]), Mapping):
         return _length_owner(plan.children[0], join_path(path, NESTED[1]))
-    return (None, path) if plan.children else None
+    return (None, None, path) if plan.children else None
 
 
 def _closed_form(plan: Any) -> Any:
