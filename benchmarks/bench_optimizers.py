@@ -263,6 +263,10 @@ def references(params: list[torch.Tensor], eight: bool = False) -> dict[str, tor
     return out
 
 
+#: the entries whose steps raised in this run, with the error (printed under the tables)
+FAILED: list[str] = []
+
+
 def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[list[float], list[Row]]:
     """Every entry's rows, and the bandwidth samples: one in-place add per round, beside the optimizers."""
     torch.set_flush_denormal(True)
@@ -277,46 +281,51 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
             ps = [p for g in opt.param_groups for p in g["params"]]
             ref_rows[count][k].bytes, ref_rows[count][k].state = min_bytes(opt, ps), state_per_param(opt, ps)
     for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            kinds = EXECUTIONS + CONTIGUOUS + SHRUNK
-            own_params, fresh, opts, own = {}, {}, {}, {}
-            for count in counts:
-                params = sets[count]
-                own_params[count] = {ex: _copy(params) if ex in CONTIGUOUS + SHRUNK else params for ex in kinds}
-                fresh[count] = {ex: [p.grad for p in ps] for ex, ps in own_params[count].items()
-                                if ex == "contiguous, copy"}
-                opts[count] = {ex: _build(name, ex, own_params[count][ex]) for ex in kinds}
-                own[count] = {ex: Row(name, ex, count) for ex in kinds}
-                for ex, opt in opts[count].items():
-                    own[count][ex].first = _timed(opt.step)
-                    own[count][ex].compile = own[count][ex].first + _timed(wait_compiles)
-                    own[count][ex].bytes = min_bytes(opt, own_params[count][ex])
-                    own[count][ex].state = state_per_param(opt, own_params[count][ex])
-            fam = family(name)
-            peer = next((k for k in refs[counts[0]] if fam and k.startswith("pytorch_optimizer.")
-                         and k.split(".")[1] == PEERS[fam][0]), None)
-            # a round: the bandwidth, then each tensor count's executions beside torch's fused AdamW and the peer
-            for _ in range(rounds):
-                samples.append(bandwidth(quick, 1))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kinds = EXECUTIONS + CONTIGUOUS + SHRUNK
+                own_params, fresh, opts, own = {}, {}, {}, {}
                 for count in counts:
-                    timed = []
+                    params = sets[count]
+                    own_params[count] = {ex: _copy(params) if ex in CONTIGUOUS + SHRUNK else params
+                                         for ex in kinds}
+                    fresh[count] = {ex: [p.grad for p in ps] for ex, ps in own_params[count].items()
+                                    if ex == "contiguous, copy"}
+                    opts[count] = {ex: _build(name, ex, own_params[count][ex]) for ex in kinds}
+                    own[count] = {ex: Row(name, ex, count) for ex in kinds}
                     for ex, opt in opts[count].items():
-                        for p, g in zip(own_params[count][ex], fresh[count].get(ex, ())):
-                            p.grad = g
-                        own[count][ex].times.append(_timed(opt.step))
-                        timed.append(own[count][ex])
-                    beside = (peer, FOR_LOOP.get(name), *(EIGHT_BIT if name == STATE_TARGET else ()))
-                    for other in (k for k in beside if k in refs[count]):
-                        ref_rows[count][other].times.append(_timed(refs[count][other].step))
-                        timed.append(ref_rows[count][other])
-                    _beside(timed, ref_rows[count], refs[count], samples[-1])
-        for count in counts:
-            rows += own[count].values()
-            print(f"{name} ({count} tensors): " + ", ".join(
-                f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", first step {own[count]['fused'].first:.1f} s, compile {own[count]['fused'].compile:.1f} s",
-                file=sys.stderr, flush=True)
-        del opts, own_params, fresh
+                        own[count][ex].first = _timed(opt.step)
+                        own[count][ex].compile = own[count][ex].first + _timed(wait_compiles)
+                        own[count][ex].bytes = min_bytes(opt, own_params[count][ex])
+                        own[count][ex].state = state_per_param(opt, own_params[count][ex])
+                fam = family(name)
+                peer = next((k for k in refs[counts[0]] if fam and k.startswith("pytorch_optimizer.")
+                             and k.split(".")[1] == PEERS[fam][0]), None)
+                # a round: the bandwidth, then each tensor count's executions beside torch's fused AdamW and the peer
+                for _ in range(rounds):
+                    samples.append(bandwidth(quick, 1))
+                    for count in counts:
+                        timed = []
+                        for ex, opt in opts[count].items():
+                            for p, g in zip(own_params[count][ex], fresh[count].get(ex, ())):
+                                p.grad = g
+                            own[count][ex].times.append(_timed(opt.step))
+                            timed.append(own[count][ex])
+                        beside = (peer, FOR_LOOP.get(name), *(EIGHT_BIT if name == STATE_TARGET else ()))
+                        for other in (k for k in beside if k in refs[count]):
+                            ref_rows[count][other].times.append(_timed(refs[count][other].step))
+                            timed.append(ref_rows[count][other])
+                        _beside(timed, ref_rows[count], refs[count], samples[-1])
+            for count in counts:
+                rows += own[count].values()
+                print(f"{name} ({count} tensors): " + ", ".join(
+                    f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", first step {own[count]['fused'].first:.1f} s, compile {own[count]['fused'].compile:.1f} s",
+                    file=sys.stderr, flush=True)
+            del opts, own_params, fresh
+        except Exception as exc:   # one entry that cannot step is reported, and the run goes on
+            FAILED.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+            print(f"{name}: FAILED {FAILED[-1]}", file=sys.stderr, flush=True)
     for _ in range(rounds):
         samples.append(bandwidth(quick, 1))
         for count in counts:
@@ -386,6 +395,8 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
                 ratios.append(f"{b.over(a.times, a.bytes):.2f}" if a and b else "")
             lines.append(f"| {name} | {' | '.join(ratios)} |")
     lines += _targets(by, names, counts)
+    if FAILED:
+        lines += ["", "Entries whose step raised (left out of the tables above):", ""] + [f"- {f}" for f in FAILED]
     return "\n".join(lines)
 
 
