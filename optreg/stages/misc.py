@@ -144,7 +144,7 @@ class Lion(Stage):
         "positive"  1 where c > 0, else -1, as DeepSpeed 0.19's FusedLion (multi_tensor_lion.cu) steps
                     `c > 0 ? -lr : lr`: +lr at ±0 (and at NaN).
     scalars="float32": β, 1 - β and the decay factor 1 - lr·wd in float32 arithmetic, as the kernels'
-    `float` arguments form them. steps=True: the stage updates the parameter itself as DeepSpeed's kernels
+    `float` arguments form them (1 - lr·wd in one rounding: DeepSpeed's compiled kernel fuses it). steps=True: the stage updates the parameter itself as DeepSpeed's kernels
     do, w = w·(1 - lr·wd) - lr·u in one rounding (an FMA; torch's eager and foreach adds on the CPU are
     one), and no `ApplyLR` follows.
     """
@@ -174,7 +174,7 @@ class Lion(Stage):
         hp["neg_lr"] = -float(lr)
         self.record32(hp, lambda: {"betas": (f32(beta1), f32(beta2)), "one_minus_beta1": f32(1.0 - f32(beta1)),
                                    "one_minus_beta2": f32(1.0 - f32(beta2)),
-                                   "lion_decay": f32(1.0 - f32(f32(float(lr)) * f32(wd)))})
+                                   "lion_decay": f32(1.0 - f32(float(lr)) * f32(wd))})   # one rounding: an FMA
 
     def apply(self, b: Batch) -> None:
         ops, hp = b.ops, b.hp
