@@ -144,9 +144,9 @@ class Lion(Stage):
         "positive"  1 where c > 0, else -1, as DeepSpeed 0.19's FusedLion (multi_tensor_lion.cu) steps
                     `c > 0 ? -lr : lr`: +lr at ±0 (and at NaN).
     scalars="float32": β, 1 - β and the decay factor 1 - lr·wd in float32 arithmetic, as the kernels'
-    `float` arguments form them (1 - lr·wd in one rounding: DeepSpeed's compiled kernel fuses it). steps=True: the stage updates the parameter itself as DeepSpeed's kernels
-    do, w = w·(1 - lr·wd) - lr·u in one rounding (an FMA; torch's eager and foreach adds on the CPU are
-    one), and no `ApplyLR` follows.
+    `float` arguments form them (1 - lr·wd in one rounding: DeepSpeed's compiled kernel fuses it).
+    steps=True: the stage updates the parameter itself as DeepSpeed's kernels do, w = w·(1 - lr·wd) - lr·u
+    in one rounding (an FMA; torch's eager and foreach adds on the CPU are one), and no `ApplyLR` follows.
     """
 
     state_names = ("exp_avg",)

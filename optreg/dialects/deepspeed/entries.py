@@ -18,10 +18,14 @@ ROWS = [
             "The update is -copysign(lr, c), not -lr·sign(c): where the interpolation c is exactly +0 (a gradient "
             "and a momentum both zero: an embedding row no batch has used, a weight whose gradient is zero) the "
             "weight moves by -lr at every step (and decays), at -0 by +lr; cerebras.Lion's sign(0) = 0 leaves it.",
-            "Float32 as the kernel: β, 1 - β and 1 - lr·wd formed in float32 arithmetic; c and the momentum as "
-            "β·m, then the gradient's term added in one rounding (an FMA; so are torch's eager and foreach adds "
-            "on the CPU); the decay multiplies the weight before the step is added (the kernel fuses the two, "
-            "one float32 rounding apart).",
+            "Float32 as the kernel computes it: β, 1 - β and 1 - lr·wd formed in float32 arithmetic (1 - lr·wd in "
+            "one rounding); c and the momentum as β·m, then the gradient's term added in one rounding; the weight "
+            "as w·(1 - lr·wd) - copysign(lr, c) in one rounding. Each is an FMA in the kernel and in torch's eager "
+            "and foreach adds on the CPU, so the weights are DeepSpeed's to the bit there (the recorded cases and "
+            "2000 random steps); under `fused` (torch.compile) the adds round twice, a float32 rounding apart. "
+            "DeepSpeed's own scalar loop over the elements past a tensor's last full SIMD block (size mod 16 with "
+            "AVX-512) rounds the momentum's two terms apart: a momentum there can differ from optreg's in its last "
+            "bit.",
             "DeepSpeed builds it for `Lion` under zero_optimization.offload_optimizer (cpu or nvme); without, "
             "FusedLion (deepspeed.FusedLion), which differs at c = ±0 only.",
             DEFAULTS,
