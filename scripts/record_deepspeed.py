@@ -16,7 +16,7 @@ the case's run length, as the Hugging Face integration fills it. Recorded: each 
 group's lr before the optimizer step at the recorded steps (the constructor's value first, `step()` after each
 optimizer step, as the engine does) and, for an optimizer with betas, every group's betas beside it (OneCycle's
 momentum cycling); the weights after each of three optimizer steps, with seeded gradients clipped
-to gradient_clipping as the engine clips them.
+to gradient_clipping as the engine clips them (zero in the rows ZERO_ROWS names: an embedding row no batch uses).
 """
 
 from __future__ import annotations
@@ -89,7 +89,15 @@ KERNELS = [   # (name, optimizer, scheduler, run length): DeepSpeed's CPU kernel
     ("lion_offload_one_cycle", {"type": "Lion", "params": {"weight_decay": 0.01}},
      {"type": "OneCycle", "params": {"cycle_min_lr": 0.0001, "cycle_max_lr": 0.001, "cycle_first_step_size": 8}},
      30),
+    ("lion_offload_unused_rows", {"type": "Lion", "params": {"lr": 0.001, "betas": [0.9, 0.99],
+                                                             "weight_decay": 0.1}},
+     {"type": "WarmupLR", "params": {"warmup_num_steps": 5, "warmup_type": "linear"}}, 20),
+    ("lion_offload_unused_rows_no_decay", {"type": "Lion", "params": {"lr": 0.002}}, None, 20),
 ]
+#: case -> parameter -> rows whose gradient is zero at every step: with a zero momentum, Lion's interpolation is
+#: exactly 0 there (DeepSpeedCPULion then steps -lr)
+ZERO_ROWS = {"lion_offload_unused_rows": {"embeddings.weight": [2, 3, 4]},
+             "lion_offload_unused_rows_no_decay": {"embeddings.weight": [0, 5], "classifier.bias": [1]}}
 
 
 class Engine:
@@ -149,7 +157,7 @@ def record(name: str, config: dict, total: int, source: dict) -> dict:
                                                                    params["cycle_first_step_size"]))
     wanted = set(stand_in.recorded_steps(total, bounds))
     case.update(stand_in.run(name, net, optimizer, scheduler, total, wanted, config.get("gradient_clipping", 0),
-                             betas=True))
+                             betas=True, zero_rows=ZERO_ROWS.get(name)))
     return case
 
 

@@ -56,15 +56,19 @@ def recorded_steps(total: int, boundaries: list[int]) -> list[int]:
 
 
 def run(name: str, net: nn.Module, optimizer, scheduler, steps: int, wanted: set, clip: float | None,
-        betas: bool = False) -> dict:
+        betas: bool = False, zero_rows: dict[str, list[int]] | None = None) -> dict:
     """Step a framework's optimizer and scheduler as its training loop does: the lr of every (non-empty) group read
     before each optimizer step in `wanted` (and, with `betas` and an optimizer that has them, each group's betas); for the first WEIGHT_STEPS steps the seeded gradients (clipped to the
     global norm `clip` when > 0), the step, and the weights after it; the scheduler stepped after every step.
+    `zero_rows`: parameter -> the rows whose gradient is zero at every step (an embedding row no batch uses).
     The fixture's init, grads, lrs and weights."""
     from fixture_io import flat
 
     groups = [g for g in optimizer.param_groups if g["params"]]
     grads_ = grads(name, net)
+    for n, rows in (zero_rows or {}).items():
+        for g in grads_:
+            g[n][rows] = 0.0
     out = {"init": {n: flat(p.detach()) for n, p in net.named_parameters()}}
     out["grads"] = {n: [flat(g[n]) for g in grads_] for n in out["init"]}
     lrs, weights, moments = [], {n: [] for n in out["init"]}, []

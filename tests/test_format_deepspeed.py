@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+import torch
 
 import optreg
 from optreg.errors import ConfigError
-from tests.format_replay import FIXTURES, cases, detected, errors_of, replay, sources, unrecorded
+from tests.format_replay import FIXTURES, W_ATOL, cases, detected, errors_of, replay, sources, unrecorded
 
 CASES = cases("deepspeed")
 CORPUS = FIXTURES / "deepspeed" / "corpus"
@@ -182,11 +184,11 @@ def test_one_cycle_momentum_runs_alone(where):
     assert path in items and "also drives the optimizer's betas" in items[path], items
 
 
-@pytest.mark.parametrize("name, offload, kernel, built", [
-    ("adagrad_offload", True, "DeepSpeedCPUAdagrad", "torch.Adagrad"),
-    ("lion_offload", True, "DeepSpeedCPULion", "cerebras.Lion"),
+@pytest.mark.parametrize("name, offload, kernel, built, built_without", [
+    ("adagrad_offload", True, "DeepSpeedCPUAdagrad", "torch.Adagrad", "torch.optim.Adagrad"),
+    ("lion_offload", True, "DeepSpeedCPULion", "deepspeed.Lion", "deepspeed.FusedLion"),
 ])
-def test_cpu_kernels_are_read_from_the_offload_section(name, offload, kernel, built):
+def test_cpu_kernels_are_read_from_the_offload_section(name, offload, kernel, built, built_without):
     case = CASES[[c["name"] for c in CASES].index(name)]
     assert case["optimizer_class"] == kernel
     experiment = optreg.load_config(json.dumps(case["config"]) + "\n")
@@ -194,4 +196,66 @@ def test_cpu_kernels_are_read_from_the_offload_section(name, offload, kernel, bu
     assert kernel in why and built in why
     without = {k: v for k, v in case["config"].items() if k != "zero_optimization"}
     why = {u.path: u.why for u in optreg.load_config(json.dumps(without) + "\n").report}["optimizer.type"]
-    assert kernel not in why   # torch's Adagrad / FusedLion
+    assert kernel not in why and built_without in why   # torch's Adagrad / FusedLion
+
+
+LION = [c for c in CASES if c.get("optimizer_class") == "DeepSpeedCPULion"]
+UNUSED_ROWS = [c for c in LION if "unused_rows" in c["name"]]
+
+
+def _weights(case: dict) -> dict[str, np.ndarray]:
+    """name -> (steps, numel) weights of optreg's build of the case, stepped as the recorder stepped DeepSpeed."""
+    net = STAND_IN_MODEL()
+    for n, p in net.named_parameters():
+        with torch.no_grad():
+            p.copy_(torch.tensor(case["init"][n]).reshape(p.shape))
+    built = optreg.build(case["config"], net, format="deepspeed", total_steps=case["total_steps"])
+    out = {n: [] for n, _ in net.named_parameters()}
+    for step in range(len(case["grads"]["dense.weight"])):
+        for n, p in net.named_parameters():
+            p.grad = torch.tensor(case["grads"][n][step]).reshape(p.shape)
+        built.clip_gradients(net)
+        built.optimizer.step()
+        for n, p in net.named_parameters():
+            out[n].append(p.detach().reshape(-1).numpy().copy())
+        if built.scheduler is not None:
+            built.scheduler.step()
+    return {n: np.array(w) for n, w in out.items()}
+
+
+def _zero_grad_entries(case: dict) -> dict[str, np.ndarray]:
+    """name -> mask of the entries whose recorded gradient is 0 at every step."""
+    return {n: (np.array(g) == 0).all(axis=0) for n, g in case["grads"].items()}
+
+
+def _recorded(case: dict) -> dict[str, np.ndarray]:
+    return {n: np.array(w, dtype=np.float32) for n, w in case["weights"].items()}
+
+
+@pytest.mark.parametrize("case", LION, ids=[c["name"] for c in LION])
+def test_lion_is_deepspeeds_kernel_bit_for_bit(case):
+    """deepspeed.Lion computes DeepSpeedCPULion's float32 arithmetic: every recorded weight to the bit."""
+    got, recorded = _weights(case), _recorded(case)
+    for n in recorded:
+        np.testing.assert_array_equal(got[n], recorded[n], err_msg=n)
+
+
+@pytest.mark.parametrize("case", UNUSED_ROWS, ids=[c["name"] for c in UNUSED_ROWS])
+def test_lion_moves_weights_whose_gradient_and_momentum_are_zero(case, monkeypatch):
+    """DeepSpeedCPULion steps -copysign(lr, β1·m + (1-β1)·g): where the gradient is zero at every step the momentum
+    stays +0 and the weight moves by -lr each step (and decays); deepspeed.Lion replays it (above). cerebras.Lion
+    (the reader's former mapping: sign(0) = 0) leaves those entries and misses them by more than W_ATOL, while it
+    matches everywhere else."""
+    from optreg.readers import deepspeed as reader
+
+    zero, recorded = _zero_grad_entries(case), _recorded(case)
+    assert sum(m.sum() for m in zero.values()) >= 3
+    _, defaults, options, ignored = reader.KERNELS["lion"]
+    former = (("DeepSpeedCPULion", {"name": "Lion", "dialect": "cerebras", "modelzoo_groups": False,
+                                    "lr": 1e-3, "betas": [0.9, 0.999], "weight_decay": 0.0}, ""), None)
+    monkeypatch.setitem(reader.KERNELS, "lion", (former, defaults, options, ignored))
+    old = _weights(case)
+    for n, mask in zero.items():
+        np.testing.assert_allclose(old[n][:, ~mask], recorded[n][:, ~mask], rtol=0, atol=W_ATOL, err_msg=n)
+        if mask.any():
+            assert (np.abs(old[n][-1, mask] - recorded[n][-1, mask]) > W_ATOL).all(), n

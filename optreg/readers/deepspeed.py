@@ -5,8 +5,9 @@ Read into optreg's own form (`optreg convert` writes it out):
   optimizers are read case-insensitively, any other is a `torch.optim` class. `Adam` is AdamW unless
   `adam_w_mode: false` (`AdamW` is AdamW either way); FusedAdam and DeepSpeedCPUAdam compute torch's Adam/AdamW
   update, and `torch_adam: true` builds torch's class itself (whose default weight decay for AdamW is 0.01, where
-  DeepSpeed's kernels default to 0); `Lion` (DeepSpeedCPULion with offload_optimizer, FusedLion without) is
-  cerebras.Lion's update; `Adagrad` with offload_optimizer is DeepSpeedCPUAdagrad, torch's Adagrad without
+  DeepSpeed's kernels default to 0); `Lion` is the `deepspeed` dialect's Lion (DeepSpeedCPULion, with
+  offload_optimizer) or FusedLion (without), which step -lr and +lr where cerebras.Lion's sign(0) = 0 does not move
+  the weight; `Adagrad` with offload_optimizer is DeepSpeedCPUAdagrad, torch's Adagrad without
   lr_decay / initial_accumulator_value (without offload DeepSpeed builds torch's Adagrad itself);
 - `scheduler: {type, params}`: DeepSpeed's lr_schedules (the `deepspeed` dialect, construction-time value
   included; OneCycle's momentum cycling drives betas[0] of an optimizer with betas, and is off without them),
@@ -48,17 +49,22 @@ REFUSED = {
     "muon": "DeepSpeed's Muon (MuonWithAuxAdam) splits the parameters by shape into Muon and Adam halves: not read",
 }
 ADAM = ("adam", "adamw")
-#: DeepSpeed's kernels read as an optreg optimizer: lower-case name -> (the kernels (offloaded, not), optreg's
-#: section, the kernel's defaults, the options it takes, the options it ignores), from DeepSpeed 0.19's
-#: deepspeed/ops: DeepSpeedCPUAdagrad is torch's Adagrad without lr_decay / initial_accumulator_value (grad +=
-#: wd·w; v += grad²; w -= lr·grad/(√v + eps)); DeepSpeedCPULion and FusedLion are cerebras.Lion's update with
-#: decoupled decay (w·(1 - lr·wd) - lr·sign(β1·m + (1-β1)·g); m = β2·m + (1-β2)·g), sign(0) aside
+#: DeepSpeed's kernels read as an optreg optimizer: lower-case name -> (per kernel, offloaded then not: (the kernel,
+#: optreg's section, why), or None where DeepSpeed builds torch's class; the defaults where the section's row has
+#: others; the options it takes; the options it ignores), from DeepSpeed 0.19's deepspeed/ops: DeepSpeedCPUAdagrad
+#: is torch's Adagrad without lr_decay / initial_accumulator_value (grad += wd·w; v += grad²; w -= lr·grad/(√v +
+#: eps)); DeepSpeedCPULion and FusedLion are the `deepspeed` dialect's rows of their own (Lion's update, each with
+#: its own step at an interpolation of exactly 0)
+LION_WHY = ("its kernel steps -copysign(lr, c) with c = β1·m + (1-β1)·g: -lr where c is exactly +0 (a gradient and "
+            "momentum both zero), where cerebras.Lion's sign(0) = 0 does not move the weight")
 KERNELS = {
-    "adagrad": (("DeepSpeedCPUAdagrad", None), {"name": "Adagrad", "dialect": "torch"},
+    "adagrad": ((("DeepSpeedCPUAdagrad", {"name": "Adagrad", "dialect": "torch"}, ""), None),
                 {"lr": 1e-2, "eps": 1e-10, "weight_decay": 0.0}, ("lr", "eps", "weight_decay"), ("amsgrad",)),
-    "lion": (("DeepSpeedCPULion", "FusedLion (a CUDA kernel: the same update)"),
-             {"name": "Lion", "dialect": "cerebras", "modelzoo_groups": False},
-             {"lr": 1e-3, "betas": [0.9, 0.999], "weight_decay": 0.0}, ("lr", "betas", "weight_decay"), ()),
+    "lion": ((("DeepSpeedCPULion", {"name": "Lion", "dialect": "deepspeed"}, LION_WHY),
+              ("FusedLion", {"name": "FusedLion", "dialect": "deepspeed"},
+               "a CUDA kernel, read from its source: it steps `c > 0 ? -lr : lr` with c = β1·m + (1-β1)·g, +lr "
+               "where c is exactly 0, where the offloaded kernel steps -lr and cerebras.Lion 0")),
+             {}, ("lr", "betas", "weight_decay"), ()),
 }
 KERNEL_TRAINER = {"fp32_optimizer_states": "the CPU optimizer's state precision",
                   "set_grad_none": "FusedLion's zero_grad behaviour"}
@@ -110,10 +116,11 @@ def offloaded(data: Mapping[str, Any]) -> bool:
 def read_kernel(low: str, name: str, params: dict[str, Any], offload: bool, report: list,
                 errors: Collector) -> dict[str, Any]:
     """A DeepSpeed kernel of KERNELS (Adagrad offloaded, Lion) -> optreg's section with the kernel's defaults."""
-    (cpu, gpu), section, defaults, options, ignored = KERNELS[low]
-    kernel = cpu if offload else gpu
+    (cpu, gpu), defaults, options, ignored = KERNELS[low]
+    kernel, section, why = cpu if offload else gpu
     report.append(KeyUse("optimizer.type", "exact", f"{name} -> {section['dialect']}.{section['name']} "
-                                                    f"({kernel}{', offload_optimizer' if offload else ''})"))
+                                                    f"({kernel}{', offload_optimizer' if offload else ''})"
+                                                    f"{': ' + why if why else ''}"))
     section = {**section, **defaults}
     for key, value in params.items():
         where = f"optimizer.params.{key}"
@@ -157,8 +164,7 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
         errors.add(join_path(path, "type"), f"{name}: {REFUSED[low]}")
         return {}, False
     if low in KERNELS and (offload or KERNELS[low][0][1] is not None):
-        section = read_kernel(low, name, params, offload, report, errors)
-        return section, "betas" in section
+        return read_kernel(low, name, params, offload, report, errors), "betas" in KERNELS[low][2]
     if low not in ADAM:   # DeepSpeed's fallback: getattr(torch.optim, type)
         report.append(KeyUse("optimizer.type", "exact", f"torch.optim.{name}, as DeepSpeed builds it"))
         report.extend(KeyUse(f"optimizer.params.{k}", "exact") for k in params)

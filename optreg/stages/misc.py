@@ -3,11 +3,12 @@ which Cerebras 2.x reproduces), and Lion (Cerebras 2.10)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import torch
 
-from optreg.stages.chain import Batch, Stage, scalar_state, zeros
+from optreg.core.float32 import f32
+from optreg.stages.chain import Batch, Scalars, Stage, check_scalars, scalar_state, zeros
 
 
 def _schedule_dtype(t: torch.Tensor) -> torch.dtype:
@@ -134,27 +135,62 @@ class Lion(Stage):
         w = w·(1 - lr·wd);  u = sign(β1·m + (1-β1)·g);  m = β2·m + (1-β2)·g     (`ApplyLR` follows)
 
     The decay factor is formed on the host and multiplies the weight before the update.
+
+    `sign` is what u is at an interpolation c of exactly ±0 (a gradient and momentum both zero), where
+    sign(0) = 0 leaves the weight:
+        "sign"      sign(c) (Cerebras);
+        "copysign"  copysign(1, c), as DeepSpeed 0.19's CPU kernel (cpu_lion.h) steps -copysign(lr, c): -lr at
+                    +0, +lr at -0;
+        "positive"  1 where c > 0, else -1, as DeepSpeed 0.19's FusedLion (multi_tensor_lion.cu) steps
+                    `c > 0 ? -lr : lr`: +lr at ±0 (and at NaN).
+    scalars="float32": β, 1 - β and the decay factor 1 - lr·wd in float32 arithmetic, as the kernels'
+    `float` arguments form them (1 - lr·wd in one rounding: DeepSpeed's compiled kernel fuses it).
+    steps=True: the stage updates the parameter itself as DeepSpeed's kernels do, w = w·(1 - lr·wd) - lr·u
+    in one rounding (an FMA; torch's eager and foreach adds on the CPU are one), and no `ApplyLR` follows.
     """
 
     state_names = ("exp_avg",)
     sparsify = ("exp_avg",)
     shrinks = {"exp_avg": "signed"}
 
+    def __init__(self, sign: Literal["sign", "copysign", "positive"] = "sign", scalars: Scalars = "native",
+                 steps: bool = False) -> None:
+        if sign not in ("sign", "copysign", "positive"):
+            raise ValueError(f"sign must be 'sign', 'copysign' or 'positive', got {sign!r}")
+        self.sign = sign
+        self.steps = steps
+        self.scalars = check_scalars(scalars)
+
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {"exp_avg": zeros(p)}
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
+        lr = group["lr"]
         wd = float(group.get("weight_decay", 0.0) or 0.0)
         hp["one_minus_beta1"], hp["one_minus_beta2"] = 1.0 - beta1, 1.0 - beta2
         hp["lion_decay_on"] = wd != 0.0
-        hp["lion_decay"] = 1.0 - float(group["lr"]) * wd
+        hp["lion_decay"] = 1.0 - float(lr) * wd
+        hp["neg_lr"] = -float(lr)
+        self.record32(hp, lambda: {"betas": (f32(beta1), f32(beta2)), "one_minus_beta1": f32(1.0 - f32(beta1)),
+                                   "one_minus_beta2": f32(1.0 - f32(beta2)),
+                                   "lion_decay": f32(1.0 - f32(float(lr)) * f32(wd))})   # one rounding: an FMA
 
     def apply(self, b: Batch) -> None:
         ops, hp = b.ops, b.hp
-        beta1, beta2 = hp["betas"]
+        beta1, beta2 = self.scalar(b, "betas")
         m, g = b.state["exp_avg"], b.u
-        if hp["lion_decay_on"]:
-            ops.mul_(b.params, hp["lion_decay"])
-        b.u = ops.sign(ops.add(ops.mul(m, beta1), g, alpha=hp["one_minus_beta1"]))
-        ops.add_(ops.mul_(m, beta2), g, alpha=hp["one_minus_beta2"])
+        if hp["lion_decay_on"] and not self.steps:
+            ops.mul_(b.params, self.scalar(b, "lion_decay"))
+        c = ops.add(ops.mul(m, beta1), g, alpha=self.scalar(b, "one_minus_beta1"))
+        if self.sign == "copysign":
+            b.u = ops.copysign_one(c)
+        elif self.sign == "positive":
+            b.u = ops.positive_sign(c)
+        else:
+            b.u = ops.sign(c)
+        ops.add_(ops.mul_(m, beta2), g, alpha=self.scalar(b, "one_minus_beta2"))
+        if self.steps and hp["lion_decay_on"]:   # fma(w, 1 - lr·wd, -lr·u): DeepSpeed's kernels
+            ops.copy_(b.params, ops.add(ops.mul(b.u, hp["neg_lr"]), b.params, alpha=self.scalar(b, "lion_decay")))
+        elif self.steps:
+            ops.add_(b.params, b.u, alpha=hp["neg_lr"])

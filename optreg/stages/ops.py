@@ -133,6 +133,14 @@ class Ops:
     def sign(self, xs: Tensors) -> Tensors:
         return [x.sign() for x in xs]
 
+    def copysign_one(self, xs: Tensors) -> Tensors:
+        """copysign(1, x): ±1 by each element's sign bit (+1 at +0, -1 at -0), where sign() gives 0 at ±0."""
+        return [torch.ones_like(x).copysign_(x) for x in xs]
+
+    def positive_sign(self, xs: Tensors) -> Tensors:
+        """1 where x > 0, else -1 (at ±0 and NaN too), in each x's dtype."""
+        return [(x > 0).to(x.dtype).mul_(2.0).sub_(1.0) for x in xs]
+
     def div(self, xs: Tensors, ys: Any) -> Tensors:
         return [x / _pick(ys, i) for i, x in enumerate(xs)]
 

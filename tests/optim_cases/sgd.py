@@ -1,5 +1,6 @@
 """Cases of the SGD family: SGD / Momentum (momentum buffer started at zero or at the first gradient,
-dampening, Nesterov, OneFlow's maximize), Cerebras' ASGD, Adadelta, Rprop and Lion, OneFlow's Adadelta."""
+dampening, Nesterov, OneFlow's maximize), Cerebras' ASGD, Adadelta, Rprop and Lion, DeepSpeed's Lion kernels,
+OneFlow's Adadelta."""
 
 from optim_cases import Case
 
@@ -23,6 +24,10 @@ CASES = [
     Case("cerebras.Rprop", {"lr": 0.01}, {"lr": 0.003, "etas": (0.3, 1.5), "step_sizes": (1e-4, 0.02)}),
     Case("cerebras.Lion", {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1}, {"lr": 0.003, "weight_decay": 0.0},
          reference=lion.lion),
+    Case("deepspeed.Lion", {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1}, {"lr": 0.003, "weight_decay": 0.0},
+         reference=lion.deepspeed_lion),
+    Case("deepspeed.FusedLion", {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1},
+         {"lr": 0.003, "weight_decay": 0.0}, reference=lion.deepspeed_fused_lion),
     Case("oneflow.Adadelta", {"lr": 1.0, "rho": 0.8, "weight_decay": 0.01}, {"lr": 0.5, "eps": 1e-3}),
     Case("oneflow.Adadelta", {"lr": 0.5, "maximize": True}, {"lr": 0.3, "weight_decay": 0.05}, id="maximize"),
     Case("mindspore.Momentum", {"learning_rate": 0.05, "momentum": 0.9, "weight_decay": 0.01, "loss_scale": 8.0},
