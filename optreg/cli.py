@@ -525,10 +525,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _parse(cli: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, with Hydra overrides after options too (`optreg run FILE --steps 5 optimizer.lr=0.1`, which
+    argparse alone refuses: a positional list cannot resume after an option)."""
+    args, extra = cli.parse_known_args(argv)
+    late = [a for a in extra if _looks_like_override(a)] if hasattr(args, "overrides") else []
+    unknown = [a for a in extra if a not in late]
+    if unknown:
+        cli.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if late:
+        args.overrides = [*args.overrides, *late]
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from optreg.cli_render import one_line_warnings
 
-    args = parser().parse_args(argv)
+    args = _parse(parser(), argv)
     if getattr(args, "check_args", None):
         args.check_args(args)
     try:

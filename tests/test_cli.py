@@ -36,6 +36,22 @@ def test_run_with_config_and_overrides(tmp_path):
     assert "after 7 steps" in result.stdout and "lr 0.01" in result.stdout
 
 
+@pytest.mark.parametrize("command", ["run", "plot"])
+def test_overrides_after_options_are_overrides_and_anything_else_is_refused(command, tmp_path, capsys):
+    """Hydra overrides may follow options (`optreg run FILE --steps 5 optimizer.lr=0.01`), as after any Hydra app's
+    flags; an unknown option stays an argparse error."""
+    cfg = tmp_path / "sgd.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.05, momentum: 0.9}\nscheduler: {name: StepLR, step_size: 1, "
+                   "gamma: 0.5, by_epoch: true}\n")
+    extra = ["--csv"] if command == "plot" else []
+    assert main([command, str(cfg), "--steps", "4", *extra, "optimizer.lr=0.01", "train.steps_per_epoch=2"]) == 0
+    out = capsys.readouterr().out
+    assert "0.01" in out and "0.05" not in out
+    with pytest.raises(SystemExit):
+        main([command, str(cfg), "--steps", "4", "--bogus"])
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
 def test_run_reports_errors_and_exits_1(tmp_path):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("optimizer:\n  name: SGD\n  lr: -1\n")

@@ -152,7 +152,9 @@ def test_by_epoch_needs_steps_per_epoch_and_convert_needs_by_epoch():
     with pytest.raises(ConfigError) as info:
         optreg.build(config({"name": "StepLR", "step_size": 2, "by_epoch": True}), Two())
     assert messages(info) == [("scheduler.by_epoch", "a schedule counted in epochs needs the steps per epoch: "
-                                                     "train.steps_per_epoch or build(..., steps_per_epoch=)")]
+                                                     "train.steps_per_epoch (in the file, or the override "
+                                                     "train.steps_per_epoch=N of optreg run / plot / groups) or "
+                                                     "build(..., steps_per_epoch=)")]
     built = optreg.build(config({"name": "StepLR", "step_size": 2, "by_epoch": True}), Two(), steps_per_epoch=5)
     assert [row[0] for row in lrs(built, 11)][8:] == pytest.approx([0.1, 0.1, 0.01])
 

@@ -23,6 +23,10 @@ from optreg.errors import Collector, ConfigError, join_path, show
 LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
 NO_RUN = "train.steps, train.epochs × steps_per_epoch, or build(total_steps=)"
 
+#: where a run's steps per epoch come from, as the errors that need them say it
+GIVE_STEPS_PER_EPOCH = ("train.steps_per_epoch (in the file, or the override train.steps_per_epoch=N of optreg run / "
+                        "plot / groups) or build(..., steps_per_epoch=)")
+
 
 @dataclass
 class Loop:
@@ -54,8 +58,8 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -
         errors.add(join_path(path, "convert_to_iter_based"), "convert_to_iter_based converts a schedule written in "
                                                              "epochs; it needs by_epoch: true")
     if loop.by_epoch and context.steps_per_epoch is None and context.final_run:
-        errors.add(join_path(path, "by_epoch"), "a schedule counted in epochs needs the steps per epoch: "
-                                                "train.steps_per_epoch or build(..., steps_per_epoch=)")
+        errors.add(join_path(path, "by_epoch"), f"a schedule counted in epochs needs the steps per epoch: "
+                                                f"{GIVE_STEPS_PER_EPOCH}")
     if spec.get("warmup", None) is not None:   # `warmup: null` (a Hydra group file's default): no warmup
         _read_warmup(spec.pop("warmup"), loop, context, join_path(path, "warmup"), errors)
     spec.pop("warmup", None)

@@ -247,9 +247,10 @@ class ParamSchedulers(Schedule):
         if per_epoch is None:
             epoch = next((e for e in entries if e.by_epoch), None)
             if epoch is not None and (run is None or run.final_run):
-                raise ConfigError("an epoch-based entry (MMEngine's default) needs the steps per epoch, MMEngine's "
-                                  "len(train_dataloader): train.steps_per_epoch or build(..., steps_per_epoch=)",
-                                  join_path(epoch.path, "by_epoch"))
+                from optreg.core.loop import GIVE_STEPS_PER_EPOCH
+
+                raise ConfigError(f"an epoch-based entry (MMEngine's default) needs the steps per epoch, MMEngine's "
+                                  f"len(train_dataloader): {GIVE_STEPS_PER_EPOCH}", join_path(epoch.path, "by_epoch"))
             per_epoch = 1   # nominal: only the entries' own arithmetic is checked while the file is read
         ends = default_ends(max_epochs, max_iters, per_epoch, run.run_steps if run is not None else None)
         if per_epoch != (run.steps_per_epoch if run is not None else None) and max_epochs is not None:
