@@ -136,6 +136,7 @@ def test_a_file_that_misspells_the_key_its_format_is_claimed_by_is_told_the_form
             optreg.build(config, model())
         required, misspelt = info.value.errors
         assert required.path == "optimizer" and theirs in required.message and "--format NAME" in required.message
+        assert required.message.count(" are ") + required.message.count(" is ") == 1   # one format named
         assert (misspelt.path, misspelt.suggestion) == (key, meant)
         assert misspelt.message.startswith("unknown key: no format has it")
         assert (misspelt.location.line if config is path else None) == (2 if config is path and key ==

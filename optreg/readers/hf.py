@@ -326,6 +326,8 @@ class TrlFormat(HfFormat):
     """A TrainingArguments file read as one TRL config class's (`TRL`): the file names no class, and one without
     that class's own fields gets its defaults only when the caller names it (`--format trl_sft`)."""
 
+    keys = ()   # forced only: a file without a claim is told of hf, whose keys these are
+
     def __init__(self, cls: str):
         self.trl, self.name = cls, TRL_NAMES[cls]
         self.doc = f"a TrainingArguments file read by TRL's {cls} (TRL 1.16's defaults; forced only)"
