@@ -235,6 +235,9 @@ def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int
                     r.adamw.append(adamw_t)
             rows += own.values()
             adamw_bytes = ref_rows["torch.AdamW (fused)"].bytes
+            add = samples[-rounds:]
+            log(f"{name}, {count} tensors: the add of its rounds, median {statistics.median(add) / 1e9:.0f} GB/s "
+                f"(best {max(add) / 1e9:.0f}, worst {min(add) / 1e9:.0f})")
             log("\n".join(r.line(adamw_bytes) for r in [*own.values(), *ref_rows.values()]))
             del opts
         # the references ran once per entry's rounds; keep as many samples as the entries' rows have
