@@ -1,6 +1,7 @@
 """The three executions of a chain over one param group: eager, foreach and fused.
 
-    eager    per tensor, Python-float scalars (the default; what torch calls the single-tensor path)
+    eager    per tensor, Python-float scalars (the default; what torch calls the single-tensor path);
+             on a CPU, the small tensors shared among torch's threads (`run_eager`)
     foreach  every tensor of a (dtype, device) bucket at once with `torch._foreach_*`
     fused    the chain compiled with `torch.compile` (Inductor: C++/OpenMP on a CPU, Triton on a
              GPU), traced per tensor over chunks of CHUNK tensors with dynamic shapes, so that a
@@ -75,24 +76,120 @@ def split_hp(hp: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], tuple[
 #: the Python cost of a stage is paid once for them, and temporaries stay small
 EAGER_ELEMENTS = 1 << 16
 
+#: ATen runs an element-wise operation on one thread below this many elements (at::internal::GRAIN_SIZE)
+GRAIN = 32768
+
+#: eager on a CPU steps the tensors below GRAIN on `torch.get_num_threads()` Python threads at once when they
+#: hold at least this many elements together (ATen would leave all but one core idle; below it, handing work
+#: to a thread costs more than it saves)
+THREADED_ELEMENTS = 1 << 20
+
+_POOL: Any = None
+
 
 def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
               states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
     """Per tensor (torch's single-tensor loop): a large tensor alone, small neighbours with the same
     dtype and state names together, each tensor through the same operations as alone (a stage may
-    hand a batch scalars formed for its dtype: `Stage.scalar`)."""
+    hand a batch scalars formed for its dtype: `Stage.scalar`).
+
+    On a CPU, the tensors that ATen steps on one thread (below GRAIN elements) are shared among
+    `torch.get_num_threads()` threads, each stepping its tensors through the same operations: the same
+    numbers as one thread, bit for bit (`_threads`)."""
     names = chain.state_names
-    start, n = 0, len(params)
+    groups, small, start, n = [], 0, 0, len(params)
     while start < n:
-        have = tuple(k for k in names if k in states[start])
+        first = states[start]
+        keys, dtype = first.keys(), params[start].dtype
         end, size = start + 1, params[start].numel()
-        while end < n and size + params[end].numel() <= EAGER_ELEMENTS and len(states[end]) == len(states[start]) \
-                and params[end].dtype == params[start].dtype and all(k in states[end] for k in have):
-            size += params[end].numel()
+        biggest = size
+        # neighbours join while they fit, with the same dtype and the same state names (a cheap test per
+        # tensor: this loop runs every step over every tensor)
+        while end < n:
+            numel = params[end].numel()
+            size += numel
+            if size > EAGER_ELEMENTS or params[end].dtype != dtype or states[end].keys() != keys:
+                size -= numel
+                break
+            biggest = max(biggest, numel)
             end += 1
-        chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
-                          {k: [st[k] for st in states[start:end]] for k in have}, hp, EAGER))
+        groups.append((start, end, biggest < GRAIN, size))
+        small += size if biggest < GRAIN else 0
         start = end
+
+    def step(group: tuple[int, int, bool, int]) -> None:
+        start, end, _, _ = group
+        first = states[start]
+        chain.apply(Batch(params[start:end], grads[start:end],
+                          {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, EAGER))
+
+    workers = _threads(params, small)
+    if workers < 2:
+        for group in groups:
+            step(group)
+        return
+    # the small groups dealt to `workers` shares of about equal elements; the main thread takes the first
+    # share and the large tensors, each other share runs on a pool thread in the main thread's grad mode
+    shares: list[list[tuple[int, int, bool, int]]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for group in groups:
+        if group[2]:
+            k = loads.index(min(loads))
+            shares[k].append(group)
+            loads[k] += group[3]
+    grad_mode = torch.is_grad_enabled()
+
+    def run_share(share: list[tuple[int, int, bool, int]]) -> None:
+        with torch.set_grad_enabled(grad_mode):
+            for group in share:
+                step(group)
+
+    futures = [_pool(workers - 1).submit(run_share, share) for share in shares[1:]]
+    try:
+        run_share(shares[0])
+        for group in groups:
+            if not group[2]:
+                step(group)
+    finally:
+        errors = [f.exception() for f in futures]
+    for error in errors:
+        if error is not None:
+            raise error
+
+
+def _threads(params: Sequence[torch.Tensor], small: int) -> int:
+    """How many threads step the small tensors: one unless they hold THREADED_ELEMENTS together, on a CPU,
+    with ATen allowed more than one thread, and no thread-local mode active that a pool thread would not see
+    (a dispatch or function mode, inference mode)."""
+    if small < THREADED_ELEMENTS or params[0].device.type != "cpu" or torch.compiler.is_compiling():
+        return 1
+    workers = torch.get_num_threads()
+    if workers < 2 or torch.is_inference_mode_enabled() or torch._C._is_torch_function_mode_enabled() \
+            or torch._C._len_torch_dispatch_stack() > 0:
+        return 1
+    return workers
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool threads do not exist there; the next threaded step makes a pool."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _pool(size: int) -> Any:
+    """The process's pool of eager threads (made once, grown when more threads are asked for)."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None or _POOL._max_workers < size:
+            from concurrent.futures import ThreadPoolExecutor
+            old, _POOL = _POOL, ThreadPoolExecutor(max_workers=size, thread_name_prefix="optreg-eager")
+            if old is not None:
+                old.shutdown(wait=False)
+        return _POOL
 
 
 def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],

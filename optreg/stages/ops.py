@@ -27,7 +27,23 @@ def _pick(s: Any, i: int) -> Any:
 
 
 def _is_number(s: Any) -> bool:
-    return isinstance(s, numbers.Number)
+    return isinstance(s, (float, int)) or isinstance(s, numbers.Number)
+
+
+def _is_list(s: Any) -> bool:
+    """Whether `s` gives each tensor its own value (a list or tuple, as `_pick` reads it)."""
+    return isinstance(s, (list, tuple))
+
+
+def _each_(op: Any, xs: Tensors, s: Any) -> Tensors:
+    """op(x, s) in place for each x, with each tensor's own s where `s` is a list."""
+    if _is_list(s):
+        for x, v in zip(xs, s):
+            op(x, v)
+    else:
+        for x in xs:
+            op(x, s)
+    return xs
 
 
 class Ops:
@@ -38,13 +54,22 @@ class Ops:
     compiled = False
 
     # -- arithmetic, in place -----------------------------------------------------------------
+    # The loops below take a shortcut for the common case, one scalar (a number) for every tensor: the same
+    # operations, without picking each tensor's scalar (the Python cost of eager on a model of many tensors).
+
     def mul_(self, xs: Tensors, s: Any) -> Tensors:
-        for i, x in enumerate(xs):
-            x.mul_(_pick(s, i))
-        return xs
+        return _each_(torch.Tensor.mul_, xs, s)
 
     def add_(self, xs: Tensors, ys: Any, alpha: Any = 1.0) -> Tensors:
         """x += alpha * y (y a tensor list, or a scalar added to every element when alpha is 1)."""
+        if _is_number(alpha) and _is_list(ys):
+            if alpha != 1.0:
+                for x, y in zip(xs, ys):
+                    x.add_(y, alpha=alpha)
+            else:
+                for x, y in zip(xs, ys):
+                    x.add_(y)
+            return xs
         for i, x in enumerate(xs):
             y, a = _pick(ys, i), _pick(alpha, i)
             if _is_number(a):
@@ -54,6 +79,10 @@ class Ops:
         return xs
 
     def addcmul_(self, xs: Tensors, ys: Tensors, zs: Tensors, value: Any = 1.0) -> Tensors:
+        if _is_number(value):
+            for x, y, z in zip(xs, ys, zs):
+                x.addcmul_(y, z, value=value)
+            return xs
         for i, x in enumerate(xs):
             v = _pick(value, i)
             if _is_number(v):
@@ -63,6 +92,10 @@ class Ops:
         return xs
 
     def addcdiv_(self, xs: Tensors, ys: Tensors, zs: Tensors, value: Any = 1.0) -> Tensors:
+        if _is_number(value):
+            for x, y, z in zip(xs, ys, zs):
+                x.addcdiv_(y, z, value=value)
+            return xs
         for i, x in enumerate(xs):
             v = _pick(value, i)
             if _is_number(v):
@@ -77,9 +110,7 @@ class Ops:
         return xs
 
     def div_(self, xs: Tensors, ys: Any) -> Tensors:
-        for i, x in enumerate(xs):
-            x.div_(_pick(ys, i))
-        return xs
+        return _each_(torch.Tensor.div_, xs, ys)
 
     def maximum_(self, xs: Tensors, ys: Tensors) -> Tensors:
         for x, y in zip(xs, ys):
@@ -142,7 +173,7 @@ class Ops:
         return [(x > 0).to(x.dtype).mul_(2.0).sub_(1.0) for x in xs]
 
     def div(self, xs: Tensors, ys: Any) -> Tensors:
-        return [x / _pick(ys, i) for i, x in enumerate(xs)]
+        return [x / y for x, y in zip(xs, ys)] if _is_list(ys) else [x / ys for x in xs]
 
     def norm(self, xs: Tensors) -> Tensors:
         """The 2-norm of each tensor, as 0-d tensors."""

@@ -1,0 +1,141 @@
+"""Eager on a CPU shares the tensors that ATen steps on one thread (below `execute.GRAIN` elements) among
+torch's threads (`execute.run_eager`). Each tensor goes through the same operations as on one thread, so every
+first-party chain gives the same parameters and state, bit for bit; a thread-local mode that a pool thread would
+not see keeps the step on one thread; an error in a pool thread reaches the step."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from test_optimizer_matrix import CHAINS, _build, _ids, _loss, _model
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import optreg.stages.execute as execute
+from optreg.stages.chain import Batch
+
+
+@pytest.fixture
+def two_threads():
+    """torch allowed two threads (the CI machine's cores), restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def threaded(monkeypatch, two_threads):
+    """Every tensor its own group and no floor on the elements, so that a small model's step is threaded; the
+    groups each pool thread stepped, counted."""
+    stepped = []
+    monkeypatch.setattr(execute, "EAGER_ELEMENTS", 1)
+    monkeypatch.setattr(execute, "THREADED_ELEMENTS", 0)
+    pool = execute._pool(1)
+    submit = pool.submit
+
+    def counting(fn, share):
+        stepped.append(len(share))
+        return submit(fn, share)
+
+    monkeypatch.setattr(pool, "submit", counting)
+    return stepped
+
+
+def _steps(model, opt, steps=3):
+    for step in range(steps):
+        opt.zero_grad()
+        _loss(model, step).backward()
+        opt.step()
+
+
+@pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
+def test_threaded_eager_steps_bit_for_bit_as_one_thread(case, threaded, monkeypatch):
+    model = _model(case)
+    alone = copy.deepcopy(model)
+    opt = _build(case, model)
+    _steps(model, opt)
+    assert sum(threaded) > 0, "a pool thread stepped no tensor"
+    monkeypatch.setattr(execute, "THREADED_ELEMENTS", float("inf"))
+    opt_alone = _build(case, alone)
+    _steps(alone, opt_alone)
+    for (name, p), q in zip(model.named_parameters(), alone.parameters()):
+        assert torch.equal(p, q), name
+        for key, value in opt.state[p].items():
+            other = opt_alone.state[q][key]
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(value, other), (name, key)
+            else:
+                assert value == other, (name, key)
+
+
+def _small(count=64, numel=20000):
+    return [torch.zeros(numel) for _ in range(count)]
+
+
+def test_the_small_tensors_are_shared_only_where_they_hold_enough_elements(two_threads):
+    params = _small()
+    assert 64 * 20000 >= execute.THREADED_ELEMENTS
+    assert execute._threads(params, 64 * 20000) == 2
+    assert execute._threads(params, execute.THREADED_ELEMENTS - 1) == 1
+    assert execute._threads([torch.zeros(2, device="meta")], 64 * 20000) == 1
+
+
+def test_one_thread_where_torch_is_allowed_one(two_threads):
+    torch.set_num_threads(1)
+    assert execute._threads(_small(), 64 * 20000) == 1
+
+
+def test_one_thread_under_a_mode_a_pool_thread_would_not_see(two_threads):
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class FunctionMode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    params = _small()
+    with Mode():
+        assert execute._threads(params, 64 * 20000) == 1
+    with torch.inference_mode():
+        assert execute._threads(params, 64 * 20000) == 1
+    with FunctionMode():
+        assert execute._threads(params, 64 * 20000) == 1
+    assert execute._threads(params, 64 * 20000) == 2
+
+
+class _Failing:
+    """A chain whose step fails on the tensor marked `bad`, wherever it runs."""
+
+    state_names = ()
+
+    def apply(self, b: Batch) -> None:
+        for p in b.params:
+            if getattr(p, "bad", False):
+                raise ValueError("the marked tensor")
+            p.add_(1.0)
+
+
+def test_an_error_in_a_pool_thread_reaches_the_step(threaded):
+    params = _small(8, 1000)
+    params[-1].bad = True
+    with pytest.raises(ValueError, match="the marked tensor"):
+        execute.run_eager(_Failing(), params, [torch.zeros(1000)] * 8, [{} for _ in params], {})
+    assert sum(threaded) > 0
+    # every other tensor was stepped before the error reached the caller: no thread still writes after it
+    assert all(float(p[0]) == 1.0 for p in params[:-1])
+
+
+def test_a_pool_thread_steps_in_the_callers_grad_mode(threaded):
+    seen = []
+
+    class Recording(_Failing):
+        def apply(self, b: Batch) -> None:
+            seen.append(torch.is_grad_enabled())
+
+    params = _small(8, 1000)
+    with torch.no_grad():
+        execute.run_eager(Recording(), params, [torch.zeros(1000)] * 8, [{} for _ in params], {})
+    assert seen == [False] * 8 and sum(threaded) > 0
