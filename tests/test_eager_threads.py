@@ -74,17 +74,41 @@ def _small(count=64, numel=20000):
     return [torch.zeros(numel) for _ in range(count)]
 
 
+def _threads(params):
+    return execute._threads(params, [torch.zeros_like(p) for p in params], 64 * 20000)
+
+
 def test_the_small_tensors_are_shared_only_where_they_hold_enough_elements(two_threads):
     params = _small()
     assert 64 * 20000 >= execute.THREADED_ELEMENTS
-    assert execute._threads(params, 64 * 20000) == 2
-    assert execute._threads(params, execute.THREADED_ELEMENTS - 1) == 1
-    assert execute._threads([torch.zeros(2, device="meta")], 64 * 20000) == 1
+    assert _threads(params) == 2
+    assert execute._threads(params, params, execute.THREADED_ELEMENTS - 1) == 1
+    assert _threads([torch.zeros(2, device="meta")]) == 1
 
 
-def test_one_thread_where_torch_is_allowed_one(two_threads):
+def test_one_thread_where_torch_is_allowed_one_and_at_most_max_threads(two_threads):
     torch.set_num_threads(1)
-    assert execute._threads(_small(), 64 * 20000) == 1
+    assert _threads(_small()) == 1
+    torch.set_num_threads(execute.MAX_THREADS + 2)
+    assert _threads(_small()) == execute.MAX_THREADS
+
+
+def test_one_thread_for_a_tensor_subclass(two_threads):
+    """A subclass (DTensor, say) may run collectives inside an operation, which every rank must issue in the
+    same order: its tensors stay on one thread."""
+
+    class Sub(torch.Tensor):
+        pass
+
+    params = _small()
+    assert _threads([*params[:-1], params[-1].as_subclass(Sub)]) == 1
+    assert execute._threads(params, [*params[:-1], params[-1].as_subclass(Sub)], 64 * 20000) == 1
+    assert _threads([torch.nn.Parameter(p) for p in params]) == 2
+
+
+def test_one_thread_inside_a_pool_thread(two_threads):
+    """A step run from a pool thread stays there: a pool thread waiting on the pool could wait on itself."""
+    assert execute._pool(1).submit(_threads, _small()).result() == 1
 
 
 def test_one_thread_under_a_mode_a_pool_thread_would_not_see(two_threads):
@@ -98,12 +122,12 @@ def test_one_thread_under_a_mode_a_pool_thread_would_not_see(two_threads):
 
     params = _small()
     with Mode():
-        assert execute._threads(params, 64 * 20000) == 1
+        assert _threads(params) == 1
     with torch.inference_mode():
-        assert execute._threads(params, 64 * 20000) == 1
+        assert _threads(params) == 1
     with FunctionMode():
-        assert execute._threads(params, 64 * 20000) == 1
-    assert execute._threads(params, 64 * 20000) == 2
+        assert _threads(params) == 1
+    assert _threads(params) == 2
 
 
 class _Failing:

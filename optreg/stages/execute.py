@@ -84,6 +84,13 @@ GRAIN = 32768
 #: to a thread costs more than it saves)
 THREADED_ELEMENTS = 1 << 20
 
+#: at most this many threads: the Python between two operations holds the interpreter's lock, so that more
+#: threads wait on each other rather than on memory (measured on 2 cores; more is not measured)
+MAX_THREADS = 4
+
+#: the name of the pool's threads (a step run from one of them stays on it)
+_POOL_NAME = "optreg-eager"
+
 _POOL: Any = None
 
 
@@ -123,7 +130,7 @@ def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
         chain.apply(Batch(params[start:end], grads[start:end],
                           {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, EAGER))
 
-    workers = _threads(params, small)
+    workers = _threads(params, grads, small)
     if workers < 2:
         for group in groups:
             step(group)
@@ -157,15 +164,20 @@ def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
             raise error
 
 
-def _threads(params: Sequence[torch.Tensor], small: int) -> int:
+def _threads(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], small: int) -> int:
     """How many threads step the small tensors: one unless they hold THREADED_ELEMENTS together, on a CPU,
-    with ATen allowed more than one thread, and no thread-local mode active that a pool thread would not see
-    (a dispatch or function mode, inference mode)."""
+    with ATen allowed more than one thread (MAX_THREADS at most), plain tensors, outside a pool thread, and no
+    thread-local mode active that a pool thread would not see (a dispatch or function mode, inference mode)."""
     if small < THREADED_ELEMENTS or params[0].device.type != "cpu" or torch.compiler.is_compiling():
         return 1
-    workers = torch.get_num_threads()
+    workers = min(torch.get_num_threads(), MAX_THREADS)
     if workers < 2 or torch.is_inference_mode_enabled() or torch._C._is_torch_function_mode_enabled() \
-            or torch._C._len_torch_dispatch_stack() > 0:
+            or torch._C._len_torch_dispatch_stack() > 0 or threading.current_thread().name.startswith(_POOL_NAME):
+        return 1
+    # only plain tensors: a subclass (DTensor, say) may run collectives inside an operation, which every rank
+    # must issue in the same order
+    plain = (torch.Tensor, torch.nn.Parameter)
+    if any(type(p) not in plain for p in params) or any(type(g) not in plain for g in grads):
         return 1
     return workers
 
@@ -186,7 +198,7 @@ def _pool(size: int) -> Any:
     with _LOCK:
         if _POOL is None or _POOL._max_workers < size:
             from concurrent.futures import ThreadPoolExecutor
-            old, _POOL = _POOL, ThreadPoolExecutor(max_workers=size, thread_name_prefix="optreg-eager")
+            old, _POOL = _POOL, ThreadPoolExecutor(max_workers=size, thread_name_prefix=_POOL_NAME)
             if old is not None:
                 old.shutdown(wait=False)
         return _POOL
