@@ -84,6 +84,7 @@ def test_the_small_tensors_are_shared_only_where_they_hold_enough_elements(two_t
     assert _threads(params) == 2
     assert execute._threads(params, params, execute.THREADED_ELEMENTS - 1) == 1
     assert _threads([torch.zeros(2, device="meta")]) == 1
+    assert _threads([*params, torch.zeros(2, device="meta")]) == 1, "a tensor outside host memory among them"
 
 
 def test_one_thread_where_torch_is_allowed_one_and_at_most_max_threads(two_threads):

@@ -127,7 +127,7 @@ def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
     def step(group: tuple[int, int, bool, int]) -> None:
         start, end, _, _ = group
         first = states[start]
-        chain.apply(Batch(params[start:end], grads[start:end],
+        chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
                           {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, EAGER))
 
     workers = _threads(params, grads, small)
@@ -174,10 +174,10 @@ def _threads(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], smal
     if workers < 2 or torch.is_inference_mode_enabled() or torch._C._is_torch_function_mode_enabled() \
             or torch._C._len_torch_dispatch_stack() > 0 or threading.current_thread().name.startswith(_POOL_NAME):
         return 1
-    # only plain tensors: a subclass (DTensor, say) may run collectives inside an operation, which every rank
-    # must issue in the same order
+    # only plain tensors in host memory: a subclass (DTensor, say) may run collectives inside an operation, which
+    # every rank must issue in the same order, and a device's current stream is the thread's own
     plain = (torch.Tensor, torch.nn.Parameter)
-    if any(type(p) not in plain for p in params) or any(type(g) not in plain for g in grads):
+    if any(type(p) not in plain or not p.is_cpu for p in params) or any(type(g) not in plain for g in grads):
         return 1
     return workers
 
