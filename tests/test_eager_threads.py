@@ -6,12 +6,15 @@ not see keeps the step on one thread; an error in a pool thread reaches the step
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import os
 
 import pytest
 import torch
 from test_optimizer_matrix import CHAINS, _build, _ids, _loss, _model
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import optreg
 import optreg.stages.execute as execute
 from optreg.stages.chain import Batch
 
@@ -164,3 +167,31 @@ def test_a_pool_thread_steps_in_the_callers_grad_mode(threaded):
     with torch.no_grad():
         execute.run_eager(Recording(), params, [torch.zeros(1000)] * 8, [{} for _ in params], {})
     assert seen == [False] * 8 and sum(threaded) > 0
+
+
+def _step_in_child(opt, done) -> None:
+    opt.step()
+    done.put("stepped")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_forked_child_steps_threaded(threaded):
+    """A child forked after a threaded step (a DataLoader worker, say) has none of the parent's pool threads:
+    it makes a pool of its own instead of waiting on one that does not exist there."""
+    params = [torch.nn.Parameter(torch.randn(1000)) for _ in range(8)]
+    for p in params:
+        p.grad = torch.randn(1000)
+    opt = optreg.configure_optimizer("oneflow.SGD", params, lr=0.1, momentum=0.9)
+    opt.step()
+    assert sum(threaded) > 0
+    ctx = multiprocessing.get_context("fork")
+    done = ctx.Queue()
+    child = ctx.Process(target=_step_in_child, args=(opt, done))
+    child.start()
+    try:
+        assert done.get(timeout=60) == "stepped"
+    finally:
+        child.join(10)
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == 0
