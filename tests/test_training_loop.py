@@ -394,3 +394,22 @@ def test_optreg_run_steps_a_metric_driven_schedule_with_the_training_loss():
     scheduler.step = lambda metric: (seen.append(metric), step(metric))
     result = train(model, optimizer, scheduler, 4, 16, 0)
     assert seen == result.losses and len(seen) == 4
+
+
+@pytest.mark.parametrize("name", ["LBFGS", "oneflow.LBFGS"])
+def test_accumulation_with_an_optimizer_that_needs_a_closure_is_refused_where_the_file_says_it(name, tmp_path):
+    """Gradient accumulation steps the optimizer without a closure after the micro-batches (optreg.train); LBFGS
+    evaluates the loss again within a step, so the file that asks for both is a ConfigError at the key, not a
+    TypeError from the loop; reading it (no model: optreg validate) and build (a model) refuse it alike."""
+    path = tmp_path / "lbfgs.yaml"
+    path.write_text(f"optimizer:\n  name: {name}\n  lr: 0.5\ntrain:\n  steps: 4\n  accumulation_steps: 2\n")
+    for attempt in (lambda: optreg.load_config(str(path)), lambda: optreg.build(str(path), nn.Linear(2, 2))):
+        with pytest.raises(ConfigError) as info:
+            attempt()
+        item = info.value.errors[0]
+        assert item.path == "train.accumulation_steps" and "needs one" in item.message, str(info.value)
+        assert str(info.value).startswith(f"{path}:6:3:")
+    path.write_text(f"optimizer:\n  name: {name}\n  lr: 0.5\ntrain:\n  steps: 4\n  accumulation_steps: 1\n")
+    optreg.build(str(path), nn.Linear(2, 2))
+    path.write_text("optimizer:\n  name: SGD\n  lr: 0.5\ntrain:\n  steps: 4\n  accumulation_steps: 2\n")
+    optreg.build(str(path), nn.Linear(2, 2))

@@ -396,6 +396,22 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     return Plan(opt_plan, sched_plan, notes)
 
 
+def _check_accumulation(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
+    """Gradient accumulation (`train.accumulation_steps` > 1) steps the optimizer without a closure after its
+    micro-batches (optreg.train): an optimizer whose `step` requires one (LBFGS) cannot run it."""
+    import inspect
+
+    if experiment.run.accumulation == 1:
+        return
+    cls = opt_plan.entry.resolve()
+    step = getattr(cls, "step", None) if isinstance(cls, type) else None
+    closure = inspect.signature(step).parameters.get("closure") if step is not None else None
+    if closure is not None and closure.default is inspect.Parameter.empty:
+        errors.add("train.accumulation_steps", f"gradient accumulation steps the optimizer without a closure, and "
+                                               f"{opt_plan.entry.qualname} needs one (it evaluates the loss again "
+                                               f"within a step); use accumulation_steps: 1")
+
+
 def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,
                 notes: list[str] | None = None, final_run: bool = True):
     """The scheduler's plan against the optimizer's (a model's, or the nominal one of `validate`), and every
@@ -404,6 +420,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     optimizer sets per step itself, a per-step lr list shorter than the run. Problems go to `errors`; the schedule
     linter's warnings (optreg.core.lint) to `notes`."""
     _check_dynamic_lr(opt_plan, experiment, errors)
+    _check_accumulation(opt_plan, experiment, errors)
     if experiment.scheduler is None:
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
