@@ -47,9 +47,9 @@ ADAM_FAMILY = [c for c in DOC["cases"] if c["optimizer"] in ("oneflow.Adam", "on
 @pytest.mark.parametrize("case", ADAM_FAMILY, ids=[c["name"] for c in ADAM_FAMILY])
 def test_adam_family_forms_its_scalars_as_oneflows_kernels(case):
     """With β, 1 - β, bias corrections, lr, eps and weight decay formed in float32 (OneFlow 0.9.0's kernels take
-    them as C++ floats) every Adam, AdamW and LAMB recording is matched to 1e-6 (from float64 scalars: up to 1.5e-5)."""
+    them as C++ floats) every Adam, AdamW and LAMB recording is matched to 3e-7 (from float64 scalars: up to 1.5e-5)."""
     err, step, name = worst_param_error(case, {n: tuple(s) for n, s in DOC["shapes"].items()})
-    assert err <= 1e-6, f"{case['name']}: relative error {err:.3g} at step {step} ({name})"
+    assert err <= 3e-7, f"{case['name']}: relative error {err:.3g} at step {step} ({name})"
 
 
 @pytest.mark.parametrize("execution", ["eager", "foreach"])

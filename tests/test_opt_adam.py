@@ -15,7 +15,9 @@ import torch
 import optreg
 from optreg.dialects.cerebras import adam as cerebras_adam
 from optreg.dialects.mindspore import adam as ms
-from optreg.stages.adam import NAdamDirection
+from optreg.dialects.oneflow import adam as oneflow_adam
+from optreg.stages.adam import AdamDirection, ApplyAdam, NAdamDirection
+from optreg.stages.apply import ApplyLR, DecoupledDecay
 from optreg.stages.chain import Chain
 from optreg.reference import adam as ref
 from optreg.reference.pipeline import mindspore_grad
@@ -230,6 +232,31 @@ def test_oneflow_adam_equals_torch(row, torch_cls, amsgrad):
     o1 = optreg.configure_optimizer(row, groups_a, dialect="oneflow", lr=0.01, weight_decay=0.05, amsgrad=amsgrad)
     o2 = torch_cls(groups_b, lr=0.01, weight_decay=0.05, amsgrad=amsgrad)
     assert o1.set_to_none is False
+    _close(_run_torch(o1, a, noise), _run_torch(o2, b, noise))
+
+
+class StagePerTermAdamW(oneflow_adam.AdamW):
+    """OneFlow AdamW's chain with its update as a stage per term: AdamDirection → DecoupledDecay → ApplyLR."""
+
+    chain = Chain(*oneflow_adam.AdamW.chain[:-1], AdamDirection("torch"), DecoupledDecay(), ApplyLR())
+
+
+@pytest.mark.parametrize("execution", ["eager", "foreach"])
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("correct", [True, False])
+def test_apply_adam_is_the_direction_decay_and_lr_stages(execution, amsgrad, correct):
+    """ApplyAdam (torch's single-tensor form) computes what AdamDirection → DecoupledDecay → ApplyLR compute, with
+    a weight decay per group (one group without), to 1e-12 in float64 over 25 steps."""
+    a, b = _params(), _params()
+    kw = dict(lr=0.01, amsgrad=amsgrad, do_bias_correction=correct, foreach=execution == "foreach")
+
+    def groups(p):
+        return [{"params": [p["conv.weight"]], "weight_decay": 0.1}, {"params": [p["fc.bias"], p["bn.gamma"]]}]
+
+    assert isinstance(oneflow_adam.AdamW.chain[-1], ApplyAdam)
+    o1 = oneflow_adam.AdamW(groups(a), **kw)
+    o2 = StagePerTermAdamW(groups(b), **kw)
+    noise = _noise()
     _close(_run_torch(o1, a, noise), _run_torch(o2, b, noise))
 
 

@@ -4,7 +4,7 @@ In the manner of optax's gradient transformations: a stage owns its state, reads
 hyperparameters from the param group, and transforms the update `u` (which starts as the gradient)
 or the parameter. A chain runs its stages in order over a `Batch` of tensors of one param group.
 
-    Adam (OneFlow) = [CoupledDecay, AdamMoments, AdamDirection(eps="torch"), DecoupledDecay, ApplyLR]
+    AdamW (Cerebras) = [AdamMoments, BiasCorrection(counter="power"), AdamDirection(eps="hat"), DecoupledDecay, ApplyLR]
 
 Every stage is written once against `optreg.stages.ops.Ops`, so the same code runs eager (per
 tensor), foreach (multi-tensor) and fused (compiled with torch.compile).
