@@ -173,9 +173,10 @@ class ApplyAdam(Stage):
 
     decoupled=False: no decay (Adam); True: the group's weight_decay, as `DecoupledDecay` (AdamW).
     Mathematically `AdamDirection("torch") → DecoupledDecay → ApplyLR`, with the direction never stored:
-    eight passes over memory per tensor in eager, where those three stages take eleven. Its float32
-    rounding differs from theirs by an ulp or so: OneFlow 0.9.0's Adam and AdamW recordings are matched
-    to 2e-7 of the largest weight (with the three stages: 2.6e-7; tests/test_oneflow_fixtures.py).
+    after `AdamMoments`, AdamW's eager step runs 8 kernels per tensor, as torch's loop does, where those
+    three stages make it 10 (tests/test_eager_kernels.py). Its float32 rounding differs from theirs by an
+    ulp or so: OneFlow 0.9.0's Adam and AdamW recordings are matched to 2e-7 of the largest weight (with
+    the three stages and a multiply-then-add first moment: 2.6e-7; tests/test_oneflow_fixtures.py).
     """
 
     def __init__(self, decoupled: bool = False) -> None:
