@@ -68,6 +68,11 @@ def make_model(hidden: int, depth: int, seed: int) -> TinyMLP:
     return TinyMLP(hidden, depth)
 
 
+def task_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The loss `optreg run` trains on: the mean squared error of the model's output against the teacher's."""
+    return nn.functional.mse_loss(model(x), y)
+
+
 def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_size: int, seed: int,
           on_step: Callable[[int, float, float], None] | None = None,
           clip: Callable[[nn.Module], Any] | None = None, accumulation: int = 1) -> Result:
@@ -84,7 +89,7 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
 
         def closure() -> torch.Tensor:
             optimizer.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
+            loss = task_loss(model, x, y)
             loss.backward()
             if clip is not None:
                 clip(model)
@@ -112,7 +117,7 @@ def _micro_batch(model: nn.Module, optimizer: Any, x: torch.Tensor, y: torch.Ten
     (cleared on the first of each window), clipping and the optimizer's step after the last. Its loss."""
     if step % accumulation == 0:
         optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
+    loss = task_loss(model, x, y)
     (loss / accumulation).backward()
     if (step + 1) % accumulation == 0:
         if clip is not None:
