@@ -27,6 +27,7 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
+from optreg.stages.direct import Compiled, directly, grads_own
 from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
 from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones
 
@@ -454,13 +455,13 @@ def _compiled(chain: Chain, static: tuple, layout: tuple, names: tuple[str, ...]
 
 def _compile(step_chunk):
     """`torch.compile` of a chain's traced step, whole (fullgraph: a read of a tensor's value into Python,
-    which would break the graph, is an error), with dynamic shapes.
+    which would break the graph, is an error), with dynamic shapes; a `FusedPlan` calls its graphs directly
+    (`Compiled.graph_for`).
 
     dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor decides from
     the sizes of the first call and a bucket that starts small stays serial. size_asserts off: Dynamo's guards
     already check the layout of every input, each call."""
-    return torch.compile(step_chunk, dynamic=True, fullgraph=True,
-                         options={"cpp.dynamic_threads": True, "size_asserts": False})
+    return Compiled(step_chunk, {"cpp.dynamic_threads": True, "size_asserts": False})
 
 
 def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
@@ -536,6 +537,9 @@ class FusedPlan:
         self.devices: list[torch.device] = []
         #: per chunk, whether its tensors are viewed in int8 blocks (`block_alias`)
         self.blocked: list[bool] = []
+        #: per chunk, the graph it calls directly (`Compiled.graph_for`) and how many graphs its function had
+        #: when that was looked up (a new one, which Dynamo traced since, is looked at again)
+        self.graphs: list[tuple[int, Any]] = []
         for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
@@ -558,6 +562,7 @@ class FusedPlan:
             self.chunks += [(*chunk, ones) for chunk in chunks]
             self.devices += [p0.device] * len(chunks)
             self.blocked += [blocked] * len(chunks)
+        self.graphs = [(-1, None)] * len(self.chunks)
 
     def _view(self, t: torch.Tensor, scale: bool = False) -> torch.Tensor:
         return flat_alias(t) if self.flat else t.detach()
@@ -582,7 +587,7 @@ class FusedPlan:
         if self.compile is None:
             calls = list(self._calls(grads, values))
             self.compile = Compile(f"{chain.describe()} for {len(self.params)} tensors (fused=True)",
-                                   lambda: [fn(*standins(args)) for fn, args in calls])
+                                   lambda: [fn(*standins(args)) for fn, args, _ in calls])
         if not self.compile.ready():
             run_eager(chain, self.params, grads, self.states, hp)
             return
@@ -592,21 +597,56 @@ class FusedPlan:
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
+        direct = directly()
         with settings:
-            for fn, args in self._calls(grads, values):
-                fn(*args)
+            for k, (fn, args, owned) in enumerate(self._calls(grads, values, direct)):
+                graph = self._graph(k, fn, args) if direct and owned else None
+                if graph is not None:
+                    graph(args)
+                else:
+                    fn(*args)
         self.warm = True
 
-    def _calls(self, grads: Sequence[torch.Tensor], values: list[float]):
-        """(compiled function, its arguments) for each chunk, one step's."""
+    def _graph(self, k: int, fn, args: tuple):
+        """The graph chunk k calls directly, without Dynamo (`direct`), or None."""
+        graphs = getattr(fn, "graphs", None)
+        if graphs is None:
+            return None
+        seen, graph = self.graphs[k]
+        if graph is None and seen != len(graphs):
+            self.graphs[k] = (len(graphs), fn.graph_for(args))
+            graph = self.graphs[k][1]
+        return graph
+
+    def _calls(self, grads: Sequence[torch.Tensor], values: list[float], direct: bool = False):
+        """(compiled function, its arguments, whether every gradient is a plain tensor that owns its storage)
+        for each chunk, one step's (the last: `direct.grads_own`). A chunk that calls its graph directly
+        (`direct`, and a graph found) gets its gradients as plain views, which Dynamo never sees: a third of
+        the cost of the aliases its guards need (`flat_alias`)."""
         packed: dict[torch.device, torch.Tensor] = {}
-        for (fn, idx, ps, ss, us_pad, ones), device, blocked in zip(self.chunks, self.devices, self.blocked):
+        for k, ((fn, idx, ps, ss, us_pad, ones), device, blocked) in enumerate(
+                zip(self.chunks, self.devices, self.blocked)):
             scalars = packed.get(device)
             if scalars is None:
                 scalars = packed[device] = _packed(values, device)
-            view = self._viewer(blocked)
-            us = [view(grads[i] if grads[i].is_contiguous() else grads[i].contiguous()) for i in idx]
-            yield fn, (ps, us + us_pad if us_pad else us, ss, scalars, *([(ones,)] if ones is not None else []))
+            gs = [grads[i] for i in idx]
+            owned = grads_own(gs)
+            if direct and owned and not blocked and self.graphs[k][1] is not None:
+                view = _flat if self.flat else _itself
+            else:
+                view = self._viewer(blocked)
+            us = [view(g if g.is_contiguous() else g.contiguous()) for g in gs]
+            yield fn, (ps, us + us_pad if us_pad else us, ss, scalars,
+                       *([(ones,)] if ones is not None else [])), owned
+
+
+def _itself(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    """A gradient as a chunk's graph reads it flat (0-d stays 0-d, as `flat_alias` keeps it)."""
+    return t if t.dim() <= 1 else t.ravel()
 
 
 def _packed(values: list[float], device: torch.device) -> torch.Tensor:
