@@ -120,3 +120,18 @@ def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, mo
                  for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
     full = [dims for dims in allocated if len(dims) == rank and all(d.startswith("s") for d in dims)]
     assert allocated and not full, f"full-size buffers {full} among {allocated}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_the_traced_norms_are_atens_norms_bit_for_bit(dtype):
+    """`Traced.norm` (one opaque `optreg::vector_norms` call for a chunk's tensors) gives what
+    `torch.linalg.vector_norm` gives each tensor, eager and compiled."""
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(n, generator=g).to(dtype) for n in (1, 7, 40_000)] + [torch.randn((), generator=g).to(dtype)]
+    expected = [torch.linalg.vector_norm(x) for x in xs]
+    eager = Traced().norm(xs)
+    compiled = torch.compile(lambda ts: [n * 1 for n in Traced().norm(ts)], fullgraph=True, dynamic=True)(xs)
+    for got in (eager, compiled):
+        assert len(got) == len(xs)
+        assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(got, expected))
+    assert Traced().norm([]) == []
