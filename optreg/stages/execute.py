@@ -459,8 +459,9 @@ def _compile(step_chunk):
     (`Compiled.graph_for`).
 
     dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor decides from
-    the sizes of the first call and a bucket that starts small stays serial. size_asserts off: Dynamo's guards
-    already check the layout of every input, each call."""
+    the sizes of the first call and a bucket that starts small stays serial. size_asserts off: the layout of
+    every input is checked already, by Dynamo's guards each call, or, called directly, by `Graph.admits` once
+    per chunk of a plan whose tensors stay the same (`FusedPlan.fits`)."""
     return Compiled(step_chunk, {"cpp.dynamic_threads": True, "size_asserts": False})
 
 
@@ -641,6 +642,7 @@ class FusedPlan:
 
 
 def _itself(t: torch.Tensor) -> torch.Tensor:
+    """A gradient as a chunk's graph over shaped tensors reads it (`FusedPlan._calls`, called directly)."""
     return t
 
 
