@@ -33,6 +33,8 @@ import threading
 from typing import Any, Sequence
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+from torch.utils._pytree import tree_leaves
 
 #: the names of the compiled step's arguments, in order (`execute._compiled`'s `step_chunk`)
 ARGUMENTS = ("params", "u", "states", "packed", "extra")
@@ -144,7 +146,7 @@ class Graph:
                 return False
         if not self._guards_hold(sizes):
             return False
-        tensors = _all_tensors(args)
+        tensors = [t for t in tree_leaves(args) if isinstance(t, torch.Tensor)]
         storages = {t.untyped_storage().data_ptr() for t in tensors}
         return len(storages) == len(tensors) and len({id(t) for t in tensors}) == len(tensors)
 
@@ -179,14 +181,6 @@ class Graph:
         return self.fn(*self.form(*args))
 
 
-def _all_tensors(obj: Any) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [t for item in obj for t in _all_tensors(item)]
-    return []
-
-
 def grads_own(grads: Sequence[torch.Tensor]) -> bool:
     """Whether a step's gradients, new tensors each step, may go to a chunk's graph admitted once
     (`Graph.admits`): plain tensors that own their storage, not views, which may share one (DDP's
@@ -196,7 +190,6 @@ def grads_own(grads: Sequence[torch.Tensor]) -> bool:
 
 def directly() -> bool:
     """Whether a call may skip Dynamo here: not inside a Dynamo trace, under no dispatch or torch-function mode."""
-    from torch.utils._python_dispatch import _get_current_dispatch_mode
     return (not torch.compiler.is_compiling() and not torch._C._is_torch_function_mode_enabled()
             and _get_current_dispatch_mode() is None)
 
