@@ -21,6 +21,7 @@ import optreg
 from optreg.core.entry import OPTIMIZER
 from optreg.core.models import options as entry_options
 from optreg.core.registry import REGISTRY
+import optreg.stages.ops as ops_module
 from optreg.stages.contiguous import whole
 from optreg.stages.optimizer import ChainOptimizer
 
@@ -244,6 +245,19 @@ def test_executions_agree_with_eager(case, execution):
     other = _run(other_model, opt, 3)
     worst = max(_relative(a, b) for a, b in zip(other, eager))
     assert worst <= 1e-6, f"{execution} differs from eager by {worst:.2e} (relative)"
+
+
+@pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
+def test_eager_gives_the_same_numbers_with_host_scalars_as_python_floats(case, monkeypatch):
+    """Eager passes a float32 tensor's host scalars as cached 0-d tensors (`ops._operand`): bit for bit the
+    numbers of the Python floats it replaces, for every chain (its tensors alone and batched)."""
+    models = [_model(case)]
+    models.append(copy.deepcopy(models[0]))
+    formed = _run(models[0], _build(case, models[0]), 3)
+    monkeypatch.setattr(ops_module, "_operand", lambda x, s: s)
+    floats = _run(models[1], _build(case, models[1]), 3)
+    for a, b in zip(formed, floats):
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32))
 
 
 def _flat_runs(opt) -> int:

@@ -21,7 +21,7 @@ from optreg.stages.ops import Ops
 from optreg.stages.state_codec import close_state, narrow_, open_state, scale_name, widen, widened
 
 
-@dataclass
+@dataclass(slots=True)
 class Batch:
     """One step of one param group over a list of tensors (a chunk of it under `fused`).
 

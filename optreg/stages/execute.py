@@ -128,6 +128,10 @@ def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torc
     def step(group: tuple[int, int, bool, int]) -> None:
         start, end, _, _ = group
         first = states[start]
+        if end == start + 1:  # a tensor alone (the common case of a large one), without the slices
+            chain.apply(Batch([params[start]], [grads[start]], {k: [first[k]] for k in names if k in first},
+                              hp, EAGER))
+            return
         chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
                           {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, EAGER))
 
