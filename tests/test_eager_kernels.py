@@ -119,3 +119,23 @@ def test_the_formed_operands_are_bounded():
         _operand(x, 1.0 + i / 1024)
     assert 0 < len(ops_module._SCALARS) <= ops_module._SCALARS_KEPT
     assert _operand(x, 0.75).item() == 0.75
+
+
+@pytest.mark.parametrize("name,torch_cls,kw", CASES, ids=[c[0] for c in CASES])
+def test_a_tensor_stepped_alone_gets_the_numbers_of_python_floats(name, torch_cls, kw, monkeypatch):
+    """A tensor above eager's batch size steps alone, in a batch of its own: the cached operands give the
+    numbers of the Python floats bit for bit there too (the matrix checks every chain's batched tensors)."""
+    g = torch.Generator().manual_seed(1)
+    start, grads = torch.randn(N, generator=g), [torch.randn(N, generator=g) for _ in range(3)]
+    runs = []
+    for formed in (True, False):
+        if not formed:
+            monkeypatch.setattr(ops_module, "_operand", lambda x, s: s)
+        p = torch.nn.Parameter(start.clone())
+        opt = optreg.configure_optimizer(name, [p], **kw)
+        for grad in grads:
+            p.grad = grad.clone()
+            opt.step()
+        runs.append(p.detach())
+    assert not torch.equal(runs[0], start)
+    assert torch.equal(runs[0].view(torch.int32), runs[1].view(torch.int32))

@@ -250,7 +250,7 @@ def test_executions_agree_with_eager(case, execution):
 @pytest.mark.parametrize("case", CHAINS, ids=_ids(CHAINS))
 def test_eager_gives_the_same_numbers_with_host_scalars_as_python_floats(case, monkeypatch):
     """Eager passes a float32 tensor's host scalars as cached 0-d tensors (`ops._operand`): bit for bit the
-    numbers of the Python floats it replaces, for every chain (its tensors alone and batched)."""
+    numbers of the Python floats it replaces, for every chain (a large tensor alone: `tests/test_eager_kernels.py`)."""
     models = [_model(case)]
     models.append(copy.deepcopy(models[0]))
     formed = _run(models[0], _build(case, models[0]), 3)
