@@ -10,7 +10,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import optreg
 import optreg.stages.execute as execute
-from optreg.stages.direct import Compiled, _place, directly
+from optreg.stages.direct import Compiled, _place
+from optreg.stages.ops import unobserved
 
 OPTIONS = {"cpp.dynamic_threads": True, "size_asserts": False}
 
@@ -68,7 +69,7 @@ def test_a_plan_calls_its_graphs_directly_with_dynamos_numbers(monkeypatch, chun
     monkeypatch.undo()
     monkeypatch.setattr(execute, "CHUNK", 4)
     monkeypatch.setattr(execute, "_COMPILED", {})
-    monkeypatch.setattr(execute, "directly", lambda: False)
+    monkeypatch.setattr(execute, "unobserved", lambda: False)
     _, through_dynamo = _run(SIZES, 6, weight_decay=0.1)
     assert all(torch.equal(a, b) for a, b in zip(direct, through_dynamo))
     _, initial = _run(SIZES, 0)
@@ -100,7 +101,7 @@ def test_each_chunk_calls_the_graph_traced_for_its_dtype(monkeypatch, chunk4):
     single, double = (args for _, args, _ in calls[-1])
     assert first.admits(single) and not first.admits(double) and second.admits(double)
     monkeypatch.setattr(execute, "_COMPILED", {})
-    monkeypatch.setattr(execute, "directly", lambda: False)
+    monkeypatch.setattr(execute, "unobserved", lambda: False)
     _, through_dynamo = run()
     assert all(torch.equal(a, b) for a, b in zip(direct, through_dynamo))
 
@@ -175,10 +176,10 @@ class _Passthrough(TorchDispatchMode):
 
 
 def test_a_call_under_a_mode_goes_through_dynamo():
-    assert directly()
+    assert unobserved()
     with _Passthrough():
-        assert not directly()
-    assert directly()
+        assert not unobserved()
+    assert unobserved()
 
 
 @pytest.mark.parametrize("name, place", [

@@ -33,7 +33,6 @@ import threading
 from typing import Any, Sequence
 
 import torch
-from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_leaves
 
 #: the names of the compiled step's arguments, in order (`execute._compiled`'s `step_chunk`)
@@ -186,12 +185,6 @@ def grads_own(grads: Sequence[torch.Tensor]) -> bool:
     (`Graph.admits`): plain tensors that own their storage, not views, which may share one (DDP's
     gradient_as_bucket_view). Their dtype, device and shape are their parameters' (autograd's rule)."""
     return all(type(g) is torch.Tensor and g._base is None for g in grads)
-
-
-def directly() -> bool:
-    """Whether a call may skip Dynamo here: not inside a Dynamo trace, under no dispatch or torch-function mode."""
-    return (not torch.compiler.is_compiling() and not torch._C._is_torch_function_mode_enabled()
-            and _get_current_dispatch_mode() is None)
 
 
 class Inductor(torch._TorchCompileInductorWrapper):

@@ -27,9 +27,10 @@ import torch
 
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
-from optreg.stages.direct import Compiled, directly, grads_own
+from optreg.stages.direct import Compiled, grads_own
 from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
-from optreg.stages.ops import EAGER, FOREACH, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones
+from optreg.stages.ops import (EAGER, FOREACH, PLAIN, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones,
+                               unobserved)
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
@@ -173,16 +174,14 @@ def _threads(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], smal
     """How many threads step the small tensors: one unless they hold THREADED_ELEMENTS together, on a CPU,
     with ATen allowed more than one thread (MAX_THREADS at most), plain tensors, outside a pool thread, and no
     thread-local mode active that a pool thread would not see (a dispatch or function mode, inference mode)."""
-    if small < THREADED_ELEMENTS or params[0].device.type != "cpu" or torch.compiler.is_compiling():
+    if small < THREADED_ELEMENTS or params[0].device.type != "cpu" or not unobserved():
         return 1
     workers = min(torch.get_num_threads(), MAX_THREADS)
-    if workers < 2 or torch.is_inference_mode_enabled() or torch._C._is_torch_function_mode_enabled() \
-            or torch._C._len_torch_dispatch_stack() > 0 or threading.current_thread().name.startswith(_POOL_NAME):
+    if workers < 2 or torch.is_inference_mode_enabled() or threading.current_thread().name.startswith(_POOL_NAME):
         return 1
-    # only plain tensors in host memory: a subclass (DTensor, say) may run collectives inside an operation, which
-    # every rank must issue in the same order, and a device's current stream is the thread's own
-    plain = (torch.Tensor, torch.nn.Parameter)
-    if any(type(p) not in plain or not p.is_cpu for p in params) or any(type(g) not in plain for g in grads):
+    # only plain tensors in host memory: a subclass's collectives inside an operation must be issued by every rank
+    # in the same order, and a device's current stream is the thread's own
+    if any(type(p) not in PLAIN or not p.is_cpu for p in params) or any(type(g) not in PLAIN for g in grads):
         return 1
     return workers
 
@@ -602,7 +601,7 @@ class FusedPlan:
         # the shape settings matter when Dynamo traces, which a plan's first run does; patching the
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
-        direct = directly()
+        direct = unobserved()  # a call Dynamo traces, or a mode sees, goes through Dynamo
         with settings:
             for k, (fn, args, owned) in enumerate(self._calls(grads, values, direct)):
                 graph = self._graph(k, fn, args) if direct and owned else None

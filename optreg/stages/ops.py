@@ -200,7 +200,17 @@ class Ops:
 #: float host scalars already formed as 0-d float32 tensors (`Eager`), cleared when it holds this many
 _SCALARS_KEPT = 256
 _SCALARS: dict[float, torch.Tensor] = {}
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+#: the tensor types whose operations are ATen's as they are (a subclass, DTensor say, may run collectives inside
+#: an operation, and has its own rules for the operands it meets)
+PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def unobserved() -> bool:
+    """Whether an operation called here runs as it is: not traced by Dynamo, and seen by no dispatch or
+    torch-function mode (thread-local: a pool thread would not see them either)."""
+    return not (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack()
+                or torch._C._is_torch_function_mode_enabled())
 
 
 def _operand(x: torch.Tensor, s: Any) -> Any:
@@ -209,9 +219,8 @@ def _operand(x: torch.Tensor, s: Any) -> Any:
     the 0-d tensor holds that rounding, so the numbers are the same bit for bit. Anything else stays as it
     is: another dtype or device, a tensor subclass, an int, a zero (whose sign a key would lose), a
     non-finite value, and a call that Dynamo traces or that a dispatch or function mode sees."""
-    if type(s) is not float or x.dtype is not torch.float32 or type(x) not in _PLAIN or not x.is_cpu \
-            or not 0.0 < abs(s) < math.inf or torch.compiler.is_compiling() \
-            or torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled():
+    if type(s) is not float or x.dtype is not torch.float32 or type(x) not in PLAIN or not x.is_cpu \
+            or not 0.0 < abs(s) < math.inf or not unobserved():
         return s
     t = _SCALARS.get(s)
     if t is None:
