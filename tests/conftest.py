@@ -32,3 +32,23 @@ def scratch_registry():
     saved = dict(REGISTRY._entries)
     yield REGISTRY
     REGISTRY._entries = saved
+
+
+@pytest.fixture
+def two_threads():
+    """torch allowed two threads (the CI machine's cores), restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def chunk4(monkeypatch):
+    """Fused chunks of 4 tensors, with functions (and graphs) of the test's own."""
+    import optreg.stages.execute as execute
+
+    monkeypatch.setattr(execute, "CHUNK", 4)
+    monkeypatch.setattr(execute, "_COMPILED", {})

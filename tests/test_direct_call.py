@@ -36,13 +36,6 @@ def _run(sizes, steps, name="oneflow.AdamW", **options):
     return opt, params
 
 
-@pytest.fixture
-def chunk4(monkeypatch):
-    """Chunks of 4 tensors, with functions (and graphs) of this test's own."""
-    monkeypatch.setattr(execute, "CHUNK", 4)
-    monkeypatch.setattr(execute, "_COMPILED", {})
-
-
 def _plans(opt):
     return [plan for plan in opt._fused_plans.values() if plan]
 

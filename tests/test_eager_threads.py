@@ -20,15 +20,6 @@ from optreg.stages.chain import Batch
 
 
 @pytest.fixture
-def two_threads():
-    """torch allowed two threads (the CI machine's cores), restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
 def threaded(monkeypatch, two_threads):
     """Every tensor its own group and no floor on the elements, so that a small model's step is threaded; the
     groups each pool thread stepped, counted."""

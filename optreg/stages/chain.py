@@ -207,6 +207,14 @@ class Chain(tuple):
         as one tensor (no shapes, no per-tensor reductions)."""
         return not self.needs_shape(hp) and not any(s.per_tensor for s in self)
 
+    def reductions(self, hp: Mapping[str, Any]) -> int:
+        """How many loops of its own per tensor the chain's reductions take in the compiled step this step
+        (`optreg.stages.openmp`): one for its norm stages together (`norms_only`: the update's loop stops at
+        the norms, whichever stages take them), one for each other stage that reduces a tensor to values (an
+        RMS, a factored moment)."""
+        norms = any(s.per_tensor and s.norms_only for s in self)
+        return int(norms) + sum(1 for s in self if (s.per_tensor and not s.norms_only) or s.needs_shape(hp))
+
     def segmented(self, hp: Mapping[str, Any]) -> bool:
         """Whether the chain's only per-tensor reductions are norms this step (LAMB), so that a contiguous
         group's fused step can run it over the whole group with a norm per parameter's rows."""

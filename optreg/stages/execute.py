@@ -28,6 +28,7 @@ import torch
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
 from optreg.stages.direct import Compiled, grads_own
+from optreg.stages.openmp import one_thread
 from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
 from optreg.stages.ops import (EAGER, FOREACH, PLAIN, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones,
                                unobserved)
@@ -216,9 +217,9 @@ def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[to
                           {n: [states[i][n] for i in idx] for n in names if n in states[idx[0]]}, hp, FOREACH))
 
 
-def _buckets(params, states, names, by_shape: bool) -> list[list[int]]:
+def _buckets(params, states, names, by_shape: bool, below: int = 0) -> list[list[int]]:
     """Indices of tensors that can share one call: same dtype, device, the same state names (and
-    the same shape kind when the chain needs shapes)."""
+    the same shape kind when the chain needs shapes; whether a tensor has fewer than `below` elements)."""
     out: dict[Any, list[int]] = {}
     for i, p in enumerate(params):
         st = states[i]
@@ -226,6 +227,8 @@ def _buckets(params, states, names, by_shape: bool) -> list[list[int]]:
                tuple((st[n].dtype, st[n].device, st[n].dim() == 0) for n in names if n in st))
         if by_shape:
             key += (p.dim(), tuple(st[n].dim() for n in names if n in st))
+        if below:
+            key += (p.numel() < below,)
         out.setdefault(key, []).append(i)
     return list(out.values())
 
@@ -510,6 +513,12 @@ def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool, blocked: boo
     return t
 
 
+def serial_below(chain: Chain, hp: Mapping[str, Any]) -> int:
+    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: GRAIN per stage
+    that reduces each tensor (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
+    return GRAIN * chain.reductions(hp)
+
+
 class FusedPlan:
     """How one param group's tensors go through the compiled chain: buckets of tensors that share a
     compiled function, split into chunks of CHUNK, with the flat views of the parameters and state
@@ -541,10 +550,14 @@ class FusedPlan:
         self.devices: list[torch.device] = []
         #: per chunk, whether its tensors are viewed in int8 blocks (`block_alias`)
         self.blocked: list[bool] = []
+        #: per chunk, whether it runs on one OpenMP thread (`optreg.stages.openmp`): a CPU chunk whose
+        #: tensors are all below `serial_below` elements, which the buckets keep apart from the larger ones
+        self.serial: list[bool] = []
         #: per chunk, the graph it calls directly (`Compiled.graph_for`) and how many graphs its function had
         #: when that was looked up (a new one, which Dynamo traced since, is looked at again)
         self.graphs: list[tuple[int, Any]] = []
-        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat):
+        below = serial_below(chain, hp)
+        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat, below=below):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
             blocked = flat and any(is_scale(n) for n in present)
@@ -566,6 +579,7 @@ class FusedPlan:
             self.chunks += [(*chunk, ones) for chunk in chunks]
             self.devices += [p0.device] * len(chunks)
             self.blocked += [blocked] * len(chunks)
+            self.serial += [p0.device.type == "cpu" and params[first].numel() < below] * len(chunks)
         self.graphs = [(-1, None)] * len(self.chunks)
 
     def _view(self, t: torch.Tensor, scale: bool = False) -> torch.Tensor:
@@ -602,13 +616,23 @@ class FusedPlan:
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
         direct = unobserved()  # a call Dynamo traces, or a mode sees, goes through Dynamo
-        with settings:
-            for k, (fn, args, owned) in enumerate(self._calls(grads, values, direct)):
-                graph = self._graph(k, fn, args) if direct and owned else None
-                if graph is not None:
-                    graph(args)
-                else:
-                    fn(*args)
+        limit = None  # one OpenMP thread while the chunks of small tensors run (`self.serial`)
+        try:
+            with settings:
+                for k, (fn, args, owned) in enumerate(self._calls(grads, values, direct)):
+                    if self.serial[k] and limit is None:
+                        limit = one_thread()
+                    elif not self.serial[k] and limit is not None:
+                        limit.restore_original_limits()
+                        limit = None
+                    graph = self._graph(k, fn, args) if direct and owned else None
+                    if graph is not None:
+                        graph(args)
+                    else:
+                        fn(*args)
+        finally:
+            if limit is not None:
+                limit.restore_original_limits()
         self.warm = True
 
     def _graph(self, k: int, fn, args: tuple):

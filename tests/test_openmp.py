@@ -1,0 +1,109 @@
+"""A fused plan runs its chunks of small tensors on one OpenMP thread when its chain reduces each tensor
+(`optreg.stages.openmp`): set for the calling thread only, for those chunks only, and restored after the step,
+an error included."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+import optreg
+import optreg.stages.execute as execute
+from optreg.stages.openmp import _runtimes, one_thread
+
+
+def _params(sizes, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    params = [torch.nn.Parameter(0.1 * torch.randn(s, generator=g)) for s in sizes]
+    for p in params:
+        p.grad = 0.01 * torch.randn(p.shape, generator=g)
+    return params
+
+
+def _recorded(monkeypatch, opt):
+    """Per chunk call of the optimizer's plans: (the chunk's largest tensor, the calling thread's OpenMP threads)."""
+    calls = []
+
+    def graph(plan, k, fn, args):
+        found = original(plan, k, fn, args)
+        if found is None:
+            return None
+        return lambda a: (calls.append((max(p.numel() for p in plan.chunks[k][2]), torch.get_num_threads())),
+                          found(a))[1]
+
+    original = execute.FusedPlan._graph
+    monkeypatch.setattr(execute.FusedPlan, "_graph", graph)
+    return calls
+
+
+def test_one_thread_limits_the_calling_thread_only(two_threads):
+    assert _runtimes().lib_controllers, "torch's OpenMP runtime is loaded and found"
+    seen = []
+    limit = one_thread()
+    try:
+        assert torch.get_num_threads() == 1
+        other = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        other.start()
+        other.join()
+    finally:
+        limit.restore_original_limits()
+    assert seen == [2]
+    assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("name, stages", [("oneflow.AdamW", 0), ("oneflow.SGD", 0), ("oneflow.LAMB", 1),
+                                          ("cerebras.Lamb", 1), ("cerebras.Adafactor", 3)])
+def test_a_chunk_runs_serial_below_grain_per_reducing_stage(name, stages):
+    """GRAIN elements per stage that reduces each tensor (`Chain.reductions`): a chunk just below runs on one
+    thread, one at the bound on the team; an element-wise chain never runs serial."""
+    below = stages * execute.GRAIN or execute.GRAIN
+    params = _params([(2, below // 2 - 1), (2, below // 2)])
+    opt = optreg.configure_optimizer(name, params, lr=1e-3, fused=True,
+                                     **({"relative_step": False} if "Adafactor" in name else {}))
+    opt.step()
+    (plan,) = [p for p in opt._fused_plans.values() if p]
+    serial = {max(p.numel() for p in chunk[2]): s for chunk, s in zip(plan.chunks, plan.serial)}
+    assert serial == {below - 2: stages > 0, below: False}
+
+
+def test_small_chunks_run_on_one_thread_and_large_ones_on_the_team(monkeypatch, two_threads, chunk4):
+    big = 3 * execute.GRAIN + 256          # above cerebras.Adafactor's 3 reducing stages × GRAIN
+    sizes = [(8, 8)] * 3 + [(2, big // 2)] + [(16, 4)] * 3 + [(4, big // 4)] + [(32,)] * 2
+    params = _params(sizes)
+    opt = optreg.configure_optimizer("cerebras.Adafactor", params, lr=1e-3, relative_step=False, fused=True)
+    opt.step()
+    calls = _recorded(monkeypatch, opt)
+    opt.step()
+    (plan,) = [p for p in opt._fused_plans.values() if p]
+    # the large matrices share a chunk of their own, apart from the small matrices they sat between
+    assert sorted(max(p.numel() for p in chunk[2]) for chunk in plan.chunks) == [32, 64, 64, big]
+    assert sorted(calls) == [(32, 1), (64, 1), (64, 1), (big, 2)]
+    assert torch.get_num_threads() == 2
+
+
+def test_an_element_wise_chain_keeps_the_team(monkeypatch, two_threads, chunk4):
+    params = _params([(8, 8)] * 5)
+    opt = optreg.configure_optimizer("oneflow.AdamW", params, lr=1e-3, fused=True)
+    opt.step()
+    calls = _recorded(monkeypatch, opt)
+    opt.step()
+    assert calls == [(64, 2), (64, 2)]
+
+
+def test_the_team_is_restored_when_a_chunk_fails(monkeypatch, two_threads, chunk4):
+    params = _params([(8, 8)] * 2)
+    opt = optreg.configure_optimizer("oneflow.LAMB", params, lr=1e-3, fused=True)
+    opt.step()
+
+    def failing(plan, k, fn, args):
+        def call(a):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("a chunk failed")
+        return call
+
+    monkeypatch.setattr(execute.FusedPlan, "_graph", failing)
+    with pytest.raises(RuntimeError, match="a chunk failed"):
+        opt.step()
+    assert torch.get_num_threads() == 2
