@@ -514,8 +514,8 @@ def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool, blocked: boo
 
 
 def serial_below(chain: Chain, hp: Mapping[str, Any]) -> int:
-    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: GRAIN per stage
-    that reduces each tensor (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
+    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: GRAIN per loop of
+    the chain's reductions (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
     return GRAIN * chain.reductions(hp)
 
 
