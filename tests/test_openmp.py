@@ -30,8 +30,11 @@ def _recorded(monkeypatch, opt):
         found = original(plan, k, fn, args)
         if found is None:
             return None
-        return lambda a: (calls.append((max(p.numel() for p in plan.chunks[k][2]), torch.get_num_threads())),
-                          found(a))[1]
+
+        def call(a):
+            calls.append((max(p.numel() for p in plan.chunks[k][2]), torch.get_num_threads()))
+            return found(a)
+        return call
 
     original = execute.FusedPlan._graph
     monkeypatch.setattr(execute.FusedPlan, "_graph", graph)
@@ -53,23 +56,24 @@ def test_one_thread_limits_the_calling_thread_only(two_threads):
     assert torch.get_num_threads() == 2
 
 
-@pytest.mark.parametrize("name, stages", [("oneflow.AdamW", 0), ("oneflow.SGD", 0), ("oneflow.LAMB", 1),
-                                          ("cerebras.Lamb", 1), ("cerebras.Adafactor", 3)])
-def test_a_chunk_runs_serial_below_grain_per_reducing_stage(name, stages):
-    """GRAIN elements per stage that reduces each tensor (`Chain.reductions`): a chunk just below runs on one
-    thread, one at the bound on the team; an element-wise chain never runs serial."""
-    below = stages * execute.GRAIN or execute.GRAIN
+@pytest.mark.parametrize("name, loops", [("oneflow.AdamW", 0), ("oneflow.SGD", 0), ("oneflow.LAMB", 1),
+                                         ("cerebras.Lamb", 1), ("cerebras.Adafactor", 3)])
+def test_a_chunk_runs_serial_below_grain_per_loop_of_its_reductions(name, loops):
+    """GRAIN elements per loop of the chain's reductions (`Chain.reductions`: oneflow.LAMB's two norm stages
+    count once): a chunk just below runs on one thread, one at the bound on the team; an element-wise chain
+    never runs serial."""
+    below = loops * execute.GRAIN or execute.GRAIN
     params = _params([(2, below // 2 - 1), (2, below // 2)])
     opt = optreg.configure_optimizer(name, params, lr=1e-3, fused=True,
                                      **({"relative_step": False} if "Adafactor" in name else {}))
     opt.step()
     (plan,) = [p for p in opt._fused_plans.values() if p]
     serial = {max(p.numel() for p in chunk[2]): s for chunk, s in zip(plan.chunks, plan.serial)}
-    assert serial == {below - 2: stages > 0, below: False}
+    assert serial == {below - 2: loops > 0, below: False}
 
 
 def test_small_chunks_run_on_one_thread_and_large_ones_on_the_team(monkeypatch, two_threads, chunk4):
-    big = 3 * execute.GRAIN + 256          # above cerebras.Adafactor's 3 reducing stages × GRAIN
+    big = 3 * execute.GRAIN + 256          # above cerebras.Adafactor's 3 loops × GRAIN
     sizes = [(8, 8)] * 3 + [(2, big // 2)] + [(16, 4)] * 3 + [(4, big // 4)] + [(32,)] * 2
     params = _params(sizes)
     opt = optreg.configure_optimizer("cerebras.Adafactor", params, lr=1e-3, relative_step=False, fused=True)
