@@ -111,3 +111,27 @@ def test_the_team_is_restored_when_a_chunk_fails(monkeypatch, two_threads, chunk
     with pytest.raises(RuntimeError, match="a chunk failed"):
         opt.step()
     assert torch.get_num_threads() == 2
+
+
+
+def test_a_graph_first_compiled_on_one_thread_steps_as_eager_on_two(two_threads):
+    """A chunk of small tensors compiles on its thread's one OpenMP thread (`FusedPlan.serial`; the step's own
+    compile, OPTREG_COMPILE=wait). Inductor writes the code for `execute.codegen_threads()` threads, not for the
+    one it compiles on: for one it left out the `omp single` around the step count's store, and a contiguous
+    group's step over stacks, whose graph Inductor's cache gave back as the same, counted each step twice on
+    two threads."""
+    sizes = [(7, 5), (7,), (3, 7), (3,)]
+    per_tensor, contiguous, eager = _params(sizes), _params(sizes), _params(sizes)
+    first = optreg.configure_optimizer("cerebras.Adafactor", per_tensor, lr=0.01, fused=True)
+    first.step()
+    assert all(all(plan.serial) for plan in first._fused_plans.values())
+    opts = [optreg.configure_optimizer("cerebras.Adafactor", contiguous, lr=0.01, fused=True,
+                                       contiguous_params=True),
+            optreg.configure_optimizer("cerebras.Adafactor", eager, lr=0.01)]
+    for _ in range(4):
+        for opt in opts:
+            opt.step()
+    assert [float(opts[0].state[p]["step"]) for p in opts[0].param_groups[0]["params"]] == [4.0] * len(sizes)
+    worst = max(float((a - b).abs().max() / b.abs().max())
+                for a, b in zip(opts[0].param_groups[0]["params"], eager))
+    assert worst <= 1e-6, f"fused on two threads differs from eager by {worst:.2e} (relative)"

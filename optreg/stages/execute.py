@@ -465,10 +465,25 @@ def _compile(step_chunk):
     (`Compiled.graph_for`).
 
     dynamic_threads: every loop gets an OpenMP region and the runtime decides; otherwise Inductor decides from
-    the sizes of the first call and a bucket that starts small stays serial. size_asserts off: the layout of
-    every input is checked already, by Dynamo's guards each call, or, called directly, by `Graph.admits` once
-    per chunk of a plan whose tensors stay the same (`FusedPlan.fits`)."""
-    return Compiled(step_chunk, {"cpp.dynamic_threads": True, "size_asserts": False})
+    the sizes of the first call and a bucket that starts small stays serial. cpp.threads: the thread count
+    Inductor writes the code for (`codegen_threads`). size_asserts off: the layout of every input is checked
+    already, by Dynamo's guards each call, or, called directly, by `Graph.admits` once per chunk of a plan whose
+    tensors stay the same (`FusedPlan.fits`)."""
+    return Compiled(step_chunk, {"cpp.dynamic_threads": True, "cpp.threads": codegen_threads(),
+                                 "size_asserts": False})
+
+
+def codegen_threads() -> int:
+    """The thread count Inductor generates a compiled step's CPU code for: torch's, at least 2, whatever the
+    calling thread's OpenMP limit when it compiles (`optreg.stages.openmp`).
+
+    Under `cpp.dynamic_threads` Inductor opens each loop's parallel region with the runtime's team, but still
+    writes the code for `torch.get_num_threads()` as it is at the compile: for one thread it leaves out the
+    `omp single` around a store that one thread must make (an Adafactor's step count: each thread of a team of
+    two added one), and Inductor's cache key leaves the count out. A chunk of small tensors first compiled on
+    one thread (`FusedPlan.serial`) then stepped wrongly wherever its graph ran on two, in this process or from
+    the cache in another (torch 2.13)."""
+    return max(2, torch.get_num_threads())
 
 
 def alias(buffer: torch.Tensor, start: int, size: Sequence[int], stride: Sequence[int]) -> torch.Tensor:
