@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -123,15 +124,19 @@ def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, mo
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_the_traced_norms_are_atens_norms_bit_for_bit(dtype):
-    """`Traced.norm` (one opaque `optreg::vector_norms` call for a chunk's tensors) gives what
-    `torch.linalg.vector_norm` gives each tensor, eager and compiled."""
+def test_the_traced_norms_are_as_close_to_the_exact_norm_as_atens(dtype):
+    """`Traced.norm` (each tensor's √Σx² in Inductor's loops), eager and compiled, is the tensor's dtype and as
+    close to the exact norm (`math.fsum` of the squares) as `torch.linalg.vector_norm` is, or within `rtol`."""
+    rtol = {torch.float32: 1e-6, torch.float64: 1e-13, torch.bfloat16: 2 ** -8}[dtype]
     g = torch.Generator().manual_seed(0)
-    xs = [torch.randn(n, generator=g).to(dtype) for n in (1, 7, 40_000)] + [torch.randn((), generator=g).to(dtype)]
-    expected = [torch.linalg.vector_norm(x) for x in xs]
+    xs = [torch.randn(n, generator=g).to(dtype) for n in (1, 7, 40_000, 300_000)]
+    xs.append(torch.randn((), generator=g).to(dtype))
+    exact = [math.sqrt(math.fsum(v * v for v in x.double().reshape(-1).tolist())) for x in xs]
+    bound = [max(abs(torch.linalg.vector_norm(x).item() - e), rtol * e) for x, e in zip(xs, exact)]
     eager = Traced().norm(xs)
     compiled = torch.compile(lambda ts: [n * 1 for n in Traced().norm(ts)], fullgraph=True, dynamic=True)(xs)
     for got in (eager, compiled):
-        assert len(got) == len(xs)
-        assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(got, expected))
+        assert [n.dtype for n in got] == [dtype] * len(xs)
+        errors = [abs(n.item() - e) for n, e in zip(got, exact)]
+        assert all(err <= b for err, b in zip(errors, bound)), (errors, bound)
     assert Traced().norm([]) == []
