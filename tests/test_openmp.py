@@ -113,7 +113,6 @@ def test_the_team_is_restored_when_a_chunk_fails(monkeypatch, two_threads, chunk
     assert torch.get_num_threads() == 2
 
 
-
 def test_a_graph_first_compiled_on_one_thread_steps_as_eager_on_two(two_threads):
     """A chunk of small tensors compiles on its thread's one OpenMP thread (`FusedPlan.serial`; the step's own
     compile, OPTREG_COMPILE=wait). Inductor writes the code for `execute.codegen_threads()` threads, not for the
