@@ -210,8 +210,8 @@ class Chain(tuple):
     def reductions(self, hp: Mapping[str, Any]) -> int:
         """How many loops of its own per tensor the chain's reductions take in the compiled step this step
         (`optreg.stages.openmp`): one for its norm stages together (`norms_only`: the sum of squares of an update
-        joins the loop that forms it, that of an input, the parameters or LARS' gradient, takes a short pass of
-        its own, however many stages take norms), one for each other stage that reduces a tensor to values (an
+        joins the loop that forms it, that of an input, the parameters or LARS' gradient, takes a pass of its
+        own, however many stages take norms), one for each other stage that reduces a tensor to values (an
         RMS, a factored moment)."""
         norms = any(s.per_tensor and s.norms_only for s in self)
         return int(norms) + sum(1 for s in self if (s.per_tensor and not s.norms_only) or s.needs_shape(hp))
