@@ -20,7 +20,7 @@ Three checks ride along, each a column:
 - a failure of one entry or execution is a row that says so, and the run goes on.
 
     python benchmarks/bench_gpu.py [--total 25e6] [--tensors 100 1000] [--rounds 5] [--steps 20]
-                                   [--only 'oneflow.AdamW' ...] [--out FILE]
+                                   [--only 'oneflow.AdamW' ...] [--executions fused ...] [--out FILE]
     python benchmarks/bench_gpu.py --quick     # small and on whatever device there is: a smoke run
 """
 
@@ -187,7 +187,7 @@ def references(params: list[torch.Tensor], device: torch.device) -> dict[str, to
 
 
 def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int, device: torch.device,
-        log: Callable[[str], None]) -> tuple[list[float], list[Row]]:
+        log: Callable[[str], None], executions: tuple[str, ...] = EXECUTIONS) -> tuple[list[float], list[Row]]:
     samples: list[float] = []
     rows: list[Row] = []
     add_elements = max(1 << 20, min(1 << 28, total))
@@ -203,7 +203,7 @@ def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int
         for name in names:
             opts: dict[str, torch.optim.Optimizer] = {}
             own: dict[str, Row] = {}
-            for ex in EXECUTIONS:
+            for ex in executions:
                 row = own[ex] = Row(name, ex, count)
                 try:
                     with warnings.catch_warnings():
@@ -281,6 +281,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20, help="steps per timed run")
     parser.add_argument("--only", nargs="+", help="entries (default: %s)" % ", ".join(ENTRIES))
+    parser.add_argument("--executions", nargs="+", choices=EXECUTIONS, default=list(EXECUTIONS),
+                        help="the executions to run (default: all)")
     parser.add_argument("--out", help="also write the markdown table to this file")
     parser.add_argument("--log", help="write progress and failures to this file (default: stderr)")
     args = parser.parse_args(argv)
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> str:
         print(text, file=sink, flush=True)
 
     samples, rows = run(list(args.only or ENTRIES), args.tensors, int(args.total), args.rounds, args.steps,
-                        device, log)
+                        device, log, tuple(args.executions))
     return publish(table(samples, rows, args.tensors, int(args.total), args.rounds, args.steps, device), args.out)
 
 

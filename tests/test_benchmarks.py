@@ -95,6 +95,15 @@ def test_gpu_benchmark_quick_run_on_the_cpu(monkeypatch):
     assert max(errors.values()) < 1e-3
 
 
+def test_the_gpu_benchmark_runs_the_executions_it_is_given_in_their_order(monkeypatch):
+    bench = _load("bench_gpu", monkeypatch)
+    text = bench.main(["--quick", "--only", "oneflow.SGD", "--executions", "foreach", "eager"])
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    ours = [("oneflow.SGD", "foreach"), ("oneflow.SGD", "eager")]
+    theirs = [(f"torch.AdamW ({k})", "reference") for k in ("fused", "foreach", "for-loop")]
+    assert [(r[0], r[1]) for r in rows if r[0] != "optimizer"] == ours + theirs
+
+
 def test_first_step_benchmark_quick_run(monkeypatch):
     bench = _load("bench_first_step", monkeypatch)
     text = bench.main(["--quick", "--only", "oneflow.AdamW", "--modes", "background"])
