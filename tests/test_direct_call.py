@@ -181,3 +181,46 @@ def test_a_call_under_a_mode_goes_through_dynamo():
 ])
 def test_dynamos_argument_names_read_as_places(name, place):
     assert _place(name) == place
+
+
+def _step_with(opt, params, step):
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=torch.Generator().manual_seed(100 + step))
+    opt.step()
+
+
+def test_a_plan_is_kept_while_its_tensors_stay_and_made_anew_when_one_changes(chunk4):
+    """`FusedPlan.fits`, run every step: the same parameters, storage and state entries keep the plan; a state
+    entry replaced, a parameter's storage swapped or a state's entries reordered make a new plan, which steps the
+    new tensors as eager does."""
+    fused_params, eager_params = _params(SIZES), _params(SIZES)
+    fused = optreg.configure_optimizer("oneflow.AdamW", fused_params, lr=1e-2, fused=True)
+    eager = optreg.configure_optimizer("oneflow.AdamW", eager_params, lr=1e-2)
+    pairs = ((fused, fused_params), (eager, eager_params))
+    step = 0
+
+    def both():
+        nonlocal step
+        for opt, params in pairs:
+            _step_with(opt, params, step)
+        step += 1
+        (plan,) = _plans(fused)
+        return plan
+
+    first = both()
+    assert both() is first and both() is first
+    changes = {
+        "a state entry replaced": lambda opt, ps: opt.state[ps[0]].__setitem__("exp_avg", torch.ones_like(ps[0])),
+        "a state's entries reordered": lambda opt, ps: opt.state[ps[3]].update(
+            [(k, opt.state[ps[3]].pop(k)) for k in list(opt.state[ps[3]])[:1]]),
+        "a parameter's storage swapped": lambda opt, ps: setattr(ps[1], "data", ps[1].data.clone()),
+    }
+    plan = first
+    for what, change in changes.items():
+        for opt, params in pairs:
+            change(opt, params)
+        assert both() is not plan, what
+        plan = _plans(fused)[0]
+        assert both() is plan, what
+    for a, b in zip(fused_params, eager_params):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)

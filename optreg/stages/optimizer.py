@@ -22,6 +22,7 @@ execution runs an element-wise chain over the whole group at once (`optreg.stage
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, ClassVar, Iterable
 
 import torch
@@ -36,6 +37,8 @@ from optreg.stages.state_codec import check_state_dtype, form, store
 #: the parameters of a part of a group, and the settings its stages read (`ChainOptimizer.parts`)
 Part = tuple[list[torch.Tensor], dict[str, Any]]
 
+#: a gradient's `is_sparse`, read in C over a step's gradients
+_IS_SPARSE = operator.attrgetter("is_sparse")
 #: group keys that are bookkeeping, not hyperparameters a stage reads
 _NOT_HP = ("params", "global_step", "param_names", "foreach", "fused", "contiguous_params")
 #: group keys an optimizer keeps when it loads a state dict (the state converts to them)
@@ -149,24 +152,26 @@ class ChainOptimizer(Optimizer):
                 and layout.rerun(self.execution(group), self.chain, self.hyper(group, settings)):
             return
         params, grads, states = [], [], []
+        state_for = self._state_for
         for p in members:
-            if p.grad is None:
+            g = p.grad
+            if g is None:
                 continue
             params.append(p)
-            grads.append(p.grad)
-            states.append(self._state_for(p, group))
+            grads.append(g)
+            states.append(state_for(p, group))
         if not params:
             return
         hp = self.hyper(group, settings)
-        dense = []
-        for i, g in enumerate(grads):
-            if g.is_sparse:
-                if not self.supports_sparse:
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-                self.sparse_update(params[i], g, states[i], hp)
-            else:
-                dense.append(i)
-        if len(dense) < len(params):
+        if any(map(_IS_SPARSE, grads)):
+            dense = []
+            for i, g in enumerate(grads):
+                if g.is_sparse:
+                    if not self.supports_sparse:
+                        raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                    self.sparse_update(params[i], g, states[i], hp)
+                else:
+                    dense.append(i)
             params, grads, states = ([xs[i] for i in dense] for xs in (params, grads, states))
         mode = self.execution(group)
         if group.get("contiguous_params"):
