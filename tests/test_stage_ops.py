@@ -123,6 +123,38 @@ def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, mo
     assert allocated and not full, f"full-size buffers {full} among {allocated}"
 
 
+@pytest.mark.parametrize("name", ["oneflow.LAMB", "cerebras.Lamb", "mindspore.Lamb"])
+def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_store_it(name, monkeypatch):
+    """Fused per tensor over tensors at or above `serial_below` on a CPU, a LAMB's update, which its norm and the
+    step both read, is computed in both loops (`execute._compile`, recompute) instead of stored in a temporary the
+    size of the tensors, which each call paged in anew; smaller tensors keep Inductor's default."""
+    import optreg
+    from unittest import mock
+    from torch._inductor.graph import GraphLowering
+    from optreg.stages import execute
+
+    def full_size_buffers(sizes):
+        monkeypatch.setattr(execute, "_COMPILED", {})   # compile here (Inductor's on-disk cache may still answer)
+        g = torch.Generator().manual_seed(4)
+        params = [torch.nn.Parameter(torch.randn(s, generator=g)) for s in sizes]
+        for p in params:
+            p.grad = torch.randn(p.shape, generator=g)
+        opt = optreg.configure_optimizer(name, params, lr=1e-3, weight_decay=0.01, fused=True)
+        codes: list[str] = []
+        with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+            opt.step()
+        assert codes, "the step compiled nothing"
+        parts = [key[-1] for key in execute._COMPILED]
+        allocated = [tuple(d.strip() for d in dims.split(",") if d.strip())
+                     for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
+        return parts, [dims for dims in allocated if dims and all(d.startswith("s") for d in dims)]
+
+    parts, full = full_size_buffers([(300, 120), (40_000,)])   # above 32,768 elements, a LAMB's serial_below
+    assert parts == ["recompute"] and not full, (parts, full)
+    parts, full = full_size_buffers([(40, 7), (33,)])
+    assert parts == [""] and full, (parts, full)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_the_traced_norms_are_as_close_to_the_exact_norm_as_atens(dtype):
     """`Traced.norm` (each tensor's √Σx² in Inductor's loops), eager and compiled, is the tensor's dtype and as
