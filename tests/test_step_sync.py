@@ -51,7 +51,7 @@ def _steps(case, model, opt, steps=3, guard=True):
 @pytest.fixture
 def as_on_a_device(monkeypatch):
     monkeypatch.setattr(ops, "on_host", lambda x: False)
-    monkeypatch.setattr(execute, "_compile", lambda fn: fn)
+    monkeypatch.setattr(execute, "_compile", lambda fn, **options: fn)
     monkeypatch.setattr(execute, "_COMPILED", {})
 
 
