@@ -600,8 +600,11 @@ class FusedPlan:
             present = tuple(n for n in names if n in states[first])
             blocked = flat and any(is_scale(n) for n in present)
             view = self._viewer(blocked)
-            # large CPU tensors under a chain with reductions: its values computed again, not stored (`_compile`)
-            large = below and params[first].device.type == "cpu" and params[first].numel() >= below
+            # a CPU bucket of small tensors runs on one thread (`self.serial`); one of large tensors under a chain
+            # with reductions computes its values again rather than store them (`_compile`)
+            on_cpu = params[first].device.type == "cpu"
+            serial = on_cpu and params[first].numel() < below
+            large = bool(below) and on_cpu and not serial
             fn = _compiled(chain, static, layout, present, flat, CHUNK, "recompute" if large else "")
             p0 = view(params[first])
             chunks = []
@@ -619,7 +622,7 @@ class FusedPlan:
             self.chunks += [(*chunk, ones) for chunk in chunks]
             self.devices += [p0.device] * len(chunks)
             self.blocked += [blocked] * len(chunks)
-            self.serial += [p0.device.type == "cpu" and params[first].numel() < below] * len(chunks)
+            self.serial += [serial] * len(chunks)
         self.graphs = [(-1, None)] * len(self.chunks)
 
     def _view(self, t: torch.Tensor, scale: bool = False) -> torch.Tensor:
