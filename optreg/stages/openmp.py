@@ -22,7 +22,15 @@ parameter scale three times), and an element-wise chain always keeps the team.
 
 The cost of a team depends on the machine: on an AMD EPYC of 2 cores (AVX2, the same torch), one such chunk
 ran 0.7-0.85× as fast on one thread at 16,384-131,072 elements (cerebras.Adafactor, oneflow.LAMB,
-mindspore.LARS), and the steps over 1,000 tensors of 26,600 elements took 1.0-1.14× as long as on two.
+mindspore.LARS), and the steps over 1,000 tensors of 26,600 elements took 1.0-1.14× as long as on two (a later
+day, oneflow.LAMB alone: 1.20-1.38×).
+
+Not taken: the chunks of small tensors shared among two Python threads, each chunk on one OpenMP thread (the
+numbers of one thread, with both cores busy). Inductor's kernels, called from its Python wrapper, hold the
+interpreter's lock, so two threads took as long as one; with `cpp_wrapper` the compiled graph lets it go. On the
+AMD machine, oneflow.LAMB over 1,000 tensors, side by side (14 alternating steps, median): 82.0 ms as landed
+(one thread), 61.6 ms with the team, 63.6 ms on two Python threads with `cpp_wrapper`: no faster than the team,
+and with the C++ wrapper the first step, its compile included, took 43-50 s (cold).
 """
 
 from __future__ import annotations
