@@ -93,14 +93,26 @@ def test_an_add_over_matrices_takes_its_alpha_through_their_rows_of_ones():
     assert torch.equal(got, member * 3)
 
 
+def _allocated_buffers(opt) -> list[tuple[str, ...]]:
+    """The sizes of every buffer that the code Inductor writes for `opt`'s first step allocates
+    (`empty_strided_cpu`), each a tuple of its sizes as written: a symbol (s0) or a number."""
+    from unittest import mock
+    from torch._inductor.graph import GraphLowering
+
+    codes: list[str] = []
+    with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+        opt.step()
+    assert codes, "the step compiled nothing"
+    return [tuple(d.strip() for d in dims.split(",") if d.strip())
+            for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
+
+
 @pytest.mark.parametrize("contiguous", [False, True], ids=["per-tensor", "stacked"])
 def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, monkeypatch):
     """Fused, MindSpore's AdaFactor (with its first moment) writes the new moment and the parameters in the
     loop that reads the factored moment's factors: the compiled step allocates no buffer the size of the
     tensors it steps (without the rows of ones it allocated one per call and copied it)."""
     import optreg
-    from unittest import mock
-    from torch._inductor.graph import GraphLowering
     from optreg.stages import contiguous as contiguous_groups, execute
 
     monkeypatch.setattr(execute, "_COMPILED", {})   # compile here (Inductor's on-disk cache may still answer)
@@ -112,13 +124,8 @@ def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, mo
         p.grad = torch.randn(p.shape, generator=g)
     options = {"fused": True, "contiguous_params": True} if contiguous else {"fused": True}
     opt = optreg.configure_optimizer("mindspore.AdaFactor", params, beta1=0.9, **options)
-    codes: list[str] = []
-    with mock.patch.object(GraphLowering, "save_output_code", codes.append):
-        opt.step()
-    assert codes, "the step compiled nothing"
+    allocated = _allocated_buffers(opt)
     rank = 3 if contiguous else 2   # a stack of the four matrices, or one matrix a call
-    allocated = [tuple(d.strip() for d in dims.split(",") if d.strip())
-                 for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
     full = [dims for dims in allocated if len(dims) == rank and all(d.startswith("s") for d in dims)]
     assert allocated and not full, f"full-size buffers {full} among {allocated}"
 
@@ -129,8 +136,6 @@ def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_s
     step both read, is computed in both loops (`execute._compile`, recompute) instead of stored in a temporary the
     size of the tensors, which each call paged in anew; smaller tensors keep Inductor's default."""
     import optreg
-    from unittest import mock
-    from torch._inductor.graph import GraphLowering
     from optreg.stages import execute
 
     def full_size_buffers(sizes):
@@ -140,13 +145,8 @@ def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_s
         for p in params:
             p.grad = torch.randn(p.shape, generator=g)
         opt = optreg.configure_optimizer(name, params, lr=1e-3, weight_decay=0.01, fused=True)
-        codes: list[str] = []
-        with mock.patch.object(GraphLowering, "save_output_code", codes.append):
-            opt.step()
-        assert codes, "the step compiled nothing"
+        allocated = _allocated_buffers(opt)
         parts = [key[-1] for key in execute._COMPILED]
-        allocated = [tuple(d.strip() for d in dims.split(",") if d.strip())
-                     for code in codes for dims in re.findall(r"empty_strided_cpu\(\(([^)]*)\)", code)]
         return parts, [dims for dims in allocated if dims and all(d.startswith("s") for d in dims)]
 
     parts, full = full_size_buffers([(300, 120), (40_000,)])   # above 32,768 elements, a LAMB's serial_below
