@@ -21,6 +21,7 @@ Three checks ride along, each a column:
 
     python benchmarks/bench_gpu.py [--total 25e6] [--tensors 100 1000] [--rounds 5] [--steps 20]
                                    [--only 'oneflow.AdamW' ...] [--executions fused ...] [--out FILE]
+    python benchmarks/bench_gpu.py --inductor combo_kernels=True ...   # an Inductor setting for the whole run
     python benchmarks/bench_gpu.py --quick     # small and on whatever device there is: a smoke run
 """
 
@@ -248,12 +249,35 @@ def run(names: list[str], counts: list[int], total: int, rounds: int, steps: int
     return samples, rows
 
 
+def inductor_settings(pairs: list[str]) -> dict[str, Any]:
+    """Set each `KEY=VALUE` (a Python literal) in `torch._inductor.config` for the run's compiles, e.g.
+    `combo_kernels=True` (one launch for several of a graph's kernels); a key Inductor does not have is an error."""
+    import ast
+
+    import torch._inductor.config as inductor
+
+    settings = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if not hasattr(inductor, key):
+            raise SystemExit(f"--inductor {pair}: torch._inductor.config has no {key!r}")
+        settings[key] = ast.literal_eval(value)
+        setattr(inductor, key, settings[key])
+    return settings
+
+
+def said(settings: dict[str, Any]) -> str:
+    """The Inductor settings of a run, as its table and log say them."""
+    return "Inductor: " + ", ".join(f"{k}={v!r}" for k, v in settings.items())
+
+
 def table(samples: list[float], rows: list[Row], counts: list[int], total: int, rounds: int, steps: int,
-          device: torch.device) -> str:
+          device: torch.device, settings: dict[str, Any] | None = None) -> str:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "CPU"
     bw = statistics.median(samples)
+    inductor = f", {said(settings)}" if settings else ""
     lines = [
-        f"One step on {total / 1e6:.1f}M float32 parameters, {name} (torch {torch.__version__}), "
+        f"One step on {total / 1e6:.1f}M float32 parameters, {name} (torch {torch.__version__}{inductor}), "
         f"medians of {rounds} rounds of {steps} steps; roofline: an in-place add timed in every round, median "
         f"{bw / 1e9:.0f} GB/s (best {max(samples) / 1e9:.0f}, worst {min(samples) / 1e9:.0f}). `roofline` is the "
         "share of its round's add that the step's minimal traffic reaches, `× AdamW` that share over torch's "
@@ -283,20 +307,26 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--only", nargs="+", help="entries (default: %s)" % ", ".join(ENTRIES))
     parser.add_argument("--executions", nargs="+", choices=EXECUTIONS, default=list(EXECUTIONS),
                         help="the executions to run (default: all)")
+    parser.add_argument("--inductor", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="torch._inductor.config settings for the run, e.g. combo_kernels=True")
     parser.add_argument("--out", help="also write the markdown table to this file")
     parser.add_argument("--log", help="write progress and failures to this file (default: stderr)")
     args = parser.parse_args(argv)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if args.quick:
         args.total, args.tensors, args.rounds, args.steps = 2e5, [12], 1, 2
+    settings = inductor_settings(args.inductor)
     sink = open(args.log, "a", encoding="utf-8") if args.log else sys.stderr
 
     def log(text: str) -> None:
         print(text, file=sink, flush=True)
 
+    if settings:
+        log(said(settings))
     samples, rows = run(list(args.only or ENTRIES), args.tensors, int(args.total), args.rounds, args.steps,
                         device, log, tuple(args.executions))
-    return publish(table(samples, rows, args.tensors, int(args.total), args.rounds, args.steps, device), args.out)
+    return publish(table(samples, rows, args.tensors, int(args.total), args.rounds, args.steps, device, settings),
+                   args.out)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,23 @@ def test_the_gpu_benchmark_runs_the_executions_it_is_given_in_their_order(monkey
     assert [(r[0], r[1]) for r in rows if r[0] != "optimizer"] == ours + theirs
 
 
+def test_the_gpu_benchmark_sets_inductor_settings_for_its_run_and_says_them(monkeypatch):
+    import pytest
+    import torch._inductor.config as inductor
+
+    bench = _load("bench_gpu", monkeypatch)
+    saved = inductor.combo_kernels
+    try:
+        text = bench.main(["--quick", "--only", "oneflow.SGD", "--executions", "eager", "--inductor",
+                           "combo_kernels=True"])
+        assert inductor.combo_kernels is True
+    finally:
+        inductor.combo_kernels = saved
+    assert "(torch " in text and ", Inductor: combo_kernels=True)" in text.splitlines()[0]
+    with pytest.raises(SystemExit, match="torch._inductor.config has no 'combo_kernel'"):
+        bench.main(["--quick", "--inductor", "combo_kernel=True"])
+
+
 def test_first_step_benchmark_quick_run(monkeypatch):
     bench = _load("bench_first_step", monkeypatch)
     text = bench.main(["--quick", "--only", "oneflow.AdamW", "--modes", "background"])

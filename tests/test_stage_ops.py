@@ -155,6 +155,46 @@ def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_s
     assert parts == [""] and full, (parts, full)
 
 
+def test_fused_compiles_ask_for_combo_kernels_which_leave_a_cpus_code_as_it_is(monkeypatch):
+    """Every fused compile asks Inductor for combo kernels (`execute._compile`: on a GPU a chunk's per-tensor
+    kernels launch together); its scheduler groups the graph's loops for them, and on a CPU writes the same
+    code as without."""
+    from unittest import mock
+
+    from torch._inductor.graph import GraphLowering
+    from torch._inductor.scheduler import Scheduler
+
+    import optreg
+    from optreg.stages import execute
+
+    def compiled_code(combo: bool) -> tuple[list[str], int]:
+        monkeypatch.setattr(execute, "_COMPILED", {})
+        compiled = execute.Compiled
+        monkeypatch.setattr(execute, "Compiled", lambda fn, options: compiled(
+            fn, options if combo else {k: v for k, v in options.items() if k != "combo_kernels"}))
+        params = [torch.nn.Parameter(torch.ones(s)) for s in [(30, 12), (7,)]]
+        for p in params:
+            p.grad = torch.full_like(p, 0.5)
+        opt = optreg.configure_optimizer("oneflow.AdamW", params, lr=1e-3, fused=True)
+        codes: list[str] = []
+
+        def keep(code: str) -> None:   # without its first line, "# AOT ID: ['<the graph's number>_inference']"
+            codes.append(code.split("\n", 1)[1])
+
+        grouped = mock.Mock(wraps=Scheduler.create_combo_kernel_nodes, autospec=True)
+        with mock.patch.object(GraphLowering, "save_output_code", keep), \
+                mock.patch.object(Scheduler, "create_combo_kernel_nodes", lambda *a, **k: grouped(*a, **k)), \
+                torch._inductor.config.patch(force_disable_caches=True):   # Inductor writes the code anew
+            opt.step()
+        assert codes, "the step compiled nothing"
+        return codes, grouped.call_count
+
+    with_combo, asked = compiled_code(True)
+    without, not_asked = compiled_code(False)
+    assert asked >= 1 and not_asked == 0
+    assert with_combo == without
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_the_traced_norms_are_as_close_to_the_exact_norm_as_atens(dtype):
     """`Traced.norm` (each tensor's √Σx² in Inductor's loops), eager and compiled, is the tensor's dtype and as
