@@ -155,23 +155,24 @@ def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_s
     assert parts == [""] and full, (parts, full)
 
 
-def test_fused_compiles_ask_for_combo_kernels_which_leave_a_cpus_code_as_it_is(monkeypatch):
-    """Every fused compile asks Inductor for combo kernels (`execute._compile`: on a GPU a chunk's per-tensor
-    kernels launch together); its scheduler groups the graph's loops for them, and on a CPU writes the same
-    code as without."""
+def test_fused_compiles_ask_for_combo_kernels_for_a_graph_on_a_gpu_only(monkeypatch):
+    """A fused compile asks Inductor for combo kernels (`execute.GPU`: a chunk's per-tensor kernels launch together)
+    for a graph whose inputs are on a GPU (`direct.on_gpu`), not on a CPU, where Inductor's scheduler would write
+    the same code after a pass of its own. Here the graph is on the CPU, taken once for a GPU's."""
     from unittest import mock
 
     from torch._inductor.graph import GraphLowering
     from torch._inductor.scheduler import Scheduler
 
     import optreg
-    from optreg.stages import execute
+    from optreg.stages import direct, execute
 
-    def compiled_code(combo: bool) -> tuple[list[str], int]:
+    assert execute.GPU == {"combo_kernels": True}
+    assert not direct.on_gpu([torch.ones(2), 3, torch.ones((), dtype=torch.int64)])
+
+    def compiled_code(as_on_gpu: bool) -> tuple[list[str], int]:
         monkeypatch.setattr(execute, "_COMPILED", {})
-        compiled = execute.Compiled
-        monkeypatch.setattr(execute, "Compiled", lambda fn, options: compiled(
-            fn, options if combo else {k: v for k, v in options.items() if k != "combo_kernels"}))
+        monkeypatch.setattr(direct, "on_gpu", lambda inputs: as_on_gpu)
         params = [torch.nn.Parameter(torch.ones(s)) for s in [(30, 12), (7,)]]
         for p in params:
             p.grad = torch.full_like(p, 0.5)
@@ -181,7 +182,7 @@ def test_fused_compiles_ask_for_combo_kernels_which_leave_a_cpus_code_as_it_is(m
         def keep(code: str) -> None:   # without its first line, "# AOT ID: ['<the graph's number>_inference']"
             codes.append(code.split("\n", 1)[1])
 
-        grouped = mock.Mock(wraps=Scheduler.create_combo_kernel_nodes, autospec=True)
+        grouped = mock.Mock(wraps=Scheduler.create_combo_kernel_nodes)
         with mock.patch.object(GraphLowering, "save_output_code", keep), \
                 mock.patch.object(Scheduler, "create_combo_kernel_nodes", lambda *a, **k: grouped(*a, **k)), \
                 torch._inductor.config.patch(force_disable_caches=True):   # Inductor writes the code anew
@@ -189,10 +190,10 @@ def test_fused_compiles_ask_for_combo_kernels_which_leave_a_cpus_code_as_it_is(m
         assert codes, "the step compiled nothing"
         return codes, grouped.call_count
 
-    with_combo, asked = compiled_code(True)
-    without, not_asked = compiled_code(False)
+    as_gpu, asked = compiled_code(True)
+    on_cpu, not_asked = compiled_code(False)
     assert asked >= 1 and not_asked == 0
-    assert with_combo == without
+    assert as_gpu == on_cpu
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])

@@ -189,23 +189,38 @@ def grads_own(grads: Sequence[torch.Tensor]) -> bool:
 
 class Inductor(torch._TorchCompileInductorWrapper):
     """torch.compile's Inductor backend (the same options and compile) that hands each graph it compiles,
-    with its example inputs, to the `Compiled` call that traced it."""
+    with its example inputs, to the `Compiled` call that traced it; `gpu`: more options for a graph whose
+    inputs are on a GPU (`on_gpu`)."""
+
+    def __init__(self, mode, options: dict[str, Any], dynamic: bool, gpu: dict[str, Any] | None = None) -> None:
+        super().__init__(mode, options, dynamic)
+        self.gpu = dict(gpu or {})
 
     def __call__(self, gm, example_inputs, **kwargs):
-        fn = super().__call__(gm, example_inputs, **kwargs)
+        if self.gpu and on_gpu(example_inputs):
+            from torch._inductor.compile_fx import compile_fx
+
+            fn = compile_fx(gm, example_inputs, config_patches={**self.config, **self.gpu})
+        else:
+            fn = super().__call__(gm, example_inputs, **kwargs)
         traced = getattr(_TRACING, "graphs", None)
         if traced is not None:
             traced.append((gm, list(example_inputs), fn))
         return fn
 
 
-class Compiled:
-    """A chunk's step compiled with `torch.compile` (dynamic shapes, fullgraph, Inductor with `options`),
-    which keeps a `Graph` for each graph Dynamo traces through it."""
+def on_gpu(example_inputs) -> bool:
+    """Whether a graph's inputs are on a GPU (any tensor on a device other than the CPU)."""
+    return any(isinstance(x, torch.Tensor) and x.device.type not in ("cpu", "meta") for x in example_inputs)
 
-    def __init__(self, step_chunk, options: dict[str, Any]) -> None:
+
+class Compiled:
+    """A chunk's step compiled with `torch.compile` (dynamic shapes, fullgraph, Inductor with `options`, and
+    `gpu` beside them for a graph on a GPU), which keeps a `Graph` for each graph Dynamo traces through it."""
+
+    def __init__(self, step_chunk, options: dict[str, Any], gpu: dict[str, Any] | None = None) -> None:
         self.fn = torch.compile(step_chunk, dynamic=True, fullgraph=True,
-                                backend=Inductor(None, options, True))
+                                backend=Inductor(None, options, True, gpu))
         self.graphs: list[Graph] = []
 
     def __call__(self, *args):
