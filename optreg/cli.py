@@ -44,25 +44,34 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
     from optreg.integrations.hydra.support import load_with_overrides
-    from optreg.config.experiment import validate_experiment
+    from optreg.config.experiment import composes, validate_experiment
     from optreg.config.yaml_loader import load_yaml, read_yaml
 
     if _looks_like_override(config):
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
     train = data.get("train") if isinstance(data, dict) else None
-    if steps and (overrides or isinstance(data, dict) and "defaults" in data):
+    if steps and (overrides or composes(data, format)):
         overrides = [*overrides, f"++train.steps={steps}", *(["~train.epochs"] if isinstance(train, dict) and
                                                             "epochs" in train else [])]
     elif steps and isinstance(data, dict) and isinstance(train or {}, dict):
         data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
-    if overrides or (isinstance(data, dict) and "defaults" in data):
+    if overrides or composes(data, format):
         return _steps_given(load_with_overrides(data, source, overrides, Path(config) if config else None, format),
                             steps)
     try:
         return _steps_given(validate_experiment(data, source, format), steps)
     except ConfigError as exc:
         raise exc.located(source) from None
+
+
+def _check_epochs(experiment) -> None:
+    """`run` and `plot` step the run themselves: a run in epochs needs its steps per epoch (`build` leaves them to
+    the caller's loop); a ConfigError at train.epochs, with its file position, otherwise."""
+    epochs = experiment.train.epochs
+    if epochs is not None and experiment.run.steps is None:
+        raise experiment.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: "
+                                            f"train.steps_per_epoch or --steps", "train.epochs"))
 
 
 def _steps_given(experiment, steps: int | None):
@@ -84,9 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
-    if spec.epochs is not None and experiment.run.steps is None:
-        raise ConfigError(f"{spec.epochs} epochs need the steps per epoch to give a run length: "
-                          f"train.steps_per_epoch or --steps", "train.epochs")
+    _check_epochs(experiment)
     built = build(experiment, model)
     steps = built.run.steps or DEFAULT_STEPS
     width = render.terminal_width()
@@ -189,12 +196,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Every file is read and reported, whatever an earlier one did; errors carry the file's name."""
+    """Every file is read with the overrides among the arguments on top (`optreg validate a.yaml b.yaml
+    optimizer.lr=0.1`; overrides alone: the embedded quickstart, as `run` reads them) and reported, whatever an
+    earlier one did; errors carry the file's name."""
     status = 0
     model = load_model(args.model) if args.model else None
-    for path in args.files:
+    overrides = [a for a in args.files if _looks_like_override(a)]
+    for path in [a for a in args.files if a not in overrides] or [f"<optreg>/{DEFAULT_CONFIG}"]:
         try:
-            experiment = _load(path, [], args.format, args.steps)
+            experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format, args.steps)
             experiment.check_run()   # a run length the file leaves to the trainer: --steps, as build needs it
             notes = experiment.plan(model).notes if model is not None else experiment.notes
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
@@ -278,6 +288,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from optreg.config.run import DEFAULT_STEPS
 
     experiment = _load(args.config, args.overrides, args.format, args.steps)
+    _check_epochs(experiment)
     spec = experiment.train
     built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
     steps = built.run.steps or DEFAULT_STEPS
@@ -388,7 +399,18 @@ def cmd_hydra_configs(args: argparse.Namespace) -> int:
         raise ConfigError("a plugin's group files go to its own package: give -o DIR", "provider")
     entries = hc.entries_of(args.provider)
     if not entries:
-        raise ConfigError(f"no registered component comes from {args.provider!r}", "provider")
+        import importlib.util
+
+        from optreg.core.registry import REGISTRY
+        from optreg.errors import ErrorItem, closest
+
+        libraries = {d.library.package for d in REGISTRY.declared() if d.library is not None}
+        if args.provider in libraries and importlib.util.find_spec(args.provider) is None:
+            raise ConfigError(f"{args.provider} is not installed: pip install {args.provider}", "provider")
+        known = sorted(libraries | {e.provider for kind in hc.GROUPS for e in REGISTRY.entries(kind, None)})
+        raise ConfigError([ErrorItem("provider", f"no registered component comes from {args.provider!r} (the "
+                                                 f"providers: {', '.join(known)})", None,
+                                     closest(args.provider, known))])
     root = Path(args.output) if args.output else hc.default_root()
     files = hc.group_files(entries)
     if args.check:
@@ -430,7 +452,9 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument("--dialect", type=_dialect)
     show.set_defaults(fn=cmd_show)
     validate = sub.add_parser("validate", help="validate YAML experiment configs (exit 1 on errors)")
-    validate.add_argument("files", nargs="+")
+    validate.add_argument("files", nargs="+", metavar="FILE_OR_OVERRIDE",
+                          help="config files, and Hydra overrides applied to each (optimizer.lr=1e-3); overrides "
+                               "alone: the embedded quickstart")
     validate.add_argument("--steps", type=_positive, help="the run length, where the file leaves it to the trainer "
                                                          "(DeepSpeed's \"auto\", Hugging Face's epochs)")
     validate.add_argument("--model", metavar="MODULE:CALLABLE",
@@ -519,7 +543,10 @@ def _list_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
@@ -529,12 +556,15 @@ def _parse(cli: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse
     """The command line, with Hydra overrides after options too (`optreg run FILE --steps 5 optimizer.lr=0.1`, which
     argparse alone refuses: a positional list cannot resume after an option)."""
     args, extra = cli.parse_known_args(argv)
-    late = [a for a in extra if _looks_like_override(a)] if hasattr(args, "overrides") else []
+    late = [a for a in extra if _looks_like_override(a)] if hasattr(args, "overrides") or hasattr(args, "files") \
+        else []
     unknown = [a for a in extra if a not in late]
     if unknown:
         cli.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if late:
+    if late and hasattr(args, "overrides"):
         args.overrides = [*args.overrides, *late]
+    elif late:
+        args.files = [*args.files, *late]
     return args
 
 

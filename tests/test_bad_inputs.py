@@ -196,6 +196,17 @@ CASES = [
     ("yaml syntax", yaml("optimizer: [\n"), "", "expected"),
     ("yaml scheduler error", yaml("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 0}\n"),
      "scheduler.step_size", "must be >= 1"),
+    ("train key misspelt", yaml("optimizer: {name: AdamW}\ntrain: {step: 5}\n"), "train.step",
+     "(did you mean 'steps'?)"),
+    ("warmup key misspelt", yaml("optimizer: {name: AdamW}\nscheduler:\n  name: CosineAnnealingLR\n  T_max: 4\n"
+                                 "  warmup: {stesp: 2}\n"), "scheduler.warmup.stesp", "(did you mean 'steps'?)"),
+    ("clip_grad key misspelt", yaml("optimizer: {name: AdamW}\nclip_grad: {max_nrom: 1.0}\n"), "clip_grad.max_nrom",
+     "(did you mean 'max_norm'?)"),
+    ("rule selector misspelt", yaml("optimizer:\n  name: AdamW\n  param_groups: [{parms: '*.bias', lr_mult: 2}]\n"),
+     "optimizer.param_groups[0].parms", "unknown option of torch.AdamW (did you mean 'params'?)"),
+    ("rule selects nothing, before any model",
+     yaml("optimizer:\n  name: AdamW\n  param_groups:\n    - weight_decay: 0\n"),
+     "optimizer.param_groups[0].params", "required: a glob pattern"),
     ("build rule matches nothing", build("optimizer:\n  name: SGD\n  param_groups:\n    - params: '*.nope'\n"),
      "optimizer.param_groups[0].params", "matches no parameter"),
 ]
@@ -288,3 +299,39 @@ def test_unknown_keys_warn_mode_drops_them():
     with pytest.warns(UserWarning, match="weigth_decay"):
         o = optreg.configure_optimizer("AdamW", make_model(), unknown_keys="warn", weigth_decay=0.5)
     assert o.defaults["weight_decay"] == 0.01
+
+
+def test_an_error_elsewhere_leaves_a_length_from_the_run_alone(tmp_path):
+    """A schedule whose length is the run's (`T_max` from train.steps, DeepSpeed's `total_num_steps: "auto"` with
+    --steps) is checked with that length beside an optimizer error too: only the optimizer's error is reported
+    (before, the missing length was reported beside it)."""
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config("optimizer: {name: AdamW, lr: -1}\nscheduler: {name: CosineAnnealingLR}\n"
+                           "train: {steps: 10}\n")
+    assert [(e.path, e.message) for e in info.value.errors] == [("optimizer.lr", "must be >= 0, got -1")]
+    import json
+    from pathlib import Path
+
+    from optreg.cli import main
+
+    config = json.loads((Path(__file__).parent.parent / "examples/deepspeed/ds_config.json").read_text())
+    config["optimizer"]["type"] = "Adamm"
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), make_model(), total_steps=1000)
+    assert [e.path for e in info.value.errors] == ["optimizer.type"]
+    assert main(["validate", str(path), "--steps", "1000"]) == 1
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("optimizr: {name: AdamW}\n", [
+        ("optimizr", "unknown top-level key; expected dialect, optimizer, scheduler, train, clip_grad"),
+        ("optimizer", "required: the optimizer section (name: and its options)")]),
+    ("optimizer: {name: AdamW}\nscheduler: {T_max: 4}\n", [("scheduler.name", "required: the scheduler's name")]),
+])
+def test_one_problem_is_one_error(text, expected):
+    """A misspelt section or a scheduler without a name is reported once (before, twice in two wordings)."""
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(text)
+    assert [(e.path, e.message) for e in info.value.errors] == expected

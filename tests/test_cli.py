@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -72,6 +73,77 @@ def test_validate_exit_status(tmp_path, capsys):
 
 def test_validate_shipped_examples():
     assert main(["validate", "examples/quickstart.yaml"]) == 0
+
+
+def test_validate_applies_the_overrides_to_each_file(tmp_path, capsys):
+    """`optreg validate FILE... OVERRIDE...` reads each file with the overrides on top, as `run` reads one (before,
+    an override was validated alone, against the embedded quickstart, and reported as a file)."""
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("optimizer: {name: Adam, lr: 1e-3}\n")
+    b.write_text("optimizer: {name: SGD, lr: 0.1}\n")
+    assert main(["validate", str(a), str(b), "optimizer.lr=0.5"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{a}: ok", f"{b}: ok"]
+    assert main(["validate", str(a), str(b), "--steps", "3", "optimizer.lr=-1"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1" for path in (a, b)]
+    assert main(["validate", "optimizer.lr=-1"]) == 1
+    assert capsys.readouterr().err.strip() == \
+        "<optreg>/quickstart.yaml: override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1"
+
+
+def test_a_file_with_interpolations_or_defaults_reads_the_same_everywhere(tmp_path, capsys):
+    """A file of optreg's own form with `${...}` or a Hydra primary config (`defaults:`) is read through Hydra's
+    composition by build(), load_config() and every command, with or without overrides (before, only a command
+    given an override resolved it, and build() read the `${...}` as a string)."""
+    import torch
+
+    import optreg
+
+    path = tmp_path / "h.yaml"
+    path.write_text("optimizer: {name: AdamW}\nscheduler:\n  name: CosineAnnealingLR\n  T_max: ${train.steps}\n"
+                    "train: {steps: 5}\n")
+    model = torch.nn.Linear(2, 2)
+    assert optreg.build(str(path), model).scheduler.T_max == 5
+    assert optreg.build(path.read_text(), model).scheduler.T_max == 5
+    assert optreg.load_config(path).run.steps == 5
+    assert main(["validate", str(path)]) == 0
+    assert main(["plot", "--csv", str(path), "--steps", "4"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert float(rows[-1][3]) == pytest.approx(1e-3 * (1 + math.cos(math.pi * 3 / 4)) / 2)
+    hydra_app = "examples/hydra_app/conf/config.yaml"
+    assert optreg.load_config(hydra_app).optimizer == optreg.cli._load(hydra_app, []).optimizer
+
+
+@pytest.mark.parametrize("command", ["run", "plot"])
+def test_a_run_in_epochs_without_its_steps_per_epoch_is_an_error_at_its_position(command, tmp_path, capsys):
+    path = tmp_path / "epochs.yaml"
+    path.write_text("optimizer: {name: AdamW}\ntrain: {epochs: 2}\n")
+    assert main([command, str(path), *(["--csv"] if command == "plot" else [])]) == 1
+    assert capsys.readouterr().err.strip() == (f"{path}:2:9: train.epochs: 2 epochs need the steps per epoch to "
+                                               f"give a run length: train.steps_per_epoch or --steps")
+
+
+def test_a_value_a_group_switch_brings_is_blamed_on_the_switch(capsys):
+    """`scheduler=cosine_annealing` brings `T_max: ???`: the error names the switch, not the position of the file's
+    `scheduler:` section (which the switch replaced); a key the file writes itself keeps the file's position."""
+    assert main(["run", "examples/quickstart.yaml", "scheduler=cosine_annealing"]) == 1
+    assert capsys.readouterr().err.strip() == ("override scheduler=cosine_annealing: scheduler.T_max: missing value "
+                                               "(???): set it in the config or with an override")
+    assert main(["validate", "examples/quickstart.yaml", "optimizer=sgd", "optimizer.lr=-1"]) == 1
+    assert "override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1" in capsys.readouterr().err
+
+
+def test_an_unknown_provider_lists_the_providers_and_the_closest(tmp_path, capsys):
+    assert main(["hydra-configs", "--provider", "bitsandbyte", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "provider: no registered component comes from 'bitsandbyte' (the providers: bitsandbytes, optreg," in err
+    assert err.rstrip().endswith("(did you mean 'bitsandbytes'?)") and not any(tmp_path.iterdir())
+
+
+def test_steps_that_are_not_a_number_are_refused_in_words(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--steps", "abc"])
+    assert "argument --steps: expected a whole number >= 1, got 'abc'" in capsys.readouterr().err
 
 
 def test_list_and_show(capsys):

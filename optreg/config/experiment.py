@@ -10,6 +10,7 @@ import dataclasses
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, join_path, key_text, show
@@ -21,8 +22,8 @@ from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, check_sche
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import ClipGrad, RunLength, TrainSpec, read_clip, read_train, resolve_run
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import (MULTIPLIERS, Group, apply_settings, check_support, scaled_lr_keys, scaled_options,
-                                settings_table, split_rule, split_settings)
+from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
+                                scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
 from optreg.core.lint import lint_schedule
 from optreg.core.registry import REGISTRY
@@ -137,8 +138,9 @@ def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
         out["name"] = out.pop(given[0])
         for extra in given[1:]:
             out.pop(extra)
-    else:
-        errors.add(join_path(path, "name"), "required: the component's name")
+    else:   # in the words the scheduler's planning uses (`_read_own` reports one of the two)
+        what = {"optimizer": "the optimizer's", "scheduler": "the scheduler's"}.get(path, "the component's")
+        errors.add(join_path(path, "name"), f"required: {what} name")
     return out
 
 
@@ -185,6 +187,8 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
                                          join_path(here, ROUTE_KEY))
             continue
         keys, rule_options = split_rule(rule, here, errors)   # selectors and multipliers
+        if not any(k in rule for k in SELECTORS) and not (entry.bind is not None and rule):   # as `from_rules`
+            errors.add(join_path(here, "params"), NO_SELECTOR)
         check_support(scaled, entry.qualname, keys, here, errors)
         group_options(entry, Group([], [], rule_options, rule=here), values, errors, here)
 
@@ -270,7 +274,7 @@ def _missing_optimizer(data: Mapping[str, Any], errors: Collector) -> None:
         message += (f"; of the file's keys, {'; '.join(named)}: give it what claims a file, or force the format "
                     f"with --format NAME (format= in Python)")
     errors.add("optimizer", message)
-    errors.extend(misspelt)
+    errors.extend([m for m in misspelt if not any(e.path == m.path for e in errors.items)])   # one error a key
 
 
 def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
@@ -306,10 +310,11 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     elif scheduler is not None and (check or errors):   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
-                                              final_run=False),
+                                              run_steps=experiment.run.steps, final_run=False),
                            "scheduler")
-        except ConfigError as exc:
-            errors.extend(exc)
+        except ConfigError as exc:   # what the sections' reading found already is not said twice
+            said = {(e.path, e.message) for e in errors.items}
+            errors.extend([e for e in exc.errors if (e.path, e.message) not in said])
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return experiment
@@ -373,9 +378,41 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
 
 
 def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
-    """Safe-load an experiment config (a YAML or JSON path, or YAML text) and validate it in its format."""
+    """Safe-load an experiment config (a YAML or JSON path, or YAML text) and validate it in its format; one that
+    Hydra composes (`composes`: a `defaults:` list, or optreg's own form with `${...}` interpolations) is read as
+    `optreg run` reads it, through Hydra's composition with no overrides."""
     data, source = read_yaml(path_or_text)
+    if composes(data, format):
+        from optreg.integrations.hydra.support import load_with_overrides
+
+        path = Path(source.name) if source.name != "<string>" and Path(source.name).is_file() else None
+        return load_with_overrides(data, source, [], path, format)
     return validate_experiment(data, source, format)
+
+
+def composes(data: Any, format: str | None = None) -> bool:
+    """Whether a loaded file is read through Hydra's composition (OmegaConf) even without overrides: a file of
+    optreg's own form that is a Hydra primary config (a `defaults:` list) or has a `${...}` interpolation (`T_max:
+    ${train.steps}`, which OmegaConf resolves). A foreign format's reader reads its own (a NeMo file's `defaults:`
+    names files of NeMo's tree, and its interpolations are resolved by the reader)."""
+    if not isinstance(data, dict) or not ("defaults" in data or _interpolates(data)):
+        return False
+    from optreg.config.formats import OWN, detect
+
+    try:
+        return detect(data, format).name == OWN
+    except ConfigError:   # two formats claim it: validation says so
+        return False
+
+
+def _interpolates(value: Any) -> bool:
+    if isinstance(value, str):
+        return "${" in value
+    if isinstance(value, dict):
+        return any(_interpolates(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_interpolates(v) for v in value)
+    return False
 
 
 def plan_own(experiment: Experiment, params: Any) -> Plan:

@@ -108,8 +108,8 @@ def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
     try:
         return TrainSpec.model_validate(data.get("train") or {})
     except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path("train", item.path), item.message)
+        for item in models.pydantic_errors(exc, TrainSpec):
+            errors.add(join_path("train", item.path), item.message, item.suggestion)
         return TrainSpec()
 
 
@@ -152,8 +152,8 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
     try:
         clip = ClipGrad.model_validate(dict(raw))
     except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path(path, item.path), item.message)
+        for item in models.pydantic_errors(exc, ClipGrad):
+            errors.add(join_path(path, item.path), item.message, item.suggestion)
         return None
     return clip.model_copy(update={"norm_type": float(norm_type)})
 

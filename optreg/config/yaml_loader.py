@@ -274,9 +274,11 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
 def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
     """Load from a file path (a Path, or a string naming a .yaml, .yml or .json file: JSON is read as the YAML it
     is, with its positions; a .py file by the config format that reads Python files, never executed:
-    optreg.config.formats.read_python) or from YAML text."""
-    if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text
-                                          and path_or_text.endswith((".yaml", ".yml", ".json", ".py"))):
+    optreg.config.formats.read_python; any other path with a directory in it that exists, a directory too, which
+    is then an error that says so) or from YAML text."""
+    if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text and (
+            path_or_text.endswith((".yaml", ".yml", ".json", ".py"))
+            or (("/" in path_or_text or os.sep in path_or_text) and os.path.exists(path_or_text)))):
         path = Path(path_or_text)
         name = str(path)
         try:

@@ -6,7 +6,11 @@ FSDP and DeepSpeed wrappers, `torch.optim.swa_utils` recipes, a trainer's `optim
     zero = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls)
 
 The options are validated once, now, exactly as `configure_optimizer` validates them; `cls(params)`
-builds the optimizer and keyword arguments given to `cls` override the bound ones. The bound options
+builds the optimizer (`params` checked as `configure_optimizer` checks them, but for a Module, which goes to the
+implementation as it is: MindSpore's THOR takes the model),
+and keyword arguments given to `cls` override the bound ones: they reach the implementation as they are, in
+its own spelling (ZeRO passes an optimizer's `defaults` back, torch's `decoupled_weight_decay` or MindSpore's
+`lr` beside `learning_rate`), so it is the implementation that checks them. The bound options
 never pass through the caller, so a schedule bound as the learning rate stays out of a wrapper's
 param groups (and out of its checkpoints).
 """
@@ -17,6 +21,7 @@ from typing import Any
 
 from optreg.core.build import wraps_optimizer
 from optreg.core.entry import OPTIMIZER
+from optreg.core.groups import check_params
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import to_target_kwargs, validate_options
 from optreg.errors import ConfigError, check_input
@@ -36,6 +41,10 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
     target = entry.resolve()
 
     def __init__(self: Any, params: Any, **overrides: Any) -> None:
+        import torch
+
+        if not isinstance(params, torch.nn.Module):   # a Module is the implementation's to take (THOR's net)
+            check_params(params)
         target.__init__(self, params, **{**bound, **overrides})
 
     return type(target.__name__, (target,), {

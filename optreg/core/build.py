@@ -17,8 +17,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import (Group, apply_settings, check_support, collect, from_dicts, settings_table,
-                                from_rules, locate, scaled_options, split_settings)
+from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
+                                from_rules, locate, scaled_options, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
@@ -61,7 +61,8 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
         else:
             known[key] = value
     local = Collector()
-    resolved = resolve_aliases(entry, known, local, path, extra_keys=tuple(entry.group_keys))
+    # a rule's selectors and multipliers are offered too (`parms:` is a misspelt `params:`)
+    resolved = resolve_aliases(entry, known, local, path, extra_keys=(*entry.group_keys, *SELECTORS, *MULTIPLIERS))
     values, failed = {}, set()
     for name, value in resolved.items():
         try:
@@ -891,6 +892,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
       (ScalePerParamLR); a trainer-form `{ScalePerParamLR: ...}` or `param_group_tags` is read as Model Zoo 2.10
       reads it.
     """
+    if not isinstance(getattr(optimizer, "param_groups", None), list):
+        raise ConfigError(f"expected a torch optimizer (with param_groups), got {type(optimizer).__name__}",
+                          "optimizer")
     wrappers = [(hook, kwargs.pop(key)) for d in REGISTRY.declared() for key, hook in d.scheduler_keywords.items()
                 if key in kwargs]
     if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)

@@ -226,6 +226,8 @@ def chain_of(entry: Entry) -> str:
 def _listing(kind: str, pattern: str | None, dialect: str | None) -> list[str]:
     if dialect is not None:
         REGISTRY.dialect(dialect)   # an unknown dialect is a ConfigError, not an empty list
+    if pattern is not None and not isinstance(pattern, str):
+        raise ConfigError(f"expected an fnmatch pattern (a string), got {type(pattern).__name__}", "pattern")
     names = REGISTRY.names(kind, dialect)
     if pattern:
         names = [n for n in names if fnmatch.fnmatch(n.lower(), pattern.lower())

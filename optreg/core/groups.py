@@ -224,6 +224,16 @@ def _is_tensor(obj: Any) -> bool:
     return isinstance(obj, torch.Tensor)
 
 
+def check_params(params: Any) -> None:
+    """ConfigError at `params` unless it is an iterable an optimizer can take its tensors or groups from (a
+    Module is taken before this check, where it is taken)."""
+    if _is_tensor(params):
+        raise ConfigError("params must be an iterable of tensors, not a single tensor", "params")
+    if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
+        raise ConfigError(f"params must be a Module, named_parameters() or an iterable of tensors or group "
+                          f"dicts, got {type(params).__name__}", "params")
+
+
 def collect(params: Any) -> Source:
     """Split what the user passed into named tensors or torch-style group dicts.
 
@@ -236,11 +246,7 @@ def collect(params: Any) -> Source:
         source = _named(list(params.named_parameters()))
         source.module = params
         return source
-    if _is_tensor(params):
-        raise ConfigError("params must be an iterable of tensors, not a single tensor", "params")
-    if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
-        raise ConfigError(f"params must be a Module, named_parameters() or an iterable of tensors or group "
-                          f"dicts, got {type(params).__name__}", "params")
+    check_params(params)
     items = list(params)
     if not items:
         raise ConfigError("optimizer got an empty parameter list", "params")
@@ -331,6 +337,10 @@ def _check_modules(keys: Mapping[str, Any], raw: Any, source: Source, owners: Ma
                               f"{show(sorted({c.__name__ for c in present}), 200)[1:-1]})", hint)
 
 
+#: the error of a rule that selects nothing (`from_rules`, and before any model: `config.experiment`)
+NO_SELECTOR = "required: a glob pattern or list of patterns over parameter names (or a modules / max_ndim selector)"
+
+
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
                path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None) -> list[Group]:
     """Rule i -> group i (first matching rule wins; every selector of a rule must hold); unmatched parameters form
@@ -360,8 +370,7 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         keys, options = split_rule(rule, here, local)
         selected = [k for k in SELECTORS if k in rule]
         if not selected and not (paramless_ok and rule):
-            local.add(join_path(here, "params"), "required: a glob pattern or list of patterns over parameter names "
-                                                 "(or a modules / max_ndim selector)")
+            local.add(join_path(here, "params"), NO_SELECTOR)
         if unnamed and ("params" in rule or "modules" in rule):
             if not any(e.path == path for e in errors.items):
                 errors.add(path, "param_groups with name patterns need parameter names: pass the Module or "

@@ -75,8 +75,8 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
     try:
         loop.warmup = WarmupSpec.model_validate(raw)
     except ValidationError as exc:
-        for item in models.pydantic_errors(exc):
-            errors.add(join_path(path, item.path), item.message)
+        for item in models.pydantic_errors(exc, WarmupSpec):
+            errors.add(join_path(path, item.path), item.message, item.suggestion)
         return
     steps = loop.warmup.length(context.run_steps)
     if steps is None:

@@ -167,10 +167,16 @@ def _path(loc: tuple) -> str:
     return path
 
 
-def pydantic_errors(exc: ValidationError) -> list[ErrorItem]:
-    """ValidationError -> our ErrorItems, one per problem (union duplicates merged)."""
+def pydantic_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> list[ErrorItem]:
+    """ValidationError -> our ErrorItems, one per problem (union duplicates merged); an unknown key of `model`'s
+    own (a section such as `train:` or `warmup:`) gets the closest of its fields as the suggestion."""
+    from optreg.errors import closest
+
     items: dict[str, ErrorItem] = {}
     for err in exc.errors(include_url=False):
         path = _path(err["loc"])
-        items.setdefault(path, ErrorItem(path, _message(err)))
+        hint = None
+        if model is not None and err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            hint = closest(str(err["loc"][0]), list(model.model_fields))
+        items.setdefault(path, ErrorItem(path, _message(err), suggestion=hint))
     return list(items.values())

@@ -178,8 +178,9 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
     cls = "AdamW" if adamw else "Adam"
     kernel = f"torch.optim.{cls}" if torch_adam is True else "FusedAdam / DeepSpeedCPUAdam"
     report.append(KeyUse("optimizer.type", "exact", f"{name} -> {cls} ({kernel}{'' if adamw else ', L2 decay'})"))
+    given = raw["params"] if isinstance(raw.get("params"), Mapping) else {}   # as the file has it (else: an error)
     for key in ("adam_w_mode", "torch_adam"):
-        if key in raw.get("params", {}):
+        if key in given:
             report.append(KeyUse(f"optimizer.params.{key}", "exact"))
     bias = params.pop("bias_correction", True)
     section: dict[str, Any] = {"name": cls, "dialect": "torch"}
@@ -191,7 +192,7 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
         errors.add(join_path(path, "params.bias_correction"), "bias_correction: false is read with AdamW semantics "
                                                                "(adam_w_mode) and DeepSpeed's kernels only (torch's "
                                                                "Adam always corrects the bias)")
-    elif "bias_correction" in raw.get("params", {}):
+    elif "bias_correction" in given:
         report.append(KeyUse("optimizer.params.bias_correction", "exact"))
     if params.get("amsgrad") and torch_adam is not True:
         errors.add(join_path(path, "params.amsgrad"), "FusedAdam and DeepSpeedCPUAdam have no amsgrad "
@@ -236,6 +237,9 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
         errors.add(join_path(path, key), "unknown key of a ds_config scheduler; expected type, params",
                    closest(str(key), ["type", "params"]))
     name, params = raw["type"], _params(raw, path, errors)
+    if not isinstance(name, str) or not name:
+        errors.add(join_path(path, "type"), f"expected the scheduler's name, got {show(name)}")
+        return None
     _refuse_auto(params, path + ".params", errors, allowed=("total_num_steps",))
     spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
     for key, value in params.items():

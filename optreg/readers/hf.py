@@ -147,7 +147,10 @@ def _optim_args(raw: Any, accepted: Mapping[str, type], errors: Collector) -> di
 def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl: str | None = None) -> dict[str, Any]:
     name = data.get("optim", DEFAULTS["optim"])
     defaults = trl_defaults(data, report, trl)
-    name = name.lower() if isinstance(name, str) else name
+    if not isinstance(name, str):
+        errors.add("optim", f"expected an optimizer's name, got {show(name)}")
+        return {}
+    name = name.lower()
     if name not in TORCH_OPTIM:
         need = next((v for k, v in NEEDS.items() if isinstance(name, str) and k in name), None)
         if need is not None:
@@ -183,6 +186,8 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
     """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total)."""
     key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
     value = _number(data, key, errors)
+    if value is None:   # not a number (the error is added) and no default
+        return 0
     if key == "warmup_ratio" and not 0 <= value < 1:
         errors.add("warmup_ratio", f"must be in [0, 1), got {show(value)}")
         return 0
@@ -206,6 +211,9 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
     from optreg.dialects.hf.schedules import HF_SCHEDULES
 
     name = data.get("lr_scheduler_type", DEFAULTS["lr_scheduler_type"])
+    if not isinstance(name, str):
+        errors.add("lr_scheduler_type", f"expected a schedule's name, got {show(name)}")
+        return None
     if name == "reduce_lr_on_plateau" or name == "greedy" or name not in HF_SCHEDULES:
         errors.add("lr_scheduler_type", f"{show(name)} is not a step schedule optreg reads; the names: "
                                         f"{', '.join(HF_SCHEDULES)}",

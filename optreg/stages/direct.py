@@ -210,7 +210,7 @@ class Inductor(torch._TorchCompileInductorWrapper):
 
 
 def on_gpu(example_inputs) -> bool:
-    """Whether a graph's inputs are on a GPU (any tensor on a device other than the CPU)."""
+    """Whether a graph's inputs are on a GPU (any tensor on a device other than the CPU and the meta device)."""
     return any(isinstance(x, torch.Tensor) and x.device.type not in ("cpu", "meta") for x in example_inputs)
 
 

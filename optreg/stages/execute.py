@@ -491,11 +491,11 @@ def _compile(step_chunk, recompute: bool = False):
     combo_kernels (`GPU`, for a graph on a GPU only): Inductor joins the kernels of a chunk's tensors, which share
     no data, into few launches (up to 8 kernels a launch). Its scheduler leaves a CPU's loops as they are, but its
     pass over them made the test suite's compiles slower (tests/test_contiguous.py on a cold cache: 431 s against
-    387). Measured on NVIDIA H200s
-    (torch 2.11, Triton 3.6), 250M float32 parameters, fused per tensor in chunks of 16, before and after: over
-    1,000 tensors oneflow.AdamW 12.1-12.6 ms against 32.7, the LAMBs 34-48 ms against 75-90, the Adafactors 72-77
-    against 135-195; over 100 tensors the LAMBs and Adafactors 4.0-15.9 ms against 8.8-30.0, oneflow.AdamW
-    1.86-2.95 ms against 2.26 (README, "On a GPU"; `benchmarks/bench_gpu.py --inductor combo_kernels=True`)."""
+    387). Measured on NVIDIA H200s (torch 2.11, Triton 3.6), 250M float32 parameters, fused per tensor in chunks
+    of 16, before and after: over 1,000 tensors oneflow.AdamW 12.1-12.6 ms against 32.7, the LAMBs 34-48 ms
+    against 75-90, the Adafactors 72-77 against 135-195; over 100 tensors the LAMBs and Adafactors 4.0-15.9 ms
+    against 8.8-30.0, oneflow.AdamW 1.86-2.95 ms against 2.26 (README, "On a GPU"; `benchmarks/bench_gpu.py
+    --inductor combo_kernels=True`)."""
     options = {"cpp.dynamic_threads": True, "cpp.threads": codegen_threads(), "size_asserts": False}
     if recompute:
         options["realize_reads_threshold"] = REALIZE_READS

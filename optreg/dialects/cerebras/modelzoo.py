@@ -201,6 +201,7 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     if schedulers is not None and not isinstance(schedulers, (list, tuple)):
         errors.add(join_path(path, "schedulers"), f"expected a list of {{Name: {{...}}}} schedulers, got "
                                                   f"{show(schedulers)}")
+        schedulers = None
     for i, spec in enumerate(schedulers or []):
         where = join_path(join_path(path, "schedulers"), i)
         section.schedulers.append((spec, where))   # plan() scales the lr schedulers of scaled groups
@@ -282,6 +283,10 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
     `lr_groups`: the lr-adjustment groups of the config's model section, for a model that carries none."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     names = [n for n, _ in named]
+    if tag_rules is not None and not isinstance(tag_rules, (Mapping, list, tuple)):
+        errors.add(join_path(path, "params"), f"expected a list of {{params: <glob or globs>, tag: <name>}}, got "
+                                              f"{show(tag_rules)}")
+        tag_rules = None
     rules = [tag_rules] if isinstance(tag_rules, Mapping) else list(tag_rules or [])
     tags: dict[str, list[str]] = {n: [] for n in names}
     for i, rule in enumerate(rules):
@@ -290,7 +295,7 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
             errors.add(here, f"expected {{params: <glob or globs>, tag: <name>}}, got {show(rule)}")
             continue
         globs = rule["params"] if isinstance(rule["params"], (list, tuple)) else [rule["params"]]
-        if not all(isinstance(g, str) for g in globs):
+        if not globs or not all(isinstance(g, str) for g in globs):
             errors.add(join_path(here, "params"), f"expected glob patterns, got {show(rule['params'])}")
             continue
         regexes = [re.compile(fnmatch.translate(g)) for g in globs]
@@ -440,7 +445,8 @@ def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
     _refused(params, where, errors)
     if str(name).lower().replace("_", "") in ("sequentiallr", "chainedscheduler", "chainedlr", "sequentialwd",
                                               "chainedwd"):
-        for i, child in enumerate(params.get("schedulers") or []):
+        children = params.get("schedulers")
+        for i, child in enumerate(children if isinstance(children, (list, tuple)) else []):
             if isinstance(child, Mapping) and len(child) == 1:
                 (cname, cparams), = child.items()
                 here = join_path(join_path(join_path(where, "schedulers"), i), key_text(cname))

@@ -116,10 +116,13 @@ def _override_key(text: str) -> str:
     return key.split("@", 1)[0]
 
 
-def override_locator(overrides: Sequence[str],
-                     fallback: Callable[[str], Location | None] | None = None) -> Callable[[str], Location | None]:
-    """path -> the override that set it (the longest key that is the path or a prefix of it), else `fallback`."""
+def override_locator(overrides: Sequence[str], fallback: Callable[[str], Location | None] | None = None,
+                     exact: Callable[[str], Location | None] | None = None) -> Callable[[str], Location | None]:
+    """path -> the override that set it (the longest key that is the path or a prefix of it), else `fallback`.
+    A group switch (`optimizer=sgd`) loses to the file only where the file writes the key itself (`exact`, else
+    `fallback`): a key the switch's group file brings is the switch's, not the position of its section's parent."""
     keyed = [(_override_key(o), o) for o in overrides if "=" in o or o.startswith("~")]
+    exact = exact or fallback
 
     def locate(path: str) -> Location | None:
         best = None
@@ -127,10 +130,9 @@ def override_locator(overrides: Sequence[str],
             if path == key or path.startswith(key + ".") or path.startswith(key + "["):
                 if best is None or len(key) >= len(best[0]):
                     best = (key, text)
-        written = fallback(path) if fallback else None
-        if best is not None and (best[0] not in GROUPS or written is None):
-            return override_location(best[1])   # a group switch loses to the file that writes the key itself
-        return written
+        if best is not None and (best[0] not in GROUPS or exact is None or exact(path) is None):
+            return override_location(best[1])
+        return fallback(path) if fallback else None
 
     return locate
 
@@ -480,7 +482,7 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     cfg = compose_file(data, overrides, config_path.parent if config_path else None,
                        config_path.stem if config_path else None)
     written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
-    locate = override_locator(overrides, written if hydra_primary else source)
+    locate = override_locator(overrides, written if hydra_primary else source, written)
     plain = settle_spellings(container_from_omegaconf(cfg, locate), set_by_user(overrides, written))
     experiment = validate_experiment(plain, locate, format)
     experiment.source = locate

@@ -200,7 +200,7 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
         errors.add(path, f"expected a mapping such as {{by_epoch: true, max_epochs: 12}}, got {show(raw)}")
         return None, None, None
     if "type" in raw:
-        if raw["type"] not in LOOP_TYPES:
+        if not isinstance(raw["type"], str) or raw["type"] not in LOOP_TYPES:
             errors.add(join_path(path, "type"), f"{show(raw['type'])}: optreg reads MMEngine's "
                                                 f"{' and '.join(LOOP_TYPES)}", closest(raw["type"], list(LOOP_TYPES))
                        if isinstance(raw["type"], str) else None)
