@@ -93,8 +93,8 @@ def test_cli_steps_replaces_the_files_epochs(tmp_path, capsys):
     assert "(after 5 steps)" in capsys.readouterr().out
     path.write_text("optimizer: {name: SGD, lr: 0.05}\ntrain: {epochs: 3}\n")
     assert main(["run", str(path)]) == 1
-    assert capsys.readouterr().err == ("train.epochs: 3 epochs need the steps per epoch to give a run length: "
-                                       "train.steps_per_epoch or --steps\n")
+    assert capsys.readouterr().err == (f"{path}:2:9: train.epochs: 3 epochs need the steps per epoch to give a run "
+                                       f"length: train.steps_per_epoch or --steps\n")
 
 
 def test_a_model_zoo_configs_max_steps_is_its_run_length():
