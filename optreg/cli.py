@@ -296,7 +296,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.csv:   # stdout holds the CSV only; notes go to stderr
         for note in data.notes:
             print(f"note: {note}", file=sys.stderr)
-        sys.stdout.write(plot.csv_text(data))
+        if args.output is None:
+            sys.stdout.write(plot.csv_text(data))
+        else:
+            Path(args.output).write_text(plot.csv_text(data), encoding="utf-8")
+            print(f"wrote {args.output} ({steps} steps, {len(data.groups)} group(s))")
         return 0
     if args.text or not plot.have_matplotlib():
         if not args.text:
@@ -305,7 +309,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
         print_lines(plot.sparklines(data, args.width, terminal_width()).splitlines())
         return 0
-    print(f"wrote {plot.png(data, args.output, args.log)} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
+    png = plot.png(data, args.output or "lr.png", args.log)
+    print(f"wrote {png} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
           f"{steps} steps)")
     return 0
 
@@ -482,7 +487,7 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     plot.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
     plot.add_argument("--steps", type=_positive, help="steps to draw (default: train.steps)")
-    plot.add_argument("-o", "--output", default="lr.png", help="PNG file (default: lr.png)")
+    plot.add_argument("-o", "--output", help="the PNG (default: lr.png), or with --csv the CSV (default: stdout)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, help="sparkline width in characters (default: to fit the terminal)")
     plot.add_argument("--log", action="store_true", help="logarithmic y axes (the PNG)")

@@ -129,6 +129,41 @@ def test_errors_inside_a_hydra_main_task_use_hydraconfig():
     assert messages(exc) == ["override optimizer.weight_decay=-0.5: optimizer.weight_decay: must be >= 0, got -0.5"]
 
 
+def _primary_line(key: str) -> int:
+    """The line of the example app's primary config that writes `key:` (found in the file, not written here)."""
+    lines = (APP / "conf" / "config.yaml").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(f"{key}:"))
+
+
+def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):
+    """A value the app's primary config writes, which a group switch makes unknown (StepLR has no T_max), is blamed
+    on the file's line, as `optreg run` blames it, not on the switch; a value the switch's group file lacks still
+    names the switch. The file is found from the config's hydra node, or from HydraConfig inside a task."""
+    from hydra.core.hydra_config import HydraConfig
+
+    full = composed("scheduler=step", "scheduler.step_size=20", hydra=True)
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(full, model())
+    (error,) = exc.value.errors
+    assert (error.path, error.message) == ("scheduler.T_max", "unknown option of torch.StepLR")
+    assert Path(error.location.file).resolve() == APP / "conf" / "config.yaml"
+    assert (error.location.line, error.location.column) == (_primary_line("T_max"), 3)
+    HydraConfig.instance().set_config(full)
+    try:
+        with pytest.raises(ConfigError) as task_exc:
+            optreg.build(OmegaConf.masked_copy(full, ["optimizer", "scheduler", "train"]), model())
+    finally:
+        HydraConfig.instance().cfg = None
+    assert messages(task_exc) == messages(exc)
+    result = subprocess.run([sys.executable, "train.py", "scheduler=step", "scheduler.step_size=20",
+                             "hydra/job_logging=none", "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path}",
+                             "hydra.output_subdir=null"],
+                            capture_output=True, text=True, timeout=300, cwd=APP)
+    assert result.returncode == 1
+    assert f"conf/config.yaml:{_primary_line('T_max')}:3: scheduler.T_max: unknown option of torch.StepLR" \
+        in result.stderr
+
+
 def test_app_keys_are_ignored_and_near_misses_reported():
     cfg = composed()
     with open_dict(cfg):

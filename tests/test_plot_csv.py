@@ -100,3 +100,16 @@ def test_csv_output_is_csv_only_and_ordered(tmp_path, capsys):
     keys = [tuple(line.split(",")[:3]) for line in lines[1:]]
     assert keys == [(str(s), "0", k) for s in range(3) for k in ("lr", "momentum")]   # OneCycle cycles momentum
     assert out.endswith("\n") and all(len(line.split(",")) == 4 for line in lines)
+
+
+def test_csv_output_goes_to_the_file_named_by_o(tmp_path, capsys):
+    """`-o FILE` with --csv writes the rows stdout would hold into FILE, and says so on stdout."""
+    path = tmp_path / "c.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 2, gamma: 0.5}\n")
+    assert main(["plot", str(path), "--steps", "4", "--csv"]) == 0
+    expected = capsys.readouterr().out
+    out = tmp_path / "lr.csv"
+    assert main(["plot", str(path), "--steps", "4", "--csv", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out} (4 steps, 1 group(s))\n"
+    assert out.read_text(encoding="utf-8") == expected
+    assert [line.split(",")[3] for line in expected.splitlines()[1:]] == ["0.1", "0.1", "0.05", "0.05"]

@@ -1,7 +1,8 @@
 """Hydra and OmegaConf: composed configs to plain data, Hydra overrides on YAML files, builders for `instantiate`.
 
 Composed configs lose file positions; an error then names the dotted path and, when a command-line override set
-the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1.0`.
+the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1.0`; a value the primary
+config file writes, where Hydra says which file that is (`primary_positions`), its file:line:column.
 `_target_` in an optimizer or scheduler section may only name optreg's own builders (`optimizer_factory`,
 `scheduler_factory` below); optreg builds components from `name:`, never from an arbitrary import path.
 """
@@ -109,6 +110,35 @@ def hydra_overrides(cfg: Any = None) -> list[str]:
     if HydraConfig.initialized():
         return [str(o) for o in HydraConfig.get().overrides.task]
     return []
+
+
+def primary_positions(cfg: Any = None) -> Callable[[str], Location | None] | None:
+    """path -> where the primary config file of a composed config writes it (`Source.exactly`), or None when the
+    file is not known: the file that Hydra's `config_name` names in the directory of its main config source (a
+    `file` source), from the config's `hydra:` node (compose(return_hydra_config=True)) or, inside a `@hydra.main`
+    task, from HydraConfig. The file is read as YAML (`read_yaml`); one that cannot be read gives no positions."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import DictConfig, OmegaConf
+
+    from optreg.config.yaml_loader import read_yaml
+
+    if isinstance(cfg, DictConfig) and "hydra" in cfg:
+        runtime = OmegaConf.select(cfg, "hydra.runtime.config_sources", default=None)
+        name = OmegaConf.select(cfg, "hydra.job.config_name", default=None)
+    elif HydraConfig.initialized():
+        runtime, name = HydraConfig.get().runtime.config_sources, HydraConfig.get().job.config_name
+    else:
+        return None
+    roots = [s.path for s in runtime or () if s.provider == "main" and s.schema == "file" and s.path]
+    if not roots or not isinstance(name, str) or not name:
+        return None
+    path = Path(roots[0]) / (name if name.endswith((".yaml", ".yml")) else name + ".yaml")
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        path = path.relative_to(Path.cwd())
+    try:
+        return read_yaml(path)[1].exactly if path.is_file() else None
+    except ConfigError:
+        return None
 
 
 def _override_key(text: str) -> str:
@@ -252,14 +282,15 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, 
                           f"{'None' if isinstance(cfg, DictConfig) else type(cfg).__name__}")
     if overrides is None:
         overrides = hydra_overrides(cfg)
-    locate = override_locator(overrides)
+    written = primary_positions(cfg)
+    locate = override_locator(overrides, written, written)
     try:
         reader = formats.detect(cfg, format)
     except ConfigError as exc:
         raise exc.located(locate) from None
     keys = [k for k in reader.sections(cfg) if k != "hydra"]
     data = container_from_omegaconf(cfg, locate, keys)
-    data = settle_spellings(data, set_by_user(overrides, not_from_group_file(data)))
+    data = settle_spellings(data, set_by_user(overrides, written or not_from_group_file(data)))
     if reader.name == formats.OWN and "optimizer" not in data:   # its error names the formats the other keys are of
         data = {**{k: None for k in cfg.keys() if k != "hydra"}, **data}
     experiment = validate_experiment(data, locate, reader.name)
