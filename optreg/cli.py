@@ -65,15 +65,6 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
         raise exc.located(source) from None
 
 
-def _check_epochs(experiment) -> None:
-    """`run` and `plot` step the run themselves: a run in epochs needs its steps per epoch (`build` leaves them to
-    the caller's loop); a ConfigError at train.epochs, with its file position, otherwise."""
-    epochs = experiment.train.epochs
-    if epochs is not None and experiment.run.steps is None:
-        raise experiment.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: "
-                                            f"train.steps_per_epoch or --steps", "train.epochs"))
-
-
 def _steps_given(experiment, steps: int | None):
     """The experiment with `--steps` as its run length: a reader that translates a foreign file reads its own run
     keys, not the `train.steps` given beside them (DeepSpeed's, the Trainer's max_steps), so the run is set again
@@ -93,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
-    _check_epochs(experiment)
+    experiment.check_epochs()
     built = build(experiment, model)
     steps = built.run.steps or DEFAULT_STEPS
     width = render.terminal_width()
@@ -288,7 +279,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from optreg.config.run import DEFAULT_STEPS
 
     experiment = _load(args.config, args.overrides, args.format, args.steps)
-    _check_epochs(experiment)
+    experiment.check_epochs()
     spec = experiment.train
     built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
     steps = built.run.steps or DEFAULT_STEPS

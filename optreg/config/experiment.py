@@ -62,6 +62,15 @@ class Experiment:
                                 "per epoch of a run in epochs (build(..., steps_per_epoch=N))", self.needs_run)
             raise error.located(self.source) if self.source else error
 
+    def check_epochs(self) -> None:
+        """A ConfigError at train.epochs, with its file position, when a run in epochs lacks its steps per epoch:
+        for a caller that steps the run itself (`optreg run` and `plot`; `build` leaves the epochs to the caller's
+        loop)."""
+        epochs = self.train.epochs
+        if epochs is not None and self.run.steps is None:
+            raise self.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: "
+                                          f"train.steps_per_epoch or --steps", "train.epochs"))
+
     def locate(self, error: ConfigError) -> ConfigError:
         if self.paths:
             from optreg.config.translate import source_paths
