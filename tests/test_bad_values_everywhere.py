@@ -81,6 +81,51 @@ def test_every_value_replaced_builds_or_is_a_config_error(path):
     assert not escaped, "\n".join(escaped)
 
 
+#: every example config, Python ones (read by `ast`) included, with the run length it needs beside it
+EVERY_EXAMPLE = [p for p in FILES[:-2] + sorted((ROOT / "examples").rglob("*.py")) if "hydra_app" not in p.parts]
+
+
+def _buildable() -> list[tuple[Path, dict]]:
+    """(example, the build arguments with which it builds for a real model): the example scripts (`ddp_train.py`)
+    are no config, and some files need their run length from the caller."""
+    from optreg.train import make_model
+
+    out = []
+    for path in EVERY_EXAMPLE:
+        for run in ({}, {"total_steps": 30}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    optreg.build(path, make_model(8, 1, 0), **run)
+                except ConfigError:
+                    continue
+            out.append((path, run))
+            break
+    return out
+
+
+@pytest.mark.parametrize("model", [42, "x", [1, 2]], ids=["int", "str", "ints"])
+def test_every_example_given_something_that_is_not_a_model_is_a_config_error(model):
+    """Each example builds for a real model with the arguments beside it, so a ConfigError is about the model it is
+    given instead (at `params`, or where the format says what it needs: a Model Zoo file groups a Module's
+    parameters, MMEngine's paramwise_cfg reads its module types), never another exception: MindFormers' grouping by
+    names raised a TypeError on 42 and a ValueError on "x"."""
+    cases, failed = _buildable(), []
+    for path, run in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                optreg.build(path, model, **run)
+                failed.append(f"{path.name}: built")
+            except ConfigError as exc:
+                assert exc.errors and all(isinstance(e.path, str) for e in exc.errors), (path, exc)
+            except Exception as exc:  # noqa: BLE001 - what the test is for
+                failed.append(f"{path.name}: {type(exc).__name__}: {exc}")
+    assert {p.parent.name for p, _ in cases} >= {"cerebras", "deepspeed", "hf", "libai", "mindformers", "mmengine",
+                                                 "nemo", "examples"}
+    assert not failed, "\n".join(failed)
+
+
 @pytest.mark.parametrize("rules, path, message", [
     (5, "trainer.init.optimizer.AdamW.params", "expected a list of {params: <glob or globs>, tag: <name>}, got 5"),
     ([{"params": [], "tag": "x"}], "trainer.init.optimizer.AdamW.params[0].params", "expected glob patterns, got []"),

@@ -173,8 +173,9 @@ def resemblance(data: Mapping[str, Any], own: tuple[str, ...]) -> tuple[list[Err
 
 
 def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
-    """A `.py` config file -> (data, source), by the format that reads it (`read_python` on the reader); optreg
-    never executes a config. No format reading it is a ConfigError."""
+    """A `.py` config file -> (data, source), by the format that reads it (`read_python` on the reader): with `ast`
+    (LiBai's), or with its library's own loader (MMEngine's `Config.fromfile`, which executes the file as MMEngine
+    does); optreg itself never executes a config. No format reading it is a ConfigError."""
     for reader in formats().values():
         read = getattr(reader, "read_python", None)
         got = read(text, name, path) if read is not None else None
@@ -182,7 +183,7 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any]:
             return got
     readers = [f.name for f in formats().values() if getattr(f, "read_python", None) is not None]
     raise ConfigError(f"{name}: a Python config file is read only by a format that reads Python files "
-                      f"({', '.join(readers) or 'none installed'}), and none recognised this one; optreg never "
+                      f"({', '.join(readers) or 'none installed'}), and none recognised this one; optreg itself never "
                       f"executes a config")
 
 

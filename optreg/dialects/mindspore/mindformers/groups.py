@@ -39,11 +39,29 @@ def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
     return out, keeps
 
 
+def named_source(model: Any) -> Any:
+    """The model, or its (name, tensor) pairs as a list (read twice: by `for_model` and by the planner); anything
+    else is a ConfigError at `params`: MindFormers groups parameters by their names and dimensions."""
+    from optreg.core.groups import _is_tensor, check_params
+    from optreg.errors import ConfigError
+
+    if hasattr(model, "named_parameters"):
+        return model
+    check_params(model)
+    pairs = list(model)
+    if not pairs or not all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and _is_tensor(i[1])
+                            for i in pairs):
+        raise ConfigError("MindFormers groups parameters by their names (1-D tensors and biases without weight "
+                          "decay): pass the model or its named_parameters()", "params")
+    return pairs
+
+
 def for_model(experiment: Any, model: Any) -> Any:
     """The MindFormers experiment in optreg's own form for this model: its optimizer section with MindFormers'
     weight-decay groups as a `param_groups` rule of the exempt parameters' names (`optreg convert --model`)."""
     from optreg.config.formats import exact_pattern
 
+    model = named_source(model)
     module = model if hasattr(model, "named_parameters") else None
     named = list(model.named_parameters() if module is not None else model)
     trainable = [(n, p) for n, p in named if getattr(p, "requires_grad", True)]
@@ -62,7 +80,7 @@ def plan_mindformers(experiment: Any, model: Any) -> Any:
     """optreg's plan of a MindFormers experiment: its optimizer with MindFormers' weight-decay groups."""
     from optreg.config.experiment import plan_own
 
-    model = model if hasattr(model, "named_parameters") else list(model)   # named parameters: read twice
+    model = named_source(model)
     return plan_own(for_model(experiment, model), model)
 
 
