@@ -335,3 +335,21 @@ def test_one_problem_is_one_error(text, expected):
     with pytest.raises(ConfigError) as info:
         optreg.load_config(text)
     assert [(e.path, e.message) for e in info.value.errors] == expected
+
+
+@pytest.mark.parametrize("name, kind", [("pytorch_optimizer.NoSuchOpt", "optimizers"), ("torch.NoSuchLR", "schedulers")])
+def test_an_unknown_name_without_a_near_one_names_the_listing_that_shows_its_dialect(name, kind, capsys):
+    """The hint is a command that lists the dialect's components, and lists as many as it says."""
+    import re
+
+    from optreg.cli import main
+
+    with pytest.raises(ConfigError) as exc:
+        if kind == "optimizers":
+            optreg.configure_optimizer(name, [torch.zeros(2, requires_grad=True)])
+        else:
+            optreg.configure_lr_scheduler(make_sgd(make_model()), name)
+    said = re.search(r"`optreg (list [^`]+)` shows the (\d+) ", str(exc.value))
+    assert said, str(exc.value)
+    assert main(said.group(1).split()) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{kind} ({said.group(2)}):"
