@@ -353,3 +353,36 @@ def test_an_unknown_name_without_a_near_one_names_the_listing_that_shows_its_dia
     assert said, str(exc.value)
     assert main(said.group(1).split()) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"{kind} ({said.group(2)}):"
+
+
+def test_python_text_given_as_a_config_says_that_a_python_config_is_read_from_its_file():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "examples" / "libai" / "vit_finetune.py").read_text()
+    for fmt in ("libai", None):
+        with pytest.raises(ConfigError) as exc:
+            optreg.build(text, make_model(), format=fmt)
+        assert str(exc.value.errors[0]).endswith("an experiment config is a mapping with optimizer:, got str; a Python "
+                                                 "config (LiBai's, MMEngine's) is read from its file: give its path, "
+                                                 "a .py file")
+    with pytest.raises(ConfigError) as exc:
+        optreg.build("just words", make_model())
+    assert exc.value.errors[0].message == "an experiment config is a mapping with optimizer:, got str"
+
+
+@pytest.mark.parametrize("text, position, message", [
+    ('{"optimizer": {"name": "AdamW", "lr": 1e-3,}}\n', (1, 44), "Expecting property name enclosed in double quotes"),
+    ('{\n  # a comment\n  "optimizer": {"name": "AdamW"}\n}\n', (2, 3), "Expecting property name enclosed in double quotes"),
+])
+def test_a_json_file_is_json(tmp_path, text, position, message):
+    """What YAML takes and JSON does not is an error at its position in a .json file (DeepSpeed's json.load refuses
+    it too); the same text in a .yaml file reads."""
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        optreg.load_config(path)
+    (error,) = exc.value.errors
+    assert error.message == f"not valid JSON: {message}"
+    assert (error.location.file, error.location.line, error.location.column) == (str(path), *position)
+    (tmp_path / "c.yaml").write_text(text)
+    assert optreg.load_config(tmp_path / "c.yaml").optimizer["name"] == "AdamW"

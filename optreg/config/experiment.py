@@ -259,7 +259,11 @@ def validate_experiment(data: Any, source: Source | None = None, format: str | N
     from optreg.config import formats
 
     if not isinstance(data, Mapping):
-        error = ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
+        # Python text reads as YAML's one string: a .py config is read from its file (`read_yaml`)
+        python = isinstance(data, str) and "=" in data
+        error = ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}" + (
+            "; a Python config (LiBai's, MMEngine's) is read from its file: give its path, a .py file"
+            if python else ""))
         raise error.located(source) if source else error
     try:
         reader = formats.detect(data, format)

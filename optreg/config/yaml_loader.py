@@ -232,6 +232,18 @@ def _reader_error(exc: yaml.reader.ReaderError, text: str, name: str) -> ConfigE
                                   Location(name, line + 1, column + 1))])
 
 
+def _check_json(text: str, name: str) -> None:
+    """A `.json` file is JSON (read then as the YAML it is, for its positions): what YAML takes and JSON does not, a
+    trailing comma or a comment, is an error at its position, as DeepSpeed's `json.load` refuses it."""
+    import json
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError([ErrorItem("", f"not valid JSON: {exc.msg}", Location(name, exc.lineno, exc.colno))]) \
+            from None
+
+
 def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
     """Parse one YAML document safely; returns the data and its Source of positions."""
     if len(text) > MAX_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
@@ -301,6 +313,8 @@ def read_yaml(path_or_text: str | Path) -> tuple[Any, Source]:
             from optreg.config.formats import read_python
 
             return read_python(text, name, path)
+        if path.suffix == ".json":
+            _check_json(text, name)
         return load_yaml(text, name)
     if not isinstance(path_or_text, str):
         raise ConfigError(f"expected a YAML path or text, got {type(path_or_text).__name__}")
