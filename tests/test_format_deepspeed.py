@@ -86,6 +86,10 @@ def STAND_IN_MODEL():
      "'log' or 'linear'"),
     ({"optimizer": {"type": "AdamW", "params": {"lr": -1}}}, "optimizer.params.lr", ""),
     ({"train_batch_size": 8}, "optimizer", "client's optimizer"),
+    ({"optimizer": {"type": "AdamW", "params": {"lr": 0.1}}, "schedulr": {"type": "WarmupLR", "params": {}}},
+     "schedulr", "not a section DeepSpeed reads (did you mean 'scheduler'?)"),
+    ({"optimizer": {"type": "AdamW", "params": {"lr": 0.1}}, "gradient_cliping": 1.0}, "gradient_cliping",
+     "did you mean 'gradient_clipping'?"),
 ])
 def test_bad_configs_are_located(config, path, words):
     items = errors_of(config)

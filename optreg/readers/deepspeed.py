@@ -309,9 +309,16 @@ class DeepSpeedFormat:
                 own["clip_grad"] = {"max_norm": clip}
             report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)" if clip
                                  else "0: no clipping"))
+        read = ("optimizer", "scheduler", "gradient_clipping")
         for key in data:
-            if key not in ("optimizer", "scheduler", "gradient_clipping"):
-                report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
+            if key in read:
+                continue
+            # DeepSpeed reads the sections it knows and passes over the others: a near miss of one optreg reads
+            # would leave it out silently
+            hint = closest(str(key), list(read), cutoff=0.85)
+            if hint is not None:
+                errors.add(str(key), "not a section DeepSpeed reads", hint)
+            report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
         if errors:
             raise Experiment({}, source=source).locate(ConfigError(errors.items))
         auto = next((u.path for u in report if u.why.startswith("auto:")), None)   # the length left to the run
