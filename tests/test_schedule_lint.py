@@ -88,6 +88,27 @@ def test_hf_warmup_longer_than_the_schedule_is_an_error():
     assert str(info.value).startswith("<string>:2:")
 
 
+@pytest.mark.parametrize("kind, floor", [("WarmupDecayLR", 0.0), ("WarmupCosineLR", 1e-4 * 1e-3)])
+def test_deepspeed_warmup_longer_than_the_schedule_is_a_warning(kind, floor):
+    """DeepSpeed lets warmup_num_steps exceed total_num_steps (its decay divides by max(1, T - W)) and warns; so
+    does optreg, with the file's keys, and the lr falls to its floor when the warmup ends, as the warning says."""
+    config = {"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
+              "scheduler": {"type": kind, "params": {"total_num_steps": 50, "warmup_num_steps": 100}}}
+    built = optreg.build(config, torch.nn.Linear(2, 2))
+    assert built.notes == ["scheduler.params.warmup_num_steps: a warmup of 100 steps is longer than the schedule "
+                           "(total_num_steps 50): the lr rises for 100 steps, then falls to its floor at once; lower "
+                           "warmup_num_steps or raise total_num_steps"]
+    lrs = []
+    for _ in range(102):
+        built.optimizer.step()
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.scheduler.step()
+    assert lrs[100] == pytest.approx(1e-3) and all(a < b for a, b in zip(lrs[1:100], lrs[2:101]))
+    assert lrs[101] == pytest.approx(floor, abs=1e-12)
+    config["scheduler"]["params"]["warmup_num_steps"] = 50
+    assert optreg.build(config, torch.nn.Linear(2, 2)).notes == []
+
+
 def test_per_step_list_shorter_than_the_run_names_the_source():
     config = {"optimizer": {"name": "SGD", "dialect": "mindspore", "learning_rate": [0.1, 0.05, 0.01]},
               "train": {"epochs": 2, "steps_per_epoch": 5}}

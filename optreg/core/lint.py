@@ -4,8 +4,10 @@ build).
 Errors, where training would break:
 - a warmup longer than the schedule it belongs to (HF's num_warmup_steps > num_training_steps, NeMo's warmup_steps
   > max_steps): checked whatever the run length.
-Warnings, where it is probably a mistake, only when the run length is known (given by the user or the format, never
-`optreg run`'s default):
+Warnings, where it is probably a mistake:
+- a warmup longer than the schedule where the schedule allows it (DeepSpeed's warmup_num_steps > total_num_steps,
+  which DeepSpeed warns of too);
+and, only when the run length is known (given by the user or the format, never `optreg run`'s default):
 - a schedule whose horizon H (its length after the warmup W) is < 0.9 × (run − W) or > run − W: it ends before
   the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
 - lr 0 at the first step (the first update does nothing);
@@ -24,30 +26,47 @@ from optreg.errors import Collector, join_path
 HORIZON_SLACK = 0.9                        # a horizon under 0.9 × the run (after the warmup) ends too early
 MIN_KEYS = ("eta_min", "min_lr", "lr_end", "end_lr", "end_learning_rate")   # the floor a decaying schedule ends at
 WARMUP_KEYS = ("num_warmup_steps", "warmup_steps", "warmup_t")
+#: a warmup a schedule lets exceed its total, with a warning (DeepSpeed's WarmupDecayLR and WarmupCosineLR: the decay
+#: divides by max(1, T - W), so the lr falls to its floor when the warmup ends)
+TOLERATED_WARMUP_KEYS = ("warmup_num_steps",)
 
 
-def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
-    """A schedule's own warmup longer than its total: the decay that follows it has no steps (ConfigError)."""
+def _long_warmups(plan: Any, keys: Sequence[str]) -> list[tuple[str, int, str, int]]:
+    """(warmup key, its steps, length key, its steps) of each of the schedule's own warmups (`keys`) longer than its
+    total."""
     entry = plan.entry
     if entry is None or not entry.length:
-        return
+        return []
     total = plan.values.get(entry.length)
-    for key in WARMUP_KEYS:
+    out = []
+    for key in keys:
         warmup = plan.values.get(key)
         if isinstance(total, int) and isinstance(warmup, float) and 0 <= warmup < 1:
             warmup = math.ceil(round(warmup * total, 9))   # a fraction of the total (HF)
         if isinstance(total, int) and isinstance(warmup, int) and not isinstance(warmup, bool) and warmup > total:
-            errors.add(join_path(path, key), f"a warmup of {warmup} steps is longer than the schedule "
-                                             f"({entry.length} {total}): lower {key} or raise {entry.length}")
+            out.append((key, warmup, entry.length, total))
+    return out
+
+
+def _too_long(warmup: int, length: str, total: int) -> str:
+    return f"a warmup of {warmup} steps is longer than the schedule ({length} {total})"
+
+
+def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
+    """A schedule's own warmup longer than its total: the decay that follows it has no steps (ConfigError)."""
+    for key, warmup, length, total in _long_warmups(plan, WARMUP_KEYS):
+        errors.add(join_path(path, key), f"{_too_long(warmup, length, total)}: lower {key} or raise {length}")
 
 
 def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
                   path: str = "scheduler") -> list[str]:
     """The warnings for `plan` in a run of `run.steps` steps; `bases` the groups' values of the key it drives (None:
     unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself."""
+    out = [f"{join_path(path, key)}: {_too_long(warmup, length, total)}: the lr rises for {warmup} steps, then "
+           f"falls to its floor at once; lower {key} or raise {length}"
+           for key, warmup, length, total in _long_warmups(plan, TOLERATED_WARMUP_KEYS)]
     if run is None or run.steps is None:
-        return []
-    out: list[str] = []
+        return out
     loop = getattr(plan, "loop", None)
     warmup = loop.warmup_steps if loop is not None else 0
     _horizon(plan, run, warmup, loop, path, out)
