@@ -579,7 +579,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `optreg list | head`: the reader has gone; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, OSError) as exc:  # e.g. a scheduler stepped past its total_steps, an unwritable -o
+    except OSError as exc:   # an -o that cannot be written: the file and the system's reason, as a ConfigError says
+        print(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else f"error: {exc}",
+              file=sys.stderr)
+        return 1
+    except ValueError as exc:  # e.g. a scheduler stepped past its total_steps
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -113,3 +114,13 @@ def test_csv_output_goes_to_the_file_named_by_o(tmp_path, capsys):
     assert capsys.readouterr().out == f"wrote {out} (4 steps, 1 group(s))\n"
     assert out.read_text(encoding="utf-8") == expected
     assert [line.split(",")[3] for line in expected.splitlines()[1:]] == ["0.1", "0.1", "0.05", "0.05"]
+
+
+def test_an_output_that_cannot_be_written_says_which_file_and_why(tmp_path, capsys):
+    """`-o` in a missing directory, or naming a directory: the file and the system's reason, no traceback."""
+    missing = tmp_path / "nowhere" / "lr.csv"
+    assert main(["plot", "--steps", "2", "--csv", "-o", str(missing)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == f"{missing}: No such file or directory"
+    quickstart = Path(__file__).resolve().parents[1] / "examples" / "quickstart.yaml"
+    assert main(["convert", str(quickstart), "-o", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == f"{tmp_path}: Is a directory"
