@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import jsonschema
@@ -152,3 +153,16 @@ def test_schema_command_writes_the_same_schema(tmp_path):
     out = tmp_path / "optreg.schema.json"
     assert main(["schema", "-o", str(out)]) == 0
     assert json.loads(out.read_text()) == json.loads(json.dumps(SCHEMA))
+
+
+def test_a_peer_dialect_s_schema_leaves_out_defaults_json_cannot_hold_without_warnings(tmp_path, capsys):
+    """pytorch_optimizer's defaults include torch dtypes and functions: left out of the schema, silently (pydantic
+    printed five warnings that named no component)."""
+    out = tmp_path / "po.schema.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["schema", "--dialect", "pytorch_optimizer", "-o", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    text = out.read_text()
+    assert "torch.bfloat16" not in text and "<function" not in text
+    assert len(json.loads(text)["properties"]["optimizer"]["anyOf"]) > 128   # the built-in ones and its 128

@@ -19,7 +19,10 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 
 class Draft07(GenerateJsonSchema):
-    """Pydantic's generator with draft-07 tuples: `items` + `additionalItems` instead of `prefixItems`."""
+    """Pydantic's generator with draft-07 tuples: `items` + `additionalItems` instead of `prefixItems`; a default
+    that JSON cannot hold (a peer library's `torch.bfloat16`, a function) is left out without a warning."""
+
+    ignored_warning_kinds = {*GenerateJsonSchema.ignored_warning_kinds, "non-serializable-default"}
 
     def tuple_schema(self, schema: Any) -> dict[str, Any]:
         out = super().tuple_schema(schema)
