@@ -283,8 +283,9 @@ def lr_lines(lrs: Sequence[float], rules: Sequence[str], width: int) -> list[str
 
 
 class RunProgress:
-    """`optreg run`'s progress: a bar with steps, loss and time, and the lr of each group under it (one group:
-    on the bar's line). Nothing is drawn before the first step, so every number shown is a real one."""
+    """`optreg run`'s progress: a bar with steps, loss and time, and the lr of each group under it while the run
+    goes (one group: on the bar's line). Nothing is drawn before the first step, so every number shown is a real
+    one."""
 
     def __init__(self, target: Any, steps: int, rules: Sequence[str]):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -313,6 +314,8 @@ class RunProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.below = []   # the run's summary gives the last lrs: the bar's last frame leaves them out
+        self.progress.refresh()
         self.progress.__exit__(*exc)
 
     def advance(self, loss: float, lrs: Sequence[float]) -> None:
