@@ -28,6 +28,8 @@ from optreg.errors import Collector, join_path, key_text, show
 MULTS = ("bias_lr_mult", "bias_decay_mult", "norm_decay_mult", "dwconv_decay_mult", "flat_decay_mult",
          "dcn_offset_lr_mult")
 KEYS = ("custom_keys", "bypass_duplicate", *MULTS)
+#: the settings of a custom key that scale the optimizer's values (its others go into the parameter's group as they are)
+CUSTOM_MULTS = ("lr_mult", "decay_mult")
 
 
 def is_number(value: Any) -> bool:
@@ -66,9 +68,14 @@ def check(cfg: Any, path: str, errors: Collector) -> dict[str, Any]:
         if not isinstance(settings, Mapping):
             errors.add(here, f"expected a mapping such as {{lr_mult: 0.1, decay_mult: 0}}, got {show(settings)}")
             continue
-        for mult in ("lr_mult", "decay_mult"):
+        for mult in CUSTOM_MULTS:
             if mult in settings and not (is_number(settings[mult]) and settings[mult] >= 0):
                 errors.add(join_path(here, mult), f"must be a number >= 0, got {show(settings[mult])}")
+        for name in settings:   # MMEngine copies other settings into the group: a misspelt multiplier is lost there
+            hint = closest(str(name), list(CUSTOM_MULTS), cutoff=0.85) if name not in CUSTOM_MULTS else None
+            if hint is not None:
+                errors.add(join_path(here, key_text(name)), "not a multiplier of a custom key (MMEngine would put "
+                                                            "it in the parameter's group as it is)", hint)
     return out
 
 
