@@ -181,7 +181,7 @@ def _start_keys(plan: Any, path: str) -> str:
         return f"{join_path(path, 'warmup')}.start_factor or .start_value"
     names = [k for k in ("start_factor", "factor", "initial_learning_rate", "base_lr", "div_factor", *WARMUP_KEYS)
              if k in (plan.values or {})]
-    return ", ".join(join_path(path, k) for k in names) or f"the schedule's first value"
+    return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
 __all__ = ["lint_schedule", "own_warmup_errors", "HORIZON_SLACK"]

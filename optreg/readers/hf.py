@@ -324,7 +324,8 @@ class HfFormat:
                  "optimizer.betas": "adam_beta1", "optimizer.eps": "adam_epsilon", "optimizer": "optim_args",
                  "optimizer.name": "optim", "scheduler.name": "lr_scheduler_type",
                  "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
-                 "scheduler": "lr_scheduler_kwargs", "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
+                 "scheduler": "lr_scheduler_kwargs" if "lr_scheduler_kwargs" in data else "lr_scheduler_type",
+                 "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
         return read_translated(own, source, self.name, paths, report,
                                format_steps=(total, "max_steps") if total is not None else None,
                                run_length="max_steps" if total is None else None)
