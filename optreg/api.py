@@ -43,8 +43,9 @@ def to_experiment(config: Any, format: str | None = None) -> Experiment:
     """Accept an Experiment, a mapping, a YAML or JSON path or YAML text, or a Hydra/OmegaConf DictConfig, in any
     config format (optreg.config.formats: detected by its signature, or forced with `format=`).
 
-    A DictConfig is resolved (`???` and broken interpolations are errors naming the key); an application's own
-    top-level keys are ignored; `_target_` may only name optreg's builders (see optreg.integrations.hydra.support)."""
+    A DictConfig is resolved in its format's sections (`???` and broken interpolations are errors naming the key;
+    in a foreign format's, only where its reader reads them); an application's own top-level keys are ignored;
+    `_target_` may only name optreg's builders (see optreg.integrations.hydra.support)."""
     if isinstance(config, Experiment):
         if format is not None and format != config.format:
             raise ConfigError(f"the experiment was read as {config.format!r}, not {format!r}", "format")

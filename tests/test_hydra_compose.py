@@ -280,6 +280,17 @@ def test_run_keeps_file_positions_and_names_overrides(tmp_path, capsys):
                    "override optimizer.momentum=-2: optimizer.momentum: must be >= 0, got -2"]
 
 
+def test_overrides_resolve_only_the_formats_sections(tmp_path, capsys):
+    """A composed file is read as its format reads it: the application's `???` and broken interpolations are left
+    alone, optreg's own sections' are errors naming the key (a foreign format's reader reports its own)."""
+    cfg = tmp_path / "app.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 3}\ndata: {path: '???', n: '${nope}'}\n")
+    assert main(["validate", str(cfg), "optimizer.lr=0.2"]) == 0
+    assert main(["validate", str(cfg), "optimizer.lr=???"]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{cfg}: override optimizer.lr=???: optimizer.lr: missing value "
+                                                    f"(???): set it in the config or with an override"]
+
+
 @pytest.mark.parametrize("override, text", [
     ("optimizer.eps=1e-6", "+optimizer.eps=1e-6"),        # not in the file: Hydra wants `+`
     ("optimizer.lr=0.1,0.2", "is a sweep"),

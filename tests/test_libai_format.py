@@ -221,3 +221,46 @@ def test_accumulation_that_depends_on_what_the_file_does_not_say_is_located(eage
     (item,) = exc.value.errors
     assert item.path == path and words in item.message
     assert item.location is not None and item.location.file.endswith(where)
+
+
+# ---------------------------------------------------------------------------------------------------
+# with Hydra overrides: a value the file does not let optreg read (NotRead) composes and stays unread
+# ---------------------------------------------------------------------------------------------------
+BERT = libai_corpus.tree() / "configs" / "bert_large_pretrain.py"   # train.dist.pipeline_num_layers: an import's
+
+
+def _with_overrides(path, *overrides: str):
+    from optreg.config.yaml_loader import read_yaml
+    from optreg.integrations.hydra.support import load_with_overrides
+
+    data, source = read_yaml(Path(path))
+    return load_with_overrides(data, source, list(overrides), Path(path))
+
+
+def test_overrides_on_a_corpus_file_with_values_not_read(capsys):
+    """`cannot compose the config: Value 'NotRead' is not a supported primitive type` once: the value the file
+    imports is left as it is, not read, as without an override."""
+    from optreg.cli import main
+
+    assert main(["validate", str(BERT), "optim.lr=1e-3", "train.train_iter=50"]) == 0
+    built = optreg.build(_with_overrides(BERT, "optim.lr=1e-3", "train.train_iter=50", "optim.weight_decay=0.2"),
+                         Net())
+    assert built.run.steps == 50 and built.optimizer.defaults["lr"] == 1e-3
+    assert {g["weight_decay"] for g in built.optimizer.param_groups if g["params"]} == {0.2, 0.0}
+    with pytest.raises(ConfigError) as exc:
+        _with_overrides(BERT, "optim.lr=-1")
+    (item,) = exc.value.errors
+    assert item.path == "optim.lr" and "must be >= 0" in item.message and str(item.location) == "override optim.lr=-1"
+
+
+def test_a_value_not_read_that_the_reader_needs_is_its_error_with_an_override_too(tree):
+    path = tree("train.train_iter = int('200')")
+    with pytest.raises(ConfigError) as before:
+        load_config(path)
+    with pytest.raises(ConfigError) as after:
+        _with_overrides(path, "optim.lr=1e-3")
+    (item,) = after.value.errors
+    assert item.path == "train.train_iter" and item.message.startswith("not read: a call to int")
+    assert [str(e) for e in after.value.errors] == [str(e) for e in before.value.errors]
+    assert item.location.line == 8 and item.location.file.endswith("main.py")
+    assert _with_overrides(path, "train.train_iter=100").run.steps == 100   # an override replaces it

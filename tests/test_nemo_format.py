@@ -189,3 +189,58 @@ def test_novograd_is_pytorch_optimizers_novograd():
         with pytest.raises(ConfigError) as info:
             optreg.load_config(off.replace(f"{key}: false", f"{key}: true"))
         assert [e.path for e in info.value.errors] == [f"model.optim.{key}"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# with Hydra overrides (the file composed) and as a DictConfig: only what the reader reads is resolved
+# ---------------------------------------------------------------------------------------------------
+FINETUNE = FIXTURES / "configs" / "speech_to_text_finetune.yaml"   # model.train_ds.manifest_filepath: ???
+
+
+def _with_overrides(path: Path, *overrides: str):
+    from optreg.config.yaml_loader import read_yaml
+    from optreg.integrations.hydra.support import load_with_overrides
+
+    data, source = read_yaml(path)
+    return load_with_overrides(data, source, list(overrides), path)
+
+
+def test_an_override_leaves_the_applications_blanks_alone(capsys):
+    """The dataset paths the file leaves `???` are the application's, with an override as without one (they were
+    `missing value` errors once the file was composed); the override's values are what is built."""
+    from optreg.cli import main
+
+    assert main(["validate", str(FINETUNE)]) == 0
+    assert main(["validate", str(FINETUNE), "model.optim.lr=1e-3"]) == 0
+    assert capsys.readouterr().out.strip().endswith(": ok")
+    experiment = _with_overrides(FINETUNE, "model.optim.lr=1e-3", "model.optim.sched.min_lr=1e-5",
+                                 "trainer.max_steps=20000")
+    built = optreg.build(experiment, standin())
+    assert built.optimizer.defaults["lr"] == 1e-3 and built.run.steps == 20000
+    assert built.scheduler.schedules[0].min_lr == 1e-5 and built.scheduler.schedules[0].max_steps == 20000
+
+
+@pytest.mark.parametrize("override, message", [
+    ("model.optim.lr=-1", "must be >= 0, got -1"),
+    ("model.optim.lr=${model.train_ds.manifest_filepath}", "Missing mandatory value"),   # a blank the reader reads
+    ("model.optim.lr=${nope}", "Interpolation key 'nope' not found"),
+])
+def test_a_bad_override_of_what_the_reader_reads_names_the_override(override, message):
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(FINETUNE, override)
+    (item,) = info.value.errors
+    assert item.path == "model.optim.lr" and message in item.message and str(item.location) == f"override {override}"
+
+
+def test_a_dictconfig_with_the_applications_blanks_builds():
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.load(FINETUNE)
+    assert OmegaConf.is_missing(cfg.model.train_ds, "manifest_filepath")
+    cfg.model.optim.lr = 2e-3
+    built = optreg.build(cfg, standin(), steps_per_epoch=200)
+    assert built.optimizer.defaults["lr"] == 2e-3 and built.run.steps == 50 * 200
+    cfg.model.optim.lr = "${model.train_ds.manifest_filepath}"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(cfg, standin(), steps_per_epoch=200)
+    assert [e.path for e in info.value.errors] == ["model.optim.lr"]

@@ -44,8 +44,10 @@ def _first_line(exc: Exception) -> str:
     return str(getattr(exc, "msg", None) or exc).strip().split("\n")[0]
 
 
-def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0) -> None:
-    """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels."""
+def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0,
+                 blanks: list[str] | None = None) -> None:
+    """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels.
+    With `blanks`, those paths go there instead of to `errors` (only nesting too deep is an error)."""
     from optreg.errors import MAX_DEPTH, MISSING_VALUE
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -55,45 +57,64 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
     for key in keys:
         where = join_path(path, key if isinstance(key, int) else key_text(key))
         if OmegaConf.is_missing(cfg, key):
-            errors.add(where, MISSING_VALUE)
+            if blanks is None:
+                errors.add(where, MISSING_VALUE)
+            else:
+                blanks.append(where)
             continue
         try:
             value = cfg[key]
         except OmegaConfBaseException as exc:
-            errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}")
+            if blanks is None:
+                errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}")
+            else:
+                blanks.append(where)
             continue
         if isinstance(value, (DictConfig, ListConfig)) and not OmegaConf.is_interpolation(cfg, key):
             if depth + 1 >= MAX_DEPTH:
                 errors.add(where, f"nested too deeply (more than {MAX_DEPTH} levels)")
                 continue
-            _check_nodes(value, where, errors, depth=depth + 1)
+            _check_nodes(value, where, errors, depth=depth + 1, blanks=blanks)
 
 
 def container_from_omegaconf(cfg: Any, locate: Callable[[str], Location | None] | None = None,
-                             keys: Sequence[str] | None = None) -> Any:
+                             keys: Sequence[str] | None = None, strict: bool = True) -> Any:
     """Resolve interpolations and convert to plain dicts/lists; every missing or unresolvable value is reported.
 
-    With `keys`, only those top-level keys are converted (interpolations still resolve against the whole config)."""
+    With `keys`, only those top-level keys are converted (interpolations still resolve against the whole config).
+    Not `strict` (a foreign format's sections, which hold the application's keys too: a NeMo model's dataset paths
+    left `???`), a missing or unresolvable value is left as the config writes it (`???`, `${...}`), for the
+    format's reader to report where it reads it, as it does in a file read without composing."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     if not isinstance(cfg, (DictConfig, ListConfig)):
         return cfg
     errors = Collector()
-    _check_nodes(cfg, "", errors, keys)
+    blanks: list[str] | None = None if strict else []
+    _check_nodes(cfg, "", errors, keys, blanks=blanks)
     if errors:
         error = ConfigError(errors.items)
         raise error.located(locate) if locate else error
 
-    def plain(value: Any) -> Any:
-        if isinstance(value, (DictConfig, ListConfig)):
-            return OmegaConf.to_container(value, resolve=True, throw_on_missing=True)
-        return value
+    left = set(blanks or ())
+
+    def under(path: str) -> bool:
+        return any(not path or b == path or b.startswith((path + ".", path + "[")) for b in left)
+
+    def plain(node: Any, path: str, items: Sequence[Any] | None = None) -> Any:
+        if items is None and not under(path):
+            return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+        raw = OmegaConf.to_container(node, resolve=False) if under(path) else None   # the blanks as written
+        out = {}
+        for key in items if items is not None else node.keys() if isinstance(node, DictConfig) else range(len(node)):
+            where = join_path(path, key if isinstance(key, int) else key_text(key))
+            value = raw[key] if where in left else node[key]
+            out[key] = plain(value, where) if isinstance(value, (DictConfig, ListConfig)) else value
+        return out if isinstance(node, DictConfig) else list(out.values())
 
     try:
-        if keys is None:
-            return plain(cfg)
-        return {key: plain(cfg[key]) for key in keys}
+        return plain(cfg, "", keys)
     except OmegaConfBaseException as exc:  # pragma: no cover - _check_nodes found nothing, so this is unexpected
         raise ConfigError(f"cannot resolve: {_first_line(exc)}", getattr(exc, "full_key", "") or "") from None
 
@@ -274,28 +295,72 @@ def experiment_from_omegaconf(cfg: Any, overrides: Sequence[str] | None = None, 
     interpolations may point anywhere."""
     from omegaconf import DictConfig
 
-    from optreg.config import formats
-    from optreg.config.experiment import validate_experiment
-
     if not isinstance(cfg, DictConfig) or cfg._is_none() or cfg._is_missing():
         raise ConfigError(f"an experiment config is a mapping with optimizer:, got "
                           f"{'None' if isinstance(cfg, DictConfig) else type(cfg).__name__}")
     if overrides is None:
         overrides = hydra_overrides(cfg)
     written = primary_positions(cfg)
-    locate = override_locator(overrides, written, written)
+    return _read_composed(cfg, overrides, override_locator(overrides, written, written), written, format)
+
+
+def _read_composed(cfg: Any, overrides: Sequence[str], locate: Callable[[str], Location | None],
+                   written: Callable[[str], Any] | None, format: str | None, opaque: Mapping[str, Any] | None = None):
+    """A composed DictConfig -> validated Experiment in its format (detected, or forced by `format`), reading only
+    the format's sections (optreg's: optreg.config.experiment.own_sections), whose interpolations may point
+    anywhere; in a foreign format's, a value left `???` or that does not resolve is its reader's to report where it
+    reads it (`container_from_omegaconf`, not strict). `written`: what the user's file writes (None: unknown, then
+    what differs from a group file); `opaque`: the values composing stood placeholders for (`_placeholders`)."""
+    from optreg.config import formats
+    from optreg.config.experiment import validate_experiment
+
     try:
         reader = formats.detect(cfg, format)
     except ConfigError as exc:
         raise exc.located(locate) from None
     keys = [k for k in reader.sections(cfg) if k != "hydra"]
-    data = container_from_omegaconf(cfg, locate, keys)
+    data = _restored(container_from_omegaconf(cfg, locate, keys, strict=reader.name == formats.OWN), opaque or {})
     data = settle_spellings(data, set_by_user(overrides, written or not_from_group_file(data)))
     if reader.name == formats.OWN and "optimizer" not in data:   # its error names the formats the other keys are of
         data = {**{k: None for k in cfg.keys() if k != "hydra"}, **data}
     experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
+
+
+#: what stands for a value OmegaConf cannot hold while a file is composed (`_placeholders`)
+OPAQUE = "\x00optreg-opaque-{}"
+
+
+def _placeholders(data: Any, opaque: dict[str, Any], depth: int = 0) -> Any:
+    """`data` with each leaf OmegaConf cannot hold (a LiBai file's NotRead, a value of a str subclass) replaced by a
+    placeholder string kept in `opaque`, so that the file composes; `_restored` puts the values back. Nesting deeper
+    than MAX_DEPTH is left as it is (an error of the composed config)."""
+    from optreg.errors import MAX_DEPTH
+
+    if depth > MAX_DEPTH:
+        return data
+    if isinstance(data, Mapping):
+        return {k: _placeholders(v, opaque, depth + 1) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_placeholders(v, opaque, depth + 1) for v in data]
+    if data is None or type(data) in (str, int, float, bool):
+        return data
+    key = OPAQUE.format(len(opaque))
+    opaque[key] = data
+    return key
+
+
+def _restored(data: Any, opaque: Mapping[str, Any]) -> Any:
+    """`data` with the values `_placeholders` took out put back, where a placeholder (or an interpolation of one)
+    still stands; what an override replaced stays replaced."""
+    if not opaque:
+        return data
+    if isinstance(data, dict):
+        return {k: _restored(v, opaque) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_restored(v, opaque) for v in data]
+    return opaque.get(data, data) if isinstance(data, str) else data
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -504,17 +569,14 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
 def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,
                         overrides: Sequence[str], config_path: Path | None = None, format: str | None = None):
     """A YAML experiment plus Hydra overrides -> validated Experiment. Values from the file keep their
-    file:line:column; values set or replaced by an override name that override."""
-    from optreg.config.experiment import validate_experiment
-
+    file:line:column; values set or replaced by an override name that override. A value OmegaConf cannot hold (a
+    LiBai file's NotRead) composes as a placeholder and is the reader's again afterwards (`_placeholders`)."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
     hydra_primary = "defaults" in data
-    cfg = compose_file(data, overrides, config_path.parent if config_path else None,
+    opaque: dict[str, Any] = {}
+    cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
                        config_path.stem if config_path else None)
     written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
     locate = override_locator(overrides, written if hydra_primary else source, written)
-    plain = settle_spellings(container_from_omegaconf(cfg, locate), set_by_user(overrides, written))
-    experiment = validate_experiment(plain, locate, format)
-    experiment.source = locate
-    return experiment
+    return _read_composed(cfg, overrides, locate, written, format, opaque)
