@@ -220,6 +220,19 @@ def test_an_override_leaves_the_applications_blanks_alone(capsys):
     assert built.scheduler.schedules[0].min_lr == 1e-5 and built.scheduler.schedules[0].max_steps == 20000
 
 
+@pytest.mark.parametrize("name", ["asr_adaptation_hp", "hifigan", "megatron_bart_config"])
+def test_an_override_on_a_file_with_its_own_defaults_and_hydra_nodes(name):
+    """A NeMo file's own `defaults:` and `hydra:` (its launcher, a sweep) name NeMo's Hydra tree, which no reader
+    reads: with an override it composes without them (Hydra looked for hydra/launcher/nemo_launcher) and builds what
+    it builds without the override, but for the override's value."""
+    path = FINETUNE.parent / f"{name}.yaml"
+    plain = optreg.build(str(path), standin(), total_steps=1000)
+    experiment = _with_overrides(path, "model.optim.lr=0.125")
+    built = optreg.build(experiment, standin(), total_steps=1000)
+    assert built.optimizer.defaults["lr"] == 0.125 != plain.optimizer.defaults["lr"]
+    assert type(built.optimizer) is type(plain.optimizer) and type(built.scheduler) is type(plain.scheduler)
+
+
 @pytest.mark.parametrize("override, message", [
     ("model.optim.lr=-1", "must be >= 0, got -1"),
     ("model.optim.lr=${model.train_ds.manifest_filepath}", "Missing mandatory value"),   # a blank the reader reads

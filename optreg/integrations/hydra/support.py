@@ -571,8 +571,16 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     """A YAML experiment plus Hydra overrides -> validated Experiment. Values from the file keep their
     file:line:column; values set or replaced by an override name that override. A value OmegaConf cannot hold (a
     LiBai file's NotRead) composes as a placeholder and is the reader's again afterwards (`_placeholders`)."""
+    from optreg.config import formats
+
     if not isinstance(data, Mapping):
         raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
+    try:
+        foreign = formats.detect(data, format).name != formats.OWN
+    except ConfigError:   # reported with the composed config's positions (`_read_composed`)
+        foreign = False
+    if foreign:   # a foreign file's defaults: and hydra: are its framework's (NeMo's launcher), read by no reader
+        data = {k: v for k, v in data.items() if k not in ("defaults", "hydra")}
     hydra_primary = "defaults" in data
     opaque: dict[str, Any] = {}
     cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
