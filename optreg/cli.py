@@ -58,17 +58,20 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
         data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
     if overrides or composes(data, format):
         return _steps_given(load_with_overrides(data, source, overrides, Path(config) if config else None, format),
-                            steps)
+                            steps, train is None)
     try:
-        return _steps_given(validate_experiment(data, source, format), steps)
+        return _steps_given(validate_experiment(data, source, format), steps, train is None)
     except ConfigError as exc:
         raise exc.located(source) from None
 
 
-def _steps_given(experiment, steps: int | None):
+def _steps_given(experiment, steps: int | None, added: bool = False):
     """The experiment with `--steps` as its run length: a reader that translates a foreign file reads its own run
     keys, not the `train.steps` given beside them (DeepSpeed's, the Trainer's max_steps), so the run is set again
-    as `build(total_steps=)` sets it, which wins over a format's own length."""
+    as `build(total_steps=)` sets it, which wins over a format's own length. `added`: the `train:` section is
+    --steps' alone, not the file's, so a foreign reader's report of it (convert's comments) is left out."""
+    if steps and added and experiment.report:
+        experiment.report = [use for use in experiment.report if use.path.split(".")[0] != "train"]
     if steps and experiment.run.steps != steps:
         return experiment.with_run(total_steps=steps)
     return experiment
@@ -216,13 +219,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     """A config of any format as optreg's own YAML (stdout, or -o with the report of each key on stdout); the
     written file is read back and must validate."""
     from optreg.config.experiment import load_config
-    from optreg.config.formats import OWN
     from optreg.config.translate import convert_text, report_lines
 
-    experiment = _load(args.config, [], args.format)
-    if args.steps and experiment.format == OWN:   # --steps replaces the file's train.steps, as in run and plot
-        experiment = _load(args.config, [], args.format, args.steps)
-    experiment = experiment.with_run(args.steps)
+    # read and checked as validate reads and checks it (--steps the run length, as in run and plot), so that an
+    # error is the source file's, at its position, not the converted text's
+    experiment = _load(args.config, [], args.format, args.steps)
+    experiment.check_run()
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg, MindFormers' and
     # LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own form says it only for one model, the one --model gives (the planner's for_model)
     keeps = getattr(experiment.planner, "keeps", None)   # True, or the source keys the planner keeps

@@ -218,3 +218,20 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(monkeypatch, capsys):
         os.dup2(saved, sys.__stdout__.fileno())
         os.close(saved)
     assert capsys.readouterr().err == ""
+
+
+NEMO_EPOCHS = "tests/fixtures/nemo/configs/speech_to_text_finetune.yaml"   # trainer.max_epochs, warmup_steps 5000
+
+
+@pytest.mark.parametrize("command", ["validate", "plot", "convert"])
+def test_validate_checks_the_run_length_given_as_the_other_commands_do(command, capsys):
+    """A NeMo schedule whose max_steps NeMo computes from the epochs is checked against `--steps` (validate checked
+    it against a stand-in length of 10⁶ steps and warned about that, where plot and convert refused the warmup)."""
+    argv = [command, NEMO_EPOCHS, "--steps", "1000", *(["--csv"] if command == "plot" else [])]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert (f"{NEMO_EPOCHS}:73:7: model.optim.sched.warmup_steps: a warmup of 5000 steps is longer than the schedule "
+            f"(max_steps 1000)") in err
+    assert "1000000" not in err
+    assert main([command, NEMO_EPOCHS, "--steps", "6000", *(["--csv"] if command == "plot" else [])]) == 0
+    assert "1000000" not in capsys.readouterr().err

@@ -89,7 +89,19 @@ def test_every_source_key_is_reported(tmp_path, capsys):
 def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source)]) == 1
-    assert "give the run length with --steps" in capsys.readouterr().err
+    assert "give it with --steps N" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["examples/deepspeed/ds_config.json",
+                                    "tests/fixtures/hf/corpus/zephyr-7b-beta__sft__config_full.yaml"])
+def test_convert_reports_the_source_files_error_as_validate_does(source, capsys):
+    """convert checks the file as validate does before writing it: the error is the source's, at its position (it
+    was the converted text's, `<string>:26:1: scheduler.total_num_steps: required option is missing`)."""
+    assert main(["validate", source]) == 1
+    said = capsys.readouterr().err.strip()
+    assert said.startswith(f"{source}:") and "the run length, which the file leaves to the trainer" in said
+    assert main(["convert", source]) == 1
+    assert capsys.readouterr().err.strip() == said
 
 
 def test_an_unsupported_key_is_a_located_error(capsys):

@@ -342,13 +342,16 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
             report.append(KeyUse(join_path("model", key_text(key)), "trainer", "the model's own config"))
     from_epochs = not errors and own.get("scheduler") is not None and "max_steps" not in own["scheduler"] and \
         own["scheduler"]["name"] not in TORCH_SCHEDULERS
-    if from_epochs:   # checked with a stand-in length; planned with the run's (optreg fills a left-out length)
+    # checked with a stand-in length and planned with the run's (optreg fills a left-out length); a run length
+    # given (train.steps, --steps, train.epochs × steps_per_epoch) is checked itself, as the other commands plan it
+    stand_in = from_epochs and not _run_known(own.get("train"))
+    if stand_in:
         own["scheduler"]["max_steps"] = PLACEHOLDER
     from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
     paths = {**PATHS, "scheduler.max_steps": "trainer.max_steps"} if from_trainer else PATHS
     experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
                                  errors=errors)
-    if from_epochs:
+    if stand_in:
         experiment.scheduler.pop("max_steps")
     if trainer is not None and steps >= 0:   # Lightning's max_steps: the format's own length, which a given one replaces
         run = resolve_run(experiment.train, format_steps=(steps, "trainer.max_steps"), errors=errors)
@@ -359,6 +362,17 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
 
 
 PLACEHOLDER = 10 ** 6   # the schedule's length while its options are checked, when the run will give it
+
+
+def _run_known(train: Any) -> bool:
+    """Whether optreg's `train:` section gives the run length (train.steps, or train.epochs × steps_per_epoch)."""
+    from optreg.config.run import TrainSpec, resolve_run
+
+    try:
+        spec = TrainSpec.model_validate(train or {})
+    except Exception:   # its own errors are reported when the own form is read
+        return False
+    return resolve_run(spec, errors=Collector()).known
 
 
 def plan(experiment: Any, model: Any) -> Any:
