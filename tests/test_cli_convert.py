@@ -188,6 +188,27 @@ def test_with_a_model_convert_writes_the_groups_its_reader_decides_for_that_mode
     assert len({wd for step in source_run for _, wd in step.values()}) == 2   # decayed and exempt parameters
 
 
+def test_convert_steps_gives_a_run_length_the_source_leaves_to_the_dataset(tmp_path, capsys, monkeypatch):
+    """MindFormers' `lr_schedule.total_steps: -1` is the run's length: `convert --steps` gives it as plot's and
+    run's --steps do (convert refused it, asking for train.steps_per_epoch), and the converted file trains as the
+    source does for that run."""
+    from pathlib import Path
+
+    import mmengine_standin
+
+    source = Path(__file__).parent / "suites" / "mindformers" / "1.3.0" / "llama2_finetune_llama2_13b.yaml"
+    assert yaml.safe_load(source.read_text())["lr_schedule"]["total_steps"] == -1
+    monkeypatch.chdir(Path(__file__).parent)
+    out = tmp_path / "converted.yaml"
+    assert main(["convert", str(source), "--steps", "40", "--model", "mmengine_standin:model", "-o", str(out)]) == 0
+    converted = yaml.safe_load(out.read_text())
+    assert (converted["scheduler"]["total_steps"], converted["train"]) == (40, {"steps": 40})
+    model = mmengine_standin.model()
+    given = {**yaml.safe_load(source.read_text()), "train": {"steps": 40}}   # as plot --steps 40 reads it
+    assert _lrs_per_parameter(optreg.build(str(out), model), model, 40) == _lrs_per_parameter(
+        optreg.build(given, model), model, 40)
+
+
 MMENGINE = Path(__file__).parent / "fixtures" / "mmengine"
 MMENGINE_FILES = [*sorted(p for p in (MMENGINE / "configs").glob("*.yaml") if not p.stem.startswith("refused_")),
                   Path(__file__).resolve().parents[1] / "examples" / "mmengine" / "swin_adamw.yaml"]
