@@ -51,6 +51,7 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
         config, overrides = None, [config, *overrides]
     data, source = read_yaml(Path(config)) if config else load_yaml(default_config_text(), f"<optreg>/{DEFAULT_CONFIG}")
     train = data.get("train") if isinstance(data, dict) else None
+    added = "train" if train is None else "train.steps" if isinstance(train, dict) and "steps" not in train else None
     if steps and (overrides or composes(data, format)):
         overrides = [*overrides, f"++train.steps={steps}", *(["~train.epochs"] if isinstance(train, dict) and
                                                             "epochs" in train else [])]
@@ -58,20 +59,22 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
         data = {**data, "train": {**{k: v for k, v in (train or {}).items() if k != "epochs"}, "steps": steps}}
     if overrides or composes(data, format):
         return _steps_given(load_with_overrides(data, source, overrides, Path(config) if config else None, format),
-                            steps, train is None)
+                            steps, added)
     try:
-        return _steps_given(validate_experiment(data, source, format), steps, train is None)
+        return _steps_given(validate_experiment(data, source, format), steps, added)
     except ConfigError as exc:
         raise exc.located(source) from None
 
 
-def _steps_given(experiment, steps: int | None, added: bool = False):
+def _steps_given(experiment, steps: int | None, added: str | None = None):
     """The experiment with `--steps` as its run length: a reader that translates a foreign file reads its own run
     keys, not the `train.steps` given beside them (DeepSpeed's, the Trainer's max_steps), so the run is set again
-    as `build(total_steps=)` sets it, which wins over a format's own length. `added`: the `train:` section is
-    --steps' alone, not the file's, so a foreign reader's report of it (convert's comments) is left out."""
+    as `build(total_steps=)` sets it, which wins over a format's own length. `added`: the key (`train`, or
+    `train.steps` in a file's own `train:`) that --steps alone wrote, not the file: a foreign reader's report of it
+    (convert's comments) is left out."""
     if steps and added and experiment.report:
-        experiment.report = [use for use in experiment.report if use.path.split(".")[0] != "train"]
+        experiment.report = [use for use in experiment.report
+                             if use.path != added and not use.path.startswith(added + ".")]
     if steps and experiment.run.steps != steps:
         return experiment.with_run(total_steps=steps)
     return experiment

@@ -235,3 +235,22 @@ def test_validate_checks_the_run_length_given_as_the_other_commands_do(command, 
     assert "1000000" not in err
     assert main([command, NEMO_EPOCHS, "--steps", "6000", *(["--csv"] if command == "plot" else [])]) == 0
     assert "1000000" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["validate", "plot", "run", "convert"])
+def test_steps_gives_a_libai_run_in_epochs_its_length_in_every_command(command, capsys, monkeypatch):
+    """A LiBai config with train.train_epoch: `--steps` is the run's length for plot, run and convert as for
+    validate (they asked for build(steps_per_epoch=), which no command can give)."""
+    from pathlib import Path
+
+    import libai_corpus
+
+    monkeypatch.chdir(Path(__file__).parent)    # --model's module is found from the current directory
+    path = str(libai_corpus.tree() / "configs" / "vit_imagenet.py")
+    extra = {"plot": ["--csv"], "convert": ["--model", "mmengine_standin:model"]}.get(command, [])
+    assert main([command, path, "--steps", "30", *extra]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    if command == "plot":
+        assert out.splitlines()[-1].startswith("29,")
+    if command == "convert":
+        assert "train:\n  steps: 30\n" in out and "train.steps" not in out   # --steps', not a key of LiBai's train

@@ -175,6 +175,28 @@ def test_eager_accumulation_with_train_epoch_scales_the_epochs_run(eager_tree):
     assert own.scheduler["warmup_iters"] == 30 and own.scheduler["scheduler"]["decay_steps"] == 600
 
 
+def test_a_run_length_given_stands_for_the_epochs(eager_tree):
+    """With train_epoch, the run's length in steps (build(total_steps=), --steps) stands for train_epoch ×
+    iterations per epoch × A: the schedule is the one those iterations per epoch give (before, total_steps was
+    refused, asking for steps_per_epoch); a length below train_iter's keeps LiBai's max(·, train_iter)."""
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 2\ntrain.train_epoch = 3\n")
+    by_steps, by_epoch = optreg.build(path, Net(), total_steps=600), optreg.build(path, Net(), steps_per_epoch=100)
+    assert by_steps.run.steps == by_epoch.run.steps == 600
+    lrs = [[], []]
+    for built, out in zip((by_steps, by_epoch), lrs):
+        for _ in range(600):
+            out.append(built.scheduler.get_last_lr())
+            built.scheduler.step()
+    assert lrs[0] == lrs[1]
+    short = optreg.build(path, Net(), total_steps=100)   # train_iter 200 × A 2 of schedule, a run of 100 steps
+    assert short.run.steps == 100
+    assert optreg.build(path, Net(), total_steps=400).scheduler.state_dict() == short.scheduler.state_dict() != \
+        by_steps.scheduler.state_dict()
+    with pytest.raises(ConfigError, match="give them as build\\(..., steps_per_epoch=\\), or the run's length as "
+                                          "--steps N"):
+        optreg.build(path, Net())
+
+
 def test_eager_accumulation_trains_through_the_loop(eager_tree):
     """optreg's loop (`optreg run`'s): the optimizer steps after every 4th micro-batch (scheduler steps 3, 7, 11 by
     then), with the mean of the 4 micro-batches' gradients; the scheduler steps on each."""

@@ -154,15 +154,18 @@ class LiBaiFormat:
 
 
 def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None,
-                     accumulation: int = 1) -> dict | None:
+                     accumulation: int = 1, steps: int | None = None) -> dict | None:
     """The scheduler section of a config with train_epoch, for a dataset of `per_epoch` iterations per epoch:
-    LiBai's run is max(train_epoch × per_epoch, train_iter) (× `accumulation` micro-batches in eager mode)."""
-    if per_epoch is None:
+    LiBai's run is max(train_epoch × per_epoch, train_iter) (× `accumulation` micro-batches in eager mode). Without
+    them, the run's length in steps (`steps`: --steps, build(total_steps=)) stands for train_epoch × per_epoch × A:
+    max(ceil(steps / A), train_iter) iterations."""
+    if per_epoch is None and steps is None:
         raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
-                          f"dataset: give them as build(..., steps_per_epoch=)",
-                          "train.train_epoch")
+                          f"dataset: give them as build(..., steps_per_epoch=), or the run's length as --steps N "
+                          f"(build(..., total_steps=N))", "train.train_epoch")
     errors = Collector()
-    scheduler = _scheduler(train, max(epochs * per_epoch, iters), [], errors, accumulation)
+    epoch_iters = epochs * per_epoch if per_epoch is not None else -(-steps // accumulation)
+    scheduler = _scheduler(train, max(epoch_iters, iters), [], errors, accumulation)
     errors.raise_if_any()
     return scheduler
 

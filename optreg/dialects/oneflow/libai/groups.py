@@ -62,11 +62,14 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
         from optreg.config.run import RunLength
         from optreg.dialects.oneflow.libai.format import schedule_for_run
 
-        per_epoch = experiment.run.steps_per_epoch
-        changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch, accumulation)
-        source = "max(train.train_epoch × steps_per_epoch, train.train_iter)"
-        changes["run"] = RunLength(max(count * per_epoch, iters) * accumulation, per_epoch, source, accumulation)
-        changes["format_steps"] = (changes["run"].steps, source)
+        per_epoch, given = experiment.run.steps_per_epoch, experiment.run
+        if per_epoch is None and given.known:   # the run's length given (--steps, build(total_steps=)): its steps
+            changes["scheduler"] = schedule_for_run(train, iters, count, None, accumulation, given.steps)
+        else:
+            changes["scheduler"] = schedule_for_run(train, iters, count, per_epoch, accumulation)
+            source = "max(train.train_epoch × steps_per_epoch, train.train_iter)"
+            changes["run"] = RunLength(max(count * per_epoch, iters) * accumulation, per_epoch, source, accumulation)
+            changes["format_steps"] = (changes["run"].steps, source)
     return dataclasses.replace(experiment, planner=None, **changes)
 
 
