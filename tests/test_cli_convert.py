@@ -209,6 +209,20 @@ def test_convert_steps_gives_a_run_length_the_source_leaves_to_the_dataset(tmp_p
         optreg.build(given, model), model, 40)
 
 
+@pytest.mark.parametrize("source", ["tests/fixtures/nemo/configs/synthetic_exponential_epochs.yaml",
+                                    "tests/fixtures/hf/corpus/smollm__sft__config.yaml"])
+def test_convert_steps_states_a_run_in_epochs_in_steps_alone(source, tmp_path, capsys):
+    """A run in epochs converted with --steps N is written as train.steps N alone (it was train.epochs beside it,
+    and the converted file then refused the train.steps_per_epoch the source accepts), and reads back that long."""
+    out = tmp_path / "converted.yaml"
+    assert main(["convert", source, "--steps", "1000", "-o", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["train"] == {"steps": 1000}
+    assert optreg.load_config(out).run.steps == 1000
+    capsys.readouterr()
+    assert main(["validate", source, "--steps", "1000", "+train.steps_per_epoch=100"]) == 0, capsys.readouterr()
+    assert main(["validate", str(out), "+train.steps_per_epoch=100"]) == 0, capsys.readouterr()
+
+
 MMENGINE = Path(__file__).parent / "fixtures" / "mmengine"
 MMENGINE_FILES = [*sorted(p for p in (MMENGINE / "configs").glob("*.yaml") if not p.stem.startswith("refused_")),
                   Path(__file__).resolve().parents[1] / "examples" / "mmengine" / "swin_adamw.yaml"]

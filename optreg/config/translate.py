@@ -107,9 +107,10 @@ def own_form(experiment: Any) -> dict[str, Any]:
     if experiment.clip is not None:
         out["clip_grad"] = experiment.clip.model_dump(exclude_defaults=True)
     train = experiment.train.model_dump(exclude_defaults=True)
-    if experiment.run.known and "steps" not in train and (experiment.format_steps is not None or
-                                                           experiment.run.source == "total_steps="):
-        train["steps"] = experiment.run.steps   # the format's own run length, or the one convert was given
+    if experiment.run.source == "total_steps=":   # the length convert was given: the run stated one way, in steps
+        train = {k: v for k, v in train.items() if k != "epochs"} | {"steps": experiment.run.steps}
+    elif experiment.run.known and "steps" not in train and experiment.format_steps is not None:
+        train["steps"] = experiment.run.steps   # the format's own run length
     elif experiment.format_epochs is not None and not {"steps", "epochs"} & set(train) and \
             experiment.run.source in (None, experiment.format_epochs[1]):
         train["epochs"] = experiment.format_epochs[0]   # the format's own, in epochs
