@@ -95,6 +95,21 @@ def test_epochs_take_the_dataloader_length():
     assert built.run.steps == 50 and built.scheduler.schedules[0].num_training_steps == 50
 
 
+@pytest.mark.parametrize("command", ["run", "plot"])
+def test_a_trainers_epochs_name_what_gives_their_length_for_that_format(command, tmp_path, capsys):
+    """The Trainer's reader reads no `train:` section (an application's key beside TrainingArguments): a run of
+    num_train_epochs without its length names --steps and build(steps_per_epoch=), not train.steps_per_epoch."""
+    from optreg.cli import main
+
+    path = tmp_path / "args.yaml"
+    path.write_text("optim: adamw_torch\nlearning_rate: 0.001\nnum_train_epochs: 2\ntrain: {steps_per_epoch: 10}\n")
+    extra = ["--csv"] if command == "plot" else []
+    assert main([command, str(path), *extra]) == 1
+    assert capsys.readouterr().err == (f"{path}:3:1: num_train_epochs: 2 epochs need the steps per epoch to give a "
+                                       f"run length: --steps N (build(..., steps_per_epoch=))\n")
+    assert main([command, str(path), "--steps", "20", *extra]) == 0
+
+
 @pytest.mark.parametrize("text, fmt", [
     ('{"output_dir": "out", "learning_rate": 0.001}', "hf"),
     ('{"lr_scheduler_type": "cosine"}', "hf"),

@@ -67,9 +67,12 @@ class Experiment:
         for a caller that steps the run itself (`optreg run` and `plot`; `build` leaves the epochs to the caller's
         loop)."""
         epochs = self.train.epochs
-        if epochs is not None and self.run.steps is None:
-            raise self.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: "
-                                          f"train.steps_per_epoch or --steps", "train.epochs"))
+        if epochs is not None and self.run.steps is None:   # a format's own epochs (the Trainer's num_train_epochs)
+            # are not train: ones, beside which its reader reads no train.steps_per_epoch
+            remedy = "--steps N (build(..., steps_per_epoch=))" if "train.epochs" in self.paths else \
+                "train.steps_per_epoch or --steps"
+            raise self.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: {remedy}",
+                                          "train.epochs"))
 
     def locate(self, error: ConfigError) -> ConfigError:
         if self.paths:

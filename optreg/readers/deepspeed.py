@@ -245,7 +245,7 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
     for key, value in params.items():
         where = f"scheduler.params.{key}"
         if _is_auto(value):
-            report.append(KeyUse(where, "exact", "auto: the run length (build(total_steps=), train.steps)"))
+            report.append(KeyUse(where, "exact", "auto: the run length (--steps, build(total_steps=))"))
             continue
         if isinstance(value, (list, tuple)) and name in DS_SCHEDULES:   # DeepSpeed's per-group form: one group
             if len(value) != 1:
