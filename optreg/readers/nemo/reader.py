@@ -370,7 +370,7 @@ def _run_known(train: Any) -> bool:
 
     try:
         spec = TrainSpec.model_validate(train or {})
-    except Exception:   # its own errors are reported when the own form is read
+    except ValueError:   # pydantic's ValidationError: its own errors are reported when the own form is read
         return False
     return resolve_run(spec, errors=Collector()).known
 
