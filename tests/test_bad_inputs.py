@@ -337,7 +337,8 @@ def test_one_problem_is_one_error(text, expected):
     assert [(e.path, e.message) for e in info.value.errors] == expected
 
 
-@pytest.mark.parametrize("name, kind", [("pytorch_optimizer.NoSuchOpt", "optimizers"), ("torch.NoSuchLR", "schedulers")])
+@pytest.mark.parametrize("name, kind", [("pytorch_optimizer.NoSuchOpt", "optimizers"),
+                                        ("torch.NoSuchLR", "schedulers")])
 def test_an_unknown_name_without_a_near_one_names_the_listing_that_shows_its_dialect(name, kind, capsys):
     """The hint is a command that lists the dialect's components, and lists as many as it says."""
     import re
@@ -372,7 +373,8 @@ def test_python_text_given_as_a_config_says_that_a_python_config_is_read_from_it
 
 @pytest.mark.parametrize("text, position, message", [
     ('{"optimizer": {"name": "AdamW", "lr": 1e-3,}}\n', (1, 44), "Expecting property name enclosed in double quotes"),
-    ('{\n  # a comment\n  "optimizer": {"name": "AdamW"}\n}\n', (2, 3), "Expecting property name enclosed in double quotes"),
+    ('{\n  # a comment\n  "optimizer": {"name": "AdamW"}\n}\n', (2, 3),
+     "Expecting property name enclosed in double quotes"),
 ])
 def test_a_json_file_is_json(tmp_path, text, position, message):
     """What YAML takes and JSON does not is an error at its position in a .json file (DeepSpeed's json.load refuses

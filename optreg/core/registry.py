@@ -363,7 +363,8 @@ class Registry:
             hint = next((q for q in qual if q.split(".", 1)[1] == hint), None) if hint else None
         raise ConfigError(f"unknown {where} {kind} {show(bare)}"
                           + (f" (did you mean {hint!r}?)" if hint else
-                             f"; `optreg list --dialect {where} --kind {kind}s` shows the {len(names)} {where} {kind}s"), path)
+                             f"; `optreg list --dialect {where} --kind {kind}s` shows the {len(names)} {where} "
+                             f"{kind}s"), path)
 
     def everywhere(self, kind: str, name: str) -> list[Entry]:
         """The entries of every dialect whose name or alias `name` spells or normalises to (`cosine`: hf.cosine and
