@@ -24,6 +24,7 @@ import gc
 import inspect
 import json
 import math
+import functools
 import os
 import time
 from typing import Any, Callable
@@ -120,13 +121,20 @@ def _number(node: dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:
         *([st.sampled_from(edges)] if edges else []))
 
 
+@functools.lru_cache(maxsize=None)
+def _reference(name: str, depth: int) -> st.SearchStrategy[Any]:
+    """The strategy of a schema definition at a nesting depth, built once: a nested scheduler refers to every
+    scheduler's definition, which hypothesis otherwise built again for each reference (most of a property's time)."""
+    return st.deferred(lambda: from_schema(DEFS[name], depth))
+
+
 def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     """Values the schema node accepts (the registry's types and bounds), nested schedulers up to 2 deep."""
     if "$ref" in node:
         name = node["$ref"].split("/")[-1]
         if depth >= 2:
             return st.just({"name": "ConstantLR"})
-        return st.deferred(lambda: from_schema(DEFS[name], depth + 1))
+        return _reference(name, depth + 1)
     if "anyOf" in node or "oneOf" in node:
         return st.one_of([from_schema(b, depth) for b in node.get("anyOf") or node["oneOf"]])
     if "enum" in node:
