@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from optreg.errors import ConfigError, ErrorItem, Location
+from optreg.errors import ConfigError, ConfigWarning, ErrorItem, Location
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,7 @@ _LAZY = {
     "formats": "optreg.config.formats",
 }
 
-__all__ = ["ConfigError", "ErrorItem", "Location", "__version__", "json_schema", *_LAZY]
+__all__ = ["ConfigError", "ConfigWarning", "ErrorItem", "Location", "__version__", "json_schema", *_LAZY]
 
 
 def json_schema() -> dict[str, Any]:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from optreg.config.experiment import Experiment, load_config, planned_with_model, validate_experiment
+from optreg.config.run import run_given
 from optreg.core.groups import Group, table_rows
-from optreg.errors import ConfigError
+from optreg.errors import ConfigError, ConfigWarning
 
 
 @dataclass
@@ -71,16 +72,15 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
     over train.steps and train.epochs × steps_per_epoch (optreg.config.run; two that disagree: ConfigError)."""
     import warnings
 
-    with planned_with_model():
-        experiment = to_experiment(config, format)
-    experiment = experiment.with_run(total_steps, steps_per_epoch)
+    with planned_with_model(), run_given(total_steps, steps_per_epoch):
+        experiment = to_experiment(config, format).with_run(total_steps, steps_per_epoch)
     plan = experiment.plan(model_or_named_params)
     try:
         optimizer, scheduler = plan.build()
     except ConfigError as exc:
         raise experiment.locate(exc) from None
     for note in plan.notes:
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warnings.warn(ConfigWarning(note, experiment.note_location(note)), stacklevel=2)
     return Built(optimizer, scheduler, plan.optimizer.groups, experiment, plan.optimizer.frozen, plan.notes,
                  plan.clip, plan.run)
 

@@ -76,7 +76,7 @@ def _steps_given(experiment, steps: int | None, added: str | None = None):
         experiment.report = [use for use in experiment.report
                              if use.path != added and not use.path.startswith(added + ".")]
     if steps and experiment.run.steps != steps:
-        return experiment.with_run(total_steps=steps)
+        return experiment.with_run(total_steps=steps, given_by="--steps")
     return experiment
 
 
@@ -205,7 +205,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             experiment.check_run()   # a run length the file leaves to the trainer: --steps, as build needs it
             notes = experiment.plan(model).notes if model is not None else experiment.notes
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
-                print(f"{path}: warning: {note}", file=sys.stderr)
+                print(f"{experiment.note_location(note) or path}: warning: {note}", file=sys.stderr)
             print(f"{path}: ok")
         except ConfigError as exc:
             lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]

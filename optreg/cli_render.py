@@ -235,7 +235,12 @@ def print_lines(lines: Sequence[Any], target: Any = None) -> None:
 # warnings: one line each
 # ---------------------------------------------------------------------------------------------------
 def warning_line(message: Any, category: type = UserWarning) -> str:
-    """`warning: <message>` on one line (the message's whitespace collapsed; no source file or line)."""
+    """`warning: <message>` on one line (the message's whitespace collapsed; not Python's source file and line), a
+    config's note at its file position as an error is: `file:line:column: warning: <note>` (`ConfigWarning`)."""
+    from optreg.errors import ConfigWarning
+
+    if isinstance(message, ConfigWarning) and message.location is not None:
+        return f"{message.location}: warning: {' '.join(message.note.split())}"
     text = " ".join(str(message).split())
     return f"warning: {text}" if issubclass(category, UserWarning) else f"warning ({category.__name__}): {text}"
 

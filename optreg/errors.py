@@ -65,6 +65,17 @@ class ConfigError(ValueError):
         )
 
 
+class ConfigWarning(UserWarning):
+    """A note on a config: probably a mistake, not an error (the schedule linter's, optreg.core.lint). `note` begins
+    with the key path it is about; `location` is where the file writes that key (None: not from a file, or not
+    written there). Its text is `file:line:column: note` where there is a location."""
+
+    def __init__(self, note: str, location: Location | None = None) -> None:
+        super().__init__(f"{location}: {note}" if location is not None else note)
+        self.note = note
+        self.location = location
+
+
 def join_path(prefix: str, key: str | int) -> str:
     """`a` + `b` -> `a.b`; `a` + 1 -> `a[1]`; empty parts vanish."""
     if isinstance(key, int):

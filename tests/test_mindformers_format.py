@@ -4,6 +4,7 @@ schedules (formulas from mindformers/core/lr/lr_schedule.py), and its refusals a
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -138,6 +139,41 @@ def test_total_steps_minus_one_needs_the_dataset_size():
     assert exc.value.errors[0].path == "lr_schedule.total_steps" and "steps_per_epoch" in str(exc.value)
 
 
+def _lrs(built, steps):
+    lrs = []
+    for _ in range(steps):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    return lrs
+
+
+def test_total_steps_minus_one_is_the_run_length_build_is_given(tmp_path, capsys):
+    """`build(file, model, total_steps=N)` reads total_steps -1 as N, as `optreg plot --steps N` does (it was refused:
+    the reader settled the length before build's run length reached it); with the dataset's size too, N wins over
+    the file's own epochs × size (2 × 25 = 50), as --steps does, and no note says the schedule outlasts the run."""
+    from optreg.cli import main
+
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR")
+    path = tmp_path / "run.yaml"
+    path.write_text(text.replace("  steps_per_epoch: 25\n", "  seed: 1\n"))
+    assert main(["plot", str(path), "--steps", "30", "--csv"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    want = [float(v) for _, group, key, v in rows if group == "0" and key == "lr"]
+    assert len(want) == 30 and want[3] == pytest.approx(2e-5)   # the warmup: 0.1 × 30 = 3 steps
+    built = optreg.build(str(path), Net(), total_steps=30)
+    assert built.run.steps == 30 and _lrs(built, 30) == want
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        built = optreg.build(text, Net(), total_steps=30)
+    assert built.run.steps == 30 and _lrs(built, 30) == want
+    for bad in (0, "30"):
+        with pytest.raises(ConfigError) as exc:
+            optreg.build(str(path), Net(), total_steps=bad)
+        assert [(e.path, e.message) for e in exc.value.errors] == [("total_steps", f"must be an integer >= 1, got "
+                                                                                   f"{bad!r}")]
+
+
 def test_option_errors_carry_the_mindformers_paths():
     with pytest.raises(ConfigError) as exc:
         load_config(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("warmup_ratio: 0.1",
@@ -171,7 +207,8 @@ def test_the_plan_s_notes_are_at_the_mindformers_paths():
     text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("total_steps: -1", "total_steps: 500")
     with pytest.warns(UserWarning) as caught:
         built = optreg.build(text, Net())
-    assert built.notes and [str(w.message) for w in caught] == built.notes
+    assert built.notes and [w.message.note for w in caught] == built.notes
+    assert all(w.message.location.line for w in caught)   # the text's lines of lr_schedule's keys
     assert all(note.startswith("lr_schedule.") and "50 steps of the run" in note for note in built.notes)
 
 

@@ -127,7 +127,65 @@ def test_validate_prints_the_warnings(tmp_path, capsys):
     assert main(["validate", str(path)]) == 0
     captured = capsys.readouterr()
     assert captured.out == f"{path}: ok\n"
-    assert captured.err == f"{path}: warning: {WARNINGS[0][2]}\n"
+    assert captured.err == f"{path}:6:3: warning: {WARNINGS[0][2]}\n"   # where the file writes scheduler.T_max
+
+
+def test_a_warning_is_at_its_file_position_in_every_command_and_in_build(tmp_path, capsys):
+    """validate, run and plot print a note at the position of the key it begins with, as an error is printed, and
+    build's warning (`optreg.ConfigWarning`) carries the note and that position; from a dict, no position."""
+    from optreg.cli import main
+    from optreg.errors import Location
+
+    config = experiment({"name": "CosineAnnealingLR", "T_max": 100}, steps=20)
+    note = ("scheduler.T_max: T_max 100 spans 100 steps, more than the 20 steps of the run (train.steps or --steps): "
+            "the schedule never finishes; set scheduler.T_max to 20")
+    path = tmp_path / "short.yaml"
+    path.write_text(_yaml(config))
+    line = f"{path}:6:3: warning: {note}\n"
+    for argv in (["validate", str(path)], ["run", str(path)], ["plot", str(path), "--csv"]):
+        assert main(argv) == 0, argv
+        assert capsys.readouterr().err == line, argv
+    for given, where in ((str(path), Location(str(path), 6, 3)), (config, None)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            optreg.build(given, torch.nn.Linear(2, 2))
+        [warning] = [w.message for w in caught]
+        assert isinstance(warning, optreg.ConfigWarning)
+        assert (warning.note, warning.location) == (note, where)
+        assert str(warning) == (f"{where}: {note}" if where else note)
+
+
+DEEPSPEED_SHORT = {"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
+                   "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 3e-4,
+                                                                     "warmup_num_steps": 100,
+                                                                     "total_num_steps": 300}}}
+
+
+def test_validate_with_steps_on_a_foreign_file_checks_what_plot_checks(tmp_path, capsys):
+    """A run length from --steps reaches a translated file after it is read: validate made its checks and notes for
+    the file's own run (none), and said ok where plot warned, or refused an HF warmup longer than the run. The
+    notes name the run length `--steps`, not `total_steps=`."""
+    import json
+
+    from optreg.cli import main
+
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(DEEPSPEED_SHORT, indent=1))
+    assert main(["validate", str(path), "--steps", "1000"]) == 0
+    said = capsys.readouterr()
+    assert main(["plot", str(path), "--steps", "1000", "--csv"]) == 0
+    assert said.err == capsys.readouterr().err == (
+        f"{path}:14:4: warning: scheduler.params.total_num_steps: total_num_steps 300 spans 300 steps, under 0.9 × "
+        f"the 1000 steps of the run (--steps): the schedule ends early; set scheduler.params.total_num_steps to "
+        f"1000\n"
+        f"{path}:10:3: warning: scheduler.params: WarmupDecayLR sets the lr itself (0 at step 0), which overrides "
+        f"optimizer.params.lr 0.0003; drop optimizer.params.lr or make the schedule start at it\n")
+    hf = tmp_path / "args.yaml"
+    hf.write_text("learning_rate: 2.0e-4\nlr_scheduler_type: linear\nwarmup_steps: 500\nnum_train_epochs: 3\n")
+    for command in ("validate", "plot"):
+        assert main([command, str(hf), "--steps", "100"]) == 1
+        assert capsys.readouterr().err.startswith(f"{hf}:3:1: warmup_steps: a warmup of 500 steps is longer than the "
+                                                  f"schedule (num_training_steps 100)"), command
 
 
 def test_a_schedule_over_groups_whose_lr_is_unknown_is_linted_without_their_values():
@@ -170,4 +228,4 @@ def test_a_translated_file_s_note_names_the_key_of_the_file_that_sets_the_length
         warnings.simplefilter("always")
         built = optreg.build(config, torch.nn.Linear(2, 2), total_steps=3)
     assert built.notes == ([note] if note else [])
-    assert [str(w.message) for w in caught if str(w.message) in built.notes] == built.notes
+    assert [w.message.note for w in caught if isinstance(w.message, optreg.ConfigWarning)] == built.notes

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from optreg.errors import Collector, ConfigError, ErrorItem, check_input, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
                                plan_optimizer,
                                    plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
-from optreg.config.run import ClipGrad, RunLength, TrainSpec, read_clip, read_train, resolve_run
+from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, check_given, read_clip, read_train,
+                               resolve_run)
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
@@ -81,21 +82,42 @@ class Experiment:
             error = source_paths(error, self.paths)
         return error.located(self.source) if self.source else error
 
-    def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None) -> "Experiment":
+    def note_location(self, note: str) -> Location | None:
+        """Where the file writes the key a note begins with (`scheduler.T_max: ...`, at the source's path for a
+        translated format), or None (no file, or a key the file does not write)."""
+        head, sep, _ = note.partition(": ")
+        if not sep or " " in head or self.source is None:
+            return None
+        where = self.source(head)
+        return where if where is not None and where.line else None
+
+    def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None,
+                 given_by: str = GIVEN_BY[0]) -> "Experiment":
         """This experiment for a run that the caller knows more of (`build(total_steps=, steps_per_epoch=)`): the
-        run length resolved again from every source; two that disagree are a ConfigError."""
+        run length resolved again from every source; two that disagree are a ConfigError. `given_by`: how messages
+        name total_steps (`optreg.config.run.resolve_run`)."""
         if total_steps is None and steps_per_epoch is None:
             return self
+        check_given(total_steps, steps_per_epoch)
         errors = Collector()
-        for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                errors.add(name, f"must be an integer >= 1, got {show(value)}")
-        errors.raise_if_any()
         run = resolve_run(self.train, total_steps=total_steps, steps_per_epoch=steps_per_epoch,
-                          format_steps=self.format_steps, format_epochs=self.format_epochs, errors=errors)
+                          format_steps=self.format_steps, format_epochs=self.format_epochs, errors=errors,
+                          given_by=given_by)
         if errors:
             raise self.locate(ConfigError(errors.items))
-        return dataclasses.replace(self, run=run)
+        experiment = dataclasses.replace(self, run=run)
+        if _NOMINAL_CHECK.get() and run != self.run and self.modelzoo is None and "name" in self.optimizer:
+            # read for validate (no model): its checks and notes again, for this run (those of a build are made
+            # when it plans against the model)
+            notes = nominal_checks(experiment, errors)
+            if errors:
+                raise experiment.locate(ConfigError(errors.items))
+            if self.paths:
+                from optreg.config.translate import source_note
+
+                notes = [source_note(n, self.paths) for n in notes]
+            experiment.notes = notes
+        return experiment
 
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
@@ -319,10 +341,8 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source,
                             clip=read_clip(data.get("clip_grad"), errors),
                             run=resolve_run(train, errors=errors))
-    nominal = _nominal_plan(optimizer, dialect, errors) if check and optimizer is not None and not errors else None
-    if nominal is not None:   # every check that needs no model, as build makes it
-        plan_around(nominal, experiment, errors, known_groups=_one_group(optimizer, dialect), final_run=False,
-                    notes=experiment.notes)
+    if check and optimizer is not None and not errors:   # every check that needs no model, as build makes it
+        experiment.notes = nominal_checks(experiment, errors)
     elif scheduler is not None and (check or errors):   # the scheduler's own problems, beside the optimizer's
         try:
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
@@ -337,6 +357,19 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
+
+
+def nominal_checks(experiment: Experiment, errors: Collector) -> list[str]:
+    """What validate checks without a model, as build checks it with one: the optimizer section's nominal plan
+    (`_nominal_plan`) and every check of the scheduler around it for the experiment's run (`plan_around`); its
+    problems go to `errors`, the schedule linter's notes are returned (at the paths of optreg's own form)."""
+    notes: list[str] = []
+    section, dialect = experiment.optimizer, experiment.dialect
+    nominal = _nominal_plan(section, dialect, errors)
+    if nominal is not None:
+        plan_around(nominal, experiment, errors, known_groups=_one_group(section, dialect), final_run=False,
+                    notes=notes)
+    return notes
 
 #: whether reading optreg's own form plans it without the model too (the checks `validate` reports); off while
 #: `build()` reads, which plans against the model at once with the same checks (each made once)

@@ -19,17 +19,21 @@ optimizer steps.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from optreg.core import models
 from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
-from optreg.errors import Collector, join_path
+from optreg.errors import Collector, join_path, show
 
 DEFAULT_STEPS = 100   # `optreg run`'s built-in job when nothing gives a run length
 STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `optreg run --steps`) comes from
+#: how a caller's run length is named (`resolve_run(given_by=)`): a Python call's, a command's on a foreign file
+GIVEN_BY = ("total_steps=", "--steps")
 
 
 class TrainSpec(BaseModel):
@@ -70,10 +74,11 @@ class RunLength:
 
 def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_epoch: int | None = None,
                 format_steps: tuple[int, str] | None = None, format_epochs: tuple[int, str] | None = None,
-                errors: Collector) -> RunLength:
+                errors: Collector, given_by: str = GIVEN_BY[0]) -> RunLength:
     """The run length and steps per epoch from every source (see the module doc); conflicts go to `errors`.
     `format_steps` / `format_epochs`: the format's own length in steps, or in epochs (MMEngine's
-    train_cfg.max_epochs: a length once the steps per epoch are known), and the key that gives it."""
+    train_cfg.max_epochs: a length once the steps per epoch are known), and the key that gives it. `given_by`: how
+    messages name `total_steps` (one of GIVEN_BY; the run's `source`)."""
     per_epoch = train.steps_per_epoch
     if steps_per_epoch is not None:
         if per_epoch is not None and per_epoch != steps_per_epoch:
@@ -82,7 +87,7 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
         per_epoch = steps_per_epoch
     sources: list[tuple[str, int, str]] = []   # (what the message says, steps, the key that gives it)
     if total_steps is not None:
-        sources.append((f"total_steps={total_steps}", total_steps, "total_steps="))
+        sources.append((f"{given_by}{'' if given_by.endswith('=') else ' '}{total_steps}", total_steps, given_by))
     if train.steps is not None:
         sources.append((f"train.steps {train.steps}", train.steps, STEPS_KEY))
     if train.epochs is not None and per_epoch is not None:   # epochs alone: the dataloader's length comes later
@@ -98,9 +103,41 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     first = sources[0]
     for other in sources[1:]:
         if other[1] != first[1]:
-            where = other[2] if other[2] not in ("total_steps=", STEPS_KEY) else "train.steps"
+            where = other[2] if other[2] not in (*GIVEN_BY, STEPS_KEY) else "train.steps"
             errors.add(where, f"{first[0]} and {other[0]} disagree on the run length; give one")
     return RunLength(first[1], per_epoch, first[2], accumulation)
+
+
+#: the run length a caller gives beside the file (`build(total_steps=, steps_per_epoch=)`), while the file is read:
+#: for a reader that settles a length of the file from the run as it reads (MindFormers' `total_steps: -1`)
+_GIVEN: ContextVar[dict[str, int]] = ContextVar("optreg_given_run", default={})
+
+
+@contextmanager
+def run_given(total_steps: int | None, steps_per_epoch: int | None) -> Iterator[None]:
+    """Read files inside this block knowing the run length the caller gives (`given_run`); the values are checked
+    (`check_given`) before any file is read."""
+    check_given(total_steps, steps_per_epoch)
+    given = {k: v for k, v in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)) if v is not None}
+    token = _GIVEN.set(given)
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
+
+
+def given_run() -> dict[str, int]:
+    """The `resolve_run` keywords of the run length the caller gives (`run_given`), {} outside one."""
+    return dict(_GIVEN.get())
+
+
+def check_given(total_steps: Any, steps_per_epoch: Any) -> None:
+    """A ConfigError at `total_steps` / `steps_per_epoch` unless each is None or an integer >= 1."""
+    errors = Collector()
+    for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            errors.add(name, f"must be an integer >= 1, got {show(value)}")
+    errors.raise_if_any()
 
 
 def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:

@@ -98,6 +98,8 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
 def own_form(experiment: Any) -> dict[str, Any]:
     """The experiment as optreg's own file: `dialect`, `optimizer`, `scheduler`, `clip_grad`, `train` (the run
     settings a file gave), each as `load_config` reads it back."""
+    from optreg.config.run import GIVEN_BY
+
     out: dict[str, Any] = {}
     if experiment.dialect:
         out["dialect"] = experiment.dialect
@@ -107,7 +109,7 @@ def own_form(experiment: Any) -> dict[str, Any]:
     if experiment.clip is not None:
         out["clip_grad"] = experiment.clip.model_dump(exclude_defaults=True)
     train = experiment.train.model_dump(exclude_defaults=True)
-    if experiment.run.source == "total_steps=":   # the length convert was given: the run stated one way, in steps
+    if experiment.run.source in GIVEN_BY:   # the length convert was given: the run stated one way, in steps
         train = {k: v for k, v in train.items() if k != "epochs"} | {"steps": experiment.run.steps}
     elif experiment.run.known and "steps" not in train and experiment.format_steps is not None:
         train["steps"] = experiment.run.steps   # the format's own run length

@@ -87,13 +87,14 @@ class MindFormersFormat:
         return [k for k in TOP if k in data]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.run import ClipGrad, read_train, resolve_run
+        from optreg.config.run import ClipGrad, given_run, read_train, resolve_run
 
         errors = Collector()
         report: list[KeyUse] = []
         train = read_train(data, errors)
         format_steps = _run_length(data, train, report, errors)
-        run = resolve_run(train, format_steps=format_steps, errors=errors)
+        # the run length a caller gives beside the file is known here: total_steps -1 is the run's
+        run = resolve_run(train, format_steps=format_steps, errors=errors, **given_run())
         scale = _lr_scale(data, report, errors)
         scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors)
         optimizer = _optimizer(data.get("optimizer"), data.get("lr_schedule") is not None, scale, report, errors)

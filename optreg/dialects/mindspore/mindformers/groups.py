@@ -40,20 +40,19 @@ def exempt(model: Any, named: list[tuple[str, Any]]) -> tuple[list[str], bool]:
 
 
 def named_source(model: Any) -> Any:
-    """The model, or its (name, tensor) pairs as a list (read twice: by `for_model` and by the planner); anything
-    else is a ConfigError at `params`: MindFormers groups parameters by their names and dimensions."""
-    from optreg.core.groups import _is_tensor, check_params
+    """The model, or its (name, tensor) pairs as a list (read twice: by `for_model` and by the planner), as
+    `optreg.core.groups.collect` reads them; anything else is a ConfigError at `params`: MindFormers groups
+    parameters by their names and dimensions."""
+    from optreg.core.groups import collect
     from optreg.errors import ConfigError
 
     if hasattr(model, "named_parameters"):
         return model
-    check_params(model)
-    pairs = list(model)
-    if not pairs or not all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and _is_tensor(i[1])
-                            for i in pairs):
+    source = collect(model)
+    if source.named is None or any(name is None for name, _ in source.named):
         raise ConfigError("MindFormers groups parameters by their names (1-D tensors and biases without weight "
                           "decay): pass the model or its named_parameters()", "params")
-    return pairs
+    return source.named + source.frozen
 
 
 def for_model(experiment: Any, model: Any) -> Any:
