@@ -169,6 +169,24 @@ def test_a_bound_class_checks_its_params_as_configure_optimizer_does(name, optio
     assert [p for g in cls(model.parameters()).param_groups for p in g["params"]] == list(model.parameters())
 
 
+def test_a_bound_class_refuses_bad_arguments_as_config_errors():
+    """`cls(params, **overrides)`: a name the implementation does not take, a Module where it takes parameters, and
+    a value the implementation refuses are ConfigErrors at their names (they were TypeError and ValueError)."""
+    cls = optreg.optimizer_class("adamw", lr=1e-3)
+    model = torch.nn.Linear(2, 2)
+    assert _error(lambda: cls(model.parameters(), weigth_decay=0.1)) == ("weigth_decay", "not an argument of AdamW")
+    with pytest.raises(ConfigError) as info:
+        cls(model.parameters(), weigth_decay=0.1)
+    assert info.value.errors[0].suggestion == "weight_decay"
+    assert _error(lambda: cls(model)) == ("params", "torch.AdamW takes the parameters, not the Module: pass "
+                                                    "model.parameters() or model.named_parameters()")
+    assert _error(lambda: cls(model.parameters(), lr=-1)) == (
+        "lr", "torch.AdamW refused the configuration: Invalid learning rate: -1")
+    bound = optreg.optimizer_class("mindspore.Adam", learning_rate=1e-3)
+    assert _error(lambda: bound(model.parameters(), beta3=0.9))[0] == "beta3"
+    assert cls(model.parameters(), lr=0.1, foreach=False).defaults["lr"] == 0.1   # overrides still reach it
+
+
 def test_a_directory_given_to_build_is_an_error_that_says_so(tmp_path):
     with pytest.raises(ConfigError) as info:
         optreg.build(str(tmp_path), _net())

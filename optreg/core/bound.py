@@ -10,7 +10,10 @@ builds the optimizer (`params` checked as `configure_optimizer` checks them, but
 implementation as it is: MindSpore's THOR takes the model),
 and keyword arguments given to `cls` override the bound ones: they reach the implementation as they are, in
 its own spelling (ZeRO passes an optimizer's `defaults` back, torch's `decoupled_weight_decay` or MindSpore's
-`lr` beside `learning_rate`), so it is the implementation that checks them. The bound options
+`lr` beside `learning_rate`), so it is the implementation that checks their values; a name its constructor does
+not take is a ConfigError at that name (with a did-you-mean), a Module given to an implementation that does not
+take one is a ConfigError at `params`, and what the implementation refuses (torch's `Invalid learning rate: -1`)
+is a ConfigError that says so, as `configure_optimizer` reports it. The bound options
 never pass through the caller, so a schedule bound as the learning rate stays out of a wrapper's
 param groups (and out of its checkpoints).
 """
@@ -24,7 +27,7 @@ from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import check_params
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import to_target_kwargs, validate_options
-from optreg.errors import ConfigError, check_input
+from optreg.errors import ConfigError, ErrorItem, check_input, closest
 
 
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
@@ -40,12 +43,27 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
     bound = to_target_kwargs(entry, validate_options(entry, options))
     target = entry.resolve()
 
+    takes = _keywords(target)
+
     def __init__(self: Any, params: Any, **overrides: Any) -> None:
         import torch
 
-        if not isinstance(params, torch.nn.Module):   # a Module is the implementation's to take (THOR's net)
+        if not isinstance(params, torch.nn.Module):
             check_params(params)
-        target.__init__(self, params, **{**bound, **overrides})
+        elif not entry.takes_model:   # a Module is the implementation's to take only where it takes the model
+            raise ConfigError(f"{entry.qualname} takes the parameters, not the Module: pass model.parameters() or "
+                              f"model.named_parameters()", "params")
+        unknown = [k for k in overrides if takes is not None and k not in takes]
+        if unknown:
+            raise ConfigError([ErrorItem(k, f"not an argument of {target.__qualname__}", None, closest(k, takes))
+                               for k in unknown])
+        try:
+            target.__init__(self, params, **{**bound, **overrides})
+        except (ValueError, TypeError, KeyError) as exc:   # the implementation's own checks of the values
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{entry.qualname} refused the configuration: {exc}",
+                              ", ".join(overrides) or "params") from exc
 
     return type(target.__name__, (target,), {
         "__init__": __init__,
@@ -53,3 +71,14 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
         "__qualname__": target.__qualname__,
         "__doc__": f"{entry.qualname} with {bound!r} bound.\n\n{target.__doc__ or ''}",
     })
+
+
+def _keywords(target: type) -> list[str] | None:
+    """The keyword arguments `target`'s constructor takes after the parameters, or None when it takes any
+    (`**kwargs`)."""
+    import inspect
+
+    parameters = list(inspect.signature(target.__init__).parameters.values())[2:]   # after self and params
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
