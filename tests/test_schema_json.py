@@ -99,10 +99,18 @@ def test_args_section_parser():
                                        "betas": "(b1, b2)"}
 
 
+def _own_examples() -> list[Path]:
+    """The example files in optreg's own form (not a foreign format's, not a Hydra primary config)."""
+    from optreg.config.experiment import load_config
+
+    return [path for path in sorted((REPO / "examples").rglob("*.yaml")) if "hydra_app" not in path.parts
+            and load_config(str(path)).format == "optreg"]
+
+
 def shipped_documents():
     """(name, experiment) for every YAML file optreg ships or shows, composed into a full experiment."""
-    for path in (REPO / "examples" / "quickstart.yaml", CONFIGS / "quickstart.yaml"):
-        yield path.name, read_yaml(path)[0]
+    for path in (*_own_examples(), CONFIGS / "quickstart.yaml"):
+        yield str(path.relative_to(REPO)), read_yaml(path)[0]
     for path in sorted(CONFIGS.glob("*/*.yaml")):
         section = {k: v for k, v in read_yaml(path)[0].items() if v != "???"}   # `???`: the user must set it
         if path.parent.name == "optimizer":
@@ -117,7 +125,8 @@ def shipped_documents():
 
 def test_every_shipped_yaml_validates():
     documents = list(shipped_documents())
-    assert len(documents) == len(list(CONFIGS.glob("*/*.yaml"))) + 4
+    assert len(documents) == len(list(CONFIGS.glob("*/*.yaml"))) + len(_own_examples()) + 3
+    assert "examples/muon_adamw.yaml" in dict(documents)   # a composite: rules with an optimizer of their own
     failures = {name: [e.message[:160] for e in VALIDATOR.iter_errors(doc)][:2] for name, doc in documents
                 if not VALIDATOR.is_valid(doc)}
     assert not failures, failures

@@ -248,10 +248,16 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
                            "wins), with its own options",
             "properties": {**_group_keys(RULE_KEYS, definitions), **options},
             "anyOf": [{"required": [k]} for k in SELECTORS]}
+    from optreg.core.build import wrapped_example, wraps_optimizer
+    from optreg.core.composite import ROUTE_KEY
+
+    if not wraps_optimizer(entry) and not entry.takes_model:   # a composite's rule: its own optimizer
+        rule["properties"][ROUTE_KEY] = {
+            "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+            "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: "
+                           "and its options; optreg.core.composite)"}
     schema["properties"]["param_groups"] = {"type": "array", "items": rule}
     schema["properties"].update(_group_keys(settings_table(), definitions))
-    from optreg.core.build import wrapped_example, wraps_optimizer
-
     if wraps_optimizer(entry):  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
         example = wrapped_example(entry)
         schema["properties"]["optimizer"] = {
