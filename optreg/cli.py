@@ -117,6 +117,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 LIST_KINDS = ("optimizers", "schedulers")
 
 
+def _kind(text: str) -> str:
+    """`--kind`: a kind of LIST_KINDS, in the singular too (`optimizer`), in any case."""
+    text = text.lower()
+    return text if text in LIST_KINDS or f"{text}s" not in LIST_KINDS else f"{text}s"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     """One line per component: its name, then its doc's first sentence cut to the width."""
     from optreg import cli_render as render
@@ -445,7 +451,7 @@ def parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list registered optimizers and schedulers, each with its first sentence")
     ls.add_argument("pattern", nargs="?", metavar="PATTERN", help="fnmatch pattern, e.g. 'adam*' or 'cos*'")
     ls.add_argument("extra", nargs="?", help=argparse.SUPPRESS)    # `list optimizers PATTERN`, the older form
-    ls.add_argument("--kind", choices=LIST_KINDS, help="only optimizers or only schedulers")
+    ls.add_argument("--kind", choices=LIST_KINDS, type=_kind, help="only optimizers or only schedulers")
     ls.add_argument("--dialect", type=_dialect, help="one dialect's components (bare names)")
     ls.set_defaults(fn=cmd_list, check_args=lambda args: _list_arguments(args, ls))
     show = sub.add_parser("show", help="parameters, defaults and constraints of one component")

@@ -159,6 +159,18 @@ def test_list_and_show(capsys):
     assert "did you mean 'Adamax'" in capsys.readouterr().err
 
 
+def test_list_kind_takes_the_singular_in_any_case(capsys):
+    """`--kind optimizer` (as a user says it) is `--kind optimizers`; a word that is neither stays argparse's error."""
+    assert main(["list", "--kind", "optimizers", "--dialect", "oneflow"]) == 0
+    plural = capsys.readouterr().out
+    for kind in ("optimizer", "Optimizer", "OPTIMIZERS"):
+        assert main(["list", "--kind", kind, "--dialect", "oneflow"]) == 0
+        assert capsys.readouterr().out == plural
+    with pytest.raises(SystemExit):
+        main(["list", "--kind", "optimisers"])
+    assert "invalid choice: 'optimisers'" in capsys.readouterr().err
+
+
 def test_show_snippet_is_valid_config(capsys):
     import yaml
 
