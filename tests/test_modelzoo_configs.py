@@ -4,6 +4,7 @@ Model Zoo 2.10 refuses (ConfigErrors with the path, the position and what replac
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import warnings
@@ -124,6 +125,24 @@ def test_tagged_groups_and_a_weight_decay_schedule_on_one_tag():
         built.scheduler.step()
     assert [x["weight_decay"] for x in g] == pytest.approx([0.0, 0.0, 0.4])
     assert [x["lr"] for x in g] == [0.01] * 3
+
+
+def test_a_scheduler_leaves_the_groups_outside_its_tags_alone():
+    """A group outside a scheduler's param_group_tags keeps whatever it has: the scheduler neither computes nor
+    writes its value (`Keep.keeps`). It used to write it back each step, and a group whose base value is 0 (no
+    weight decay) was reset to 0 after a change made by hand."""
+    config = {"trainer": {"init": {
+        "optimizer": {"AdamW": {"params": [{"params": "*dense.weight", "tag": "wd"}]}},
+        "schedulers": [{"CosineDecayWD": {"initial_val": 0.04, "end_val": 0.4, "total_iters": 10,
+                                          "param_group_tags": "wd"}},
+                       {"ConstantLR": {"learning_rate": 0.01}}]}}}
+    built = _quiet_build(config, Net())
+    g = built.optimizer.param_groups
+    g[0]["weight_decay"] = 0.2   # by hand, on a group the weight-decay schedule does not drive
+    for _ in range(3):
+        built.scheduler.step()
+    assert g[0]["weight_decay"] == 0.2 and g[1]["weight_decay"] == 0.0
+    assert g[2]["weight_decay"] == pytest.approx(0.04 + (0.4 - 0.04) * (1 - math.cos(math.pi * 3 / 10)) / 2)
 
 
 def test_clip_gradients_by_norm():

@@ -121,6 +121,9 @@ class ScheduleLR(LRScheduler):
         except (TypeError, ValueError):
             default = None
         self._bound = [s.bind(self.base_values, default) for s in self.schedules]
+        #: per group, whether its schedule leaves it alone (`keeps`: Model Zoo's groups outside a scheduler's
+        #: tags): its value is neither computed nor written, whatever other schedulers make of it
+        self._kept = [bool(getattr(s, "keeps", False)) for s in self.schedules]
 
     def get_lr(self) -> list[float]:
         """The values of `key` for every group at last_epoch (named get_lr as torch's API requires).
@@ -128,7 +131,10 @@ class ScheduleLR(LRScheduler):
         A value that cannot be computed or used (an overflow, a division by zero, not finite, beyond float32)
         is a ConfigError naming the schedule and the step, never an ArithmeticError from inside it."""
         values = []
-        for schedule, base in zip(self._bound, self.base_values):
+        for schedule, base, kept in zip(self._bound, self.base_values, self._kept):
+            if kept:   # a schedule that leaves its group alone: its closed form is the base value
+                values.append(base)
+                continue
             try:
                 value = schedule.apply(self.last_epoch, base)
                 bad = not math.isfinite(value) or abs(value) > FLOAT32_MAX
@@ -162,8 +168,9 @@ class ScheduleLR(LRScheduler):
         closed = list(values)
         if epoch is None:
             values = self._chained(values)
-        for group, value in zip(self.optimizer.param_groups, values):
-            write_key(group, self.key, value)
+        for group, value, kept in zip(self.optimizer.param_groups, values, self._kept):
+            if not kept:
+                write_key(group, self.key, value)
         # get_last_lr() reports the groups' lr as they are: None where the optimizer has none (MindSpore's
         # AdaFactor with relative_step computes its own step size) under a schedule of another key
         self._last_lr = [None if g["lr"] is None else _scalar(g["lr"]) for g in self.optimizer.param_groups]
@@ -179,12 +186,17 @@ class ScheduleLR(LRScheduler):
         before = self.base_values if self.last_epoch == 0 else getattr(self, "_last_closed", None)
         if before is None:
             return values
-        return [value if now == was or was == 0 else now * (value / was)
-                for now, value, was in zip((_scalar(read_key(g, self.key)) for g in self.optimizer.param_groups),
-                                           values, before)]
+        out = list(values)
+        for i, (group, was, kept) in enumerate(zip(self.optimizer.param_groups, before, self._kept)):
+            if not kept:
+                now = _scalar(read_key(group, self.key))
+                if now != was and was != 0:
+                    out[i] = now * (values[i] / was)
+        return out
 
     def get_last_value(self) -> list[float]:
-        """The last values written to `key` (get_last_lr() is the groups' lr, whatever the key)."""
+        """The last values written to `key` (get_last_lr() is the groups' lr, whatever the key); a group whose
+        schedule leaves it alone (`keeps`) gives its base value."""
         return list(self._last_values)
 
     def state_dict(self) -> dict[str, Any]:

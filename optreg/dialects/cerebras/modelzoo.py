@@ -353,9 +353,11 @@ def param_groups(model: Any, weight_decay: float, tag_rules: Any, adjust: Mappin
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Keep:
-    """A group a scheduler does not drive (its tags do not meet the scheduler's): the value stays."""
+    """A group a scheduler does not drive (its tags do not meet the scheduler's): the value stays (`keeps`: the
+    adapter, optreg.schedules.adapter.ScheduleLR, neither computes nor writes it)."""
 
     values = "factor"
+    keeps = True
 
     def bind(self, bases, default):
         return self
