@@ -20,7 +20,7 @@ class Built:
     scheduler: Any
     groups: list[Group]
     experiment: Experiment
-    frozen: list[tuple[str, Any]] = field(default_factory=list)
+    frozen: list[tuple[str | None, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)     # what the config holds that is not the optimizer's
     clip: Any = None              # optreg.config.run.ClipGrad: `clip_grad:` (Model Zoo's max_gradient_norm / _value)
     run: Any = None               # optreg.config.run.RunLength: the run's length and steps per epoch, as planned

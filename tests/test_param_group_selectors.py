@@ -237,6 +237,140 @@ def test_a_rule_over_frozen_parameters_only_makes_no_group():
     assert built.group_table()[-1]["names"] == ["fc.weight", "fc.bias"]
 
 
+class NoBias(nn.Module):
+    """LLaMA-style: no biases anywhere, RMS-style norms without a bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.proj = nn.Linear(4, 4, bias=False)
+        self.final_norm = nn.LayerNorm(4, bias=False)
+
+
+@pytest.mark.parametrize("config", [REPO / "examples" / "quickstart.yaml",
+                                    REPO / "examples" / "hydra_app" / "conf" / "config.yaml"])
+def test_the_shipped_bias_and_norm_rule_fits_a_model_without_biases(config):
+    """`*.bias` matches nothing on a model without biases; `*norm*` does, so the rule builds (MMEngine's custom_keys
+    and timm's no_weight_decay names skip what the model lacks)."""
+    import yaml
+
+    rules = yaml.safe_load(config.read_text())["optimizer"]["param_groups"]
+    assert rules[0]["params"] == ["*.bias", "*norm*"]
+    model = NoBias()
+    opt = optreg.configure_optimizer("AdamW", model, lr=1e-3, weight_decay=0.05, param_groups=rules)
+    assert groups_of(opt, model) == [["final_norm.weight"], ["embed.weight", "proj.weight"]]
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.0, 0.05]
+    for params in (model.named_parameters(), list(model.named_parameters())):
+        opt = optreg.configure_optimizer("AdamW", params, lr=1e-3, weight_decay=0.05, param_groups=rules)
+        assert groups_of(opt, model) == [["final_norm.weight"], ["embed.weight", "proj.weight"]]
+
+
+def test_the_quickstart_file_builds_on_a_model_without_biases():
+    built = optreg.build(REPO / "examples" / "quickstart.yaml", NoBias())
+    assert [(r["rule"], r["names"]) for r in built.group_table()] == [
+        ("optimizer.param_groups[0]", ["final_norm.weight"]), ("default", ["embed.weight", "proj.weight"])]
+
+
+@pytest.mark.parametrize("patterns, where, suggestion", [
+    ("*.bais", "param_groups[0].params", "*.bias"),                    # the rule selects nothing
+    (["*.bais", "*norm*"], "param_groups[0].params[0]", "*.bias"),     # the other pattern selects: still a typo
+    (["*.bias", "*nrom*"], "param_groups[0].params[1]", "*norm*"),
+    (["*.bias", "*Norm*"], "param_groups[0].params[1]", "*norm*"),
+])
+def test_a_misspelt_pattern_is_an_error_with_its_correction(patterns, where, suggestion):
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("SGD", Net(), lr=0.1, param_groups=[{"params": patterns, "weight_decay": 0.0}])
+    assert [(e.path, e.suggestion) for e in info.value.errors] == [(where, suggestion)]
+    assert "matches no parameter" in info.value.errors[0].message
+
+
+def test_a_rule_whose_patterns_select_nothing_is_an_error_and_the_position_is_the_patterns():
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("SGD", NoBias(), lr=0.1, param_groups=[{"params": ["*.bias", "*.nope"]}])
+    assert [e.path for e in info.value.errors] == ["param_groups[0].params[0]", "param_groups[0].params[1]"]
+    text = "optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups:\n    - params: ['*.bias', '*nrom*']\n"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(text, NoBias())
+    assert [(e.path, e.location.line, e.location.column, e.suggestion) for e in info.value.errors] == [
+        ("optimizer.param_groups[0].params[0]", 5, 16, None), ("optimizer.param_groups[0].params[1]", 5, 26, "*norm*")]
+
+
+def test_a_layer_decay_before_pattern_the_model_lacks_is_skipped():
+    model = tiny_vit()
+    opt = optreg.configure_optimizer("AdamW", model, lr=1.0, layer_decay={
+        "rate": 0.5, "layer": "blocks.{i}.*", "before": ["cls_token", "dist_token", "pos_embed"]})
+    values = per_name(opt, model)
+    assert values["cls_token"][0] == values["pos_embed"][0] == 0.5 ** 4 and values["head.weight"][0] == 1.0
+
+
+class Tied(nn.Module):
+    """A language model whose output layer shares the embedding's weight."""
+
+    def __init__(self, head_bias: bool = False) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.proj = nn.Linear(4, 4)
+        self.lm_head = nn.Linear(4, 10, bias=head_bias)
+        self.lm_head.weight = self.embed.weight
+
+
+def test_a_pattern_over_a_tied_name_selects_the_shared_tensor():
+    model = Tied()
+    for params in (model, list(model.named_parameters(remove_duplicate=False))):
+        opt = optreg.configure_optimizer("SGD", params, lr=0.1, param_groups=[{"params": "lm_head.*", "lr": 0.5}])
+        assert [len(g["params"]) for g in opt.param_groups] == [1, 2]
+        assert opt.param_groups[0]["params"][0] is model.lm_head.weight is model.embed.weight
+        assert opt.param_groups[0]["lr"] == 0.5
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
+        {"params": "lm_head.weight", "lr": 0.5}, {"modules": "Linear", "lr": 0.2}]}}, model)
+    assert [(r["rule"], r["names"]) for r in built.group_table()] == [        # under the name it is placed under
+        ("optimizer.param_groups[0]", ["embed.weight"]), ("optimizer.param_groups[1]", ["proj.weight", "proj.bias"])]
+
+
+def test_two_rules_claiming_a_tied_tensor_by_two_names_first_wins():
+    model = Tied(head_bias=True)
+    rules = [{"params": "embed.*", "lr": 0.2}, {"params": "lm_head.*", "lr": 0.3}]
+    opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=rules)
+    assert [(g["lr"], [id(p) for p in g["params"]]) for g in opt.param_groups] == [
+        (0.2, [id(model.embed.weight)]), (0.3, [id(model.lm_head.bias)]),
+        (0.1, [id(model.proj.weight), id(model.proj.bias)])]
+    with pytest.raises(ConfigError) as info:       # every parameter the later rule matches is the earlier's
+        optreg.configure_optimizer("SGD", Tied(), lr=0.1, param_groups=rules)
+    assert [(e.path, e.message) for e in info.value.errors] == [(
+        "param_groups[1].params", "every parameter it matches is already taken by param_groups[0] (the first "
+                                  "matching rule wins; lm_head.weight is tied to embed.weight); put this rule first")]
+
+
+def test_a_tied_name_of_a_frozen_tensor_selects_nothing_trainable():
+    model = Tied(head_bias=True)
+    model.embed.weight.requires_grad_(False)
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
+        {"params": "lm_head.weight", "lr": 0.5}]}}, model)
+    assert [(r["rule"], r["names"]) for r in built.group_table()] == [
+        ("default", ["proj.weight", "proj.bias", "lm_head.bias"]), ("frozen", ["embed.weight"])]
+
+
+def test_frozen_parameters_are_left_out_however_the_parameters_are_passed():
+    model = Net()
+    model.embed.requires_grad_(False)
+    trainable = [id(p) for p in model.parameters() if p.requires_grad]
+    for params in (model, model.named_parameters(), list(model.named_parameters()), model.parameters(),
+                   list(model.parameters())):
+        opt = optreg.configure_optimizer("SGD", params, lr=0.1)
+        assert [id(p) for g in opt.param_groups for p in g["params"]] == trainable
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [{"max_ndim": 1, "lr": 0.5}]}},
+                         list(model.parameters()))
+    assert [(r["rule"], r["params"], r["names"]) for r in built.group_table()] == [
+        ("optimizer.param_groups[0]", 4, []), ("default", 1, []), ("frozen", 1, [])]
+    # torch-style group dicts are torch's own groups: every tensor they list, frozen or not
+    opt = optreg.configure_optimizer("SGD", [{"params": list(model.parameters())}], lr=0.1)
+    assert [id(p) for p in opt.param_groups[0]["params"]] == [id(p) for p in model.parameters()]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("SGD", list(model.embed.parameters()), lr=0.1)
+    assert (info.value.errors[0].path, info.value.errors[0].message) == (
+        "params", "every parameter is frozen (requires_grad=False; 1 of them): nothing to optimize")
+
+
 # ---------------------------------------------------------------------------------------------------
 # schedulers keep each group's ratio
 # ---------------------------------------------------------------------------------------------------

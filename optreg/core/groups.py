@@ -205,17 +205,19 @@ class Group:
 @dataclass
 class Source:
     """The parameters to optimize: named tensors or torch-style group dicts, the Module when one was given
-    (for `modules` and `no_weight_decay()`), and the frozen parameters (requires_grad=False) left out."""
+    (for `modules` and `no_weight_decay()`), the frozen parameters (requires_grad=False) left out, and the other
+    names of tied parameters (`lm_head.weight` -> `embed.weight`, the name the tensor is placed under)."""
 
     named: list[tuple[str | None, Any]] | None
     dicts: list[dict] | None
     module: Any = None
-    frozen: list[tuple[str, Any]] = field(default_factory=list)
+    frozen: list[tuple[str | None, Any]] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def every_name(self) -> list[str]:
         """Trainable and frozen names (what a pattern may legitimately match)."""
-        return [n for n, _ in (self.named or []) if n is not None] + [n for n, _ in self.frozen]
+        return [n for n, _ in [*(self.named or []), *self.frozen] if n is not None]
 
 
 def _is_tensor(obj: Any) -> bool:
@@ -237,13 +239,19 @@ def check_params(params: Any) -> None:
 def collect(params: Any) -> Source:
     """Split what the user passed into named tensors or torch-style group dicts.
 
-    Accepts a torch Module, `named_parameters()`, an iterable of tensors, or an iterable of group dicts. Named
-    parameters are placed once (a tied tensor under its first name) and frozen ones (requires_grad=False) are
-    left out and listed in `frozen`."""
+    Accepts a torch Module, `named_parameters()`, an iterable of tensors, or an iterable of group dicts. From a
+    Module, (name, tensor) pairs or tensors, each parameter is placed once (a tied tensor under its first name,
+    its other names in `aliases`) and the frozen ones (requires_grad=False) are left out and listed in `frozen`,
+    however they are passed. Torch-style group dicts are taken as torch takes them: every tensor each dict lists,
+    frozen or not (a dict is a group of its own, whose index a scheduler or a checkpoint refers to)."""
     import torch
 
     if isinstance(params, torch.nn.Module):
-        source = _named(list(params.named_parameters()))
+        try:   # every name of a tied parameter, so that a rule may select it by any of them
+            pairs = list(params.named_parameters(remove_duplicate=False))
+        except TypeError:   # a Module whose own named_parameters() has no remove_duplicate
+            pairs = list(params.named_parameters())
+        source = _named(pairs)
         source.module = params
         return source
     check_params(params)
@@ -255,24 +263,27 @@ def collect(params: Any) -> Source:
     if all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and _is_tensor(i[1]) for i in items):
         return _named(items)
     if all(_is_tensor(i) for i in items):
-        return Source([(None, t) for t in items], None)
+        return _named([(None, t) for t in items])
     kinds = sorted({type(i).__name__ for i in items})
     raise ConfigError(f"params mixes or contains unsupported items ({', '.join(kinds)}); give tensors, "
                       f"(name, tensor) pairs or group dicts", "params")
 
 
-def _named(pairs: list[tuple[str, Any]]) -> Source:
-    seen: set[int] = set()
-    named, frozen = [], []
+def _named(pairs: list[tuple[str | None, Any]]) -> Source:
+    """Each tensor once, under its first name (a later name of it -> `aliases`); the frozen ones apart."""
+    first: dict[int, str | None] = {}
+    named, frozen, aliases = [], [], {}
     for name, tensor in pairs:
-        if id(tensor) in seen:   # tied: placed once, under its first name
+        if id(tensor) in first:   # tied (or given twice): placed once, under its first name
+            if name is not None and first[id(tensor)] is not None and name != first[id(tensor)]:
+                aliases.setdefault(name, first[id(tensor)])
             continue
-        seen.add(id(tensor))
+        first[id(tensor)] = name
         (named if tensor.requires_grad else frozen).append((name, tensor))
     if not named and frozen:
         raise ConfigError(f"every parameter is frozen (requires_grad=False; {len(frozen)} of them): nothing to "
                           f"optimize", "params")
-    return Source(named, None, frozen=frozen)
+    return Source(named, None, frozen=frozen, aliases=aliases)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -293,10 +304,10 @@ def class_matches(name: str, cls: type) -> bool:
 
 
 def _owners(source: Source) -> dict[str, type]:
-    """Parameter name -> class of the module that owns it directly."""
+    """Parameter name (a tied parameter's other names too) -> class of the module that owns it directly."""
     module = source.module
     out: dict[str, type] = {}
-    for name in source.every_name:
+    for name in [*source.every_name, *source.aliases]:
         owner = name.rpartition(".")[0]
         try:
             out[name] = type(module.get_submodule(owner) if owner else module)
@@ -337,6 +348,40 @@ def _check_modules(keys: Mapping[str, Any], raw: Any, source: Source, owners: Ma
                               f"{show(sorted({c.__name__ for c in present}), 200)[1:-1]})", hint)
 
 
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _respelt(pattern: str, names: Sequence[str]) -> str | None:
+    """`pattern` with one misspelt word replaced by the closest word of the names (`*.bais` -> `*.bias`, `*nrom*`
+    -> `*norm*`) when the result matches a name, else None. A word is misspelt when no name contains it."""
+    if "[" in pattern:   # a character class: its letters are not a word
+        return None
+    words = {w for n in names for w in _WORD.findall(n)}
+    for m in _WORD.finditer(pattern):
+        if any(m.group() in n for n in names):
+            continue
+        near = closest(m.group(), words, cutoff=0.75)
+        fixed = pattern[:m.start()] + near + pattern[m.end():] if near else None
+        if fixed is not None and any(fnmatch.fnmatchcase(n, fixed) for n in names):
+            return fixed
+    return None
+
+
+def _check_patterns(patterns: Sequence[str], raw: Any, names: Sequence[str], path: str, errors: Collector) -> None:
+    """A list of glob patterns (a rule's `params`, layer_decay's `before`) against every parameter name (frozen
+    parameters and a tied parameter's other names included). A pattern that matches nothing is an error when none
+    of the list matches anything, or when one corrected word makes it match (a typo: `*.bais` -> did you mean
+    '*.bias'?); otherwise it is skipped, as MMEngine skips a custom_keys key and timm a no_weight_decay name the
+    model does not have, so that a rule such as `["*.bias", "*norm*"]` fits a model without biases."""
+    dead = [j for j, p in enumerate(patterns) if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    for j in dead:
+        fixed = _respelt(patterns[j], names)
+        if fixed is None and len(dead) < len(patterns):   # the rule's other patterns select its parameters
+            continue
+        where = path if isinstance(raw, str) else join_path(path, j)
+        errors.add(where, f"pattern {show(patterns[j])} matches no parameter", fixed or closest(patterns[j], names))
+
+
 #: the error of a rule that selects nothing (`from_rules`, and before any model: `config.experiment`)
 NO_SELECTOR = "required: a glob pattern or list of patterns over parameter names (or a modules / max_ndim selector)"
 
@@ -346,15 +391,20 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
     """Rule i -> group i (first matching rule wins; every selector of a rule must hold); unmatched parameters form
     a last, default group.
 
-    Selectors: `params` (glob patterns over names), `modules` (class of the owning module), `max_ndim`.
+    Selectors: `params` (glob patterns over names; which of them may match nothing: `_check_patterns`), `modules`
+    (class of the owning module), `max_ndim`. A tied parameter is selected by any of its names, and placed under its
+    first: a rule selecting it by another name takes it unless an earlier rule did (the first matching rule wins).
     paramless_ok: a rule without selectors is kept as a group of no parameters, for a dialect hook
     (MindSpore's `order_params` dict)."""
     source = source if source is not None else Source(named, None)
     names = [n for n, _ in named]
     unnamed = any(n is None for n in names)
-    frozen = dict(source.frozen)
+    frozen = {n for n, _ in source.frozen if n is not None}
+    aliases = source.aliases     # a tied parameter's other name -> the name it is placed under
     tensors = {n: t for n, t in [*named, *source.frozen] if n is not None}
-    every = [n for n in names if n is not None] + list(frozen)
+    tensors.update({alias: tensors[name] for alias, name in aliases.items() if name in tensors})
+    every = [n for n in names if n is not None] + [n for n, _ in source.frozen if n is not None] + \
+        [a for a in aliases if a in tensors]
     owners = _owners(source) if source.module is not None and any(
         isinstance(r, Mapping) and "modules" in r for r in rules) else {}
     claimed: dict[str, int] = {}
@@ -385,9 +435,8 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
                     local.add(join_path(here, "params"), f"parameter {show(pattern)} is claimed twice "
                                                          f"(also by {path}[{claimed[pattern]}])")
                 claimed.setdefault(pattern, i)
-            if not any(fnmatch.fnmatchcase(n, pattern) for n in every):
-                local.add(join_path(here, "params"), f"pattern {show(pattern)} matches no parameter",
-                          closest(pattern, every))
+        if patterns and not unnamed:
+            _check_patterns(patterns, rule["params"], every, join_path(here, "params"), local)
         group = Group([], [], options, rule=here, patterns=list(patterns),
                       selectors={k: keys[k] for k in SELECTORS if k in keys},
                       multipliers={k: keys[k] for k in MULTIPLIERS if k in keys})
@@ -404,8 +453,8 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
             continue
         hits = _rule_hits(keys, every, tensors, owners)
         for n in hits:
-            if n not in frozen:
-                owner.setdefault(n, i)
+            if aliases.get(n, n) not in frozen:
+                owner.setdefault(aliases.get(n, n), i)
         if not hits and len(selected) > 1:  # each selector matches something, not all of them together
             errors.add(here, f"no parameter is selected by all of {', '.join(selected)} together")
         elif not hits and "modules" in keys:
@@ -422,12 +471,15 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         target.names.append(name)
     for group in groups:  # every match taken by an earlier rule: the rule would do nothing
         hits = group.selectors.pop("_hits", [])
-        taken = sorted({owner[n] for n in hits if n in owner and groups[owner[n]] is not group})
+        placed = {n: aliases.get(n, n) for n in hits}
+        taken = sorted({owner[m] for m in placed.values() if m in owner and groups[owner[m]] is not group})
         if hits and not group.params and taken:
             earlier = ", ".join(f"{path}[{k}]" for k in taken)
             where = join_path(group.rule, "params") if group.patterns else group.rule
+            ties = [f"{n} is tied to {m}" for n, m in placed.items() if n != m]
             errors.add(where, f"every parameter it matches is already taken by {earlier} "
-                              f"(the first matching rule wins); put this rule first")
+                              f"(the first matching rule wins{'; ' + ', '.join(ties) if ties else ''}); "
+                              f"put this rule first")
     if unnamed:  # bare tensors: no names to report or to match
         rest.names = None
         for group in groups:
@@ -486,12 +538,10 @@ def _layer_index(name: str, head: str, tail: str) -> int | None:
 
 def layer_ids(spec: LayerDecay, names: Sequence[str], path: str, errors: Collector) -> tuple[dict[str, int], int]:
     """({name: layer id}, L) of BEiT's rule: `before` -> 0, `layer` with index i -> i + 1, others -> L + 1, where
-    L = the highest index found + 1 (frozen layers count, so freezing early blocks keeps the later ones' lr)."""
+    L = the highest index found + 1 (frozen layers count, so freezing early blocks keeps the later ones' lr).
+    The `before` patterns may match nothing as a rule's `params` may (`_check_patterns`)."""
     head, _, tail = spec.layer.partition("{i}")
-    for j, pattern in enumerate(spec.before):
-        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
-            errors.add(join_path(join_path(path, "before"), j), f"pattern {show(pattern)} matches no parameter",
-                       closest(pattern, names))
+    _check_patterns(spec.before, spec.before, names, join_path(path, "before"), errors)
     found = {n: i for n in names if (i := _layer_index(n, head, tail)) is not None}
     if not found:
         near = closest(spec.layer.replace("{i}", "0"), names)
@@ -658,7 +708,7 @@ def scaled_lr_keys(groups: Sequence[Group]) -> list[str]:
 # ---------------------------------------------------------------------------------------------------
 def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) -> list[dict[str, Any]]:
     """One row per group (index, rule, selectors, multipliers, counts, lr, weight decay, names, layer), then one
-    row `frozen` for the parameters left out (requires_grad=False), if any."""
+    row `frozen` for the parameters left out (requires_grad=False), if any (bare tensors: no names)."""
     rows = []
     for i, group in enumerate(groups):
         rows.append({
@@ -682,6 +732,6 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) 
     if frozen:
         rows.append({"group": None, "rule": "frozen", "patterns": [], "selectors": {}, "multipliers": {},
                      "params": len(frozen), "numel": sum(t.numel() for _, t in frozen),
-                     "names": [n for n, _ in frozen], "options": {}, "lr": None, "weight_decay": None,
+                     "names": [n for n, _ in frozen if n is not None], "options": {}, "lr": None, "weight_decay": None,
                      "layer": None, "no_weight_decay": False, "no_decay_key": None})
     return rows
