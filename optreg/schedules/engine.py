@@ -27,6 +27,7 @@ INITIAL_KEYS = {"lr": "initial_lr", "momentum": "initial_momentum", "betas[0]": 
 
 FACTOR = "factor"
 ABSOLUTE = "absolute"
+MIXED = "mixed"   # a schedule with both kinds of stages (a `sequential` of factor and absolute ones)
 Restart = Literal["local", "global"]
 
 
@@ -72,7 +73,7 @@ def check(errors: Collector, ok: bool, path: str, message: str) -> None:
 class Schedule:
     """A pure closed form value(step). Subclasses are frozen dataclasses of their own options.
 
-    values     "factor" (times the group's base value) or "absolute".
+    values     "factor" (times the group's base value), "absolute", or "mixed" (stages of both kinds).
     __call__   the value at `step` (for a factor schedule that reads the base: the value for base 1).
     apply      the value a param group gets at `step` given its base value; the adapter calls this.
     length     the steps the schedule spans (for sequential milestones), or None.
@@ -234,7 +235,7 @@ class Sequential(Schedule):
         object.__setattr__(self, "milestones", tuple(milestones))
         object.__setattr__(self, "_modes", modes)
         kinds = {s.values for s in stages}
-        object.__setattr__(self, "values", kinds.pop() if len(kinds) == 1 else "mixed")
+        object.__setattr__(self, "values", kinds.pop() if len(kinds) == 1 else MIXED)
 
     def locate(self, step: int) -> tuple[Schedule, int]:
         """The stage that owns global `step` and the step it is evaluated at."""

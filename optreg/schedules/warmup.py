@@ -20,7 +20,7 @@ from typing import Literal, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from optreg.core.types import NonNegFloat, NonNegInt, number
-from optreg.schedules.engine import ABSOLUTE, Schedule
+from optreg.schedules.engine import ABSOLUTE, MIXED, Schedule
 
 KINDS = ("linear", "constant", "exponential")
 DEFAULT_START_FACTOR = 0.001
@@ -66,7 +66,7 @@ class Warmup(Schedule):
     def __post_init__(self) -> None:
         values = self.schedule.values
         if self.start_value is not None and values != ABSOLUTE:
-            values = "mixed"   # an absolute start before factors of each group's lr
+            values = MIXED   # an absolute start before factors of each group's lr
         object.__setattr__(self, "values", values)
 
     def start(self, first: float) -> float:

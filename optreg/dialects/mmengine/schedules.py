@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from optreg.dialects.mmengine.param_scheduler import INF, default_ends, read_entries, windows
 from optreg.errors import Collector, ConfigError, join_path
-from optreg.schedules.engine import ABSOLUTE, FACTOR, Schedule
+from optreg.schedules.engine import ABSOLUTE, FACTOR, MIXED, Schedule
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class Chain(Schedule):
 
     def __post_init__(self) -> None:
         kinds = {ABSOLUTE if w.kind == "onecycle" else FACTOR for w in self.windows}
-        object.__setattr__(self, "values", kinds.pop() if len(kinds) == 1 else "mixed")
+        object.__setattr__(self, "values", kinds.pop() if len(kinds) == 1 else MIXED)
 
     @property
     def length(self) -> int | None:
@@ -231,7 +231,7 @@ class ParamSchedulers(Schedule):
     option names (which key `momentum` is)."""
 
     reads_run: ClassVar[bool] = True
-    values: ClassVar[str] = "mixed"   # each list's own: factors, absolute with a OneCycleLR entry, or both
+    values: ClassVar[str] = MIXED   # each list's own: factors, absolute with a OneCycleLR entry, or both
 
     def __init__(self, param_scheduler: Any, max_epochs: int | None = None, max_iters: int | None = None, *,
                  run: Any = None) -> None:
