@@ -407,6 +407,53 @@ def test_an_absolute_schedule_would_undo_the_group_lrs():
                                     "group's lr (torch, OneFlow, HF, timm)")]
 
 
+UNDO = ("sets an absolute lr, the same in every group, which would undo {}; use a schedule whose values are factors "
+        "of each group's lr (torch, OneFlow, HF, timm)")
+ABSOLUTE_SCHEDULES = [
+    ("cerebras.CosineDecayLR", {"initial_learning_rate": 1e-3, "end_learning_rate": 0.0, "total_iters": 4},
+     "CosineDecayLR"),
+    ("mindspore.CosineDecayLR", {"min_lr": 0.0, "max_lr": 1e-3, "decay_steps": 4}, "CosineDecayLR"),
+    ([{"name": "LinearLR", "total_iters": 2}, {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 1e-3,
+                                                "end_learning_rate": 0.0, "total_iters": 4}], {}, "Sequential"),
+]
+
+
+@pytest.mark.parametrize("schedule, options, name", ABSOLUTE_SCHEDULES, ids=["cerebras", "mindspore", "sequential"])
+def test_configure_lr_scheduler_refuses_an_absolute_schedule_over_lr_mult_groups(schedule, options, name):
+    """configure_lr_scheduler on an optimizer configure_optimizer built with an lr_mult group refuses an absolute
+    schedule as build refuses it (one check: build.absolute_over_scaled), at the key the call was given; the groups
+    keep their lrs. Before, the schedule set one lr (0.001) in both groups and the 10x ratio was gone silently."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    opt = optreg.configure_optimizer("adamw", model, lr=1e-3, param_groups=[{"params": "0.*", "lr_mult": 10}])
+    assert errors_of(lambda: optreg.configure_lr_scheduler(opt, schedule, **options)) == [
+        ("scheduler", "scheduler: " + name + " " + UNDO.format("param_groups[0].lr_mult"))]
+    assert [g["lr"] for g in opt.param_groups] == pytest.approx([1e-2, 1e-3])
+    # a factor schedule scales each group's own lr, as before
+    scheduler = optreg.configure_lr_scheduler(opt, "LinearLR", start_factor=0.5, total_iters=2)
+    assert [g["lr"] for g in opt.param_groups] == pytest.approx([5e-3, 5e-4])
+    assert scheduler is not None
+
+
+def test_the_optimizer_of_build_and_a_composite_keep_the_keys_that_scaled_their_lrs():
+    """An optimizer from build() without a scheduler (the config's paths) and a composite (a rule's own optimizer
+    lr) refuse an absolute schedule from configure_lr_scheduler too; an optimizer whose groups no key scaled (the
+    cerebras dialect's bias / norm grouping changes weight decay only) takes it."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    cosine = {"initial_learning_rate": 1e-3, "end_learning_rate": 0.0, "total_iters": 4}
+    built = optreg.build({"optimizer": {"name": "AdamW", "lr": 1e-3, "param_groups": [
+        {"params": "0.*", "lr_mult": 10}]}}, model)
+    assert errors_of(lambda: optreg.configure_lr_scheduler(built.optimizer, "cerebras.CosineDecayLR", **cosine)) == [
+        ("scheduler", "scheduler: CosineDecayLR " + UNDO.format("optimizer.param_groups[0].lr_mult"))]
+    composite = optreg.configure_optimizer("adamw", model, lr=1e-3, param_groups=[
+        {"params": "0.*", "optimizer": {"name": "SGD", "lr": 0.1}}])
+    assert errors_of(lambda: optreg.configure_lr_scheduler(composite, "cerebras.CosineDecayLR", **cosine)) == [
+        ("scheduler", "scheduler: CosineDecayLR " + UNDO.format("param_groups[0].optimizer.lr"))]
+    assert [g["lr"] for g in composite.param_groups] == pytest.approx([0.1, 1e-3])
+    plain = optreg.configure_optimizer("cerebras.AdamW", model, lr=1e-2)
+    optreg.configure_lr_scheduler(plain, "cerebras.CosineDecayLR", **cosine)
+    assert [g["lr"] for g in plain.param_groups] == pytest.approx([1e-3] * len(plain.param_groups))
+
+
 # ---------------------------------------------------------------------------------------------------
 # dialects, Python, Hydra overrides
 # ---------------------------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ from typing import Any, Mapping
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import rule_spec as composite_spec
-from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
-                               plan_optimizer,
-                                   plan_scheduler, wraps_optimizer)
+from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
+                               dynamic_lr_conflict, foreign_form, group_options, plan_optimizer, plan_scheduler,
+                               wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, check_given, read_clip, read_train,
                                resolve_run)
@@ -518,11 +518,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         errors.extend(exc)
         return None
     key = sched_plan.key if sched_plan.schedule is not None else "lr"
-    scaled = scaled_lr_keys(opt_plan.groups)
-    if key == "lr" and scaled and getattr(sched_plan.schedule, "values", None) in ("absolute", "mixed"):
-        errors.add("scheduler", f"{sched_plan.name} sets an absolute lr, the same in every group, which "
-                                f"would undo {' and '.join(scaled)}; use a schedule whose values are factors "
-                                f"of each group's lr (torch, OneFlow, HF, timm)")
+    errors.extend(absolute_over_scaled(sched_plan, scaled_lr_keys(opt_plan.groups)))
     dynamic = opt_plan.dynamic_lrs()
     if key == "lr" and dynamic:
         errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, dynamic[0][0]))

@@ -18,7 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
-                                from_rules, locate, scaled_options, settings_table, split_settings)
+                                from_rules, locate, remember_scaled_lr, scaled_lr_of, scaled_options, settings_table,
+                                split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
@@ -27,7 +28,7 @@ from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolv
 from optreg.core import models
 from optreg.core.lint import own_warmup_errors
 from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
-from optreg.schedules.engine import INITIAL_KEYS, KEYS
+from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED
 from optreg.schedules.epochs import scale_counts
 
 PER_GROUP = ("base_lr", "max_lr", "min_lr", "base_momentum", "max_momentum", "lr_lambda")
@@ -113,19 +114,22 @@ class OptimizerPlan:
     model: Any = None                  # the Module itself, for an entry that `takes_model` (MindSpore thor)
 
     def build(self):
+        """The optimizer, keeping the keys that scaled its groups' lrs (groups.remember_scaled_lr)."""
         entry = self.entry
         cls = entry.resolve()
         kwargs = to_target_kwargs(entry, self.values)
         try:
             if self.inner is not None:
-                return cls(self.inner.build(), **kwargs)
-            if entry.takes_model:
-                return cls(self.model, **kwargs)
-            return cls(self.dicts, **kwargs)
+                optimizer = cls(self.inner.build(), **kwargs)
+            elif entry.takes_model:
+                optimizer = cls(self.model, **kwargs)
+            else:
+                optimizer = cls(self.dicts, **kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:  # a constraint the tables missed
             if isinstance(exc, ConfigError):
                 raise
             raise ConfigError(f"{entry.qualname} refused the configuration: {exc}") from exc
+        return remember_scaled_lr(optimizer, self.groups)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -873,6 +877,19 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
+def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str]) -> list[ErrorItem]:
+    """The refusal of an lr schedule with absolute values (Cerebras, MindSpore, a `sequential` with such a stage),
+    which sets one lr in every group, over groups to which `scaled` (groups.scaled_lr_keys: lr_mult, layer_decay, a
+    composite's routing) gave lrs of their own: build checks the plan's groups, configure_lr_scheduler the keys the
+    built optimizer keeps (groups.scaled_lr_of)."""
+    key = plan.key if plan.schedule is not None else "lr"
+    if key != "lr" or not scaled or getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
+        return []
+    return [ErrorItem("scheduler", f"{plan.name} sets an absolute lr, the same in every group, which would undo "
+                                   f"{' and '.join(scaled)}; use a schedule whose values are factors of each group's "
+                                   f"lr (torch, OneFlow, HF, timm)")]
+
+
 def dynamic_lr_conflict(scheduler: str, group: int) -> str:
     """The message of a scheduler that drives an lr the optimizer sets per step itself."""
     return (f"{scheduler} drives lr, but parameter group {group}'s lr is a per-step list or schedule (a dynamic "
@@ -885,6 +902,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
     - a number: every group's lr is set to it and None is returned (no scheduler object);
+    - refused, by the check build makes: an absolute lr schedule over groups whose lrs lr_mult, layer_decay or a
+      composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps: groups.scaled_lr_of);
     - a scheduler name with its options as kwargs: `configure_lr_scheduler(opt, "StepLR", step_size=10)`;
     - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`);
     - a list of specs: a sequential schedule whose milestones come from the stages' lengths;
@@ -933,6 +952,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     except ConfigError as exc:
         raise _rooted(exc) from None
     key = plan.key if plan.schedule is not None else "lr"
+    refused = absolute_over_scaled(plan, scaled_lr_of(optimizer))
+    if refused:
+        raise ConfigError(refused)
     tables = getattr(optimizer, "lr_schedule", None)
     dynamic = [i for i in range(len(optimizer.param_groups)) if tables is not None and tables(i) is not None]
     if key == "lr" and dynamic:

@@ -34,7 +34,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from optreg.core.entry import Entry
-from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules
+from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules, remember_scaled_lr
 from optreg.core.names import NAME_KEYS
 from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
 
@@ -222,11 +222,12 @@ class CompositePlan:
         return cls(parts, [k[1] for k in keyed], [k[2] for k in keyed], frozen)
 
     def build(self):
+        """The Composite, keeping the keys that gave its groups lrs of their own (groups.remember_scaled_lr)."""
         built = [plan.build() for _, plan in self.parts]
         names = [plan.entry.qualname for _, plan in self.parts]
         from optreg.core.composite_optimizer import Composite
 
-        return Composite(built, names, self.order)
+        return remember_scaled_lr(Composite(built, names, self.order), self.groups)
 
     @property
     def defaults(self) -> dict[str, Any]:

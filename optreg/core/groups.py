@@ -703,6 +703,25 @@ def scaled_lr_keys(groups: Sequence[Group]) -> list[str]:
     return sorted({g.origin["lr"] for g in groups if "lr" in g.origin})
 
 
+#: the attribute where a built optimizer keeps the `scaled_lr_keys` of the groups it was built with
+SCALED_LR = "optreg_scaled_lr"
+
+
+def remember_scaled_lr(optimizer: Any, groups: Sequence[Group]) -> Any:
+    """`optimizer`, keeping the keys that gave its groups lrs of their own (`scaled_lr_keys`) as its
+    `optreg_scaled_lr` (set only when there are some): the groups' dicts do not say which key scaled an lr, and
+    configure_lr_scheduler checks a schedule against these as build checks it against the plan's groups."""
+    keys = scaled_lr_keys(groups)
+    if keys:
+        setattr(optimizer, SCALED_LR, tuple(keys))
+    return optimizer
+
+
+def scaled_lr_of(optimizer: Any) -> tuple[str, ...]:
+    """The `scaled_lr_keys` an optimizer optreg built keeps (`remember_scaled_lr`); () for any other optimizer."""
+    return tuple(getattr(optimizer, SCALED_LR, ()))
+
+
 # ---------------------------------------------------------------------------------------------------
 # the table (`optreg groups`, Built.group_table)
 # ---------------------------------------------------------------------------------------------------
