@@ -173,3 +173,46 @@ def test_configure_lr_scheduler_refuses_a_scheduler_over_a_dynamic_lr():
     assert info.value.errors[0].message.startswith("StepLR drives lr, but parameter group 0's lr is a per-step")
     # a scheduler of another key is still welcome
     assert optreg.configure_lr_scheduler(optimizer, {"name": "hf.constant", "key": "momentum"}) is not None
+
+
+DYNAMIC = ("parameter group 0's lr is a per-step list or schedule (a dynamic learning_rate) that the optimizer sets at "
+           "every step: the {} would change nothing and the groups would report an lr that is not the one applied; "
+           "give a number as the optimizer's lr")
+
+
+def test_configure_lr_scheduler_refuses_a_number_over_a_dynamic_lr():
+    """The README: "a number sets every group's lr". Over a per-step learning_rate the optimizer applies its list
+    whatever the group's lr says, so a number is refused as a scheduler is (one check: build.check_static_lr), at
+    the argument; the group keeps its lr and the step applies the list's first value. Before, the call returned
+    None, the group said 0.5 and the step still used 0.1."""
+    model = torch.nn.Linear(2, 2)
+    optimizer = optreg.configure_optimizer("mindspore.SGD", model, learning_rate=[0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, 0.5)
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("learning_rate", "a number (0.5) sets every group's lr, but " + DYNAMIC.format("number"))]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, "StepLR", step_size=1)
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler", "StepLR drives lr, but " + DYNAMIC.format("scheduler") + ", or no scheduler for lr")]
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1)
+    before = model.weight.detach().clone()
+    model.weight.grad = torch.ones_like(model.weight)
+    optimizer.step()
+    assert (before - model.weight.detach()).flatten().tolist() == pytest.approx([0.1] * 4, rel=1e-6)
+    # a number over an lr that is a number sets it
+    static = optreg.configure_optimizer("mindspore.SGD", model, learning_rate=0.1)
+    assert optreg.configure_lr_scheduler(static, 0.5) is None and static.param_groups[0]["lr"] == 0.5
+
+
+def test_a_wrapper_over_a_dynamic_lr_refuses_a_number_and_a_scheduler():
+    """MindSpore LARS steps with its inner optimizer's per-step lr (lars._lr_schedule): configure_lr_scheduler
+    refuses a number and a scheduler over it as over the inner optimizer. Before, both were taken and changed
+    nothing."""
+    optimizer = optreg.configure_optimizer("mindspore.LARS", torch.nn.Linear(2, 2),
+                                           optimizer={"name": "SGD", "learning_rate": [0.1, 0.2]})
+    for value, options, path in ((0.5, {}, "learning_rate"), ("StepLR", {"step_size": 1}, "scheduler")):
+        with pytest.raises(ConfigError) as info:
+            optreg.configure_lr_scheduler(optimizer, value, **options)
+        assert [e.path for e in info.value.errors] == [path]
+        assert DYNAMIC.format("number" if path == "learning_rate" else "scheduler") in info.value.errors[0].message

@@ -890,19 +890,34 @@ def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str]) -> list[Err
                                    f"lr (torch, OneFlow, HF, timm)")]
 
 
-def dynamic_lr_conflict(scheduler: str, group: int) -> str:
-    """The message of a scheduler that drives an lr the optimizer sets per step itself."""
-    return (f"{scheduler} drives lr, but parameter group {group}'s lr is a per-step list or schedule (a dynamic "
-            f"learning_rate) that the optimizer sets at every step: the scheduler would change nothing and the "
-            f"groups would report an lr that is not the one applied; give a number as the optimizer's lr, or no "
-            f"scheduler for lr")
+def dynamic_lr_conflict(scheduler: str | None, group: int, number: float | None = None) -> str:
+    """The message of a scheduler (`scheduler`, its name) or of a number (`number`: configure_lr_scheduler(opt, 0.5))
+    that would set an lr the optimizer sets per step itself."""
+    setter, it, remedy = (f"{scheduler} drives lr", "the scheduler", ", or no scheduler for lr") if scheduler \
+        else (f"a number ({show(number)}) sets every group's lr", "the number", "")
+    return (f"{setter}, but parameter group {group}'s lr is a per-step list or schedule (a dynamic "
+            f"learning_rate) that the optimizer sets at every step: {it} would change nothing and the "
+            f"groups would report an lr that is not the one applied; give a number as the optimizer's lr{remedy}")
+
+
+def check_static_lr(optimizer: Any, scheduler: str | None, number: float | None = None,
+                    path: str = "scheduler") -> None:
+    """A ConfigError (`dynamic_lr_conflict`) when a built optimizer sets some group's lr per step itself (MindSpore's
+    dynamic learning_rate: its `lr_schedule(i)`; a wrapper's, MindSpore LARS, is its inner optimizer's), which a
+    scheduler or a number given to configure_lr_scheduler would not change."""
+    owner = optimizer if hasattr(optimizer, "lr_schedule") else getattr(optimizer, "optimizer", None)
+    tables = getattr(owner, "lr_schedule", None)
+    dynamic = [i for i in range(len(optimizer.param_groups)) if callable(tables) and tables(i) is not None]
+    if dynamic:
+        raise ConfigError(dynamic_lr_conflict(scheduler, dynamic[0], number), path)
 
 
 def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
     - a number: every group's lr is set to it and None is returned (no scheduler object);
-    - refused, by the check build makes: an absolute lr schedule over groups whose lrs lr_mult, layer_decay or a
+    - refused, by the checks build makes (one each): a number or an lr scheduler over an lr the optimizer sets per
+      step itself (`check_static_lr`), an absolute lr schedule over groups whose lrs lr_mult, layer_decay or a
       composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps: groups.scaled_lr_of);
     - a scheduler name with its options as kwargs: `configure_lr_scheduler(opt, "StepLR", step_size=10)`;
     - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`);
@@ -934,6 +949,7 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             raise ConfigError(f"must be a finite number >= 0, got {show(learning_rate)}", "learning_rate")
         if not learning_rate <= MAX_FLOAT:  # compared before float(): a huge int would overflow
             raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(learning_rate)}", "learning_rate")
+        check_static_lr(optimizer, None, learning_rate, "learning_rate")
         lr = float(learning_rate)
         for group in optimizer.param_groups:
             group["lr"] = lr
@@ -955,10 +971,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     refused = absolute_over_scaled(plan, scaled_lr_of(optimizer))
     if refused:
         raise ConfigError(refused)
-    tables = getattr(optimizer, "lr_schedule", None)
-    dynamic = [i for i in range(len(optimizer.param_groups)) if tables is not None and tables(i) is not None]
-    if key == "lr" and dynamic:
-        raise ConfigError(dynamic_lr_conflict(plan.name, dynamic[0]), "scheduler")
+    if key == "lr":
+        check_static_lr(optimizer, plan.name)
     bases = []
     for group in optimizer.param_groups:
         value = group.get(key[:5], None) if key.startswith("betas") else group.get(key)
