@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -107,6 +108,45 @@ def test_deepspeed_warmup_longer_than_the_schedule_is_a_warning(kind, floor):
     assert lrs[101] == pytest.approx(floor, abs=1e-12)
     config["scheduler"]["params"]["warmup_num_steps"] = 50
     assert optreg.build(config, torch.nn.Linear(2, 2)).notes == []
+
+
+MIXED = {"optimizer": {"name": "AdamW", "lr": 1e-3},
+         "scheduler": [{"name": "LinearLR", "total_iters": 3},
+                       {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 0.1, "end_learning_rate": 0.0,
+                        "total_iters": 5}],
+         "train": {"steps": 8}}
+
+
+def test_an_absolute_stage_of_a_sequential_that_overrides_the_lr_is_a_warning_at_its_path(tmp_path, capsys):
+    """A `sequential` of a factor stage (LinearLR scales optimizer.lr) and an absolute one (Cerebras sets the lr
+    itself) is not refused: the README refuses an absolute schedule only where it would undo the groups' own lrs
+    (lr_mult, layer_decay) and `chained` only because an absolute stage after a factor one has no defined scale;
+    in a sequential each stage's values are defined, so the linter's warning for a schedule that sets the lr the
+    optimizer section sets too applies to the absolute stage, at its path, with the jump it makes. Before, the lr
+    went from 0.00078 to 0.1 without a word (the engine's "mixed" values passed the whole-schedule check)."""
+    message = ("scheduler.schedulers[1]: CosineDecayLR sets the lr itself (0.1 at step 3), which overrides "
+               "optimizer.lr 0.001 that the other stages scale: the lr goes from 0.000777778 at step 2 to 0.1; make it "
+               "start at 0.001 or use a factor schedule (torch, OneFlow, HF, timm)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(MIXED, torch.nn.Linear(2, 2))
+    assert built.notes == [message] and [str(w.message) for w in caught] == [message]
+    lrs = []
+    for _ in range(5):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    assert lrs == pytest.approx([1e-3 / 3, 1e-3 * 5 / 9, 1e-3 * 7 / 9, 0.1, 0.05 * (1 + math.cos(math.pi / 5))])
+    path = tmp_path / "mixed.yaml"   # the same in a file, as `sequential` with the stages' keys
+    path.write_text(_yaml({**MIXED, "scheduler": {"name": "sequential", "schedulers": MIXED["scheduler"]}}))
+    assert optreg.load_config(path).notes == [message]
+    from optreg.cli import main
+
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().err == f"{path}:9:5: warning: {message}\n"   # where the file writes the stage
+    # the stage starting at the optimizer's lr: no override, no warning
+    fitting = {**MIXED, "scheduler": [MIXED["scheduler"][0], {**MIXED["scheduler"][1], "initial_learning_rate": 1e-3}]}
+    assert build_notes(fitting) == []
 
 
 def test_per_step_list_shorter_than_the_run_names_the_source():

@@ -12,7 +12,8 @@ and, only when the run length is known (given by the user or the format, never `
   the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
 - lr 0 at the first step (the first update does nothing);
 - a minimum lr at or above the group's peak (the schedule never decays);
-- a schedule that sets the lr itself (absolute values) while the optimizer section also sets one.
+- a schedule that sets the lr itself (absolute values) while the optimizer section also sets one, or a stage that
+  does so in a `sequential` whose other stages scale that lr (at the stage's path).
 Each message names both numbers and the keys to change.
 """
 
@@ -97,16 +98,47 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
                            f"{i}: the schedule never decays; lower {join_path(path, name)} below the optimizer's "
                            f"lr")
                 break
-    if schedule.values == "absolute" and optimizer_lr is not None:
-        given, lr = optimizer_lr
-        try:
-            first = schedule.apply(0, lr)
-        except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
-            first = None
+    if optimizer_lr is not None:
+        _overrides(plan, schedule, optimizer_lr, path, out)
+    return out
+
+
+def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: str, out: list[str]) -> None:
+    """A schedule that sets the lr itself (absolute values) to another value than the optimizer section's lr: the
+    whole schedule (drop that lr, or start at it), or each absolute stage of a `sequential` whose other stages are
+    factors of that lr (a jump where the stage begins, at the stage's path: the factor stages need the lr)."""
+    from optreg.schedules.engine import ABSOLUTE, MIXED, Sequential
+
+    given, lr = optimizer_lr
+    if schedule.values == ABSOLUTE:
+        first = _value(schedule, 0, lr)
         if first is not None and first != lr:
             out.append(f"{path}: {plan.name} sets the lr itself ({first:g} at step 0), which overrides {given} "
                        f"{lr:g}; drop {given} or make the schedule start at it")
-    return out
+        return
+    if schedule.values != MIXED or not isinstance(schedule, Sequential) or plan.entry is not None or \
+            len(plan.children) != len(schedule.stages):   # optreg's `sequential`, whose stages are its children
+        return
+    for i, (stage, child) in enumerate(zip(schedule.stages, plan.children)):
+        if stage.values != ABSOLUTE:
+            continue
+        start = schedule.milestones[i - 1] if i else 0
+        first = _value(schedule, start, lr)
+        before = _value(schedule, start - 1, lr) if start else None
+        if first is None or first == lr:
+            continue
+        jump = f": the lr goes from {before:g} at step {start - 1} to {first:g}" if before is not None else ""
+        out.append(f"{join_path(join_path(path, 'schedulers'), i)}: {child.name} sets the lr itself ({first:g} at "
+                   f"step {start}), which overrides {given} {lr:g} that the other stages scale{jump}; make it start "
+                   f"at {lr:g} or use a factor schedule (torch, OneFlow, HF, timm)")
+
+
+def _value(schedule: Any, step: int, base: float) -> float | None:
+    """The schedule's value at `step` for a group whose lr is `base`; None when it cannot be computed here."""
+    try:
+        return schedule.apply(step, base)
+    except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
+        return None
 
 
 def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[str]) -> None:
