@@ -150,6 +150,7 @@ def test_schema_rejects_what_validation_rejects(doc, bad_path):
 @pytest.mark.parametrize("doc", [
     {"optimizer": {"name": "AdamW", "weight_decay": 0.1, "betas": [0.9, 0.95], "lr": 0.001}},
     {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01}, "scheduler": {"name": "StepLR", "step_size": 3}},
+    {"optimizer": {"name": "SGD"}, "scheduler": {"name": "CosineAnnealingLR", "T_max": None}, "train": {"steps": 5}},
     {"optimizer": {"name": "SGD", "_target_": "optreg.integrations.hydra.support.optimizer_factory", "_recursive_": False}},
 ])
 def test_schema_accepts_what_validation_accepts(doc):

@@ -127,6 +127,32 @@ def test_a_length_the_schedule_leaves_out_is_the_run():
     assert messages(info)[0][0] == "scheduler.T_max"
 
 
+@pytest.mark.parametrize("spec, length, written", [
+    ({"name": "CosineAnnealingLR", "eta_min": 0.001}, "T_max", 12),
+    ({"name": "CosineAnnealingLR", "warmup": {"steps": 4}}, "T_max", 8),          # run − the warmup
+    ({"name": "OneCycleLR", "max_lr": 0.2}, "total_steps", 12),
+    ({"name": "hf.cosine_with_min_lr", "num_warmup_steps": 3, "min_lr": 0.0}, "num_training_steps", 12),
+    ({"name": "LinearLR", "start_factor": 0.5, "warmup": {"steps": 2}}, "total_iters", 10),
+])
+def test_a_length_written_null_is_one_left_out(spec, length, written):
+    """`T_max: None` (a Hydra group file's null) is planned as T_max left out: the run length − the warmup, value
+    for value as the length written out; without a run length, the error of one left out."""
+    got = [lrs(optreg.build(config({**spec, **extra}), Two(), total_steps=12), 12)
+           for extra in ({length: None}, {}, {length: written})]
+    assert got[0] == got[1] == got[2] and len({lr for step in got[0] for lr in step}) >= 6
+    outcomes = []
+    for extra in ({length: None}, {}):
+        try:
+            outcomes.append(lrs(optreg.build(config({**spec, **extra}), Two()), 12))
+        except ConfigError as exc:
+            outcomes.append([(e.path, e.message) for e in exc.errors])
+    missing = "give total_steps, or epochs and steps_per_epoch" if length == "total_steps" else \
+        "required option is missing"
+    # LinearLR's total_iters has a default (5), which a length left out keeps when no run gives one
+    assert outcomes[0] == outcomes[1] == (lrs(optreg.build(config({**spec, length: 5}), Two()), 12)
+                                          if length == "total_iters" else [(f"scheduler.{length}", missing)])
+
+
 # ---------------------------------------------------------------------------------------------------
 # epochs: MMEngine's curves
 # ---------------------------------------------------------------------------------------------------
@@ -375,7 +401,7 @@ def test_show_names_the_loop_keys():
         "convert_to_iter_based: true multiplies T_max by E (MMEngine)",
         "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
         "top-level spec",
-        "T_max left out: the run length − the warmup (train.steps, train.epochs × steps_per_epoch, "
+        "T_max left out or null: the run length − the warmup (train.steps, train.epochs × steps_per_epoch, "
         "build(total_steps=))")
     assert describe("linear", "hf").notes[-2] == ("warmup: refused; hf.linear has a warmup of its own "
                                                   "(num_warmup_steps); set it there and drop warmup:")

@@ -275,6 +275,11 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         props["schedulers"] = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     props["key"] = {"enum": list(KEYS)}
     props.update(_loop_keys())
+    length = props.get(entry.length) if entry.length else None
+    if length is not None and {"type": "null"} not in length.get("anyOf", []):   # null: left out (core.loop)
+        outer = {k: length.pop(k) for k in ("default", "description") if k in length}
+        outer["description"] = f"{outer.get('description', entry.length)} (null: as if left out)"
+        props[entry.length] = {"anyOf": [length, {"type": "null"}], **outer}
     return schema
 
 

@@ -5,7 +5,8 @@ Every spec may say `by_epoch: true` (counts in epochs: value(t) = f(⌊t/E⌋), 
 and, with it, `convert_to_iter_based: true` (its step counts multiplied by E, MMEngine's `build_iter_from_epoch`).
 The top-level spec may say `warmup:` (optreg.schedules.warmup). A length the top-level spec leaves out (T_max,
 total_iters, num_training_steps: its entry's `length`) becomes run length − W when the run length is known and the
-option has no default of its own, or a warmup precedes it (in epochs, rounded up, for by_epoch alone).
+option has no default of its own, or a warmup precedes it (in epochs, rounded up, for by_epoch alone). A length
+written null (a Hydra group file's) is one left out.
 """
 
 from __future__ import annotations
@@ -123,16 +124,21 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
     option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
     if option is not None:
         when = "" if option.required or option.default is None else " after a warmup"
-        lines.append(f"{entry.length} left out{when}: the run length − the warmup (train.steps, train.epochs × "
-                     f"steps_per_epoch, build(total_steps=))")
+        lines.append(f"{entry.length} left out or null{when}: the run length − the warmup (train.steps, "
+                     f"train.epochs × steps_per_epoch, build(total_steps=))")
     return tuple(lines)
 
 
 def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path: str, errors: Collector) -> None:
-    """Give the top-level spec's length (its entry's `length` option) from the run when the spec leaves it out."""
-    if not context.top or context.run_steps is None or not entry.length:
+    """Give the top-level spec's length (its entry's `length` option) from the run when the spec leaves it out.
+    A length written null (what a Hydra group file carries) is left out, in a spec at any level: taken from the
+    run where one left out would be, and otherwise reported as one left out is."""
+    if not entry.length:
         return
-    if any(name in spec for name in {entry.length, *synonyms(entry.length)}):
+    names = {entry.length, *synonyms(entry.length)}
+    for name in names & {k for k, v in spec.items() if v is None}:
+        del spec[name]
+    if not context.top or context.run_steps is None or any(name in spec for name in names):
         return
     option = next((o for o in models.options(entry) if o.name == entry.length), None)
     if option is None or not (option.required or option.default is None or loop.warmup is not None):
