@@ -124,10 +124,10 @@ def test_a_run_in_epochs_without_its_steps_per_epoch_is_an_error_at_its_position
 
 
 def test_a_value_a_group_switch_brings_is_blamed_on_the_switch(capsys):
-    """`scheduler=cosine_annealing` brings `T_max: ???`: the error names the switch, not the position of the file's
+    """`scheduler=step` brings `step_size: ???`: the error names the switch, not the position of the file's
     `scheduler:` section (which the switch replaced); a key the file writes itself keeps the file's position."""
-    assert main(["run", "examples/quickstart.yaml", "scheduler=cosine_annealing"]) == 1
-    assert capsys.readouterr().err.strip() == ("override scheduler=cosine_annealing: scheduler.T_max: missing value "
+    assert main(["run", "examples/quickstart.yaml", "scheduler=step"]) == 1
+    assert capsys.readouterr().err.strip() == ("override scheduler=step: scheduler.step_size: missing value "
                                                "(???): set it in the config or with an override")
     assert main(["validate", "examples/quickstart.yaml", "optimizer=sgd", "optimizer.lr=-1"]) == 1
     assert "override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1" in capsys.readouterr().err

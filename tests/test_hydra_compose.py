@@ -318,3 +318,71 @@ def test_example_app_multirun(tmp_path):
     assert [line.split(":")[0] for line in finals] == ["AdamW", "SGD"]
     assert all("after 3 steps" in line for line in finals)
     assert (tmp_path / "multirun.yaml").is_file() and (tmp_path / "1" / ".hydra" / "overrides.yaml").is_file()
+
+
+# ---------------------------------------------------------------------------------------------------
+# a scheduler group's length (null in its file) from the run
+# ---------------------------------------------------------------------------------------------------
+def _plot_rows(capsys, *args: str) -> list[str]:
+    """`optreg plot --csv` of the quickstart with `args`: its rows (step, group, key, value)."""
+    assert main(["plot", QUICKSTART, *args, "--csv"]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out.splitlines()[1:]
+
+
+@pytest.mark.parametrize("overrides, explicit", [
+    (["scheduler=one_cycle", "scheduler.max_lr=0.01"], "scheduler.total_steps=5"),
+    (["scheduler=cosine_annealing"], "scheduler.T_max=5"),
+    (["scheduler=cosine_annealing", "scheduler.T_max=null"], "scheduler.T_max=5"),
+    (["scheduler=cosine_annealing", "scheduler.warmup={steps: 2}"], "scheduler.T_max=3"),   # run − the warmup
+    (["scheduler=hf_cosine_with_min_lr", "scheduler.num_warmup_steps=2", "scheduler.min_lr=0"],
+     "scheduler.num_training_steps=5"),
+])
+def test_a_scheduler_group_takes_its_length_from_the_run(overrides, explicit, capsys):
+    """A group file writes the schedule's length null; `optreg run` and `optreg plot` fill it from the run, step
+    for step what the length written as run − warmup gives."""
+    assert main(["run", QUICKSTART, *overrides, "--steps", "5"]) == 0, capsys.readouterr().err
+    implicit_run = capsys.readouterr().out.splitlines()[-2:]
+    assert main(["run", QUICKSTART, *overrides, explicit, "--steps", "5"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == implicit_run
+    assert implicit_run[0].startswith("final loss") and implicit_run[1].startswith("lr: g0 ")
+    rows = _plot_rows(capsys, *overrides, "--steps", "5")
+    assert len(rows) >= 10 and rows == _plot_rows(capsys, *overrides, explicit, "--steps", "5")
+
+
+def test_a_composed_scheduler_group_takes_its_length_from_train_steps():
+    """The example app's config composed with a group switch and `train.steps`: build() gives the length left null
+    the run's (− the warmup), value for value as written out."""
+    for overrides, explicit in [(["scheduler=one_cycle", "scheduler.max_lr=0.01", "~scheduler.T_max"],
+                                 "scheduler.total_steps=6"),
+                                (["scheduler.T_max=null", "scheduler.warmup={steps: 2}"], "scheduler.T_max=4")]:
+        implicit = optreg.build(composed(*overrides, "train.steps=6", hydra=True), model())
+        written = optreg.build(composed(*overrides, explicit, "train.steps=6", hydra=True), model())
+        got = []
+        for built in (implicit, written):
+            got.append([])
+            for _ in range(6):
+                got[-1].append([g["lr"] for g in built.optimizer.param_groups])
+                built.optimizer.step()
+                built.scheduler.step()
+        assert got[0] == got[1] and len({lr for lrs in got[0] for lr in lrs}) >= 5, overrides
+
+
+def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path, capsys):
+    null = composed("scheduler.T_max=null", "~train.steps", hydra=True)
+    absent = composed("~scheduler.T_max", "~train.steps", hydra=True)
+    errors = []
+    for cfg in (null, absent):
+        with pytest.raises(ConfigError) as exc:
+            optreg.build(cfg, model())
+        errors.append(messages(exc))
+    assert errors == [["override scheduler.T_max=null: scheduler.T_max: required option is missing"],
+                      ["override ~scheduler.T_max: scheduler.T_max: required option is missing"]]
+    path = tmp_path / "no_run.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: OneCycleLR, max_lr: 0.1}\n")
+    assert main(["validate", str(path), "+scheduler.total_steps=null"]) == 1
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"{path}: override +scheduler.total_steps=null: scheduler.total_steps: give total_steps, or epochs "
+                   f"and steps_per_epoch",
+                   f"{path}:2:1: scheduler.total_steps: give total_steps, or epochs and steps_per_epoch"]
+

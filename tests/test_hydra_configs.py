@@ -71,7 +71,8 @@ def test_file_names_are_unique():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.qualname)
 def test_file_holds_defaults_and_marks_required_options(entry):
-    """Read as Hydra reads it (OmegaConf's loader): defaults validate, `???` marks exactly the required options."""
+    """Read as Hydra reads it (OmegaConf's loader): defaults validate, `???` marks exactly the required options but
+    a schedule's length, which is null."""
     cfg = OmegaConf.load(ROOT / entry.kind / f"{hc.option_name(entry)}.yaml")
     assert cfg._target_ == hc.BUILDERS[entry.kind] and cfg._recursive_ is False
     assert REGISTRY.lookup(entry.kind, cfg.name, cfg.dialect) is entry
@@ -89,17 +90,21 @@ def test_file_holds_defaults_and_marks_required_options(entry):
     if nested:
         assert isinstance(optreg.build({"optimizer": OmegaConf.to_container(cfg)}, torch.nn.Linear(2, 2)).optimizer,
                           torch.optim.Optimizer)
+    required = {o.name for o in options if o.default is inspect.Parameter.empty} - left_out
+    # a schedule's required length is null, not `???`: planning reads it as left out (the run's length)
+    length = required & {entry.length}
+    assert [cfg[k] for k in length] == [None] * len(length)
     missing = set(OmegaConf.missing_keys(cfg))
-    assert missing == {o.name for o in options if o.default is inspect.Parameter.empty} - left_out
+    assert missing == required - length
     given = {k: v for k, v in OmegaConf.to_container(cfg).items()
-             if k not in missing and not k.startswith("_") and k not in ("name", "dialect", *nested, *loop)}
+             if k not in missing | length and not k.startswith("_") and k not in ("name", "dialect", *nested, *loop)}
     try:
         values = validate_options(entry, given, path=entry.kind)
     except ConfigError as exc:
         assert {e.message for e in exc.errors} == {"required option is missing"}, str(exc)
-        assert {e.path.split(".", 1)[1] for e in exc.errors} == missing | left_out
+        assert {e.path.split(".", 1)[1] for e in exc.errors} == missing | left_out | length
     else:
-        assert not missing and not left_out
+        assert not missing and not left_out and not length
         for o in options:
             expected = list(o.default) if isinstance(o.default, tuple) else o.default
             got = list(values[o.name]) if isinstance(values[o.name], tuple) else values[o.name]
