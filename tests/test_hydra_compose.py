@@ -386,3 +386,38 @@ def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path
                    f"and steps_per_epoch",
                    f"{path}:2:1: scheduler.total_steps: give total_steps, or epochs and steps_per_epoch"]
 
+
+# ---------------------------------------------------------------------------------------------------
+# an override of a list element
+# ---------------------------------------------------------------------------------------------------
+def test_an_override_of_a_list_element_is_named_by_the_cli(capsys):
+    """Hydra spells a list element `param_groups.0`, optreg's paths `param_groups[0]`: the error names the
+    override, not the file's line of the element it replaced."""
+    assert main(["run", QUICKSTART, "optimizer.param_groups.0.params=[nothing.*]"]) == 1
+    assert capsys.readouterr().err.strip() == ("override optimizer.param_groups.0.params=[nothing.*]: "
+                                               "optimizer.param_groups[0].params: pattern 'nothing.*' matches no "
+                                               "parameter")
+
+
+def test_an_override_of_a_list_element_is_named_by_the_hydra_app(tmp_path):
+    result = subprocess.run([sys.executable, "train.py", "optimizer.param_groups.0.weight_decay=-1",
+                             "hydra/job_logging=none", "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path}",
+                             "hydra.output_subdir=null"],
+                            capture_output=True, text=True, timeout=300, cwd=APP)
+    assert result.returncode == 1
+    assert ("optreg.errors.ConfigError: override optimizer.param_groups.0.weight_decay=-1: "
+            "optimizer.param_groups[0].weight_decay: must be >= 0, got -1") in result.stderr.splitlines()
+
+
+def test_an_override_of_a_list_element_names_that_element_alone():
+    """`param_groups.1.lr` sets element 1 (not 10, not 0), and all of it below; the rest keeps the file's place."""
+    from optreg.errors import Location
+    from optreg.integrations.hydra.support import override_locator
+
+    locate = override_locator(["optimizer.param_groups.1.lr=-1", "scheduler.schedulers.0={name: StepLR}"],
+                              lambda path: Location("file.yaml", 1, 1))
+    assert [str(locate(path)) for path in ("optimizer.param_groups[1].lr", "optimizer.param_groups[10].lr",
+                                           "optimizer.param_groups[0].lr", "optimizer.param_groups[1]",
+                                           "scheduler.schedulers[0].step_size", "scheduler.schedulers[1].name")] == \
+        ["override optimizer.param_groups.1.lr=-1", "file.yaml:1:1", "file.yaml:1:1", "file.yaml:1:1",
+         "override scheduler.schedulers.0={name: StepLR}", "file.yaml:1:1"]

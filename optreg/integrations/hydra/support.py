@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -167,18 +168,29 @@ def _override_key(text: str) -> str:
     return key.split("@", 1)[0]
 
 
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def dotted(path: str) -> str:
+    """An error path as Hydra's overrides spell it: a list index is a dotted part (`optimizer.param_groups[0].lr`
+    -> `optimizer.param_groups.0.lr`), so that an override key and a path compare as equal strings."""
+    return _INDEX.sub(r".\1", path)
+
+
 def override_locator(overrides: Sequence[str], fallback: Callable[[str], Location | None] | None = None,
                      exact: Callable[[str], Location | None] | None = None) -> Callable[[str], Location | None]:
-    """path -> the override that set it (the longest key that is the path or a prefix of it), else `fallback`.
-    A group switch (`optimizer=sgd`) loses to the file only where the file writes the key itself (`exact`, else
-    `fallback`): a key the switch's group file brings is the switch's, not the position of its section's parent."""
-    keyed = [(_override_key(o), o) for o in overrides if "=" in o or o.startswith("~")]
+    """path -> the override that set it (the longest key that is the path or a prefix of it, both `dotted`: the
+    override `optimizer.param_groups.0.lr=…` set `optimizer.param_groups[0].lr`), else `fallback`. A group switch
+    (`optimizer=sgd`) loses to the file only where the file writes the key itself (`exact`, else `fallback`): a key
+    the switch's group file brings is the switch's, not the position of its section's parent."""
+    keyed = [(dotted(_override_key(o)), o) for o in overrides if "=" in o or o.startswith("~")]
     exact = exact or fallback
 
     def locate(path: str) -> Location | None:
         best = None
+        key_path = dotted(path)
         for key, text in keyed:
-            if path == key or path.startswith(key + ".") or path.startswith(key + "["):
+            if key_path == key or key_path.startswith((key + ".", key + "[")):
                 if best is None or len(key) >= len(best[0]):
                     best = (key, text)
         if best is not None and (best[0] not in GROUPS or exact is None or exact(path) is None):
@@ -190,8 +202,8 @@ def override_locator(overrides: Sequence[str], fallback: Callable[[str], Locatio
 
 def set_by_user(overrides: Sequence[str], written: Callable[[str], Any] | None = None) -> Callable[[str], bool]:
     """path -> whether the user set it: an override of that very key, or the user's own file writes it."""
-    keys = {_override_key(o) for o in overrides if "=" in o}
-    return lambda path: path in keys or (written is not None and written(path) is not None)
+    keys = {dotted(_override_key(o)) for o in overrides if "=" in o}
+    return lambda path: dotted(path) in keys or (written is not None and written(path) is not None)
 
 
 def not_from_group_file(data: Any) -> Callable[[str], Any]:
