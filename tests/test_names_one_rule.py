@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 import optreg
 from optreg.cli import main
+from optreg.config.experiment import validate_experiment
 from optreg.errors import ConfigError
 
 NAMES = [   # (how a user writes it, the entry it names)
@@ -91,3 +92,65 @@ def test_list_with_an_unknown_dialect_fails(capsys):
     with pytest.raises(SystemExit) as info:     # a usage error, as argparse gives one (exit 2)
         main(["list", "--dialect", "tensorflow"])
     assert info.value.code == 2 and "unknown dialect 'tensorflow'" in capsys.readouterr().err
+
+
+def _sgd():
+    return torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+
+
+def _conflict(kind: str, name: str) -> str:
+    return (f"'oneflow.{name}' names the oneflow {kind}, but dialect='cerebras' asks for the cerebras one; drop the "
+            f"prefix or the dialect")
+
+
+OWN_DIALECT_CONFLICTS = [   # (entry point, path, kind, name): a dialect the spec itself asks for, by every way in
+    (lambda: optreg.configure_optimizer("oneflow.AdamW", torch.nn.Linear(2, 2), dialect="cerebras"),
+     "name", "optimizer", "AdamW"),
+    (lambda: optreg.build({"optimizer": {"name": "oneflow.AdamW", "dialect": "cerebras"}}, torch.nn.Linear(2, 2)),
+     "optimizer.name", "optimizer", "AdamW"),
+    (lambda: validate_experiment({"optimizer": {"name": "oneflow.AdamW", "dialect": "cerebras"}}),
+     "optimizer.name", "optimizer", "AdamW"),
+    (lambda: optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
+        {"params": "weight", "optimizer": {"name": "oneflow.AdamW", "dialect": "cerebras"}}]}},
+        torch.nn.Linear(2, 2)), "optimizer.param_groups[0].optimizer.name", "optimizer", "AdamW"),
+    (lambda: optreg.configure_lr_scheduler(_sgd(), "oneflow.CosineDecayLR", dialect="cerebras", decay_steps=4),
+     "name", "scheduler", "CosineDecayLR"),
+    (lambda: optreg.configure_lr_scheduler(_sgd(), {"name": "oneflow.CosineDecayLR", "decay_steps": 4},
+                                           dialect="cerebras"), "name", "scheduler", "CosineDecayLR"),
+    (lambda: optreg.build({"optimizer": {"name": "SGD", "lr": 0.1}, "scheduler": {
+        "name": "oneflow.CosineDecayLR", "dialect": "cerebras", "decay_steps": 4}}, torch.nn.Linear(2, 2)),
+     "scheduler.name", "scheduler", "CosineDecayLR"),
+    (lambda: optreg.build({"optimizer": {"name": "SGD", "lr": 0.1}, "scheduler": {"name": "sequential", "schedulers": [
+        {"name": "oneflow.CosineDecayLR", "dialect": "cerebras", "decay_steps": 4}]}}, torch.nn.Linear(2, 2)),
+     "scheduler.schedulers[0].name", "scheduler", "CosineDecayLR"),
+]
+
+
+@pytest.mark.parametrize("call, path, kind, name", OWN_DIALECT_CONFLICTS, ids=[
+    "configure_optimizer", "build", "validate", "composite part", "configure_lr_scheduler name",
+    "configure_lr_scheduler spec", "build scheduler", "build sequential stage"])
+def test_a_prefix_that_contradicts_the_specs_own_dialect_is_one_error_in_every_entry_point(call, path, kind, name):
+    with pytest.raises(ConfigError) as info:
+        call()
+    assert [(e.path, e.message) for e in info.value.errors] == [(path, _conflict(kind, name))]
+
+
+def test_a_prefix_that_contradicts_a_sections_dialect_is_refused_at_its_file_position(tmp_path):
+    file = tmp_path / "c.yaml"
+    file.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: oneflow.CosineDecayLR\n  dialect: cerebras\n"
+                    "  decay_steps: 4\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(file)
+    error = info.value.errors[0]
+    assert (error.path, error.message, error.location.line) == ("scheduler.name", _conflict("scheduler",
+                                                                                            "CosineDecayLR"), 3)
+
+
+def test_a_top_level_dialect_is_a_default_that_a_prefix_overrides():
+    """A file's top-level `dialect:` names the dialect of names without a prefix: `oneflow.AdamW` under `dialect:
+    cerebras` is OneFlow's AdamW, in validate and build alike (as `torch.StepLR` under `dialect: mindspore`)."""
+    text = "dialect: cerebras\noptimizer: {name: oneflow.AdamW}\nscheduler: {name: torch.StepLR, step_size: 2}\n"
+    assert optreg.load_config(text).optimizer["name"] == "oneflow.AdamW"
+    built = optreg.build(text, torch.nn.Linear(2, 2))
+    assert qualname(built.optimizer) == "oneflow.AdamW"
+    assert type(built.scheduler).__name__ == "StepLR"

@@ -191,11 +191,11 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
     name, own, rules, options = split_optimizer(section)
     settings, options = split_settings(options, path, errors)   # no_weight_decay, layer_decay
     try:
-        entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect, path=join_path(path, "name"))
+        entry = REGISTRY.lookup(OPTIMIZER, name, own, path=join_path(path, "name"), default=dialect)
         if wraps_optimizer(entry):
             inner = _section(options.pop("optimizer", None), join_path(path, "optimizer"), errors)
             if inner is not None and "name" in inner:
-                _check_optimizer_section(inner, inner.get("dialect") or entry.dialect, errors,
+                _check_optimizer_section(inner, entry.dialect, errors,
                                          join_path(path, "optimizer"))
         values = validate_options(entry, options, path=path, extra_keys=(*settings_table(), "param_groups"))
     except ConfigError as exc:
@@ -217,7 +217,8 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             spec = composite_spec(rule, here, errors)
             if spec is not None:
                 part, part_dialect, part_options = spec
-                _check_optimizer_section({"name": part, **part_options}, part_dialect or own or dialect, errors,
+                _check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
+                                          **part_options}, own or dialect, errors,
                                          join_path(here, ROUTE_KEY))
             continue
         keys, rule_options = split_rule(rule, here, errors)   # selectors and multipliers
@@ -390,7 +391,7 @@ def _one_group(section: Mapping[str, Any], dialect: str | None) -> bool:
     """Whether every model gives this optimizer one parameter group: no rules, no setting that splits the groups,
     no dialect grouping (Model Zoo's bias/norm split, MindSpore's beta/gamma rule)."""
     name, own, rules, options = split_optimizer(section)
-    entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    entry = REGISTRY.lookup(OPTIMIZER, name, own, default=dialect)
     settings, _ = split_settings(options, "", Collector())
     return not rules and not wraps_optimizer(entry) and entry.bind is None and \
         not REGISTRY.dialect(entry.dialect).default_settings and all(v in (None, False) for v in settings.values())
@@ -403,13 +404,13 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
     against a model gives them; the settings that need the model (no_weight_decay, layer_decay) are not applied.
     Its problems (a multiplier that cannot scale the lr) go to `errors`, at the paths build gives them."""
     name, own, rules, options = split_optimizer(section)
-    entry = REGISTRY.lookup(OPTIMIZER, name, own or dialect)
+    entry = REGISTRY.lookup(OPTIMIZER, name, own, default=dialect)
     if is_composite(rules):
         return nominal_composite(section, own or dialect, errors, path, _nominal_plan)
     _, options = split_settings(options, path, Collector())
     if wraps_optimizer(entry):
         inner = _section(options.pop("optimizer"), join_path(path, "optimizer"), Collector())
-        plan = _nominal_plan(inner, inner.get("dialect") or entry.dialect, errors, join_path(path, "optimizer"))
+        plan = _nominal_plan(inner, entry.dialect, errors, join_path(path, "optimizer"))
         return OptimizerPlan(entry, validate_options(entry, options), plan.groups, plan.grouped, plan)
     values = validate_options(entry, options, path=path)
     groups = [Group([STAND_IN], None, {}, rule="default")]
@@ -470,7 +471,7 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     name, own, rules, options = split_optimizer(experiment.optimizer)
     opt_plan = None
     try:
-        opt_plan = plan_optimizer(name, params, dialect=own or experiment.dialect, param_groups=rules,
+        opt_plan = plan_optimizer(name, params, dialect=own, default=experiment.dialect, param_groups=rules,
                                   options=options, path="optimizer")
     except ConfigError as exc:
         errors.extend(exc)

@@ -33,7 +33,7 @@ from optreg.errors import ConfigError, ErrorItem, check_input, closest
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
     """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
     check_input(options)
-    entry = REGISTRY.lookup(OPTIMIZER, name, dialect, explicit=True)
+    entry = REGISTRY.lookup(OPTIMIZER, name, dialect)
     if wraps_optimizer(entry):
         raise ConfigError(f"{entry.qualname} wraps another optimizer: build that one with optimizer_class() "
                           f"and wrap it with configure_optimizer({entry.name!r}, ...)", "name")

@@ -246,13 +246,16 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
 
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
                    param_groups: Sequence[Mapping[str, Any]] | None = None, path: str = "",
-                   options: Mapping[str, Any] | None = None) -> OptimizerPlan:
-    """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem."""
+                   options: Mapping[str, Any] | None = None, default: str | None = None) -> OptimizerPlan:
+    """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem.
+
+    `dialect`: the spec's own (a prefix naming another one is an error); `default`: the dialect of a name without a
+    prefix when `dialect` is None (a file's top-level `dialect:`); see `Registry.place`."""
     errors = Collector()
-    entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"))
+    entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"), default=default)
     if is_composite(param_groups):   # a rule names its own optimizer: one plan per part
-        return plan_composite(entry, params, dialect=dialect, unknown_keys=unknown_keys, param_groups=param_groups,
-                              path=path, options=dict(options or {}))
+        return plan_composite(entry, params, dialect=dialect or default, unknown_keys=unknown_keys,
+                              param_groups=param_groups, path=path, options=dict(options or {}))
     settings, options = split_settings(dict(options or {}), path, errors)   # no_weight_decay, layer_decay
     inner: OptimizerPlan | None = None
     if wraps_optimizer(entry):
@@ -260,8 +263,8 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         if inner_name is not None:
             inner_options = {**settings, **inner_options}   # the settings apply to the wrapped optimizer's groups
             try:
-                inner = plan_optimizer(inner_name, params, dialect=inner_options.pop("dialect", entry.dialect),
-                                       unknown_keys=unknown_keys, param_groups=param_groups,
+                inner = plan_optimizer(inner_name, params, dialect=inner_options.pop("dialect", None),
+                                       default=entry.dialect, unknown_keys=unknown_keys, param_groups=param_groups,
                                        path=join_path(path, "optimizer"), options=inner_options)
             except ConfigError as exc:
                 errors.extend(exc)
@@ -404,7 +407,7 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
     check_input(kwargs)
-    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name", explicit=True)
+    entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
     extras: list[dict[str, Any]] = []
     call = REGISTRY.dialect(entry.dialect).optimizer_call
     if call is not None:   # the framework's own reading of these arguments (Model Zoo 2.0-2.3's call)
@@ -652,7 +655,8 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     torch_only = all(c.entry is not None and c.schedule is None and c.entry.dialect == "torch"
                      and c.entry.name not in TORCH_UNNESTABLE for c in plan.children)
     if torch_only and restart == "local" and plan.key == "lr" and plan.last_epoch == -1:
-        entry = REGISTRY.lookup(SCHEDULER, "SequentialLR" if kind == "sequential" else "ChainedScheduler", "torch")
+        entry = REGISTRY.lookup(SCHEDULER, "SequentialLR" if kind == "sequential" else "ChainedScheduler",
+                                default="torch")
         raw_values = {"schedulers": raw, **({"milestones": milestones} if kind == "sequential" else {})}
         try:
             plan.entry, plan.values = entry, validate_options(entry, raw_values, path=path)
@@ -685,10 +689,12 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     spec = _normal_spec(spec, path, errors)
     errors.raise_if_any()
     assert spec is not None
-    dialect = spec.pop("dialect", None) or dialect or context.dialect
+    # the spec's own dialect: asks for it (a prefix naming another is an error); the parent's or the context's is a
+    # default for a name without a prefix
+    own, dialect = spec.pop("dialect", None), dialect or context.dialect
     if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
-        return _plan_combinator(spec, context, path, dialect)
-    entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), dialect, path=join_path(path, "name"))
+        return _plan_combinator(spec, context, path, own or dialect)
+    entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), own, path=join_path(path, "name"), default=dialect)
     loop = pop_loop(spec, context, path, errors)
     plan = SchedulerPlan(entry, {}, loop=loop)
     check_entry(entry, loop, path, errors)
@@ -954,10 +960,12 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
         for group in optimizer.param_groups:
             group["lr"] = lr
         return None
+    asked = {"dialect": dialect} if dialect is not None else {}   # the spec's own: a contradicting prefix is refused
     if isinstance(learning_rate, str):
-        spec: Any = {"name": learning_rate, **kwargs}
+        spec: Any = {"name": learning_rate, **asked, **kwargs}
     elif isinstance(learning_rate, Mapping):
-        spec = {**learning_rate, **kwargs}
+        named = any(k in learning_rate for k in NAME_KEYS)   # not a dialect's own form ({LinearLR: {...}})
+        spec = {**(asked if named else {}), **learning_rate, **kwargs}
     elif isinstance(learning_rate, (list, tuple)):  # read by the same rule as a list in YAML (_normal_spec)
         spec = {"name": "sequential", "schedulers": list(learning_rate), **kwargs} if kwargs else list(learning_rate)
     else:

@@ -121,7 +121,7 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         name, own, spec_options = spec
         multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
         try:
-            sub = plan_optimizer(name, named, dialect=own or dialect, unknown_keys=unknown_keys,
+            sub = plan_optimizer(name, named, dialect=own, default=dialect, unknown_keys=unknown_keys,
                                  param_groups=[{"params": "*", **multipliers}] if multipliers else None,
                                  path=join_path(here, ROUTE_KEY), options=spec_options)
         except ConfigError as exc:
@@ -159,9 +159,9 @@ def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: C
             if spec is not None:
                 name, own, options = spec
                 multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
-                sub = {"name": name, **options, **({"param_groups": [{"params": "*", **multipliers}]}
-                                                   if multipliers else {})}
-                parts.append((i, nominal(sub, own or dialect, errors, join_path(join_path(rules_path, i), ROUTE_KEY))))
+                sub = {"name": name, **({"dialect": own} if own else {}), **options,
+                       **({"param_groups": [{"params": "*", **multipliers}]} if multipliers else {})}
+                parts.append((i, nominal(sub, dialect, errors, join_path(join_path(rules_path, i), ROUTE_KEY))))
     main_index = [i for i, r in enumerate(rules) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
     main = {**section, "param_groups": [rules[i] for i in main_index]}
     parts.insert(0, (None, nominal(main, dialect, errors, path)))

@@ -182,7 +182,7 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     found, missing = [], None
     for k in kinds:
         try:
-            entry = REGISTRY.find(k, name, dialect, explicit=True)
+            entry = REGISTRY.find(k, name, dialect)
         except ConfigError as exc:   # e.g. a dialect whose optimizers are a library that is not installed
             missing = missing or exc
             continue

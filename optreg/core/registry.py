@@ -291,31 +291,36 @@ class Registry:
         return index
 
     def place(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
-              explicit: bool = False) -> tuple[str, str, Entry | None]:
+              default: str | None = None) -> tuple[str, str, Entry | None]:
         """(dialect, bare name, entry found by its framework path or None) of `name`, by the one rule of names: a
         dotted name is first matched exactly against the declared framework paths, then read as `dialect.Name`;
-        a Hydra group name (`oneflow_adamw`) names the entry of that dialect when the bare name finds none. With
-        `explicit` (the caller's `dialect=`), a prefix or path that names another dialect is a ConfigError."""
+        a Hydra group name (`oneflow_adamw`) names the entry of that dialect when the bare name finds none.
+
+        `dialect` is the dialect the name's own spec asks for (`dialect=` of a call, a section's own `dialect:`
+        key): a prefix or path that names another dialect is a ConfigError at `path`, in every entry point.
+        `default` is the dialect of a name without a prefix when `dialect` is None (a file's top-level `dialect:`,
+        the dialect of the optimizer a spec is nested in): a prefix overrides it."""
         hit = self.framework_paths().get((kind, str(name).strip())) if "." in str(name) else None
         if hit is not None:
             prefix, bare = hit.dialect, hit.name
         else:
             prefix, bare = split_dialect(name, self.dialects())
-        where = prefix or dialect or DEFAULT_DIALECT
+        where = prefix or dialect or default or DEFAULT_DIALECT
         if prefix is None and not self.resolve(kind, bare, where):
             head, sep, tail = str(name).strip().partition("_")
             if sep and head.lower() in self.dialects() and self.resolve(kind, tail, head.lower()):
                 prefix, bare, where = head.lower(), tail, head.lower()
-        if explicit and dialect is not None and prefix is not None and prefix != dialect:
+        if dialect is not None and prefix is not None and prefix != dialect:
             raise ConfigError(f"{show(name)} names the {prefix} {kind}, but dialect={dialect!r} asks for the "
                               f"{dialect} one; drop the prefix or the dialect", path)
         return where, bare, hit
 
     def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
-             explicit: bool = False) -> Entry | None:
-        """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path`."""
+             default: str | None = None) -> Entry | None:
+        """The entry for `name`, or None; a normalised name that fits two entries is a ConfigError at `path` (see
+        `place` for `dialect` and `default`)."""
         self._load()
-        where, bare, hit = self.place(kind, name, dialect, path, explicit)
+        where, bare, hit = self.place(kind, name, dialect, path, default)
         if hit is not None:
             return hit
         hits = self.resolve(kind, bare, where)
@@ -332,17 +337,19 @@ class Registry:
         return hits[0] if hits else None
 
     def lookup(self, kind: str, name: Any, dialect: str | None = None, path: str = "name",
-               explicit: bool = False) -> Entry:
+               default: str | None = None) -> Entry:
         """The entry for `name` (`Adam`, `mindspore.Adam`, `torch.optim.Adam`, `mindspore_adam`); ConfigError with
-        close matches otherwise (see `place` for the rule, and `explicit`)."""
+        close matches otherwise (see `place` for the rule, `dialect` and `default`)."""
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{kind} name must be a non-empty string, got {show(name)}", path)
         if dialect is not None:
             self.check_dialect(dialect, path[: -len("name")] + "dialect" if path.endswith("name") else "dialect")
-        entry = self.find(kind, name, dialect, path, explicit)
+        if default is not None:   # a file's top-level dialect: (a parent's is an entry's, known)
+            self.check_dialect(default, "dialect")
+        entry = self.find(kind, name, dialect, path, default)
         if entry is not None:
             return entry
-        where, bare, _ = self.place(kind, name, dialect, path)
+        where, bare, _ = self.place(kind, name, dialect, path, default)
         elsewhere = [e.qualname for e in self.entries(kind)
                      if e.dialect != where and normalise(bare, kind) in
                      {normalise(n, kind) for n in (e.name, *e.aliases)}]

@@ -538,7 +538,7 @@ def plan(section: Section, model: Any) -> Plan:
     from optreg.core.registry import REGISTRY
 
     errors = Collector()
-    entry = REGISTRY.lookup(OPTIMIZER, section.name, "cerebras", path=section.path)
+    entry = REGISTRY.lookup(OPTIMIZER, section.name, path=section.path, default="cerebras")
     options = dict(section.options)
     tag_rules = options.pop("params", None)
     adjust = options.pop("adjust_learning_rate", None) or {}
@@ -707,7 +707,7 @@ def check(section: Section) -> None:
 
     errors = Collector()
     try:
-        entry = REGISTRY.lookup(OPTIMIZER, section.name, "cerebras", path=section.path)
+        entry = REGISTRY.lookup(OPTIMIZER, section.name, path=section.path, default="cerebras")
     except ConfigError as exc:
         errors.extend(exc)
         entry = None

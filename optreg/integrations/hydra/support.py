@@ -218,7 +218,7 @@ def not_from_group_file(data: Any) -> Callable[[str], Any]:
         if not isinstance(section, dict) or key not in section:
             return None
         try:
-            entry = REGISTRY.find(group, section.get("name"), section.get("dialect") or data.get("dialect"))
+            entry = REGISTRY.find(group, section.get("name"), section.get("dialect"), default=data.get("dialect"))
         except (ConfigError, TypeError, AttributeError):
             entry = None
         carried = group_config(entry) if entry is not None else {}

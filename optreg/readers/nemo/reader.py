@@ -260,7 +260,7 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
                                             "per epoch; optreg's schedules are functions of the step count")
         return None
     try:
-        REGISTRY.lookup(SCHEDULER, name, "nemo", path=join_path(path, "name"))
+        REGISTRY.lookup(SCHEDULER, name, path=join_path(path, "name"), default="nemo")
     except ConfigError as exc:
         errors.extend(exc)
         return None
