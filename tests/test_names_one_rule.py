@@ -154,3 +154,47 @@ def test_a_top_level_dialect_is_a_default_that_a_prefix_overrides():
     built = optreg.build(text, torch.nn.Linear(2, 2))
     assert qualname(built.optimizer) == "oneflow.AdamW"
     assert type(built.scheduler).__name__ == "StepLR"
+
+
+MISSPELT = [   # (name, the message show / describe give: both kinds looked in, with validate's did-you-mean)
+    ("CosineAnealingLR", "unknown torch optimizer or scheduler 'CosineAnealingLR' (did you mean 'CosineAnnealingLR'?)"),
+    ("hf.cosin", "unknown hf optimizer or scheduler 'cosin' (did you mean 'cosine'?)"),
+    ("onflow.AdamW", "unknown optimizer or scheduler 'onflow.AdamW': 'onflow' is not a dialect (did you mean "
+                     "'oneflow.AdamW'?)"),
+    ("oneflow.optim.AdamWW", "unknown oneflow optimizer or scheduler 'AdamWW' (did you mean 'AdamW'?)"),
+    ("torch.optim.lr_scheduler.StepLRR", "unknown torch optimizer or scheduler 'StepLRR' (did you mean 'StepLR'?)"),
+]
+
+
+@pytest.mark.parametrize("name, message", MISSPELT)
+def test_show_and_describe_look_in_both_kinds_and_suggest_as_validate_does(name, message, capsys):
+    with pytest.raises(ConfigError) as info:
+        optreg.describe(name)
+    assert [(e.path, e.message) for e in info.value.errors] == [("name", message)]
+    assert main(["show", name]) == 1
+    assert capsys.readouterr().err.strip() == f"name: {message}"
+
+
+def test_describe_with_nothing_close_names_both_kinds_and_their_listing():
+    from optreg.core.registry import REGISTRY
+
+    with pytest.raises(ConfigError) as info:
+        optreg.describe("hf.xyzzyq")
+    optimizers, schedulers = (len(REGISTRY.entries(kind, "hf")) for kind in ("optimizer", "scheduler"))
+    assert info.value.errors[0].message == (f"unknown hf optimizer or scheduler 'xyzzyq'; `optreg list --dialect hf` "
+                                            f"shows the {optimizers} hf optimizers and the {schedulers} hf schedulers")
+
+
+@pytest.mark.parametrize("name, message", [
+    ("onflow.AdamW", "unknown optimizer 'onflow.AdamW': 'onflow' is not a dialect (did you mean 'oneflow.AdamW'?)"),
+    ("oneflow.optim.AdamWW", "unknown oneflow optimizer 'AdamWW' (did you mean 'AdamW'?)"),
+    ("mindspore.mint.optim.AdamWW", "unknown mindspore_mint optimizer 'AdamWW' (did you mean 'AdamW'?)"),
+])
+def test_a_misspelt_prefix_or_framework_path_gets_a_did_you_mean_in_python_and_yaml(name, message):
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer(name, torch.nn.Linear(2, 2))
+    assert [(e.path, e.message) for e in info.value.errors] == [("name", message)]
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(f"optimizer:\n  name: {name}\n")
+    error = info.value.errors[0]
+    assert (error.path, error.message, error.location.line) == ("optimizer.name", message, 2)

@@ -179,6 +179,8 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     name that none of `dialect` (torch by default) has is looked for in every dialect, and two components that
     it names are a ConfigError listing both."""
     kinds = (kind,) if kind else (OPTIMIZER, SCHEDULER)
+    if dialect is not None:
+        REGISTRY.check_dialect(dialect)
     found, missing = [], None
     for k in kinds:
         try:
@@ -196,9 +198,10 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
         listed = ", ".join(f"{e.qualname} ({e.kind})" for e in found)
         raise ConfigError([ErrorItem("name", f"{show(name)} names {len(found)} components: {listed}; give one with "
                                              f"its dialect prefix", None, found[0].qualname)])
-    if not found:  # let lookup produce the did-you-mean message
-        REGISTRY.lookup(kinds[0], name, dialect)
-        raise ConfigError(f"unknown component {name!r}", "name")
+    if not found:  # the message lookup gives, for every kind looked in
+        if not isinstance(name, str) or not name.strip():
+            REGISTRY.lookup(kinds[0], name, dialect)   # the message of a name that is no string
+        raise REGISTRY.unknown(kinds, name, dialect)
     entry = found[0]
     notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,

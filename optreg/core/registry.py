@@ -301,8 +301,11 @@ class Registry:
         `default` is the dialect of a name without a prefix when `dialect` is None (a file's top-level `dialect:`,
         the dialect of the optimizer a spec is nested in): a prefix overrides it."""
         hit = self.framework_paths().get((kind, str(name).strip())) if "." in str(name) else None
+        module = self._module_of(kind, str(name).strip()) if hit is None and "." in str(name) else None
         if hit is not None:
             prefix, bare = hit.dialect, hit.name
+        elif module is not None:   # a framework path to no entry (`oneflow.optim.AdamWW`): its dialect's name
+            prefix, bare = module[0], str(name).strip()[len(module[1]) + 1:]
         else:
             prefix, bare = split_dialect(name, self.dialects())
         where = prefix or dialect or default or DEFAULT_DIALECT
@@ -314,6 +317,12 @@ class Registry:
             raise ConfigError(f"{show(name)} names the {prefix} {kind}, but dialect={dialect!r} asks for the "
                               f"{dialect} one; drop the prefix or the dialect", path)
         return where, bare, hit
+
+    def _module_of(self, kind: str, name: str) -> tuple[str, str] | None:
+        """(dialect, module) of the longest framework module path a dotted `name` starts with (`oneflow.optim`,
+        `mindspore.mint.optim`), or None."""
+        modules = [(d.name, m) for d in self.declared() for m in d.paths.get(kind, ()) if name.startswith(m + ".")]
+        return max(modules, key=lambda dm: len(dm[1]), default=None)
 
     def find(self, kind: str, name: str, dialect: str | None = None, path: str = "name",
              default: str | None = None) -> Entry | None:
@@ -349,18 +358,15 @@ class Registry:
         entry = self.find(kind, name, dialect, path, default)
         if entry is not None:
             return entry
-        where, bare, _ = self.place(kind, name, dialect, path, default)
-        elsewhere = [e.qualname for e in self.entries(kind)
-                     if e.dialect != where and normalise(bare, kind) in
-                     {normalise(n, kind) for n in (e.name, *e.aliases)}]
-        if elsewhere:
-            raise ConfigError(f"{show(bare)} is not a {where} {kind}; {' and '.join(elsewhere)} "
-                              f"{'has' if len(elsewhere) == 1 else 'have'} it (select the dialect "
-                              f"with a prefix or a dialect: key)", path)
+        raise self.unknown((kind,), name, dialect, path, default)
+
+    def suggestion(self, kind: str, bare: str, where: str) -> str | None:
+        """The did-you-mean for a name that `where` lacks: its closest name or alias of `kind`, else the closest
+        normalised (`cosine_anealing` for `CosineAnnealingLR`), else the closest qualified name of any dialect."""
         names = {e.name: e for e in self.entries(kind, where)}
         aliases = {a: e for e in self.entries(kind, where) for a in e.aliases}
         hint = closest(bare, [*names, *aliases])
-        if hint is None:  # compare normalised forms: `cosine_anealing` vs `CosineAnnealingLR`
+        if hint is None:
             norm = {normalise(n, kind): n for n in [*names, *aliases]}
             hit = closest(normalise(bare, kind), norm)
             hint = norm[hit] if hit else None
@@ -368,10 +374,40 @@ class Registry:
             qual = {e.qualname: e for e in self.entries(kind)}
             hint = closest(bare, [q.split(".", 1)[1] for q in qual])
             hint = next((q for q in qual if q.split(".", 1)[1] == hint), None) if hint else None
-        raise ConfigError(f"unknown {where} {kind} {show(bare)}"
-                          + (f" (did you mean {hint!r}?)" if hint else
-                             f"; `optreg list --dialect {where} --kind {kind}s` shows the {len(names)} {where} "
-                             f"{kind}s"), path)
+        return hint
+
+    def unknown(self, kinds: tuple[str, ...], name: str, dialect: str | None = None, path: str = "name",
+                default: str | None = None) -> ConfigError:
+        """The error for a `name` that no entry of `kinds` has (the caller looked): it names the dialect and the
+        kinds looked in, with the did-you-mean of `suggestion`, the dialects that do have it, or the dialect a
+        misspelt prefix means (`onflow.AdamW`)."""
+        # each kind's framework modules are its own (`torch.optim.lr_scheduler`): the reading that strips most
+        where, bare, _ = min((self.place(kind, name, dialect, path, default) for kind in kinds),
+                             key=lambda placed: len(placed[1]))
+        what = " or ".join(kinds)
+        head, dot, tail = str(name).strip().partition(".")
+        if dot and head.strip().lower() not in self.dialects() and not any(
+                self._module_of(kind, str(name).strip()) for kind in kinds):
+            meant = closest(head.strip(), self.dialects())
+            if meant is not None:
+                fix = f"{meant}.{tail}"
+                return ConfigError([ErrorItem(path, f"unknown {what} {show(name)}: {head.strip()!r} is not a "
+                                                    f"dialect (did you mean {fix!r}?)", None, fix)])
+        elsewhere = [e.qualname for kind in kinds for e in self.entries(kind)
+                     if e.dialect != where and normalise(bare, kind) in
+                     {normalise(n, kind) for n in (e.name, *e.aliases)}]
+        if elsewhere:
+            return ConfigError(f"{show(bare)} is not a {where} {what}; {' and '.join(elsewhere)} "
+                               f"{'has' if len(elsewhere) == 1 else 'have'} it (select the dialect "
+                               f"with a prefix or a dialect: key)", path)
+        hints = [h for kind in kinds if (h := self.suggestion(kind, bare, where)) is not None]
+        hint = (closest(bare, hints) or hints[0]) if hints else None
+        if hint is not None:
+            return ConfigError(f"unknown {where} {what} {show(bare)} (did you mean {hint!r}?)", path)
+        counts = " and ".join(f"the {len(self.entries(kind, where))} {where} {kind}s" for kind in kinds)
+        flag = f" --kind {kinds[0]}s" if len(kinds) == 1 else ""
+        return ConfigError(f"unknown {where} {what} {show(bare)}; `optreg list --dialect {where}{flag}` shows "
+                           f"{counts}", path)
 
     def everywhere(self, kind: str, name: str) -> list[Entry]:
         """The entries of every dialect whose name or alias `name` spells or normalises to (`cosine`: hf.cosine and
