@@ -157,7 +157,7 @@ CASES = [
     ("rule shadowed by an earlier rule", opt("SGD", param_groups=[{"params": "*"}, {"params": "*.bias",
                                                                                     "weight_decay": 0.0}]),
      "param_groups[1].params", "already taken by param_groups[0]"),
-    ("torch refuses a combination", opt("Adam", differentiable=True, fused=True), "",
+    ("torch refuses a combination", opt("Adam", differentiable=True, fused=True), "fused",
      "torch.Adam refused the configuration"),
     ("differentiable on leaf parameters", opt("Adam", differentiable=True), "differentiable",
      "leaf tensors that require grad"),
@@ -388,3 +388,63 @@ def test_a_json_file_is_json(tmp_path, text, position, message):
     assert (error.location.file, error.location.line, error.location.column) == (str(path), *position)
     (tmp_path / "c.yaml").write_text(text)
     assert optreg.load_config(tmp_path / "c.yaml").optimizer["name"] == "AdamW"
+
+
+REFUSED = "torch.Adam refused the configuration: `fused` does not support `differentiable`"
+NO_PARAMETERS = "optimizer got an empty parameter list: the model has no parameters"
+
+
+@pytest.mark.parametrize("action, expected", [
+    (opt("adam", fused=True, differentiable=True), [("fused", REFUSED)]),
+    (lambda: optreg.build({"optimizer": {"name": "adam", "fused": True, "differentiable": True}}, make_model()),
+     [("optimizer.fused", REFUSED)]),
+    (lambda: optreg.configure_optimizer("adam", torch.nn.Module()), [("params", NO_PARAMETERS)]),
+    (lambda: optreg.build({"optimizer": {"name": "adam"}}, torch.nn.Module()), [("params", NO_PARAMETERS)]),
+], ids=["configure_optimizer refused", "build refused", "configure_optimizer no parameters",
+        "build no parameters"])
+def test_what_torch_refuses_and_a_model_without_parameters_have_a_path(action, expected):
+    with pytest.raises(ConfigError) as info:
+        action()
+    assert [(e.path, e.message) for e in info.value.errors] == expected
+
+
+def test_a_refused_configuration_in_a_file_is_at_the_options_position(tmp_path):
+    file = tmp_path / "c.yaml"
+    file.write_text("optimizer:\n  name: adam\n  fused: true\n  differentiable: true\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(file, make_model())
+    (error,) = info.value.errors
+    assert (error.path, error.message, error.location.line) == ("optimizer.fused", REFUSED, 3)
+
+
+@pytest.mark.parametrize("spec, kwargs, path, message", [
+    ({"name": "StepLR", "step_size": 2, "gamma": 0.1}, {"gamma": 0.5}, "gamma",
+     "given both in the spec (0.1) and as gamma=0.5; give it once"),
+    ("StepLR", {"name": "ExponentialLR", "step_size": 2}, "name",
+     "given both in the learning_rate argument ('StepLR') and as name='ExponentialLR'; give it once"),
+    ({"name": "CosineDecayLR", "dialect": "oneflow", "decay_steps": 3}, {"dialect": "cerebras"}, "dialect",
+     "given both in the spec ('oneflow') and as dialect='cerebras'; give it once"),
+])
+def test_a_scheduler_key_given_in_the_spec_and_as_a_keyword_is_refused(spec, kwargs, path, message):
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(make_sgd(make_model()), spec, **kwargs)
+    assert [(e.path, e.message) for e in info.value.errors] == [(path, message)]
+
+
+def test_a_misspelt_scheduler_key_gets_a_did_you_mean(tmp_path):
+    from optreg.schedules.adapter import ScheduleLR
+    from optreg.schedules.engine import KEYS
+
+    file = tmp_path / "c.yaml"
+    file.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\nscheduler:\n  name: sequential\n  key: momentun\n"
+                    "  schedulers: [{name: StepLR, step_size: 2}]\n")
+    message = f"must be one of {', '.join(KEYS)}, got 'momentun'"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(file, make_model())
+    (error,) = info.value.errors
+    assert (error.path, error.message, error.suggestion, error.location.line) == ("scheduler.key", message,
+                                                                                 "momentum", 4)
+    assert str(error).endswith("(did you mean 'momentum'?)")
+    with pytest.raises(ConfigError) as info:
+        ScheduleLR(make_sgd(make_model()), [], key="momentun")
+    assert [tuple(e)[::3] for e in info.value.errors] == [("key", "momentum")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
@@ -80,6 +81,17 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
     group.options = values
 
 
+def refused_at(entry: Entry, values: Mapping[str, Any], exc: BaseException) -> str:
+    """The path of a configuration the implementation refused when built: the first given option its message names
+    (torch's `fused` does not support `differentiable`: `fused`), else `params` where it speaks of the parameters,
+    else the section's own (the caller's prefix)."""
+    given = {entry.target_name(k): k for k in values}
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(exc)):
+        if word in given:
+            return given[word]
+    return "params" if re.search(r"param|tensor", str(exc), re.IGNORECASE) else ""
+
+
 def wraps_optimizer(entry: Entry) -> bool:
     """Optimizers that wrap another one take it as their first argument (MindSpore LARS)."""
     return entry.kind == OPTIMIZER and _first_parameter(entry.resolve()) == "optimizer"
@@ -128,7 +140,8 @@ class OptimizerPlan:
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:  # a constraint the tables missed
             if isinstance(exc, ConfigError):
                 raise
-            raise ConfigError(f"{entry.qualname} refused the configuration: {exc}") from exc
+            raise ConfigError(f"{entry.qualname} refused the configuration: {exc}",
+                              refused_at(entry, self.values, exc)) from exc
         return remember_scaled_lr(optimizer, self.groups)
 
     @property
@@ -526,7 +539,8 @@ class SchedulerPlan:
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:
             if isinstance(exc, ConfigError):
                 raise
-            raise ConfigError(f"{self.entry.qualname} refused the configuration: {exc}") from exc
+            raise ConfigError(f"{self.entry.qualname} refused the configuration: {exc}",
+                              refused_at(self.entry, self.values, exc)) from exc
 
 
 def _target_params(entry: Entry) -> list[str]:
@@ -595,7 +609,8 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
     that drives one key only (`own_key`: Cerebras' weight-decay schedulers) takes that key and refuses another."""
     plan.key = spec.pop("key", own_key or "lr")
     if plan.key not in KEYS:
-        errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}")
+        errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}",
+                   closest(plan.key, KEYS) if isinstance(plan.key, str) else None)
     elif own_key is not None and plan.key != own_key:
         errors.add(join_path(path, "key"), f"{plan.name} drives {own_key!r} only, got {show(plan.key)}")
     for alias in sorted(synonyms("last_epoch")):
@@ -926,7 +941,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
       step itself (`check_static_lr`), an absolute lr schedule over groups whose lrs lr_mult, layer_decay or a
       composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps: groups.scaled_lr_of);
     - a scheduler name with its options as kwargs: `configure_lr_scheduler(opt, "StepLR", step_size=10)`;
-    - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`);
+    - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`), with more
+      options as kwargs (a key given both in the spec and as a keyword, `dialect` too, is a ConfigError);
     - a list of specs: a sequential schedule whose milestones come from the stages' lengths;
     - `adjust_learning_rate=...` (cerebras.pytorch <= 2.3): the schedule times each group's `adjust_learning_rate`
       (ScalePerParamLR); a trainer-form `{ScalePerParamLR: ...}` or `param_group_tags` is read as Model Zoo 2.10
@@ -961,11 +977,16 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             group["lr"] = lr
         return None
     asked = {"dialect": dialect} if dialect is not None else {}   # the spec's own: a contradicting prefix is refused
-    if isinstance(learning_rate, str):
-        spec: Any = {"name": learning_rate, **asked, **kwargs}
-    elif isinstance(learning_rate, Mapping):
-        named = any(k in learning_rate for k in NAME_KEYS)   # not a dialect's own form ({LinearLR: {...}})
-        spec = {**(asked if named else {}), **learning_rate, **kwargs}
+    if isinstance(learning_rate, (str, Mapping)):
+        named = isinstance(learning_rate, str) or any(k in learning_rate for k in NAME_KEYS)   # not {LinearLR: {...}}
+        given = {"name": learning_rate} if isinstance(learning_rate, str) else dict(learning_rate)
+        twice = [k for k in (*asked, *kwargs) if k in given and named]
+        for key in twice:   # no precedence: a key given twice is a contradiction or a slip
+            where = "the spec" if isinstance(learning_rate, Mapping) else "the learning_rate argument"
+            errors.add(key_text(key), f"given both in {where} ({show(given[key])}) and as "
+                                      f"{key}={show({**asked, **kwargs}[key])}; give it once")
+        errors.raise_if_any()
+        spec: Any = {**(asked if named else {}), **given, **kwargs}
     elif isinstance(learning_rate, (list, tuple)):  # read by the same rule as a list in YAML (_normal_spec)
         spec = {"name": "sequential", "schedulers": list(learning_rate), **kwargs} if kwargs else list(learning_rate)
     else:
@@ -994,7 +1015,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     for hook, value in wrappers:   # a dialect's keyword (cerebras.pytorch <= 2.3's adjust_learning_rate: muP)
         if value:
             return hook(plan, optimizer)
-    return plan.build(optimizer)
+    try:
+        return plan.build(optimizer)
+    except ConfigError as exc:
+        raise _rooted(exc) from None
 
 
 def _rooted(exc: ConfigError) -> ConfigError:

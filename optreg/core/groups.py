@@ -283,6 +283,8 @@ def _named(pairs: list[tuple[str | None, Any]]) -> Source:
     if not named and frozen:
         raise ConfigError(f"every parameter is frozen (requires_grad=False; {len(frozen)} of them): nothing to "
                           f"optimize", "params")
+    if not named:   # torch's own words for an empty list, at the argument that gave it
+        raise ConfigError("optimizer got an empty parameter list: the model has no parameters", "params")
     return Source(named, None, frozen=frozen, aliases=aliases)
 
 

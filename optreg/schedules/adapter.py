@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
-from optreg.errors import ConfigError, show
+from optreg.errors import ConfigError, ErrorItem, closest, show
 from optreg.core.float32 import FLOAT32_MAX
 from optreg.schedules.engine import INITIAL_KEYS, KEYS, Schedule
 
@@ -77,7 +77,8 @@ class ScheduleLR(LRScheduler):
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if key not in KEYS:
-            raise ConfigError(f"must be one of {', '.join(KEYS)}, got {show(key)}", "key")
+            raise ConfigError([ErrorItem("key", f"must be one of {', '.join(KEYS)}, got {show(key)}", None,
+                                         closest(key, KEYS) if isinstance(key, str) else None)])
         groups = optimizer.param_groups
         schedules = list(schedule) if isinstance(schedule, (list, tuple)) else [schedule] * len(groups)
         if len(schedules) != len(groups):
