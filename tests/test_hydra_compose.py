@@ -395,7 +395,7 @@ def test_an_override_of_a_list_element_is_named_by_the_cli(capsys):
     override, not the file's line of the element it replaced."""
     assert main(["run", QUICKSTART, "optimizer.param_groups.0.params=[nothing.*]"]) == 1
     assert capsys.readouterr().err.strip() == ("override optimizer.param_groups.0.params=[nothing.*]: "
-                                               "optimizer.param_groups[0].params: pattern 'nothing.*' matches no "
+                                               "optimizer.param_groups[0].params[0]: pattern 'nothing.*' matches no "
                                                "parameter")
 
 
