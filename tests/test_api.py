@@ -39,6 +39,13 @@ def test_plain_number_sets_lr_and_returns_none():
     o = torch.optim.SGD(make_model().parameters(), lr=0.1)
     assert optreg.configure_lr_scheduler(o, 0.25) is None
     assert all(g["lr"] == 0.25 for g in o.param_groups)
+    # a numeric string is the number, as every numeric option reads it (it was looked up as a scheduler's name)
+    assert optreg.configure_lr_scheduler(o, "1e-3") is None
+    assert all(g["lr"] == 0.001 for g in o.param_groups)
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(o, "nan")
+    assert [(e.path, e.message) for e in info.value.errors] == [("learning_rate",
+                                                                 "must be a finite number >= 0, got nan")]
 
 
 def test_list_optimizers_and_schedulers():

@@ -964,6 +964,11 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                 if isinstance(learning_rate, (list, tuple)) else "learning_rate", errors)
     check_input(kwargs, "", errors)
     errors.raise_if_any()
+    if isinstance(learning_rate, str):   # "1e-3" is a number, as every numeric option reads it (core.types)
+        try:
+            learning_rate = float(learning_rate)
+        except ValueError:
+            pass
     if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
         from optreg.core.types import MAX_FLOAT
 
