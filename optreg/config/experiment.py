@@ -109,14 +109,9 @@ class Experiment:
         if _NOMINAL_CHECK.get() and run != self.run and self.modelzoo is None and "name" in self.optimizer:
             # read for validate (no model): its checks and notes again, for this run (those of a build are made
             # when it plans against the model)
-            notes = nominal_checks(experiment, errors)
+            experiment.notes = nominal_checks(experiment, errors)
             if errors:
                 raise experiment.locate(ConfigError(errors.items))
-            if self.paths:
-                from optreg.config.translate import source_note
-
-                notes = [source_note(n, self.paths) for n in notes]
-            experiment.notes = notes
         return experiment
 
     def plan(self, model_or_named_params: Any) -> "Plan":
@@ -363,13 +358,16 @@ STAND_IN = object()   # the parameter of a nominal group (never built)
 def nominal_checks(experiment: Experiment, errors: Collector) -> list[str]:
     """What validate checks without a model, as build checks it with one: the optimizer section's nominal plan
     (`_nominal_plan`) and every check of the scheduler around it for the experiment's run (`plan_around`); its
-    problems go to `errors`, the schedule linter's notes are returned (at the paths of optreg's own form)."""
+    problems go to `errors`, the schedule linter's notes are returned (a translated format's at the source's paths,
+    once it has them: `Experiment.paths`)."""
     notes: list[str] = []
     section, dialect = experiment.optimizer, experiment.dialect
-    nominal = _nominal_plan(section, dialect, errors)
-    if nominal is not None:
-        plan_around(nominal, experiment, errors, known_groups=_one_group(section, dialect), final_run=False,
-                    notes=notes)
+    plan_around(_nominal_plan(section, dialect, errors), experiment, errors,
+                known_groups=_one_group(section, dialect), final_run=False, notes=notes)
+    if experiment.paths:
+        from optreg.config.translate import source_note
+
+        notes = [source_note(n, experiment.paths) for n in notes]
     return notes
 
 #: whether reading optreg's own form plans it without the model too (the checks `validate` reports); off while
