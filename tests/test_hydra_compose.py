@@ -23,8 +23,8 @@ APP = REPO / "examples" / "hydra_app"
 QUICKSTART = str(REPO / "examples" / "quickstart.yaml")
 
 
-def composed(*overrides: str, hydra: bool = False):
-    with initialize_config_dir(config_dir=str(APP / "conf"), version_base="1.3"):
+def composed(*overrides: str, hydra: bool = False, conf: Path = APP / "conf"):
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         return compose("config", list(overrides), return_hydra_config=hydra)
 
 
@@ -75,12 +75,12 @@ def test_group_switch_replaces_the_section_and_interpolations_resolve():
     built = optreg.build(cfg, model())
     assert type(built.optimizer) is torch.optim.SGD and "betas" not in built.optimizer.defaults
     assert built.optimizer.defaults["momentum"] == 0.9
-    assert built.scheduler.T_max == 7                                    # T_max: ${train.steps}
+    assert built.scheduler.T_max == 7                                    # T_max null: the run's length
 
 
 def test_non_torch_dialect_group():
     cfg = composed("optimizer=mindspore_adam", "scheduler=mindspore_cosine_decay",
-                   "scheduler.min_lr=0.0", "scheduler.max_lr=0.1", "scheduler.decay_steps=10", "~scheduler.T_max")
+                   "scheduler.min_lr=0.0", "scheduler.max_lr=0.1", "scheduler.decay_steps=10")
     built = optreg.build(cfg, model())
     expected = optreg.configure_optimizer("mindspore.Adam", model(), learning_rate=cfg.optimizer.learning_rate)
     assert type(built.optimizer) is type(expected) and built.experiment.optimizer["dialect"] == "mindspore"
@@ -129,10 +129,13 @@ def test_errors_inside_a_hydra_main_task_use_hydraconfig():
     assert messages(exc) == ["override optimizer.weight_decay=-0.5: optimizer.weight_decay: must be >= 0, got -0.5"]
 
 
-def _primary_line(key: str) -> int:
-    """The line of the example app's primary config that writes `key:` (found in the file, not written here)."""
-    lines = (APP / "conf" / "config.yaml").read_text(encoding="utf-8").splitlines()
-    return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(f"{key}:"))
+def _app_writing_t_max(tmp_path: Path) -> tuple[Path, int]:
+    """A copy of the example app's primary config that also writes `scheduler.T_max` (at the line returned)."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    text = (APP / "conf" / "config.yaml").read_text(encoding="utf-8") + "\nscheduler:\n  T_max: ${train.steps}\n"
+    (conf / "config.yaml").write_text(text, encoding="utf-8")
+    return conf, len(text.splitlines())
 
 
 def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):
@@ -141,13 +144,14 @@ def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):
     names the switch. The file is found from the config's hydra node, or from HydraConfig inside a task."""
     from hydra.core.hydra_config import HydraConfig
 
-    full = composed("scheduler=step", "scheduler.step_size=20", hydra=True)
+    conf, line = _app_writing_t_max(tmp_path)
+    full = composed("scheduler=step", "scheduler.step_size=20", hydra=True, conf=conf)
     with pytest.raises(ConfigError) as exc:
         optreg.build(full, model())
     (error,) = exc.value.errors
     assert (error.path, error.message) == ("scheduler.T_max", "unknown option of torch.StepLR")
-    assert Path(error.location.file).resolve() == APP / "conf" / "config.yaml"
-    assert (error.location.line, error.location.column) == (_primary_line("T_max"), 3)
+    assert Path(error.location.file).resolve() == conf.resolve() / "config.yaml"
+    assert (error.location.line, error.location.column) == (line, 3)
     HydraConfig.instance().set_config(full)
     try:
         with pytest.raises(ConfigError) as task_exc:
@@ -155,13 +159,22 @@ def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):
     finally:
         HydraConfig.instance().cfg = None
     assert messages(task_exc) == messages(exc)
-    result = subprocess.run([sys.executable, "train.py", "scheduler=step", "scheduler.step_size=20",
+    result = subprocess.run([sys.executable, "train.py", "--config-path", str(conf), "scheduler=step",
+                             "scheduler.step_size=20", "hydra/job_logging=none", "hydra/hydra_logging=none",
+                             f"hydra.run.dir={tmp_path / 'run'}", "hydra.output_subdir=null"],
+                            capture_output=True, text=True, timeout=300, cwd=APP)
+    assert result.returncode == 1
+    assert f"conf/config.yaml:{line}:3: scheduler.T_max: unknown option of torch.StepLR" in result.stderr
+
+
+def test_the_example_app_switches_to_a_scheduler_without_t_max(tmp_path):
+    """The app's own config leaves the schedule's length to the run: a switch to StepLR needs nothing removed."""
+    result = subprocess.run([sys.executable, "train.py", "scheduler=step", "scheduler.step_size=20", "train.steps=5",
                              "hydra/job_logging=none", "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path}",
                              "hydra.output_subdir=null"],
                             capture_output=True, text=True, timeout=300, cwd=APP)
-    assert result.returncode == 1
-    assert f"conf/config.yaml:{_primary_line('T_max')}:3: scheduler.T_max: unknown option of torch.StepLR" \
-        in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "StepLR" not in result.stderr and "after 5 steps" in result.stdout
 
 
 def test_app_keys_are_ignored_and_near_misses_reported():
@@ -208,7 +221,7 @@ def test_instantiate_returns_validating_factories():
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
-    cfg = composed("optimizer.lr=0.01")
+    cfg = composed("optimizer.lr=0.01", "scheduler.T_max=${train.steps}")   # a factory has no run to take it from
     net = model()
     opt = instantiate(cfg.optimizer)(net)
     built = optreg.build(cfg, model())
@@ -352,7 +365,7 @@ def test_a_scheduler_group_takes_its_length_from_the_run(overrides, explicit, ca
 def test_a_composed_scheduler_group_takes_its_length_from_train_steps():
     """The example app's config composed with a group switch and `train.steps`: build() gives the length left null
     the run's (− the warmup), value for value as written out."""
-    for overrides, explicit in [(["scheduler=one_cycle", "scheduler.max_lr=0.01", "~scheduler.T_max"],
+    for overrides, explicit in [(["scheduler=one_cycle", "scheduler.max_lr=0.01"],
                                  "scheduler.total_steps=6"),
                                 (["scheduler.T_max=null", "scheduler.warmup={steps: 2}"], "scheduler.T_max=4")]:
         implicit = optreg.build(composed(*overrides, "train.steps=6", hydra=True), model())
@@ -369,14 +382,14 @@ def test_a_composed_scheduler_group_takes_its_length_from_train_steps():
 
 def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path, capsys):
     null = composed("scheduler.T_max=null", "~train.steps", hydra=True)
-    absent = composed("~scheduler.T_max", "~train.steps", hydra=True)
+    absent = composed("~train.steps", hydra=True)
     errors = []
     for cfg in (null, absent):
         with pytest.raises(ConfigError) as exc:
             optreg.build(cfg, model())
         errors.append(messages(exc))
     assert errors == [["override scheduler.T_max=null: scheduler.T_max: required option is missing"],
-                      ["override ~scheduler.T_max: scheduler.T_max: required option is missing"]]
+                      ["scheduler.T_max: required option is missing"]]   # null in the group file
     path = tmp_path / "no_run.yaml"
     path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: OneCycleLR, max_lr: 0.1}\n")
     assert main(["validate", str(path), "+scheduler.total_steps=null"]) == 1

@@ -118,7 +118,7 @@ def shipped_documents():
         else:
             yield f"scheduler/{path.name}", {"optimizer": {"name": "SGD"}, "scheduler": section}
     with initialize_config_dir(config_dir=str(REPO / "examples" / "hydra_app" / "conf"), version_base="1.3"):
-        for overrides in ([], ["optimizer=sgd", "scheduler=step", "scheduler.step_size=10", "~scheduler.T_max"]):
+        for overrides in ([], ["optimizer=sgd", "scheduler=step", "scheduler.step_size=10"]):
             cfg = compose("config", overrides)
             yield f"hydra_app {' '.join(overrides)}", OmegaConf.to_container(cfg, resolve=True)
 
