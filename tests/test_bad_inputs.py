@@ -96,6 +96,9 @@ CASES = [
     ("gamma missing", sched({"name": "ExponentialLR"}), "gamma", "required option is missing"),
     ("gamma zero", sched({"name": "ExponentialLR", "gamma": 0}), "gamma", "must be > 0"),
     ("factor above one", sched({"name": "ConstantLR", "factor": 1.5}), "factor", "must be <= 1"),
+    # torch takes it, then raises ZeroDivisionError at step total_iters (torch 2.13: lr · 1/factor)
+    ("constant factor zero", sched({"name": "ConstantLR", "factor": 0.0, "total_iters": 2}), "factor",
+     "must be > 0: torch's ConstantLR divides the lr by factor when the constant phase ends"),
     ("start factor zero", sched({"name": "LinearLR", "start_factor": 0}), "start_factor", "must be > 0"),
     ("plateau factor one", sched({"name": "ReduceLROnPlateau", "factor": 1.0}), "factor", "must be < 1"),
     ("plateau mode", sched({"name": "ReduceLROnPlateau", "mode": "lowest"}), "mode", "must be one of"),

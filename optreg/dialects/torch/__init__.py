@@ -77,7 +77,11 @@ SCHEDULERS = [
     _sched("StepLR", "lr = base_lr · γ^⌊t/step_size⌋.",
            notes=("Periodic, so it has no length: inside a sequential give milestones.",)),
     _sched("MultiStepLR", "lr = base_lr · γ^(number of milestones ≤ t).", types={"milestones": IncreasingInts}),
-    _sched("ConstantLR", "lr = base_lr · (factor if t < total_iters else 1).", length="total_iters"),
+    _sched("ConstantLR", "lr = base_lr · (factor if t < total_iters else 1).", length="total_iters",
+           rules=(Rule("factor", ("factor",), lambda f: f != 0, "must be > 0: torch's ConstantLR divides the lr by "
+                       "factor when the constant phase ends (a ZeroDivisionError at step total_iters)"),),
+           notes=("factor 0 is refused: torch 2.13 accepts it, then divides by it at step total_iters "
+                  "(ZeroDivisionError).",)),
     _sched("LinearLR", "lr = base_lr · (s + (e-s)·min(t,T)/T).", length="total_iters",
            types={"start_factor": number(gt=0, le=1)}),
     _sched("ExponentialLR", "lr = base_lr · γ^t."),
