@@ -26,6 +26,7 @@ import json
 import math
 import functools
 import os
+import re
 import time
 from typing import Any, Callable
 
@@ -41,6 +42,7 @@ from optreg import ConfigError
 from optreg.cli import main
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER
+from optreg.core.names import normalise
 from optreg.core.registry import REGISTRY
 from optreg.errors import show
 
@@ -128,6 +130,17 @@ def _reference(name: str, depth: int) -> st.SearchStrategy[Any]:
     return st.deferred(lambda: from_schema(DEFS[name], depth))
 
 
+#: other spellings of a registered name that the registry takes (`names.normalise`)
+RESPELLINGS = (str.upper, lambda n: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", n).lower(),
+               lambda n: " " + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", n) + " ")
+
+
+def _respelling(prop: Any) -> bool:
+    """Whether a schema property is another spelling of an option (`json_schema._option_aliases`)."""
+    text = prop.get("description", "") if isinstance(prop, dict) else ""
+    return text.startswith("another spelling of ") or bool(re.fullmatch(r"\w+\[\d\]|[\w, ]+ as one list", text))
+
+
 def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     """Values the schema node accepts (the registry's types and bounds), nested schedulers up to 2 deep."""
     if "$ref" in node:
@@ -136,7 +149,11 @@ def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
             return st.just({"name": "ConstantLR"})
         return _reference(name, depth + 1)
     if "anyOf" in node or "oneOf" in node:
-        return st.one_of([from_schema(b, depth) for b in node.get("anyOf") or node["oneOf"]])
+        branches = node.get("anyOf") or node["oneOf"]
+        if len(branches) == 2 and "enum" in branches[0] and "pattern" in branches[1]:   # a name, in any spelling
+            names = st.sampled_from(branches[0]["enum"])
+            return st.one_of(names, st.tuples(names, st.sampled_from(RESPELLINGS)).map(lambda p: p[1](p[0])))
+        return st.one_of([from_schema(b, depth) for b in branches])
     if "enum" in node:
         return st.sampled_from(node["enum"])
     if "examples" in node:
@@ -168,7 +185,9 @@ def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
         lo = node.get("minItems", 0)
         return st.lists(from_schema(items, depth), min_size=lo, max_size=max(lo, 3))
     if kind == "object" or "properties" in node:
-        props = dict(node.get("properties", {}))
+        # an option's other spellings (`learning_rate` beside `lr`) left out: a draw of both is refused, and would
+        # take examples from the valid configs
+        props = {k: v for k, v in node.get("properties", {}).items() if not _respelling(v)}
         props.pop("fused", None)   # torch.compile per example would take the whole CI budget
         # a component's own dialect is always given (else its name means the torch component of that name), and
         # its required options (the registry's models know them; the schema leaves them to the user's editor)
@@ -271,7 +290,7 @@ def _model_for(config: Any) -> torch.nn.Module:
         name = section.get("name", "") if isinstance(section, dict) else section
     else:
         name = config
-    text = (name[:5000] if isinstance(name, str) else show(name, 200)).lower().replace("_", "")
+    text = normalise(name[:5000] if isinstance(name, str) else show(name, 200))   # any spelling the registry takes
     return EmbeddingNet() if "sparseadam" in text else Net()
 
 
@@ -588,7 +607,9 @@ def test_validate_reports_every_file(tmp_path_factory, configs):
 def test_the_strategies_cover_every_registered_component():
     """The generated configs reach every component of every dialect (the schema lists them all)."""
     names = {(name, (b["properties"].get("dialect") or {}).get("enum", ["torch"])[0])
-             for b in OPTIMIZER_BRANCHES + SCHEDULER_BRANCHES for name in b["properties"]["name"].get("enum", [])}
+             for b in OPTIMIZER_BRANCHES + SCHEDULER_BRANCHES
+             for spelt in b["properties"]["name"].get("anyOf", [b["properties"]["name"]])
+             for name in spelt.get("enum", [])}
     for kind in (OPTIMIZER, SCHEDULER):
         for entry in REGISTRY.entries(kind):
             if entry.provider == "optreg":

@@ -176,3 +176,50 @@ def test_a_peer_dialect_s_schema_leaves_out_defaults_json_cannot_hold_without_wa
     text = out.read_text()
     assert "torch.bfloat16" not in text and "<function" not in text
     assert len(json.loads(text)["properties"]["optimizer"]["anyOf"]) > 128   # the built-in ones and its 128
+
+
+def _respelt(name: str, kind: str, i: int) -> list[str]:
+    """Spellings of a registered name that the registry takes (`names.normalise`), two or three of them (the i-th
+    name gets snake case in lower case or kebab case in upper case; a scheduler also loses its `LR`)."""
+    import re
+
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    out = [words.lower() if i % 2 else f" {words.replace('_', '-').upper()} "]
+    if kind == "scheduler" and name.lower().endswith("lr") and len(name) > 2:
+        out.append(name[:-2])
+    return out
+
+
+def test_the_schema_takes_every_spelling_of_a_name_that_validation_takes():
+    """Each shipped group file's component, its name respelt (any case, snake or kebab case, a scheduler's `LR`
+    left out, its dialect's prefix in any case) and an option given by another spelling (MindSpore's
+    `learning_rate` for `lr`, `beta1` for `betas[0]`): the schema accepts it where validation takes it, and still
+    refuses a misspelt name or option."""
+    from optreg.core.names import split_dialect
+
+    checked = 0
+    for i, (name, doc) in enumerate(shipped_documents()):
+        if not name.startswith(("optimizer/", "scheduler/")):
+            continue
+        kind = name.split("/")[0]
+        section = doc[kind]
+        dialect, bare = split_dialect(section["name"])
+        dialect = section.get("dialect", dialect)
+        for spelt in _respelt(bare, kind, i) + [f"{dialect.title()}.{bare}"]:
+            variant = {**doc, kind: {**section, "name": spelt}}
+            assert VALIDATOR.is_valid(variant), (name, spelt, [e.message[:120] for e in VALIDATOR.iter_errors(variant)])
+            checked += 1
+        if i % 8 == 0:
+            assert not VALIDATOR.is_valid({**doc, kind: {**section, "name": bare + "x"}}), name
+    assert checked > 500
+    for doc in [{"optimizer": {"name": "adam_w", "learning_rate": 0.01, "beta1": 0.8, "epsilon": 1e-6}},
+                {"optimizer": {"name": "MindSpore.Adam", "betas": [0.9, 0.99], "lr": 0.01}},
+                {"optimizer": {"name": "SGD"}, "scheduler": {"name": "one-cycle", "max_lr": 0.1, "total_steps": 3}}]:
+        assert not [e.message for e in VALIDATOR.iter_errors(doc)], doc
+        validate_experiment(doc)
+    for doc, bad in [({"optimizer": {"name": "AdamW", "learning_rat": 0.1}}, "optimizer.learning_rat"),
+                     ({"optimizer": {"name": "adam_ww"}}, "optimizer.name")]:
+        assert not VALIDATOR.is_valid(doc)
+        with pytest.raises(ConfigError) as exc:
+            validate_experiment(doc)
+        assert [e.path for e in exc.value.errors] == [bad]

@@ -11,6 +11,7 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.names import TUPLE_ALIASES, normalise, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.integrations.hydra.support import BUILDERS
 from optreg.schedules.engine import KEYS
@@ -203,6 +204,45 @@ def _names(entry: Entry) -> list[str]:
     return sorted(set(names))
 
 
+_SEPARATORS = "[-_ ]*"
+
+
+def _any_case(text: str, between: str = "") -> str:
+    """A regular expression of `text` in any case (JSON Schema's patterns have no flags), `between` its letters."""
+    return between.join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in text)
+
+
+def _name_pattern(entry: Entry) -> str:
+    """Every spelling the registry takes for the entry (`names.normalise`: any case, `-`, `_` and spaces anywhere, a
+    scheduler's trailing `LR` optional), with or without its dialect's prefix."""
+    keys = sorted({normalise(n, entry.kind) for n in (entry.name, *entry.aliases)})
+    lr = f"({_SEPARATORS}{_any_case('lr', _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
+    spelt = "|".join(_any_case(key, _SEPARATORS) for key in keys)
+    return rf"^\s*({_any_case(entry.dialect)}\s*\.)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
+
+
+def _option_aliases(props: dict[str, Any]) -> dict[str, Any]:
+    """The other spellings of the options in `props` that validation takes (`names.synonyms`: `learning_rate` for
+    `lr`; `names.TUPLE_ALIASES`: `beta1`/`beta2` for `betas`, or `betas` for the two), each as its option's schema."""
+    out: dict[str, Any] = {}
+    for name, prop in props.items():
+        for alias in sorted(synonyms(name) - set(props)):
+            out[alias] = {**{k: v for k, v in prop.items() if k not in ("default", "description")},
+                          "description": f"another spelling of {name}"}
+    for joined, parts in TUPLE_ALIASES.items():
+        items = props.get(joined, {}).get("items")
+        if isinstance(items, list) and len(items) == len(parts):
+            out.update({part: {**item, "description": f"{joined}[{i}]"} for i, (part, item) in enumerate(zip(parts, items))
+                        if part not in props})
+        elif joined not in props and all(part in props for part in parts):
+            out[joined] = {"type": "array", "items": [{k: v for k, v in props[part].items() if k not in ("default",
+                                                                                                      "description")}
+                                                      for part in parts],
+                           "additionalItems": False, "minItems": len(parts), "maxItems": len(parts),
+                           "description": f"{', '.join(parts)} as one list"}
+    return out
+
+
 def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     schema = models.model(entry).model_json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
     definitions.update(schema.pop("$defs", {}))
@@ -212,7 +252,9 @@ def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
             props[option]["description"] = text
     for prop in props.values():
         prop.pop("title", None)
-    props["name"] = {"enum": _names(entry), "description": entry.doc or entry.name}
+    props.update(_option_aliases(props))
+    props["name"] = {"anyOf": [{"enum": _names(entry)}, {"type": "string", "pattern": _name_pattern(entry)}],
+                     "description": entry.doc or entry.name}
     props["dialect"] = {"enum": [entry.dialect], "description": "the framework whose names, defaults and numerics "
                                                                 "this component follows"}
     props.update(_hydra_keys(entry.kind))
