@@ -434,3 +434,20 @@ def test_an_override_of_a_list_element_names_that_element_alone():
                                            "scheduler.schedulers[0].step_size", "scheduler.schedulers[1].name")] == \
         ["override optimizer.param_groups.1.lr=-1", "file.yaml:1:1", "file.yaml:1:1", "file.yaml:1:1",
          "override scheduler.schedulers.0={name: StepLR}", "file.yaml:1:1"]
+
+
+def test_the_example_app_trains_as_optreg_run_does(tmp_path, capsys):
+    """The app's loop is `optreg run`'s: the same composed config (clipping, accumulation, a length in epochs)
+    gives the same final loss in both."""
+    overrides = ["+clip_grad.max_norm=0.05", "+train.accumulation_steps=2", "~train.steps", "+train.epochs=3",
+                 "+train.steps_per_epoch=4"]
+    composed_file = tmp_path / "composed.yaml"
+    composed_file.write_text(OmegaConf.to_yaml(composed(*overrides)), encoding="utf-8")
+    assert main(["run", str(composed_file)]) == 0, capsys.readouterr().err
+    cli = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("final loss"))
+    result = subprocess.run([sys.executable, "train.py", *overrides, "hydra/job_logging=none",
+                             "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path / 'run'}", "hydra.output_subdir=null"],
+                            capture_output=True, text=True, timeout=300, cwd=APP)
+    assert result.returncode == 0, result.stderr
+    app_loss = result.stdout.split("final loss ")[1].split()[0]
+    assert cli.split()[2] == app_loss and "(after 12 steps)" in cli and "(after 12 steps)" in result.stdout

@@ -11,17 +11,20 @@ import hydra
 from omegaconf import DictConfig
 
 import optreg
+from optreg.config.run import DEFAULT_STEPS
 from optreg.train import make_model, train
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> float:
-    spec = cfg.train
-    model = make_model(spec.get("hidden", 32), spec.get("depth", 2), spec.seed)
+    model = make_model(cfg.train.get("hidden", 32), cfg.train.get("depth", 2), cfg.train.get("seed", 0))
     built = optreg.build(cfg, model)
-    result = train(model, built.optimizer, built.scheduler, spec.steps, spec.batch_size, spec.seed)
-    print(f"{cfg.optimizer.name}: final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  "
-          f"(after {spec.steps} steps)")
+    # the loop `optreg run` runs: the run's length (train.steps, or epochs × steps_per_epoch), its gradient
+    # accumulation and the config's clipping, all as build() read them
+    spec, steps = built.experiment.train, built.run.steps or DEFAULT_STEPS
+    result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
+                   clip=built.clip_gradients if built.clip else None, accumulation=built.run.accumulation)
+    print(f"{cfg.optimizer.name}: final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {steps} steps)")
     return result.final_loss
 
 
