@@ -273,10 +273,13 @@ def test_unknown_group_option_lists_close_ones(override, close, capsys):
     (str(REPO / "examples" / "deepspeed" / "ds_config.json"), "optimizer.params.lrr=0.5", "optimizer.params.lr"),
     (str(REPO / "examples" / "hf" / "training_args.yaml"), "learning_rat=0.5", "learning_rate"),
     (QUICKSTART, "optimizer.zzz=0.5", None),
+    # an option the file leaves at its default: to be added with `+`
+    (QUICKSTART, "optimizer.amsgrda=true", "+optimizer.amsgrad"),
+    (QUICKSTART, "scheduler.eta_mni=0.1", None),   # the file's scheduler is a `sequential`: no option of its own
 ])
 def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override, meant, capsys):
     """Hydra's answer to a misspelt override is to append it with `+`; the key beside it that was meant is named
-    (in optreg's own form and in a foreign file alike)."""
+    (in optreg's own form and in a foreign file alike), or the component's option that the file does not write."""
     assert main(["plot", config, override, "--steps", "2", "--csv"]) == 1
     key = override.split("=")[0]
     err = capsys.readouterr().err.strip()

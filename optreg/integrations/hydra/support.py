@@ -499,6 +499,25 @@ def _beside(key: str, data: Mapping[str, Any]) -> str | None:
     return join_path(parent, near) if near else None
 
 
+def _option_beside(key: str, data: Mapping[str, Any]) -> str | None:
+    """`+section.option` for the option of the optimizer or scheduler that `data`'s section names closest to the
+    dotted `key`'s last part (an option the file does not write takes a `+` to be set), or None."""
+    from optreg.core.entry import OPTIMIZER, SCHEDULER
+    from optreg.core.models import options
+    from optreg.core.registry import REGISTRY
+
+    parent, _, last = key.rpartition(".")
+    section = data.get(parent) if parent in (OPTIMIZER, SCHEDULER) else None
+    if not isinstance(section, Mapping) or not isinstance(section.get("name"), str):
+        return None
+    try:
+        entry = REGISTRY.find(parent, section["name"], section.get("dialect"), default=data.get("dialect"))
+    except ConfigError:   # the name's own error is reported when the config is read
+        return None
+    near = closest(last, [o.name for o in options(entry)]) if entry is not None else None
+    return f"+{join_path(parent, near)}" if near else None
+
+
 def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any]) -> ConfigError:
     from hydra.errors import MissingConfigException
 
@@ -513,8 +532,10 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
                                                  f"; `optreg list {group}s` shows the components"),
                                               override_location(o.input_line))])
     key = max((o for o in parsed if o.key_or_group in str(exc)), key=lambda o: len(o.key_or_group), default=None)
-    # an override of a key the file does not have: Hydra says to append it with `+`; a near key is more likely meant
-    hint = _beside(key.key_or_group, data) if key and "Could not override" in text else None
+    # an override of a key the file does not have: Hydra says to append it with `+`; a near key is more likely meant,
+    # one the file writes or else an option of the section's component (which the file leaves at its default)
+    hint = (_beside(key.key_or_group, data) or _option_beside(key.key_or_group, data)) \
+        if key and "Could not override" in text else None
     return ConfigError([ErrorItem(key.key_or_group if key else "", text,
                                   override_location(key.input_line) if key else None, hint)])
 
