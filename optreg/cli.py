@@ -170,11 +170,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from optreg import cli_render as render
+    from optreg.core.build import COMBINATORS
     from optreg.core.describe import describe
     from optreg.integrations.hydra.configs import option_name
 
-    d = describe(args.name, args.dialect)
     width = render.terminal_width()
+    if args.dialect is None and str(args.name).strip().lower() in COMBINATORS:
+        render.print_lines(combinator_lines(str(args.name).strip().lower(), width))
+        return 0
+    d = describe(args.name, args.dialect)
     title = f"{d.qualname} ({d.kind}{', ' + d.values + ' values' if d.values else ''})"
     lines: list[Any] = [Text(line, style="bold") for line in render.wrap(title, width, "  ")]
     if d.doc:
@@ -196,6 +200,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     lines += render.wrap(f"{d.kind}={option_name(d)}", width, "#   ", "# Hydra group option: ")
     render.print_lines(lines)
     return 0
+
+
+def combinator_lines(name: str, width: int) -> list[str]:
+    """`optreg show sequential` / `chained`: optreg's own combinator, which `name: sequential` in a config builds,
+    its keys, and the dialects' classes spelt alike (`torch.SequentialLR`), which a prefix selects."""
+    from optreg import cli_render as render
+    from optreg.core.build import COMBINATOR_DOCS, COMBINATOR_KEYS
+    from optreg.core.entry import SCHEDULER
+    from optreg.core.registry import REGISTRY
+
+    lines = render.wrap(f"{name} (optreg's scheduler combinator)", width, "  ")
+    lines += render.wrap(COMBINATOR_DOCS[name], width)
+    lines += render.wrap(", ".join((*COMBINATOR_KEYS[name], "by_epoch", "convert_to_iter_based", "warmup")), width,
+                         "  ", "keys: ")
+    alike = [e.qualname for e in REGISTRY.everywhere(SCHEDULER, name)]
+    if alike:
+        lines += render.wrap(f"{', '.join(alike)} (a dialect prefix selects one: optreg show {alike[0]})", width, "  ",
+                             "the dialects' classes of that name: ")
+    return lines
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -266,3 +266,19 @@ def test_steps_gives_a_libai_run_in_epochs_its_length_in_every_command(command, 
         assert out.splitlines()[-1].startswith("29,")
     if command == "convert":
         assert "train:\n  steps: 30\n" in out and "train.steps" not in out   # --steps', not a key of LiBai's train
+
+
+@pytest.mark.parametrize("name, keys, alike", [
+    ("chained", "schedulers, key, last_epoch, by_epoch", "cerebras.ChainedLR"),
+    ("Sequential", "schedulers, milestones, restart, key", "torch.SequentialLR"),
+])
+def test_show_of_a_combinator_describes_optreg_s_own(name, keys, alike, capsys):
+    """`name: chained` in a config is optreg's combinator, not Cerebras' absolute ChainedLR: `show` says the same."""
+    from optreg.core.build import COMBINATOR_DOCS
+
+    assert main(["show", name]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith(f"{name.lower()} (optreg's scheduler combinator) {COMBINATOR_DOCS[name.lower()]}")
+    assert f"keys: {keys}" in out and f"optreg show {alike})" in out
+    assert main(["show", name, "--dialect", "cerebras"]) == 0   # a dialect asks for its class
+    assert capsys.readouterr().out.startswith("cerebras.")

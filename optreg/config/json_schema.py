@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from pydantic.json_schema import GenerateJsonSchema
 
 from optreg.core import models
+from optreg.core.build import COMBINATOR_DOCS
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import TUPLE_ALIASES, normalise, synonyms
 from optreg.core.registry import REGISTRY
@@ -369,13 +370,12 @@ def _combinators() -> list[dict[str, Any]]:
               "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER), **_loop_keys()}
     return [
         {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
-         "description": "Stages one after another (local steps; restart: global on request); milestones derived "
-                        "from the stages' lengths when omitted.",
+         "description": COMBINATOR_DOCS["sequential"],
          "properties": {"name": {"enum": ["sequential", "Sequential"]}, **common,
                         "milestones": {"type": "array", "items": {"type": "integer", "minimum": 0}},
                         "restart": {"anyOf": [restart, {"type": "array", "items": restart}]}}},
         {"title": "chained", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
-         "description": "Every stage at the same step; factors multiply.",
+         "description": COMBINATOR_DOCS["chained"],
          "properties": {"name": {"enum": ["chained", "Chained"]}, **common}},
     ]
 

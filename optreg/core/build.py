@@ -469,6 +469,19 @@ NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler 
 TORCH_UNNESTABLE = ("ChainedScheduler", "SequentialLR")   # torch's SequentialLR cannot step these at a milestone
 COMBINATORS = ("sequential", "chained")    # optreg's own; `SequentialLR` etc. are the dialects' classes
 
+#: what optreg's combinators do (`optreg show sequential`, the JSON Schema)
+COMBINATOR_DOCS = {
+    "sequential": "Stages one after another (local steps; restart: global on request); milestones derived from "
+                  "the stages' lengths when omitted.",
+    "chained": "Every stage at the same step; factors multiply.",
+}
+
+#: each combinator's own keys beside a scheduler's training-loop keys (`pop_loop`: by_epoch, warmup ...)
+COMBINATOR_KEYS = {
+    "sequential": ("schedulers", "milestones", "restart", "key", "last_epoch"),
+    "chained": ("schedulers", "key", "last_epoch"),
+}
+
 
 @dataclass
 class SchedulerPlan:
@@ -646,8 +659,7 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     loop = pop_loop(spec, context, path, errors)
     scale = counts_scale(loop, context)
     kind = spec.pop("name").strip().lower()
-    allowed = {"schedulers", "key", *synonyms("last_epoch")} | ({"milestones", "restart"} if kind == "sequential"
-                                                                  else set())
+    allowed = {*COMBINATOR_KEYS[kind], *synonyms("last_epoch")}
     unknown = [key for key in spec if key not in allowed]
     for i, key in enumerate(unknown):
         errors.add(join_path(path, key_text(key)), f"unknown option of {kind}",
