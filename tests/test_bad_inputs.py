@@ -189,7 +189,7 @@ CASES = [
     ("yaml missing optimizer", yaml("scheduler: {name: StepLR, step_size: 2}\n"), "optimizer", "required"),
     ("yaml optimizer not a mapping", yaml("optimizer: adam\n"), "optimizer", "expected a mapping"),
     ("yaml train steps", yaml("optimizer: {name: SGD}\ntrain: {steps: 0}\n"), "train.steps", "must be >= 1"),
-    ("yaml train unknown", yaml("optimizer: {name: SGD}\ntrain: {epoch: 3}\n"), "train.epoch", "extra inputs"),
+    ("yaml train unknown", yaml("optimizer: {name: SGD}\ntrain: {epoch: 3}\n"), "train.epoch", "unknown key"),
     ("yaml python tag", yaml("optimizer: !!python/object/apply:os.system [ls]\n"), "", "is not allowed"),
     ("yaml duplicate key", yaml("optimizer:\n  name: SGD\n  name: Adam\n"), "", "duplicate key 'name'"),
     ("yaml oversized", lambda: optreg.load_config("a: " + "x" * (1 << 20) + "\n"), "", "larger than"),

@@ -298,7 +298,7 @@ def test_clip_grad_by_value_and_its_errors():
                                          "element)")),
                           ({"max_norm": -1.0}, ("clip_grad.max_norm", "must be > 0, got -1.0")),
                           ({"max_norm": 1.0, "norm_type": "l2"},
-                           ("clip_grad.norm_type", "must be a number > 0 or 'inf', got 'l2'")),
+                           ("clip_grad.norm_type", "expected a number > 0 or 'inf', got 'l2'")),
                           ({"max_nrom": 1.0}, None)]:
         with pytest.raises(ConfigError) as info:
             optreg.build(config(clip_grad=bad), model)
@@ -439,3 +439,28 @@ def test_accumulation_with_an_optimizer_that_needs_a_closure_is_refused_where_th
     optreg.build(str(path), nn.Linear(2, 2))
     path.write_text("optimizer:\n  name: SGD\n  lr: 0.5\ntrain:\n  steps: 4\n  accumulation_steps: 2\n")
     optreg.build(str(path), nn.Linear(2, 2))
+
+
+def test_an_invalid_run_is_the_one_problem_said_about_a_length_it_would_give(tmp_path, capsys):
+    """A `train:` with errors gives no run length: the schedule's length that the run would have given is not
+    also reported missing; an unknown key of a section says so, with its keys or the near one."""
+    from optreg.cli import main
+
+    path = tmp_path / "bad_run.yaml"
+    lines = ["optimizer: {name: SGD, lr: 0.1}", "scheduler: {name: CosineAnnealingLR, warmup: {step: 2}}",
+             "train: {steps: -5, stesp: 3}", "clip_grad: {max_norm: 1, norm_type: 1.0e10}"]
+    path.write_text("\n".join(lines) + "\n")
+
+    def at(line: int, key: str) -> str:
+        return f"{path}:{line}:{lines[line - 1].index(key + ':') + 1}"
+
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{at(3, 'steps')}: train.steps: must be >= 1, got -5",
+        f"{at(3, 'stesp')}: train.stesp: unknown key (did you mean 'steps'?)",
+        f"{at(4, 'norm_type')}: clip_grad.norm_type: must be at most 1e+09 or 'inf', got 10000000000.0",
+        f"{at(2, 'step')}: scheduler.warmup.step: unknown key (did you mean 'steps'?)"]
+    lines[1] = "scheduler: {name: CosineAnnealingLR, warmup: 5}"
+    path.write_text("\n".join(lines[:2]) + "\ntrain: {steps: 10}\n")
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{at(2, 'warmup')}: scheduler.warmup: expected a mapping, got int 5"]

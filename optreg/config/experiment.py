@@ -341,9 +341,10 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         experiment.notes = nominal_checks(experiment, errors)
     elif scheduler is not None and (check or errors):   # the scheduler's own problems, beside the optimizer's
         try:
+            run_invalid = any(e.path == "train" or e.path.startswith("train.") for e in errors.items)
             plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
-                                              run_steps=experiment.run.steps, final_run=False),
-                           "scheduler")
+                                              run_steps=experiment.run.steps, final_run=False,
+                                              run_invalid=run_invalid), "scheduler")
         except ConfigError as exc:   # what the sections' reading found already is not said twice
             said = {(e.path, e.message) for e in errors.items}
             errors.extend([e for e in exc.errors if (e.path, e.message) not in said])

@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from optreg.core import models
+from optreg.core.options import norm_order
 from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
 from optreg.errors import Collector, join_path, show
 
@@ -181,10 +182,10 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
     if not isinstance(raw, Mapping):
         errors.add(path, f"expected a mapping with max_norm or max_value, got {type(raw).__name__}")
         return None
-    norm_type = raw.get("norm_type", 2.0)
-    if not (norm_type in ("inf", float("inf")) or isinstance(norm_type, (int, float)) and not isinstance(
-            norm_type, bool) and 0 < norm_type <= 1e9):
-        errors.add(join_path(path, "norm_type"), f"must be a number > 0 or 'inf', got {norm_type!r}")
+    try:
+        norm_type = norm_order(raw.get("norm_type", 2.0))
+    except ValueError as exc:
+        errors.add(join_path(path, "norm_type"), str(exc))
         return None
     try:
         clip = ClipGrad.model_validate(dict(raw))

@@ -459,6 +459,7 @@ class Context:
     top: bool = True                       # the top-level scheduler spec (warmup and a length from the run)
     final_run: bool = True                 # False while reading a file: build(total_steps=, steps_per_epoch=) may
                                            # still give what the run lacks
+    run_invalid: bool = False              # the run's section has errors: a length it would give is not missing
 
     def below(self, scale: int) -> "Context":
         """The context of a nested spec whose step counts are multiplied by `scale`."""

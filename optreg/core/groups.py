@@ -121,7 +121,7 @@ def _adapter(key: str) -> TypeAdapter:
 
 def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any]:
     """The keys of `table` that `raw` gives, validated; problems at their paths."""
-    from optreg.core.models import pydantic_errors
+    from optreg.core.models import UNKNOWN_KEY, pydantic_errors
 
     out: dict[str, Any] = {}
     for key in table:
@@ -131,7 +131,7 @@ def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, error
             except ValidationError as exc:
                 for item in pydantic_errors(exc):
                     where = join_path(join_path(path, key), item.path)
-                    if item.message == "extra inputs are not permitted":   # an unknown key of layer_decay
+                    if item.message == UNKNOWN_KEY:   # an unknown key of layer_decay
                         fields = list(LayerDecay.model_fields)
                         errors.add(where, f"unknown key of {key} (expected {', '.join(fields)})",
                                    closest(where.rpartition(".")[2], fields))

@@ -138,10 +138,13 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
     names = {entry.length, *synonyms(entry.length)}
     for name in names & {k for k, v in spec.items() if v is None}:
         del spec[name]
-    if not context.top or context.run_steps is None or any(name in spec for name in names):
+    if not context.top or (context.run_steps is None and not context.run_invalid) or any(n in spec for n in names):
         return
     option = next((o for o in models.options(entry) if o.name == entry.length), None)
     if option is None or not (option.required or option.default is None or loop.warmup is not None):
+        return
+    if context.run_steps is None:   # planned on, so that the run's own error is the one reported
+        spec[entry.length] = 1
         return
     remaining = context.run_steps - loop.warmup_steps
     if remaining < 1:

@@ -123,6 +123,10 @@ def _fmt(value: Any) -> str:
     return show(value)
 
 
+#: a key that a section's model does not have (pydantic's extra_forbidden)
+UNKNOWN_KEY = "unknown key"
+
+
 def _message(err: Mapping[str, Any]) -> str:
     """Our wording for a Pydantic error: `must be < 1, got 1.0`."""
     kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
@@ -150,6 +154,10 @@ def _message(err: Mapping[str, Any]) -> str:
         return str(ctx.get("error", err.get("msg", "")))
     if kind == "missing":
         return "required option is missing"
+    if kind == "extra_forbidden":
+        return UNKNOWN_KEY
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return f"expected a mapping, got {type(value).__name__} {show(value)}"
     if kind in ("tuple_type", "list_type"):
         return f"expected a list, got {type(value).__name__} {show(value)}"
     if kind == "string_type":
@@ -176,7 +184,9 @@ def pydantic_errors(exc: ValidationError, model: type[BaseModel] | None = None) 
     for err in exc.errors(include_url=False):
         path = _path(err["loc"])
         hint = None
+        message = _message(err)
         if model is not None and err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
             hint = closest(str(err["loc"][0]), list(model.model_fields))
-        items.setdefault(path, ErrorItem(path, _message(err), suggestion=hint))
+            message += "" if hint else f" (the keys: {', '.join(model.model_fields)})"
+        items.setdefault(path, ErrorItem(path, message, suggestion=hint))
     return list(items.values())

@@ -112,7 +112,7 @@ PARAM_TYPES: dict[str, Any] = {
 }
 
 
-def _norm_type(value: Any) -> Any:
+def norm_order(value: Any) -> Any:
     """A p-norm order: a number > 0, or infinity (`inf`, `.inf` in YAML) for the max norm."""
     import math
 
@@ -134,7 +134,7 @@ def _norm_type(value: Any) -> Any:
     return value
 
 
-NormType = Annotated[Any, BeforeValidator(_norm_type)]
+NormType = Annotated[Any, BeforeValidator(norm_order)]
 
 # OneFlow's per-group gradient clipping (Entry.group_keys of the oneflow rows; read by Optimizer.clip_grad())
 ONEFLOW_GROUP_KEYS: dict[str, Any] = {"clip_grad_max_norm": NonNegFloat, "clip_grad_norm_type": NormType}
