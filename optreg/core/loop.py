@@ -120,7 +120,7 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
              f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
              f"(MMEngine)",
              f"warmup: {{steps | ratio, start_factor | start_value, type: linear | constant | exponential}} in the "
-             f"top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
+             "top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
     option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
     if option is not None:
         when = "" if option.required or option.default is None else " after a warmup"
