@@ -119,7 +119,7 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
     lines = [f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
              f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
              f"(MMEngine)",
-             f"warmup: {{steps | ratio, start_factor | start_value, type: linear | constant | exponential}} in the "
+             "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
              "top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
     option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
     if option is not None:
