@@ -451,3 +451,18 @@ def test_a_misspelt_scheduler_key_gets_a_did_you_mean(tmp_path):
     with pytest.raises(ConfigError) as info:
         ScheduleLR(make_sgd(make_model()), [], key="momentun")
     assert [tuple(e)[::3] for e in info.value.errors] == [("key", "momentum")]
+
+
+def test_a_misspelt_choice_gets_the_near_one(tmp_path, capsys):
+    """A value of a fixed set of choices (a Literal) that is one letter off names the choice meant."""
+    from optreg.cli import main
+
+    path = tmp_path / "choice.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, warmup: {steps: 2, "
+                    "type: linera}}\ntrain: {steps: 10}\n")
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "scheduler.warmup.type: must be one of 'linear', 'constant' or 'exponential', got 'linera' "
+        "(did you mean 'linear'?)")
+    assert main(["validate", str(path), "scheduler.warmup.type=zzz"]) == 1
+    assert capsys.readouterr().err.strip().endswith("got 'zzz'")

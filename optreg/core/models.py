@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
@@ -185,6 +186,8 @@ def pydantic_errors(exc: ValidationError, model: type[BaseModel] | None = None) 
         path = _path(err["loc"])
         hint = None
         message = _message(err)
+        if err["type"] == "literal_error" and isinstance(err.get("input"), str):   # a misspelt choice
+            hint = closest(err["input"], re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
         if model is not None and err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
             hint = closest(str(err["loc"][0]), list(model.model_fields))
             message += "" if hint else f" (the keys: {', '.join(model.model_fields)})"

@@ -152,7 +152,7 @@ def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
         values = {name: getattr(obj, name) for name in cls.model_fields}
     except ValidationError as exc:
         for item in models.pydantic_errors(exc):
-            errors.add(join_path(path, item.path), item.message)
+            errors.add(join_path(path, item.path), item.message, item.suggestion)
             failed.add(item.path.split(".")[0].split("[")[0])
         try:  # validate what was fine, so that rules still run on it
             obj = cls.model_validate({k: v for k, v in resolved.items() if k not in failed})

@@ -144,7 +144,7 @@ def read_entry(raw: Any, path: str, errors: Collector) -> Entry | None:
     except ValidationError as exc:
         for item in pydantic_errors(exc):
             errors.add(join_path(path, item.path), f"{item.message} ({kind})" if item.message.startswith(
-                "required") else item.message)
+                "required") else item.message, item.suggestion)
         return None
     if len(errors.items) != n:
         return None
