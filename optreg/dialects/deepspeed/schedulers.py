@@ -15,7 +15,8 @@ MOD = "optreg.dialects.deepspeed.schedules"
 SRC = "DeepSpeed 0.19 deepspeed/runtime/lr_schedules.py"
 CONSTRUCTION = ("DeepSpeed's constructor sets the lr of iteration -1: the first optimizer step uses warmup_min_lr "
                 "(0 for WarmupCosineLR), and step s uses the value of iteration s - 1.",)
-WARMUP = {"warmup_min_lr": NonNegFloat, "warmup_max_lr": Optional[NonNegFloat], "warmup_num_steps": PosInt,
+#: warmup_num_steps: any count DeepSpeed reads as W = max(2, warmup_num_steps), 0 (no warmup asked) included
+WARMUP = {"warmup_min_lr": NonNegFloat, "warmup_max_lr": Optional[NonNegFloat], "warmup_num_steps": NonNegInt,
           "warmup_type": Literal["log", "linear"]}
 
 
@@ -31,7 +32,7 @@ ROWS = [
         length="total_num_steps", types={**WARMUP, "total_num_steps": PosInt}),
     _ds("WarmupCosineLR", "Factor: warmup from warmup_min_ratio to 1, then cosine to cos_min_ratio at "
                           "total_num_steps.", values="factor", length="total_num_steps",
-        types={"total_num_steps": PosInt, "warmup_min_ratio": UnitFloat, "warmup_num_steps": PosInt,
+        types={"total_num_steps": PosInt, "warmup_min_ratio": UnitFloat, "warmup_num_steps": NonNegInt,
                "cos_min_ratio": UnitFloat, "warmup_type": Literal["log", "linear"]}),
     _ds("LRRangeTest", "min_lr·(1 + rate·(i + 1)/size), floored to whole intervals with staircase.",
         types={"lr_range_test_min_lr": NonNegFloat, "lr_range_test_step_size": PosInt,

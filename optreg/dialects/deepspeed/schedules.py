@@ -37,12 +37,14 @@ def warmup_gamma(iteration: int, warmup_steps: int, kind: str) -> float:
 
 
 class DeepSpeedSchedule(Schedule):
-    """Shared checks: counts >= 1 and a known warmup_type (DeepSpeed warns on another and uses log; refused)."""
+    """Shared checks: counts >= 1 (warmup_num_steps >= 0: DeepSpeed warms up over max(2, warmup_num_steps), so 0
+    and 1 are 2) and a known warmup_type (DeepSpeed warns on another and uses log; refused)."""
 
     def problems(self, errors: Collector) -> None:
-        for name in ("warmup_num_steps", "total_num_steps", "lr_range_test_step_size", "cycle_first_step_size"):
+        for name, low in (("warmup_num_steps", 0), ("total_num_steps", 1), ("lr_range_test_step_size", 1),
+                          ("cycle_first_step_size", 1)):
             value = getattr(self, name, None)
-            check(errors, value is None or value >= 1, name, f"must be an integer >= 1, got {value}")
+            check(errors, value is None or value >= low, name, f"must be an integer >= {low}, got {value}")
         kind = getattr(self, "warmup_type", "log")
         check(errors, kind in ("log", "linear"), "warmup_type",
               f"must be 'log' or 'linear', got {kind!r} (DeepSpeed falls back to log with a warning)")
