@@ -54,6 +54,16 @@ def errors_of(config: dict) -> dict:
     return {e.path: e for e in info.value.errors}
 
 
+def stepped_lrs(optimizer, scheduler, steps: int) -> list[float]:
+    """Group 0's lr at each of `steps` optimizer steps, the scheduler stepped after each (as a trainer does)."""
+    lrs = []
+    for _ in range(steps):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return lrs
+
+
 def detected(text: str) -> str:
     """The name of the format that claims the YAML / JSON `text`."""
     from optreg.config import formats

@@ -5,6 +5,7 @@ its detection."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ import torch
 
 import optreg
 from optreg.errors import ConfigError
-from tests.format_replay import FIXTURES, W_ATOL, cases, detected, errors_of, replay, sources, unrecorded
+from tests.format_replay import (FIXTURES, W_ATOL, cases, detected, errors_of, replay, sources, stepped_lrs,
+                                  unrecorded)
 
 CASES = cases("deepspeed")
 CORPUS = FIXTURES / "deepspeed" / "corpus"
@@ -263,3 +265,34 @@ def test_lion_moves_weights_whose_gradient_and_momentum_are_zero(case, monkeypat
         np.testing.assert_allclose(old[n][:, ~mask], recorded[n][:, ~mask], rtol=0, atol=W_ATOL, err_msg=n)
         if mask.any():
             assert (np.abs(old[n][-1, mask] - recorded[n][-1, mask]) > W_ATOL).all(), n
+
+
+def _first_lrs(config, steps=5):
+    built = optreg.build(config, STAND_IN_MODEL())
+    return stepped_lrs(built.optimizer, built.scheduler, steps)
+
+
+@pytest.mark.parametrize("kind, params, expected", [
+    # DeepSpeed: W = max(2, warmup_num_steps) = 2; step s uses iteration s - 1 (the constructor's -1 first)
+    ("WarmupLR", {"warmup_max_lr": 1e-3, "warmup_type": "linear"}, [0.0, 0.0, 1e-3 * 1 / 2, 1e-3, 1e-3]),
+    ("WarmupLR", {"warmup_max_lr": 1e-3}, [0.0, 0.0, 1e-3 * math.log(2) / math.log(2), 1e-3, 1e-3]),
+    ("WarmupDecayLR", {"warmup_max_lr": 1e-3, "total_num_steps": 20, "warmup_type": "linear"},
+     [0.0, 0.0, 1e-3 / 2, 1e-3 * (20 - 2) / (20 - 2), 1e-3 * (20 - 3) / (20 - 2)]),
+    ("WarmupCosineLR", {"total_num_steps": 10, "warmup_type": "linear"},
+     [0.0, 0.0, 0.1 / 2] + [0.1 * (1e-4 + (1 - 1e-4) * (1 + math.cos(math.pi * (i - 2 + 1) / (10 - 2))) / 2)
+                            for i in (2, 3)]),
+])
+def test_warmup_num_steps_0_is_deepspeeds_two(kind, params, expected):
+    """DeepSpeed sets W = max(2, warmup_num_steps) without a range check (WarmupLR, hence WarmupDecayLR, and
+    WarmupCosineLR): 0 is a valid file, read as 1 and 2 are."""
+    config = {"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
+              "scheduler": {"type": kind, "params": {**params, "warmup_num_steps": 0}}}
+    assert _first_lrs(config) == pytest.approx(expected, rel=1e-12, abs=0)
+    config["scheduler"]["params"]["warmup_num_steps"] = 2
+    assert _first_lrs(config) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_warmup_num_steps_below_0_is_refused():
+    items = errors_of({"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
+                       "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": -1}}})
+    assert str(items["scheduler.params.warmup_num_steps"]).endswith("must be >= 0, got -1")

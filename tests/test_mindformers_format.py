@@ -13,6 +13,7 @@ import torch
 import optreg
 from optreg.config.experiment import load_config
 from optreg.errors import ConfigError
+from tests.format_replay import stepped_lrs
 
 BASE = """\
 runner_config:
@@ -140,12 +141,7 @@ def test_total_steps_minus_one_needs_the_dataset_size():
 
 
 def _lrs(built, steps):
-    lrs = []
-    for _ in range(steps):
-        lrs.append(built.optimizer.param_groups[0]["lr"])
-        built.optimizer.step()
-        built.scheduler.step()
-    return lrs
+    return stepped_lrs(built.optimizer, built.scheduler, steps)
 
 
 def test_total_steps_minus_one_is_the_run_length_build_is_given(tmp_path, capsys):
