@@ -5,6 +5,7 @@ Trainer's weight-decay rule, refusals and detection."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -13,7 +14,8 @@ import optreg
 from optreg.config import formats
 from optreg.dialects.hf.groups import hf_no_decay
 from optreg.errors import ConfigError
-from tests.format_replay import FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, unrecorded
+from tests.format_replay import (FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, stepped_lrs,
+                                  unrecorded)
 
 CASES = cases("hf")
 CORPUS = FIXTURES / "hf" / "corpus"
@@ -66,6 +68,34 @@ def test_warmup_fraction_is_rounded_as_transformers_rounds_it():
     assert experiment.scheduler["num_warmup_steps"] == 8 and experiment.run.steps == 100
 
 
+@pytest.mark.filterwarnings("ignore::optreg.ConfigWarning")   # the lr at step 0 is 0: the case itself
+@pytest.mark.parametrize("run, total", [({"max_steps": 12}, 12), ({"num_train_epochs": 2}, 2 * 6)])
+def test_warmup_ratio_1_warms_up_over_the_whole_run(run, total):
+    """transformers 4 takes warmup_ratio in [0, 1] (TrainingArguments.__post_init__) and warms up for
+    ceil(total·ratio) steps (get_warmup_steps): 1.0 is the whole run, with max_steps or over epochs."""
+    from transformers import get_scheduler
+
+    config = {"learning_rate": 1e-3, "lr_scheduler_type": "linear", "warmup_ratio": 1.0, **run}
+    built = optreg.build(json.dumps(config) + "\n", STAND_IN.model(), steps_per_epoch=6)
+    assert built.scheduler.schedules[0].num_warmup_steps == total
+    reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    trainers = get_scheduler("linear", reference, num_warmup_steps=math.ceil(total * 1.0), num_training_steps=total)
+    want = stepped_lrs(reference, trainers, total)
+    assert stepped_lrs(built.optimizer, built.scheduler, total) == pytest.approx(want, rel=1e-12, abs=0)
+    assert want[1] == pytest.approx(1e-3 / total) and want[-1] == pytest.approx(1e-3 * (total - 1) / total)
+
+
+@pytest.mark.parametrize("norm, clip", [(0, None), (-1, None), (-0.5, None), (0.5, 0.5)])
+def test_max_grad_norm_0_or_below_does_not_clip(norm, clip):
+    """The Trainer clips only when `args.max_grad_norm > 0` (transformers 5.23 trainer.py): 0 and below are valid
+    and mean no clipping."""
+    config = {"learning_rate": 1e-3, "lr_scheduler_type": "constant", "max_steps": 5, "max_grad_norm": norm}
+    experiment = optreg.load_config(json.dumps(config) + "\n")
+    assert (experiment.clip.max_norm if experiment.clip is not None else None) == clip
+    why = {u.path: u.why for u in experiment.report}["max_grad_norm"]
+    assert why == ("the global norm" if clip else f"{norm}: no clipping (the Trainer clips when it is > 0)")
+
+
 @pytest.mark.parametrize("config, path, words", [
     ({"optim": "adamw_bnb_8bit", "learning_rate": 1e-3}, "optim", "needs bitsandbytes"),
     ({"optim": "adafactor", "learning_rate": 1e-3}, "optim", "Adafactor"),
@@ -73,7 +103,8 @@ def test_warmup_fraction_is_rounded_as_transformers_rounds_it():
     ({"lr_scheduler_type": "cosine_with_restart", "learning_rate": 1e-3}, "lr_scheduler_type", "cosine_with_restarts"),
     ({"lr_scheduler_type": "reduce_lr_on_plateau", "learning_rate": 1e-3}, "lr_scheduler_type", "not a step"),
     ({"learning_rate": -1.0, "lr_scheduler_type": "linear"}, "learning_rate", ">= 0"),
-    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_ratio": 1.5}, "warmup_ratio", "[0, 1)"),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_ratio": 1.5}, "warmup_ratio",
+     "must be in [0, 1], got 1.5"),
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "lr_schedular_kwargs": {}}, "lr_schedular_kwargs",
      "lr_scheduler_kwargs"),
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,

@@ -11,7 +11,8 @@ Read into optreg's own form (`optreg convert` writes it out):
   ratio, ceil(ratio·total) as transformers 5 reads it; transformers 4's `warmup_ratio` is read the same way);
 - the run: `max_steps` (> 0), else `num_train_epochs` epochs of the dataloader's length (`build(steps_per_epoch=)`
   or `total_steps=`);
-- `max_grad_norm` (default 1.0; 0 turns clipping off): the global norm (`clip_grad.max_norm`).
+- `max_grad_norm` (default 1.0): the global norm (`clip_grad.max_norm`); 0 or a negative value turns clipping
+  off, as the Trainer clips only when `max_grad_norm > 0`.
 TRL's config classes (SFTConfig, DPOConfig, ORPOConfig: what TRL's and alignment-handbook's scripts parse a recipe
 with) default learning_rate otherwise: a file with fields of one of them gets its defaults (`TRL`); any other
 file gets TrainingArguments' and the report says what TRL's would be.
@@ -182,24 +183,32 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
     return section
 
 
+#: warmup_ratio 1 (the whole run) without a run length: the largest fraction below 1, whose ceil(round(·total, 9))
+#: is the total (the hf dialect reads a float >= 1 as a step count, as transformers 5 reads warmup_steps)
+WHOLE_RUN = math.nextafter(1.0, 0.0)
+
+
 def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> Any:
-    """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total)."""
+    """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total);
+    transformers 4's warmup_ratio (in [0, 1]) is ceil(ratio·total) at 1 too: the whole run."""
     key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
     value = _number(data, key, errors)
     if value is None:   # not a number (the error is added) and no default
         return 0
-    if key == "warmup_ratio" and not 0 <= value < 1:
-        errors.add("warmup_ratio", f"must be in [0, 1), got {show(value)}")
+    if key == "warmup_ratio" and not 0 <= value <= 1:   # TrainingArguments.__post_init__'s range
+        errors.add("warmup_ratio", f"must be in [0, 1], got {show(value)}")
         return 0
     if key == "warmup_steps" and "warmup_ratio" in data:
         report.append(KeyUse("warmup_ratio", TRAINER, "overridden by warmup_steps (transformers 4)"))
     exact = value >= 1 or value == 0 or total is not None
     if key in data:
-        why = "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1; " if key == "warmup_ratio" \
-            else ""
+        why = "" if key == "warmup_steps" else "transformers 4's ratio: 1, the whole run" if value == 1 else \
+            "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1; "
         report.append(KeyUse(key, "exact" if exact else "approximate", why + (
             "" if exact else "ceil(ratio·run length) with the product rounded to 9 digits first (transformers takes "
                              "the float product's ceiling: they differ where it is a hair above a whole number)")))
+    if key == "warmup_ratio" and value == 1:   # the whole run: ceil(1.0·total) = total
+        return total if total is not None else WHOLE_RUN
     if value >= 1:
         return int(value)
     if total is not None:
@@ -302,11 +311,12 @@ class HfFormat:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
         own["optimizer"] = read_optimizer(data, report, errors, self.trl)
         own["scheduler"] = read_scheduler(data, total, report, errors)
-        clip = _number(data, "max_grad_norm", errors)
-        if clip:
+        clip = _number(data, "max_grad_norm", errors, low=None)   # the Trainer clips when it is > 0
+        if clip > 0:
             own["clip_grad"] = {"max_norm": clip}
         if "max_grad_norm" in data:
-            report.append(KeyUse("max_grad_norm", "exact", "the global norm" if clip else "0: no clipping"))
+            report.append(KeyUse("max_grad_norm", "exact", "the global norm" if clip > 0 else
+                                 f"{show(clip)}: no clipping (the Trainer clips when it is > 0)"))
         known = _fields()
         used = {u.path.split(".")[0] for u in report}
         for key in data:
