@@ -97,6 +97,13 @@ def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | 
     return pool[hits[0]] if hits else None
 
 
+def unknown_name(path: str, framework: str, kind: str, name: Any, known: Iterable[str], listed: str = "") -> ErrorItem:
+    """The one wording of a name a framework's config reader does not know: `unknown DeepSpeed scheduler 'X'`,
+    `; listed` after it (what the framework takes), with the did-you-mean among `known`."""
+    message = f"unknown {framework} {kind} {show(name)}" + (f"; {listed}" if listed else "")
+    return ErrorItem(path, message, None, closest(str(name), known))
+
+
 class Collector:
     """Gathers ErrorItems while validating so that every problem is reported at once."""
 

@@ -74,9 +74,9 @@ def class_name(name: Any, path: str) -> str:
     """A Cerebras class name from a legacy or current spelling (`Linear`, `linearlr`, `CosineDecayLR`)."""
     hit = _BY_NORM.get(_norm(name))
     if hit is None:
-        from optreg.errors import closest
+        from optreg.errors import unknown_name
 
-        raise ConfigError([_item(path, f"unknown Cerebras scheduler {show(name)}", closest(str(name), CLASSES))])
+        raise ConfigError([unknown_name(path, "Cerebras", "scheduler", name, CLASSES)])
     return hit
 
 

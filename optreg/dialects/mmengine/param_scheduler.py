@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from optreg.core.types import Bool, integer, number, strict_number
-from optreg.errors import Collector, closest, join_path, key_text, show
+from optreg.errors import Collector, closest, join_path, key_text, show, unknown_name
 
 INF = 10 ** 9   # MMEngine's `end` when none is given (mmengine.optim.scheduler.param_scheduler.INF)
 
@@ -116,7 +116,7 @@ def _type(raw: Any, path: str, errors: Collector) -> str | None:
     try:
         split_type(raw)
     except KeyError:
-        errors.add(join_path(path, "type"), f"unknown MMEngine scheduler {show(raw)}", closest(raw, TYPES))
+        errors.extend([unknown_name(join_path(path, "type"), "MMEngine", "scheduler", raw, TYPES)])
         return None
     return raw
 

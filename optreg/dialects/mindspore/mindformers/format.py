@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.config.translate import read_translated
-from optreg.errors import Collector, ConfigError, closest, join_path, show
+from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
 LR_ALIASES = {"constant_with_warmup": "ConstantWarmUpLR", "linear": "LinearWithWarmUpLR",
@@ -144,8 +144,8 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
     if size is None:
         return None
     if values["sink_mode"] and sink != -1:
-        return int(size / sink * epochs) * sink, f"int(train.steps_per_epoch / runner_config.sink_size × " \
-                                                 f"runner_config.epochs) × runner_config.sink_size"
+        return int(size / sink * epochs) * sink, "int(train.steps_per_epoch / runner_config.sink_size × " \
+                                                 "runner_config.epochs) × runner_config.sink_size"
     return epochs * size, "runner_config.epochs × train.steps_per_epoch"
 
 
@@ -195,9 +195,8 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
                                        "only inside its grouping (layer_scale), not from a config")
         return None
     if name not in names:
-        errors.add("lr_schedule.type", f"unknown MindFormers lr schedule {show(kind)}; MindFormers registers "
-                                       f"{', '.join(names)} (and {', '.join(LR_ALIASES)})",
-                   closest(str(kind), [*names, *LR_ALIASES]))
+        errors.extend([unknown_name("lr_schedule.type", "MindFormers", "lr schedule", kind, [*names, *LR_ALIASES],
+                                    f"MindFormers registers {', '.join(names)} (and {', '.join(LR_ALIASES)})")])
         return None
     report.append(KeyUse("lr_schedule.type", "exact"))
     epochs = spec.pop("warmup_epochs", None)

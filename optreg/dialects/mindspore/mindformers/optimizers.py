@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.errors import ConfigError, ErrorItem, closest, show
+from optreg.errors import ConfigError, show, unknown_name
 
 #: MindFormers type (or alias) -> (optreg dialect, optreg name, what is approximate or "")
 OWN_TYPES: dict[str, tuple[str, str, str]] = {
@@ -69,7 +69,6 @@ def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[di
         dialect, name, why = "mindspore", type_name, ""
     else:
         known = [*OWN_TYPES, *ALIASES, *NN_CLASSES, *UNSUPPORTED]
-        raise ConfigError([ErrorItem(path, f"unknown MindFormers optimizer type {show(type_name)}; MindFormers "
-                                           f"registers {', '.join(sorted(set(known)))}", None,
-                                     closest(type_name, known))])
+        raise ConfigError([unknown_name(path, "MindFormers", "optimizer type", type_name, known,
+                                        f"MindFormers registers {', '.join(sorted(set(known)))}")])
     return {"name": name, "dialect": dialect, **options, **OWN_OPTIONS.get(type_name, {})}, why
