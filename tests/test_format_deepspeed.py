@@ -296,3 +296,35 @@ def test_warmup_num_steps_below_0_is_refused():
     items = errors_of({"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
                        "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": -1}}})
     assert str(items["scheduler.params.warmup_num_steps"]).endswith("must be >= 0, got -1")
+
+
+@pytest.mark.parametrize("section, name, hint", [
+    ("scheduler", "WarmupDecay", "WarmupDecayLR"),
+    ("scheduler", "warmuplr", "WarmupLR"),            # DeepSpeed's getattr(lr_schedules, type): the exact name
+    ("scheduler", "cosineannealinglr", "CosineAnnealingLR"),   # getattr(torch.optim.lr_scheduler, type)
+    ("scheduler", "Step", "StepLR"),
+    ("optimizer", "AdamWW", "AdamW"),
+    ("optimizer", "sgd", "SGD"),                      # DeepSpeed's own names in any case, torch's exactly
+    ("optimizer", "Lamb2", "lamb"),
+])
+def test_a_misspelt_type_is_an_unknown_deepspeed_name(section, name, hint):
+    config = {"optimizer": {"type": "SGD", "params": {"lr": 0.1}}, "train_batch_size": 8}
+    config[section] = {"type": name, "params": {"lr": 0.1} if section == "optimizer" else {}}
+    item = errors_of(config)[f"{section}.type"]
+    listed = ("DeepSpeed builds its lr_schedules (WarmupLR, WarmupDecayLR, WarmupCosineLR, LRRangeTest, OneCycle) or a "
+              "torch.optim.lr_scheduler class, by its exact name" if section == "scheduler" else
+              "DeepSpeed builds its own (adam, adamw, adagrad, lion, lamb, onebitadam, zerooneadam, onebitlamb, "
+              "muadam, muadamw, musgd, muon; any case) or a torch.optim class by its exact name")
+    assert str(item).split(": ", 1)[1] == f"{section}.type: unknown DeepSpeed {section} {name!r}; {listed} " \
+                                          f"(did you mean {hint!r}?)"
+    assert item.location.line == 1
+
+
+@pytest.mark.parametrize("section, name", [("optimizer", "adagrad"), ("optimizer", "ADAMW"), ("optimizer", "Adamax"),
+                                           ("scheduler", "WarmupLR"), ("scheduler", "CosineAnnealingLR")])
+def test_deepspeeds_own_names_in_any_case_and_torchs_exact_ones_are_read(section, name):
+    config = {"optimizer": {"type": "SGD", "params": {"lr": 0.1}}}
+    config[section] = {"type": name, "params": {"lr": 0.1} if section == "optimizer" else {"T_max": 5}}
+    if name == "WarmupLR":
+        config[section]["params"] = {"warmup_num_steps": 5}
+    optreg.load_config(json.dumps(config) + "\n")

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
-from optreg.errors import Collector, ConfigError, closest, join_path, show
+from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
 #: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's signature)
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
@@ -49,6 +49,8 @@ REFUSED = {
     "muon": "DeepSpeed's Muon (MuonWithAuxAdam) splits the parameters by shape into Muon and Adam halves: not read",
 }
 ADAM = ("adam", "adamw")
+#: DeepSpeed's own optimizer names (DEEPSPEED_OPTIMIZERS, read in any case): read, kernels, or refused
+DS_OPTIMIZERS = ("adam", "adamw", "adagrad", "lion", *REFUSED)
 #: DeepSpeed's kernels read as an optreg optimizer: lower-case name -> (per kernel, offloaded then not: (the kernel,
 #: optreg's section, why), or None where DeepSpeed builds torch's class; the defaults where the section's row has
 #: others; the options it takes; the options it ignores), from DeepSpeed 0.19's deepspeed/ops: DeepSpeedCPUAdagrad
@@ -165,6 +167,12 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
         return {}, False
     if low in KERNELS and (offload or KERNELS[low][0][1] is not None):
         return read_kernel(low, name, params, offload, report, errors), "betas" in KERNELS[low][2]
+    if low not in DS_OPTIMIZERS and name not in torch_classes("optimizer"):
+        errors.extend([unknown_name(join_path(path, "type"), "DeepSpeed", "optimizer", name,
+                                    [*DS_OPTIMIZERS, *torch_classes("optimizer")],
+                                    f"DeepSpeed builds its own ({', '.join(DS_OPTIMIZERS)}; any case) or a "
+                                    f"torch.optim class by its exact name")])
+        return {}, False
     if low not in ADAM:   # DeepSpeed's fallback: getattr(torch.optim, type)
         report.append(KeyUse("optimizer.type", "exact", f"torch.optim.{name}, as DeepSpeed builds it"))
         report.extend(KeyUse(f"optimizer.params.{k}", "exact") for k in params)
@@ -212,13 +220,22 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
     return section, True
 
 
+def torch_classes(kind: str) -> dict[str, type]:
+    """DeepSpeed's fallback for a type it does not have, by its exact name (getattr): torch.optim's optimizers
+    (kind "optimizer") or torch.optim.lr_scheduler's schedulers ("scheduler"), public name -> class."""
+    import torch
+
+    module, bases = (torch.optim, (torch.optim.Optimizer,)) if kind == "optimizer" else \
+        (torch.optim.lr_scheduler, (torch.optim.lr_scheduler.LRScheduler, torch.optim.lr_scheduler.ReduceLROnPlateau))
+    return {n: v for n, v in vars(module).items() if n[0] != "_" and isinstance(v, type) and issubclass(v, bases)
+            and v not in bases[:1]}
+
+
 def _torch_defaults(name: str) -> dict[str, Any]:
     import inspect
 
-    import torch
-
-    cls = getattr(torch.optim, name, None)
-    if not isinstance(cls, type):
+    cls = torch_classes("optimizer").get(name)
+    if cls is None:
         return {}
     return {k: p.default for k, p in inspect.signature(cls).parameters.items()}
 
@@ -239,6 +256,13 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
     name, params = raw["type"], _params(raw, path, errors)
     if not isinstance(name, str) or not name:
         errors.add(join_path(path, "type"), f"expected the scheduler's name, got {show(name)}")
+        return None
+    if name not in DS_SCHEDULES and name not in torch_classes("scheduler"):
+        # DeepSpeed's _scheduler_from_config: getattr(lr_schedules, type), else torch.optim.lr_scheduler's
+        errors.extend([unknown_name(join_path(path, "type"), "DeepSpeed", "scheduler", name,
+                                    [*DS_SCHEDULES, *torch_classes("scheduler")],
+                                    f"DeepSpeed builds its lr_schedules ({', '.join(DS_SCHEDULES)}) or a "
+                                    f"torch.optim.lr_scheduler class, by its exact name")])
         return None
     _refuse_auto(params, path + ".params", errors, allowed=("total_num_steps",))
     spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
