@@ -87,8 +87,14 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
 
 def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:
     """The rows of `build(config, model).group_table()` from the validated plan alone: a dry run that creates
-    no optimizer and no scheduler (`optreg groups`)."""
+    no optimizer and no scheduler (`optreg groups`), and that needs no run length."""
     with planned_with_model():
         experiment = to_experiment(config, format)
+    if experiment.needs_run and experiment.run.steps is None:
+        # a length the file leaves to the trainer (DeepSpeed's "auto", a Trainer's epochs) moves the schedule,
+        # never the groups: they are planned over the nominal run the file was checked against
+        from optreg.config.translate import NOMINAL_RUN
+
+        experiment = experiment.with_run(total_steps=NOMINAL_RUN)
     plan = experiment.plan(model_or_named_params)
     return table_rows(plan.optimizer.groups, plan.optimizer.frozen)

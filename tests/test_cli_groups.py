@@ -91,3 +91,20 @@ def test_config_errors_carry_the_file_position(tmp_path, capsys):
     assert main(["groups", str(bad), "--model", "examples.finetune_models:tiny_vit"]) == 1
     assert capsys.readouterr().err.startswith(f"{bad}:4:7: optimizer.param_groups[0].modules: no module of the "
                                               f"model is a LayerNrom")
+
+
+@pytest.mark.filterwarnings("ignore::optreg.ConfigWarning")   # the build of a warmup from 0: not the point
+@pytest.mark.parametrize("config", [str(REPO / "examples" / "deepspeed" / "ds_config.json"),   # total_num_steps auto
+                                    str(REPO / "tests" / "fixtures" / "hf" / "corpus" /
+                                        "zephyr-7b-beta__sft__config_full.yaml")])          # num_train_epochs
+def test_a_file_that_leaves_the_run_length_to_the_trainer_shows_its_groups(config, capsys):
+    """The groups do not depend on the run length: `groups` (which has no --steps) needs none, and its rows are
+    the built ones of any run."""
+    from examples.finetune_models import tiny_vit
+
+    assert main(["groups", config, "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "--steps" not in captured.err
+    rows = json.loads(captured.out)
+    built = optreg.build(config, tiny_vit(), total_steps=30).group_table()
+    assert rows == json.loads(json.dumps(built, default=str)) and len(rows) >= 1
