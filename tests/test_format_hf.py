@@ -85,6 +85,17 @@ def test_warmup_ratio_1_warms_up_over_the_whole_run(run, total):
     assert want[1] == pytest.approx(1e-3 / total) and want[-1] == pytest.approx(1e-3 * (total - 1) / total)
 
 
+@pytest.mark.parametrize("run, ratio, verdict, why", [
+    ({"max_steps": 100}, 0.1, "exact", "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1"),
+    ({"max_steps": 100}, 1.0, "exact", "transformers 4's ratio: 1, the whole run"),
+    ({"num_train_epochs": 2}, 1.0, "exact", "transformers 4's ratio: 1, the whole run"),
+])
+def test_the_report_of_warmup_ratio(run, ratio, verdict, why):
+    config = {"learning_rate": 1e-3, "lr_scheduler_type": "linear", "warmup_ratio": ratio, **run}
+    report = {u.path: u for u in optreg.load_config(json.dumps(config) + "\n").report}
+    assert (report["warmup_ratio"].verdict, report["warmup_ratio"].why) == (verdict, why)
+
+
 @pytest.mark.parametrize("norm, clip", [(0, None), (-1, None), (-0.5, None), (0.5, 0.5)])
 def test_max_grad_norm_0_or_below_does_not_clip(norm, clip):
     """The Trainer clips only when `args.max_grad_norm > 0` (transformers 5.23 trainer.py): 0 and below are valid

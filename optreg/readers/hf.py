@@ -202,11 +202,12 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
         report.append(KeyUse("warmup_ratio", TRAINER, "overridden by warmup_steps (transformers 4)"))
     exact = value >= 1 or value == 0 or total is not None
     if key in data:
-        why = "" if key == "warmup_steps" else "transformers 4's ratio: 1, the whole run" if value == 1 else \
-            "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1; "
-        report.append(KeyUse(key, "exact" if exact else "approximate", why + (
-            "" if exact else "ceil(ratio·run length) with the product rounded to 9 digits first (transformers takes "
-                             "the float product's ceiling: they differ where it is a hair above a whole number)")))
+        why = [] if key == "warmup_steps" else ["transformers 4's ratio: 1, the whole run"] if value == 1 else \
+            ["transformers 4's ratio, read as transformers 5 reads warmup_steps < 1"]
+        if not exact:
+            why.append("ceil(ratio·run length) with the product rounded to 9 digits first (transformers takes the "
+                       "float product's ceiling: they differ where it is a hair above a whole number)")
+        report.append(KeyUse(key, "exact" if exact else "approximate", "; ".join(why)))
     if key == "warmup_ratio" and value == 1:   # the whole run: ceil(1.0·total) = total
         return total if total is not None else WHOLE_RUN
     if value >= 1:
