@@ -48,9 +48,9 @@ WARNINGS = [
         {"name": "LinearLR", "start_factor": 0.5, "total_iters": 10}, {"name": "CosineAnnealingLR", "T_max": 90}]}),
      "scheduler.schedulers: the stages span 100 steps, under 0.9 × the 1000 steps of the run (train.steps or "
      "--steps): the schedule ends early; make the lengths of scheduler.schedulers add up to 1000"),
-    ("lr 0 first", experiment({"name": "linear", "dialect": "hf", "num_warmup_steps": 10}),
+    ("lr 0 first", experiment({"name": "CosineAnnealingLR", "warmup": {"steps": 10, "start_factor": 0}}),
      "scheduler: the lr at step 0 is 0 (group 0's lr 0.1): the first optimizer step updates nothing; start above 0 "
-     "(scheduler.num_warmup_steps)"),
+     "(scheduler.warmup.start_factor or .start_value)"),
     ("min at peak", experiment({"name": "CosineAnnealingLR", "eta_min": 0.1}),
      "scheduler.eta_min: eta_min 0.1 is at or above the peak lr 0.1 of group 0: the schedule never decays; lower "
      "scheduler.eta_min below the optimizer's lr"),
@@ -65,6 +65,18 @@ WARNINGS = [
 def test_linter_warnings(name, config, message):
     assert build_notes(config) == [message]
     assert optreg.load_config(config if isinstance(config, str) else _yaml(config)).notes == [message]
+
+
+def test_a_framework_s_warmup_from_0_by_design_is_not_linted():
+    """HF's warmups start at t/W = 0 whatever their options (transformers' form): no option could start them above
+    0, so the linter says nothing; HF's cosine_warmup_with_min_lr starts above 0 unless warmup_lr_rate is set to 0,
+    which its user chose, and is linted then."""
+    assert build_notes(experiment({"name": "linear", "dialect": "hf", "num_warmup_steps": 10,
+                                   "num_training_steps": 1000})) == []
+    chosen = build_notes(experiment({"name": "cosine_warmup_with_min_lr", "dialect": "hf", "num_warmup_steps": 10,
+                                     "num_training_steps": 1000, "min_lr_rate": 0.1, "warmup_lr_rate": 0.0}))
+    assert chosen == ["scheduler: the lr at step 0 is 0 (group 0's lr 0.1): the first optimizer step updates nothing; "
+                      "start above 0 (scheduler.num_warmup_steps)"]
 
 
 def _yaml(config):

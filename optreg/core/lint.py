@@ -83,7 +83,7 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
             first = schedule.apply(first_step, base)
         except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
             return out
-        if first == 0 and base > 0:
+        if first == 0 and base > 0 and not schedule.zero_start_by_design:
             out.append(f"{path}: the lr at step {first_step} is 0 (group {i}'s lr {base:g}): the first optimizer "
                        f"step updates nothing; start above 0 ({_start_keys(plan, path)})")
             break

@@ -79,9 +79,12 @@ class Schedule:
     length     the steps the schedule spans (for sequential milestones), or None.
     bind       a copy completed from the optimizer (the groups' base values and its default), for
                the few schedules that read them (HF polynomial reads optimizer.defaults["lr"]).
+    zero_start_by_design   the framework's form starts at 0 whatever its options (HF's warmups, t/W at t = 0): the
+               linter does not ask for a start above 0, which no option of the schedule gives.
     """
 
     values: ClassVar[str] = FACTOR
+    zero_start_by_design: ClassVar[bool] = False
 
     def __call__(self, step: int) -> float:
         return self.apply(step, 1.0)

@@ -22,7 +22,10 @@ def hf_warmup(step: int, warmup: int) -> float:
 
 @dataclass(frozen=True)
 class HFSchedule(Schedule):
-    """Shared HF plumbing: num_warmup_steps (int or fraction) resolved against num_training_steps."""
+    """Shared HF plumbing: num_warmup_steps (int or fraction) resolved against num_training_steps. A warmup
+    starts at 0 (`hf_warmup`), as transformers' does: the linter leaves it be."""
+
+    zero_start_by_design = True
 
     def __post_init__(self) -> None:
         for name in ("num_warmup_steps", "num_decay_steps", "num_stable_steps"):
@@ -202,6 +205,7 @@ class CosineWarmupWithMinLR(CosineWithMinLR):
     """HF cosine_warmup_with_min_lr: warmup (t+1)/W (or r_w + (1 - r_w)·t/(W - 1) with warmup_lr_rate),
     then the min-lr cosine on p = (t - W + 1)/(T - W)."""
 
+    zero_start_by_design = False   # nonzero at step 0 unless warmup_lr_rate is 0, which the user chose
     warmup_lr_rate: Optional[float] = None
 
     def __call__(self, step: int) -> float:
