@@ -33,7 +33,11 @@ ROWS = [
     _ds("WarmupCosineLR", "Factor: warmup from warmup_min_ratio to 1, then cosine to cos_min_ratio at "
                           "total_num_steps.", values="factor", length="total_num_steps",
         types={"total_num_steps": PosInt, "warmup_min_ratio": UnitFloat, "warmup_num_steps": NonNegInt,
-               "cos_min_ratio": UnitFloat, "warmup_type": Literal["log", "linear"]}),
+               "cos_min_ratio": UnitFloat, "warmup_type": Literal["log", "linear"]},
+        notes=("Not reproduced: over several param groups DeepSpeed's constructor sets only the first group's lr to "
+               "0 (get_lr() at iteration -1 returns [0.0], which update_lr zips with the groups), so the others take "
+               "the first optimizer step at their own lr; optreg's schedule gives every group 0 there, and from the "
+               "second step on the two agree.",)),
     _ds("LRRangeTest", "min_lr·(1 + rate·(i + 1)/size), floored to whole intervals with staircase.",
         types={"lr_range_test_min_lr": NonNegFloat, "lr_range_test_step_size": PosInt,
                "lr_range_test_step_rate": NonNegFloat, "lr_range_test_staircase": Bool}),
