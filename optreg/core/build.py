@@ -460,10 +460,13 @@ class Context:
     final_run: bool = True                 # False while reading a file: build(total_steps=, steps_per_epoch=) may
                                            # still give what the run lacks
     run_invalid: bool = False              # the run's section has errors: a length it would give is not missing
+    stage_of: tuple[str, str, bool] | None = None   # a nested spec's: its parent's name, the key the parent
+                                                     # drives, whether the parent checks its stages' keys itself
 
-    def below(self, scale: int) -> "Context":
-        """The context of a nested spec whose step counts are multiplied by `scale`."""
-        return dataclasses.replace(self, top=False, counts_scale=scale)
+    def below(self, scale: int, parent: str, key: str, checked: bool = False) -> "Context":
+        """The context of a stage of `parent` (a name), which drives `key` (and checks the keys its stages drive
+        itself when `checked`), whose step counts are multiplied by `scale`."""
+        return dataclasses.replace(self, top=False, counts_scale=scale, stage_of=(parent, key, checked))
 
 
 NESTED = ("schedulers", "scheduler")       # options that hold nested scheduler specs
@@ -617,27 +620,51 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     return spec
 
 
-def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str,
-                         own_key: str | None = None) -> None:
+def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str, context: Context,
+                         own_key: str | None = None) -> str:
     """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule; a schedule
-    that drives one key only (`own_key`: Cerebras' weight-decay schedulers) takes that key and refuses another."""
+    that drives one key only (`own_key`: Cerebras' weight-decay schedulers) takes that key and refuses another;
+    a stage's key is its combinator's (`check_stage_key`). Returns the key the spec's own stages drive: its own
+    when it gives one, else its combinator's."""
+    written = "key" in spec
     plan.key = spec.pop("key", own_key or "lr")
     if plan.key not in KEYS:
         errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}",
                    closest(plan.key, KEYS) if isinstance(plan.key, str) else None)
     elif own_key is not None and plan.key != own_key:
         errors.add(join_path(path, "key"), f"{plan.name} drives {own_key!r} only, got {show(plan.key)}")
+    elif written or own_key:
+        check_stage_key(plan.key, plan.name, written, context, path, errors)
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
             if isinstance(plan.last_epoch, bool) or not isinstance(plan.last_epoch, int) or plan.last_epoch < -1:
                 errors.add(join_path(path, alias), f"must be an integer >= -1, got {show(plan.last_epoch)}")
+    return plan.key if written or own_key or context.stage_of is None else context.stage_of[1]
+
+
+def check_stage_key(key: str, name: str, written: bool, context: Context, path: str, errors: Collector) -> None:
+    """The one rule of a key in a nested spec: a stage of a combinator (`sequential`, `chained`, a dialect's
+    SequentialLR, ...) drives its combinator's key, so a stage's `key` (written, or else the only key the stage
+    drives) that differs from it is an error, at the stage's `key` (at the stage when it is not written; a
+    combinator with a rule of its own on the keys of its stages' classes, Cerebras', reports that case)."""
+    if context.stage_of is None or key == context.stage_of[1] or context.stage_of[2] and not written:
+        return
+    parent, driven, _ = context.stage_of
+    own = "" if written else f"{name} drives {key!r} only; "
+    errors.add(join_path(path, "key") if written else path,
+               f"{own}a stage of {parent} drives {parent}'s key ({driven!r}), not a key of its own: to schedule {key} "
+               f"with this {parent}, write key: {key} on the {parent} itself and on none of its stages; to schedule "
+               f"{driven} and {key} side by side, use mmengine.ParamSchedulers (each of its param_scheduler entries "
+               f"drives its own key)")
 
 
 def _plan_children(spec: Mapping[str, Any], context: Context, path: str, dialect: str | None,
-                   errors: Collector, scale: int = 1) -> list[SchedulerPlan]:
+                   errors: Collector, parent: str, key: str, scale: int = 1,
+                   checked: bool = False) -> list[SchedulerPlan]:
+    """The plans of the nested specs of `parent` (its name), whose stages drive `key` (`Context.below`)."""
     children = []
-    context = context.below(scale)
+    context = context.below(scale, parent, key, checked)
     for option in NESTED:
         raw = spec.get(option)
         items = raw if option == "schedulers" and isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
@@ -666,12 +693,12 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
         errors.add(join_path(path, key_text(key)), f"unknown option of {kind}",
                    closest(key, sorted(allowed)) if i < 50 else None)
     plan = SchedulerPlan(None, {}, loop=loop)
-    _pop_adapter_options(spec, plan, errors, path)
+    key = _pop_adapter_options(spec, plan, errors, path, context)
     raw = spec.get("schedulers")
     if not isinstance(raw, list) or not raw:
         errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
     else:
-        plan.children = _plan_children(spec, context, path, dialect, errors, scale)
+        plan.children = _plan_children(spec, context, path, dialect, errors, kind, key, scale)
     restart = spec.get("restart", "local")
     milestones = spec.get("milestones")
     if scale != 1 and isinstance(milestones, list):
@@ -735,10 +762,13 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     fill_length(entry, spec, loop, context, path, errors)
     scale = counts_scale(loop, context)
     engine = _is_engine(entry)
+    key = context.stage_of[1] if context.stage_of else "lr"   # a torch class drives the lr, or its parent's key
     if engine:
-        _pop_adapter_options(spec, plan, errors, path, getattr(entry.resolve(), "param_group_key", None))
+        key = _pop_adapter_options(spec, plan, errors, path, context,
+                                   getattr(entry.resolve(), "param_group_key", None))
     if any(option in option_names(entry) for option in NESTED):
-        plan.children = _plan_children(spec, context, path, entry.dialect, errors, scale)
+        plan.children = _plan_children(spec, context, path, entry.dialect, errors, entry.qualname, key, scale,
+                                       getattr(entry.resolve(), "checks_stage_keys", False))
     try:
         plan.values = validate_options(entry, spec, path=path)
         if scale != 1:

@@ -318,6 +318,8 @@ class SequentialLR(Delegate):
     schedulers: Sequence[Schedule]
     milestones: Optional[Sequence[int]] = None
 
+    checks_stage_keys: ClassVar[bool] = True   # Cerebras' rule (`_same_key`), not build.check_stage_key's
+
     def problems(self, errors: Collector) -> None:
         _same_key(self, self.schedulers, errors)
 
@@ -332,6 +334,8 @@ class ChainedLR(Delegate):
 
     values = ABSOLUTE
     schedulers: Sequence[Schedule]
+
+    checks_stage_keys: ClassVar[bool] = True   # Cerebras' rule (`_same_key`), not build.check_stage_key's
 
     def problems(self, errors: Collector) -> None:
         _same_key(self, self.schedulers, errors)
@@ -390,6 +394,8 @@ class ScalePerParamLR(Delegate):
 
     values = ABSOLUTE
     scheduler: Schedule
+
+    checks_stage_keys: ClassVar[bool] = True   # Cerebras' rule (`_same_key`), not build.check_stage_key's
 
     def problems(self, errors: Collector) -> None:
         _same_key(self, [self.scheduler], errors)
