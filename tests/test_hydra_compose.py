@@ -454,3 +454,14 @@ def test_the_example_app_trains_as_optreg_run_does(tmp_path, capsys):
     assert result.returncode == 0, result.stderr
     app_loss = result.stdout.split("final loss ")[1].split()[0]
     assert cli.split()[2] == app_loss and "(after 12 steps)" in cli and "(after 12 steps)" in result.stdout
+
+
+def test_a_warmup_of_the_whole_run_is_refused_with_the_schedules_length_from_the_group_or_written(capsys):
+    """The app's config leaves T_max to the run: a warmup of 60 steps in the 50-step run is the one error, and the
+    same with T_max written (no warning with a negative length)."""
+    config = str(APP / "conf" / "config.yaml")
+    message = ("override scheduler.warmup={steps: 60}: scheduler.warmup: a warmup of 60 steps leaves none of the "
+               "50-step run to CosineAnnealingLR; shorten the warmup")
+    for extra in ([], ["scheduler.T_max=10"]):
+        assert main(["validate", config, "scheduler.warmup={steps: 60}", *extra]) == 1
+        assert capsys.readouterr().err == f"{config}: {message}\n", extra

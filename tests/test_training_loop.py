@@ -260,6 +260,42 @@ def test_warmup_refusals():
         assert messages(info) == expected, scheduler
 
 
+
+@pytest.mark.parametrize("spec, steps, name", [
+    ({"name": "CosineAnnealingLR", "T_max": 10, "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),   # written
+    ({"name": "CosineAnnealingLR", "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),               # left out
+    ({"name": "CosineAnnealingLR", "T_max": None, "warmup": {"steps": 20}}, 20, "CosineAnnealingLR"),  # null
+    ({"name": "LinearLR", "total_iters": 5, "warmup": {"ratio": 0.99}}, 20, "LinearLR"),        # ⌈19.8⌉ = 20
+    ({"name": "ExponentialLR", "gamma": 0.9, "warmup": {"steps": 25}}, 20, "ExponentialLR"),        # no length
+    ({"name": "sequential", "schedulers": [{"name": "oneflow.ExponentialLR", "gamma": 0.9}],
+      "warmup": {"steps": 20}}, 20, "sequential"),
+])
+def test_a_warmup_of_the_whole_run_is_one_error_whether_or_not_the_length_is_written(spec, steps, name):
+    warmup = math.ceil(round(spec["warmup"].get("ratio", 0) * steps, 9)) or spec["warmup"]["steps"]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(spec, {"steps": steps}), Two())
+    assert messages(info) == [("scheduler.warmup", f"a warmup of {warmup} steps leaves none of the {steps}-step run "
+                                                   f"to {name}; shorten the warmup")]
+
+
+def test_validate_refuses_a_warmup_of_the_whole_run_at_its_position_with_no_warning(tmp_path, capsys):
+    from optreg.cli import main
+
+    path = tmp_path / "ws2.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 1.0}\nscheduler:\n  name: CosineAnnealingLR\n  T_max: 10\n"
+                    "  warmup: {steps: 30}\ntrain: {steps: 20}\n")
+    expected = (f"{path}:5:3: scheduler.warmup: a warmup of 30 steps leaves none of the 20-step run to "
+                f"CosineAnnealingLR; shorten the warmup\n")
+    for command in (["validate"], ["plot", "--csv"], ["run"]):
+        assert main([command[0], str(path), *command[1:]]) == 1
+        assert capsys.readouterr() == ("", expected), command
+    # a warmup that leaves 5 steps: the linter's length is that, in steps
+    assert main(["validate", str(path), "scheduler.warmup.steps=15"]) == 0
+    assert capsys.readouterr().err == (f"{path}:4:3: warning: scheduler.T_max: T_max 10 spans 10 steps, more than the "
+                                       f"5 steps of the run after the 15-step warmup (train.steps or --steps): the "
+                                       f"schedule never finishes; set scheduler.T_max to 5\n")
+
+
 # ---------------------------------------------------------------------------------------------------
 # gradient clipping
 # ---------------------------------------------------------------------------------------------------

@@ -684,9 +684,9 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
     SequentialLR / ChainedScheduler (bitwise torch); otherwise the engine's closed-form combinators.
     """
     errors = Collector()
-    loop = pop_loop(spec, context, path, errors)
-    scale = counts_scale(loop, context)
     kind = spec.pop("name").strip().lower()
+    loop = pop_loop(spec, context, path, errors, kind)
+    scale = counts_scale(loop, context)
     allowed = {*COMBINATOR_KEYS[kind], *synonyms("last_epoch")}
     unknown = [key for key in spec if key not in allowed]
     for i, key in enumerate(unknown):
@@ -750,7 +750,7 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
         return _plan_combinator(spec, context, path, own or dialect)
     entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), own, path=join_path(path, "name"), default=dialect)
-    loop = pop_loop(spec, context, path, errors)
+    loop = pop_loop(spec, context, path, errors, entry.name)
     plan = SchedulerPlan(entry, {}, loop=loop)
     check_entry(entry, loop, path, errors)
     own_loop = [k for k, on in (("by_epoch", loop.by_epoch), ("convert_to_iter_based", loop.convert),

@@ -149,6 +149,8 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     if length is None or (loop is not None and loop.filled):
         return
     horizon, room = length - warmup, run.steps - warmup
+    if room < 1:   # a warmup of the whole run: an error of the plan (loop._read_warmup), no length to suggest
+        return
     entry = plan.entry
     owner = _length_owner(plan, path)
     if owner is None:   # a schedule whose length no option of its sets

@@ -45,8 +45,9 @@ class Loop:
         return self.by_epoch and not self.convert
 
 
-def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -> Loop:
-    """Take the loop options out of `spec`; problems go to `errors` at their paths."""
+def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector, name: str) -> Loop:
+    """Take the loop options out of `spec` (the spec of the schedule `name`); problems go to `errors` at their
+    paths."""
     loop = Loop()
     for key, attr in (("by_epoch", "by_epoch"), ("convert_to_iter_based", "convert")):
         if key in spec:
@@ -62,12 +63,14 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector) -
         errors.add(join_path(path, "by_epoch"), f"a schedule counted in epochs needs the steps per epoch: "
                                                 f"{GIVE_STEPS_PER_EPOCH}")
     if spec.get("warmup", None) is not None:   # `warmup: null` (a Hydra group file's default): no warmup
-        _read_warmup(spec.pop("warmup"), loop, context, join_path(path, "warmup"), errors)
+        _read_warmup(spec.pop("warmup"), loop, context, join_path(path, "warmup"), errors, name)
     spec.pop("warmup", None)
     return loop
 
 
-def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collector) -> None:
+def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collector, name: str) -> None:
+    """The warmup spec and its length W against the run: a warmup of the whole run or more (W >= the run length,
+    whether or not the schedule's length is written) is an error, the only one about the length."""
     from optreg.schedules.warmup import WarmupSpec
 
     if not context.top:
@@ -85,6 +88,9 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
             errors.add(join_path(path, "ratio"), f"a warmup ratio needs the run length: {NO_RUN}")
         return
     loop.warmup_steps = steps
+    if context.run_steps is not None and steps >= context.run_steps:
+        errors.add(path, f"a warmup of {steps} steps leaves none of the {context.run_steps}-step run to {name}; "
+                         f"shorten the warmup")
     if loop.warmup.type == "exponential" and (loop.warmup.start_value == 0 or loop.warmup.start_factor == 0):
         key = "start_value" if loop.warmup.start_value == 0 else "start_factor"
         errors.add(join_path(path, key), "an exponential warmup multiplies its start: it must be > 0")
@@ -146,11 +152,9 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
     if context.run_steps is None:   # planned on, so that the run's own error is the one reported
         spec[entry.length] = 1
         return
-    remaining = context.run_steps - loop.warmup_steps
-    if remaining < 1:
-        errors.add(join_path(path, "warmup"), f"a warmup of {loop.warmup_steps} steps leaves none of the "
-                                              f"{context.run_steps}-step run to {entry.name}; shorten the warmup")
-        remaining = 1   # planned on, so that this is the only problem reported about the length
+    # at least 1: a warmup that leaves none of the run is refused where it is read (_read_warmup); planned on, so
+    # that this is the only problem reported about the length
+    remaining = max(context.run_steps - loop.warmup_steps, 1)
     spec[entry.length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
         context.steps_per_epoch else remaining
     loop.filled = entry.length
