@@ -296,6 +296,70 @@ def test_validate_refuses_a_warmup_of_the_whole_run_at_its_position_with_no_warn
                                        f"schedule never finishes; set scheduler.T_max to 5\n")
 
 
+
+def _one_cycle_refusal(why, undo):
+    return (f"torch.OneCycleLR cycles the momentum as well as the lr (cycle_momentum: true, its default), but {why} "
+            f"it runs as a closed form of the lr alone, which would leave the momentum constant: set "
+            f"cycle_momentum: false (the momentum stays the optimizer's), or {undo}")
+
+
+def test_one_cycle_with_a_warmup_needs_cycle_momentum_false_and_then_is_torchs_after_the_warmup(tmp_path, capsys):
+    from optreg.cli import main
+
+    path = tmp_path / "onecycle.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
+                    "scheduler: {name: OneCycleLR, max_lr: 0.1, warmup: {steps: 2}}\ntrain: {steps: 12}\n")
+    refusal = _one_cycle_refusal("with a warmup", "drop warmup:")
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"{path}:2:1: scheduler: {refusal}\n"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), Two())
+    assert messages(info) == [("scheduler", refusal)]
+    opt = torch.optim.SGD(Two().parameters(), lr=0.1, momentum=0.9)
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, {"name": "OneCycleLR", "max_lr": 0.1, "total_steps": 10,
+                                            "warmup": {"steps": 2}})
+    assert messages(info) == [("scheduler", refusal)]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config({"name": "OneCycleLR", "max_lr": 0.1, "by_epoch": True}, {"steps": 12,
+                                                                                       "steps_per_epoch": 3}), Two())
+    assert messages(info) == [("scheduler", _one_cycle_refusal("counted in epochs", "drop by_epoch"))]
+
+    # with cycle_momentum: false, the lr rises linearly from 0.001·v0 to v0 = max_lr / div_factor over W = 2 steps,
+    # then is torch's OneCycleLR over the run's 10 other steps; the momentum stays 0.9
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9},
+                          "scheduler": {"name": "OneCycleLR", "max_lr": 0.1, "cycle_momentum": False,
+                                        "warmup": {"steps": 2}}, "train": {"steps": 12}}, Two())
+    got, momenta = [], []
+    for _ in range(12):
+        got.append(built.optimizer.param_groups[0]["lr"])
+        momenta.append(built.optimizer.param_groups[0]["momentum"])
+        built.optimizer.step()
+        built.scheduler.step()
+    reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1, momentum=0.9)
+    torch_one_cycle = torch.optim.lr_scheduler.OneCycleLR(reference, max_lr=0.1, total_steps=10, cycle_momentum=False)
+    theirs = []
+    for _ in range(10):
+        theirs.append(reference.param_groups[0]["lr"])
+        reference.step()
+        torch_one_cycle.step()
+    v0 = 0.1 / 25
+    assert got[:2] == pytest.approx([0.001 * v0, 0.001 * v0 + (v0 - 0.001 * v0) / 2], rel=1e-12)
+    assert got[2:] == pytest.approx(theirs, rel=1e-12, abs=1e-15)
+    assert momenta == [0.9] * 12
+
+
+def test_one_cycle_in_a_sequential_of_closed_forms_is_refused_at_its_stage():
+    opt = torch.optim.SGD(Two().parameters(), lr=0.1, momentum=0.9)
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, {"name": "sequential", "schedulers": [
+            {"name": "oneflow.ConstantLR", "factor": 0.5, "total_iters": 2},
+            {"name": "OneCycleLR", "max_lr": 0.1, "total_steps": 10}]})
+    assert messages(info) == [("schedulers[1]", _one_cycle_refusal(
+        "in this sequential, which is not torch's own (it has a stage of another dialect, a key or restart: global)",
+        "give it as a scheduler of its own"))]
+
+
 # ---------------------------------------------------------------------------------------------------
 # gradient clipping
 # ---------------------------------------------------------------------------------------------------

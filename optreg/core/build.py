@@ -513,14 +513,22 @@ class SchedulerPlan:
     def name(self) -> str:
         return self.entry.name if self.entry else type(self.schedule).__name__
 
-    def closed_form(self, path: str):
-        """This plan as a Schedule (torch rows through their closed forms), for composing and plotting."""
+    def closed_form(self, path: str, around: tuple[str, str] | None = None):
+        """This plan as a Schedule (torch rows through their closed forms), for composing and plotting. `around`:
+        (why it is composed, how not to), for the refusal of a torch class that also cycles the momentum (as a stage,
+        by default)."""
         if self.schedule is not None:
             return self.schedule
         form = REGISTRY.dialect(self.entry.dialect).closed_form(self.entry.name)
         if form is None:
             raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
         kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
+        if kwargs.get("cycle_momentum"):   # torch's class cycles the momentum too; its closed form is the lr's alone
+            why, undo = around or ("as a stage", "give it as a scheduler of its own")
+            raise ConfigError(f"{self.entry.qualname} cycles the momentum as well as the lr (cycle_momentum: true, "
+                              f"its default), but {why} it runs as a closed form of the lr alone, which would leave "
+                              f"the momentum constant: set cycle_momentum: false (the momentum stays the optimizer's), "
+                              f"or {undo}", path)
         if kwargs.get("cycle_momentum") is False:   # lr alone: the momentum options have no effect
             kwargs = {k: v for k, v in kwargs.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
         if self.children:
@@ -724,8 +732,15 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
         return plan
     from optreg.schedules.engine import Chained, Sequential
 
+    around = (f"in this {kind}, which is not torch's own (it has a stage of another dialect, a key or restart: "
+              f"global)", "give it as a scheduler of its own")
+    try:   # the stages' problems at their paths; the combinator's at its options' (relative paths)
+        stages = [c.closed_form(join_path(join_path(path, "schedulers"), i), around)
+                  for i, c in enumerate(plan.children)]
+    except ConfigError as exc:
+        errors.extend(exc)
+        errors.raise_if_any()
     try:
-        stages = [c.closed_form(join_path(join_path(path, "schedulers"), i)) for i, c in enumerate(plan.children)]
         plan.schedule = Sequential(stages, milestones, restart) if kind == "sequential" else Chained(stages)
     except ConfigError as exc:
         errors.extend(exc, prefix=path)
@@ -782,9 +797,10 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
         for option in NESTED:
             target = entry.target_name(option)
             if kwargs.get(target) is not None:
-                kwargs[target] = ([next(children).closed_form(join_path(join_path(path, option), i))
+                around = (f"as a stage of {entry.qualname}", "give it as a scheduler of its own")
+                kwargs[target] = ([next(children).closed_form(join_path(join_path(path, option), i), around)
                                    for i in range(len(kwargs[target]))] if option == "schedulers"
-                                  else next(children).closed_form(join_path(path, option)))
+                                  else next(children).closed_form(join_path(path, option), around))
         if getattr(entry.resolve(), "reads_run", False):   # a schedule of the run's epochs and length
             kwargs["run"] = context
         try:

@@ -174,8 +174,10 @@ def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) ->
     from optreg.schedules.warmup import Warmup
 
     torch_class = plan.schedule is None
+    why = [(k, phrase) for k, phrase, on in (("warmup:", "with a warmup", loop.warmup_steps),
+                                              ("by_epoch", "counted in epochs", loop.epoch_stepped)) if on]
     try:
-        schedule = plan.closed_form(path)
+        schedule = plan.closed_form(path, (" and ".join(p for _, p in why), "drop " + " and ".join(k for k, _ in why)))
     except ConfigError as exc:
         errors.extend(exc)
         return
