@@ -120,3 +120,13 @@ def test_a_stage_key_equal_to_its_combinators_drives_that_key():
     assert [wd for _, wd in got] == [0.1] * 13
     assert [lr for lr, _ in got] == pytest.approx([0.1 * c * f for c, f in zip(cosine, linear)], rel=1e-12,
                                                   abs=1e-15)
+
+
+def test_a_combinator_key_that_is_no_key_is_reported_once_not_for_each_stage():
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(_sgd(), {"name": "chained", "key": "wieght_decay", "schedulers": [
+            {"name": "oneflow.ExponentialLR", "gamma": 0.9, "key": "weight_decay"},
+            {"name": "oneflow.ExponentialLR", "gamma": 0.8, "key": "lr"}]})
+    assert messages(info) == [("key", "must be one of lr, momentum, betas[0], betas[1], weight_decay, got "
+                                      "'wieght_decay'")]
+    assert info.value.errors[0].suggestion == "weight_decay"

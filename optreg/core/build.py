@@ -460,10 +460,11 @@ class Context:
     final_run: bool = True                 # False while reading a file: build(total_steps=, steps_per_epoch=) may
                                            # still give what the run lacks
     run_invalid: bool = False              # the run's section has errors: a length it would give is not missing
-    stage_of: tuple[str, str, bool] | None = None   # a nested spec's: its parent's name, the key the parent
-                                                     # drives, whether the parent checks its stages' keys itself
+    stage_of: tuple[str, str | None, bool] | None = None   # a nested spec's: its parent's name, the key the parent
+                                                            # drives (None: not a key), whether the parent checks
+                                                            # its stages' keys itself
 
-    def below(self, scale: int, parent: str, key: str, checked: bool = False) -> "Context":
+    def below(self, scale: int, parent: str, key: str | None, checked: bool = False) -> "Context":
         """The context of a stage of `parent` (a name), which drives `key` (and checks the keys its stages drive
         itself when `checked`), whose step counts are multiplied by `scale`."""
         return dataclasses.replace(self, top=False, counts_scale=scale, stage_of=(parent, key, checked))
@@ -629,11 +630,11 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
 
 
 def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str, context: Context,
-                         own_key: str | None = None) -> str:
+                         own_key: str | None = None) -> str | None:
     """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule; a schedule
     that drives one key only (`own_key`: Cerebras' weight-decay schedulers) takes that key and refuses another;
     a stage's key is its combinator's (`check_stage_key`). Returns the key the spec's own stages drive: its own
-    when it gives one, else its combinator's."""
+    when it gives one, else its combinator's; None when that is not a key (reported once, not for each stage)."""
     written = "key" in spec
     plan.key = spec.pop("key", own_key or "lr")
     if plan.key not in KEYS:
@@ -648,6 +649,8 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
             plan.last_epoch = spec.pop(alias)
             if isinstance(plan.last_epoch, bool) or not isinstance(plan.last_epoch, int) or plan.last_epoch < -1:
                 errors.add(join_path(path, alias), f"must be an integer >= -1, got {show(plan.last_epoch)}")
+    if plan.key not in KEYS:
+        return None
     return plan.key if written or own_key or context.stage_of is None else context.stage_of[1]
 
 
@@ -656,7 +659,7 @@ def check_stage_key(key: str, name: str, written: bool, context: Context, path: 
     SequentialLR, ...) drives its combinator's key, so a stage's `key` (written, or else the only key the stage
     drives) that differs from it is an error, at the stage's `key` (at the stage when it is not written; a
     combinator with a rule of its own on the keys of its stages' classes, Cerebras', reports that case)."""
-    if context.stage_of is None or key == context.stage_of[1] or context.stage_of[2] and not written:
+    if context.stage_of is None or context.stage_of[1] in (None, key) or context.stage_of[2] and not written:
         return
     parent, driven, _ = context.stage_of
     own = "" if written else f"{name} drives {key!r} only; "
@@ -668,7 +671,7 @@ def check_stage_key(key: str, name: str, written: bool, context: Context, path: 
 
 
 def _plan_children(spec: Mapping[str, Any], context: Context, path: str, dialect: str | None,
-                   errors: Collector, parent: str, key: str, scale: int = 1,
+                   errors: Collector, parent: str, key: str | None, scale: int = 1,
                    checked: bool = False) -> list[SchedulerPlan]:
     """The plans of the nested specs of `parent` (its name), whose stages drive `key` (`Context.below`)."""
     children = []
