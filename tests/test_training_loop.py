@@ -564,3 +564,61 @@ def test_an_invalid_run_is_the_one_problem_said_about_a_length_it_would_give(tmp
     path.write_text("\n".join(lines[:2]) + "\ntrain: {steps: 10}\n")
     assert main(["validate", str(path)]) == 1
     assert capsys.readouterr().err.splitlines() == [f"{at(2, 'warmup')}: scheduler.warmup: expected a mapping, got int 5"]
+
+
+
+def _verdicts(path, capsys, *extra):
+    """What `optreg validate`, `optreg plot --csv` and `optreg.build(path, model)` say of a file: (exit status,
+    stderr) of each command and build's ConfigError text (or "built")."""
+    from optreg.cli import main
+
+    out = []
+    for command in (["validate", str(path)], ["plot", str(path), "--csv"]):
+        status = main([*command, *extra])
+        out.append((status, capsys.readouterr().err))
+    try:
+        optreg.build(str(path), Two())
+        out.append("built")
+    except ConfigError as exc:
+        out.append(str(exc))
+    return out
+
+
+def test_accumulation_over_more_steps_than_the_run_is_an_error(tmp_path, capsys):
+    """An optimizer that would never step (accumulation_steps 40 in a 20-step run) is refused at the key, with the
+    run length and where it came from, by validate, plot and build alike."""
+    path = tmp_path / "acc.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 20, accumulation_steps: 40}\n")
+    error = (f"{path}:2:20: train.accumulation_steps: 40 micro-batches per optimizer step are more than the 20 "
+             f"steps of the run (train.steps 20): the optimizer would never step; make accumulation_steps at most 20")
+    assert _verdicts(path, capsys) == [(1, error + "\n"), (1, error + "\n"), error]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"epochs": 2, "steps_per_epoch": 3, "accumulation_steps": 7}), Two())
+    assert messages(info) == [("train.accumulation_steps", "7 micro-batches per optimizer step are more than the 6 "
+                                                           "steps of the run (train.epochs × steps_per_epoch = 2 × "
+                                                           "3 = 6): the optimizer would never step; make "
+                                                           "accumulation_steps at most 6")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"accumulation_steps": 7}), Two(), total_steps=5)
+    assert messages(info) == [("train.accumulation_steps", "7 micro-batches per optimizer step are more than the 5 "
+                                                           "steps of the run (total_steps=5): the optimizer would "
+                                                           "never step; make accumulation_steps at most 5")]
+    assert optreg.build(config(train={"steps": 7, "accumulation_steps": 7}), Two()).run.accumulation == 7
+
+
+def test_a_run_that_is_not_a_multiple_of_accumulation_steps_warns_of_the_micro_batches_left(tmp_path, capsys):
+    """10 micro-batches with accumulation_steps 4: two optimizer steps, and the last 2 micro-batches' gradients
+    are never applied (as optreg.train runs it): a note at train.accumulation_steps in validate and build."""
+    from optreg.cli import main
+
+    note = ("train.accumulation_steps: the 10 steps of the run (train.steps or --steps) are not a multiple of "
+            "accumulation_steps 4: the last 2 micro-batches make no optimizer step (their gradients are never "
+            "applied); make the run a multiple of 4")
+    path = tmp_path / "acc.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 10, accumulation_steps: 4}\n")
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().err == f"{path}:2:20: warning: {note}\n"
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        optreg.build(str(path), Two())
+    assert [str(w.message) for w in caught] == [f"{path}:2:20: {note}"]
+    assert main(["validate", str(path), "train.steps=12"]) == 0 and capsys.readouterr().err == ""

@@ -20,8 +20,8 @@ from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_o
                                dynamic_lr_conflict, foreign_form, group_options, plan_optimizer, plan_scheduler,
                                wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
-from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, check_given, read_clip, read_train,
-                               resolve_run)
+from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, read_clip,
+                               read_train, resolve_run)
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
@@ -507,6 +507,9 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     linter's warnings (optreg.core.lint) to `notes`."""
     _check_dynamic_lr(opt_plan, experiment, errors)
     _check_accumulation(opt_plan, experiment, errors)
+    left = accumulation_note(experiment.run)
+    if notes is not None and left:
+        notes.append(left)
     if experiment.scheduler is None:
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,

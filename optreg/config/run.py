@@ -96,9 +96,11 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
                             f"{train.epochs * per_epoch}", train.epochs * per_epoch, "train.epochs"))
     accumulation = train.accumulation_steps
     if not sources and format_steps is not None:   # the format's own (Model Zoo's max_steps): a fallback only
-        return RunLength(format_steps[0], per_epoch, format_steps[1], accumulation)
-    if not sources and format_epochs is not None and per_epoch is not None:
-        return RunLength(format_epochs[0] * per_epoch, per_epoch, format_epochs[1], accumulation)
+        sources.append((f"{format_steps[1]} {format_steps[0]}", format_steps[0], format_steps[1]))
+    elif not sources and format_epochs is not None and per_epoch is not None:
+        steps = format_epochs[0] * per_epoch
+        sources.append((f"{format_epochs[1]} × steps per epoch = {format_epochs[0]} × {per_epoch} = {steps}", steps,
+                        format_epochs[1]))
     if not sources:
         return RunLength(None, per_epoch, None, accumulation)
     first = sources[0]
@@ -106,7 +108,23 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
         if other[1] != first[1]:
             where = other[2] if other[2] not in (*GIVEN_BY, STEPS_KEY) else "train.steps"
             errors.add(where, f"{first[0]} and {other[0]} disagree on the run length; give one")
+    if accumulation > first[1]:
+        errors.add("train.accumulation_steps", f"{accumulation} micro-batches per optimizer step are more than the "
+                                               f"{first[1]} steps of the run ({first[0]}): the optimizer would never "
+                                               f"step; make accumulation_steps at most {first[1]}")
     return RunLength(first[1], per_epoch, first[2], accumulation)
+
+
+def accumulation_note(run: RunLength) -> str | None:
+    """The note (a ConfigWarning at train.accumulation_steps) of a run whose steps are not a multiple of its
+    accumulation_steps A: the last micro-batches make no optimizer step, their gradients are left unapplied (as in
+    `optreg.train.train`); None for any other run."""
+    if run.steps is None or run.accumulation == 1 or run.steps % run.accumulation == 0:
+        return None
+    left = run.steps % run.accumulation
+    return (f"train.accumulation_steps: the {run.steps} steps of the run ({run.source}) are not a multiple of "
+            f"accumulation_steps {run.accumulation}: the last {left} micro-batch{'es' if left > 1 else ''} make no "
+            f"optimizer step (their gradients are never applied); make the run a multiple of {run.accumulation}")
 
 
 #: the run length a caller gives beside the file (`build(total_steps=, steps_per_epoch=)`), while the file is read:
@@ -196,4 +214,5 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
     return clip.model_copy(update={"norm_type": float(norm_type)})
 
 
-__all__ = ["TrainSpec", "RunLength", "resolve_run", "read_train", "ClipGrad", "read_clip", "DEFAULT_STEPS"]
+__all__ = ["TrainSpec", "RunLength", "resolve_run", "accumulation_note", "read_train", "ClipGrad", "read_clip",
+           "DEFAULT_STEPS"]
