@@ -90,7 +90,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
-    experiment.check_epochs()
     built = build(experiment, model)
     steps = built.run.steps or DEFAULT_STEPS
     width = render.terminal_width()
@@ -231,8 +230,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path in [a for a in args.files if a not in overrides] or [f"<optreg>/{DEFAULT_CONFIG}"]:
         try:
             experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format, args.steps)
-            experiment.check_run()   # a run length the file leaves to the trainer: --steps, as build needs it
-            notes = experiment.plan(model).notes if model is not None else experiment.notes
+            # build's verdict without a model: the run as build needs it (--steps for a length the file leaves
+            # to the trainer), a schedule in epochs with its steps per epoch
+            notes = experiment.plan(model).notes if model is not None else experiment.check_final()
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
                 print(f"{experiment.note_location(note) or path}: warning: {note}", file=sys.stderr)
             print(f"{path}: ok")
@@ -313,7 +313,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from optreg.config.run import DEFAULT_STEPS
 
     experiment = _load(args.config, args.overrides, args.format, args.steps)
-    experiment.check_epochs()
     spec = experiment.train
     built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
     steps = built.run.steps or DEFAULT_STEPS

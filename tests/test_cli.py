@@ -120,7 +120,8 @@ def test_a_run_in_epochs_without_its_steps_per_epoch_is_an_error_at_its_position
     path.write_text("optimizer: {name: AdamW}\ntrain: {epochs: 2}\n")
     assert main([command, str(path), *(["--csv"] if command == "plot" else [])]) == 1
     assert capsys.readouterr().err.strip() == (f"{path}:2:9: train.epochs: 2 epochs need the steps per epoch to "
-                                               f"give a run length: train.steps_per_epoch or --steps")
+                                               f"give a run length: train.steps_per_epoch or --steps N "
+                                               f"(build(..., steps_per_epoch=))")
 
 
 def test_a_value_a_group_switch_brings_is_blamed_on_the_switch(capsys):

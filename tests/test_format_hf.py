@@ -132,7 +132,9 @@ def test_epochs_take_the_dataloader_length():
     config = CORPUS / "zephyr-7b-beta__sft__config_full.yaml"
     with pytest.raises(ConfigError) as info:
         optreg.build(config, STAND_IN.model())
-    assert [e.path for e in info.value.errors] == ["max_steps"]   # the schedule's length: the run's
+    assert [(e.path, e.message) for e in info.value.errors] == [   # the run in epochs, and so the schedule's length
+        ("num_train_epochs", "1 epoch needs the steps per epoch to give a run length: --steps N (build(..., "
+                             "steps_per_epoch=))")]
     built = optreg.build(config, STAND_IN.model(), steps_per_epoch=50)
     assert built.run.steps == 50 and built.scheduler.schedules[0].num_training_steps == 50
 

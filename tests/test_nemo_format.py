@@ -210,8 +210,8 @@ def test_an_override_leaves_the_applications_blanks_alone(capsys):
     `missing value` errors once the file was composed); the override's values are what is built."""
     from optreg.cli import main
 
-    assert main(["validate", str(FINETUNE)]) == 0
-    assert main(["validate", str(FINETUNE), "model.optim.lr=1e-3"]) == 0
+    assert main(["validate", str(FINETUNE), "--steps", "20000"]) == 0   # its max_steps from the epochs: the run's
+    assert main(["validate", str(FINETUNE), "model.optim.lr=1e-3", "--steps", "20000"]) == 0
     assert capsys.readouterr().out.strip().endswith(": ok")
     experiment = _with_overrides(FINETUNE, "model.optim.lr=1e-3", "model.optim.sched.min_lr=1e-5",
                                  "trainer.max_steps=20000")

@@ -94,7 +94,7 @@ def test_cli_steps_replaces_the_files_epochs(tmp_path, capsys):
     path.write_text("optimizer: {name: SGD, lr: 0.05}\ntrain: {epochs: 3}\n")
     assert main(["run", str(path)]) == 1
     assert capsys.readouterr().err == (f"{path}:2:9: train.epochs: 3 epochs need the steps per epoch to give a run "
-                                       f"length: train.steps_per_epoch or --steps\n")
+                                       f"length: train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))\n")
 
 
 def test_a_model_zoo_configs_max_steps_is_its_run_length():
@@ -260,7 +260,6 @@ def test_warmup_refusals():
         assert messages(info) == expected, scheduler
 
 
-
 @pytest.mark.parametrize("spec, steps, name", [
     ({"name": "CosineAnnealingLR", "T_max": 10, "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),   # written
     ({"name": "CosineAnnealingLR", "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),               # left out
@@ -294,7 +293,6 @@ def test_validate_refuses_a_warmup_of_the_whole_run_at_its_position_with_no_warn
     assert capsys.readouterr().err == (f"{path}:4:3: warning: scheduler.T_max: T_max 10 spans 10 steps, more than the "
                                        f"5 steps of the run after the 15-step warmup (train.steps or --steps): the "
                                        f"schedule never finishes; set scheduler.T_max to 5\n")
-
 
 
 def _one_cycle_refusal(why, undo):
@@ -566,7 +564,6 @@ def test_an_invalid_run_is_the_one_problem_said_about_a_length_it_would_give(tmp
     assert capsys.readouterr().err.splitlines() == [f"{at(2, 'warmup')}: scheduler.warmup: expected a mapping, got int 5"]
 
 
-
 def _verdicts(path, capsys, *extra):
     """What `optreg validate`, `optreg plot --csv` and `optreg.build(path, model)` say of a file: (exit status,
     stderr) of each command and build's ConfigError text (or "built")."""
@@ -622,3 +619,34 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_warns_of_the_micro_b
         optreg.build(str(path), Two())
     assert [str(w.message) for w in caught] == [f"{path}:2:20: {note}"]
     assert main(["validate", str(path), "train.steps=12"]) == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("text, error", [
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n  by_epoch: true\ntrain: {steps: 20}\n",
+     "4:3: scheduler.by_epoch: a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the "
+     "file, or the override train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)"),
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: StepLR\n  step_size: 2\n  by_epoch: true\n",
+     "5:3: scheduler.by_epoch: a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the "
+     "file, or the override train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)"),
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 5}\ntrain: {epochs: 3}\n",
+     "3:9: train.epochs: 3 epochs need the steps per epoch to give a run length: train.steps_per_epoch or --steps N "
+     "(build(..., steps_per_epoch=))"),
+    ("optim_wrapper:\n  optimizer: {type: AdamW, lr: 0.001}\nparam_scheduler:\n"
+     "  - {type: CosineAnnealingLR, by_epoch: true, T_max: 10}\ntrain_cfg: {by_epoch: true, max_epochs: 10}\n",
+     "4:31: param_scheduler[0].by_epoch: an epoch-based entry (MMEngine's default) needs the steps per epoch, "
+     "MMEngine's len(train_dataloader): train.steps_per_epoch (in the file, or the override "
+     "train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)"),
+    ("model:\n  optim:\n    name: adamw\n    lr: 1.0e-3\n    sched: {name: CosineAnnealing, warmup_steps: 10}\n"
+     "trainer: {max_epochs: 3, devices: 1}\n",
+     "6:11: trainer.max_epochs: 3 epochs need the steps per epoch to give a run length: --steps N (build(..., "
+     "steps_per_epoch=))"),
+], ids=["by_epoch", "by_epoch_no_train", "epochs_alone", "mmengine_epochs", "nemo_max_epochs"])
+def test_validate_gives_builds_verdict_on_a_run_in_epochs_without_its_steps_per_epoch(text, error, tmp_path,
+                                                                                     capsys):
+    """validate (no model) refuses what plot and build refuse, with the same message at the same position: a
+    schedule or a run counted in epochs needs the steps per epoch, which nothing after validate can give."""
+    path = tmp_path / "epochs.yaml"
+    path.write_text(text)
+    assert _verdicts(path, capsys) == [(1, f"{path}:{error}\n"), (1, f"{path}:{error}\n"), f"{path}:{error}"]
+    built = optreg.build(str(path), Two(), steps_per_epoch=4)   # given: each builds
+    assert built.run.steps_per_epoch == 4

@@ -54,25 +54,43 @@ class Experiment:
     report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
     paths: dict[str, str] = field(default_factory=dict)  # a translated format's own-form path -> the source's path
     needs_run: str | None = None   # the source key that leaves the run length to the trainer (DeepSpeed's "auto")
+    needs_run_why: str | None = None   # what needs it, in the format's words (NeMo's max_steps from max_epochs)
 
     def check_run(self) -> None:
         """A ConfigError at `needs_run` when the file leaves the run length to the trainer and nothing gave it."""
         if self.needs_run and self.run.steps is None:
-            error = ConfigError("the run length, which the file leaves to the trainer: give it with --steps N "
-                                "(optreg validate / run / plot / convert) or build(..., total_steps=N), or the steps "
-                                "per epoch of a run in epochs (build(..., steps_per_epoch=N))", self.needs_run)
+            error = ConfigError(self.needs_run_why or (
+                "the run length, which the file leaves to the trainer: give it with --steps N (optreg validate / run "
+                "/ plot / convert) or build(..., total_steps=N), or the steps per epoch of a run in epochs "
+                "(build(..., steps_per_epoch=N))"), self.needs_run)
             raise error.located(self.source) if self.source else error
 
+    def check_final(self) -> list[str]:
+        """The verdict of build on this experiment without a model, for a caller that gives nothing more of the
+        run (`optreg validate`): `check_epochs`, `check_run`, and the checks of its reading (`nominal_checks`)
+        again with the run final, as build plans it: a schedule in epochs without the steps per epoch, a warmup
+        ratio without a run length. The schedule linter's notes."""
+        self.check_epochs()
+        self.check_run()
+        if self.modelzoo is not None or "name" not in self.optimizer or \
+                self.run.steps is not None and self.run.steps_per_epoch is not None:   # nothing changes when final
+            return self.notes
+        errors = Collector()
+        notes = nominal_checks(self, errors, final_run=True)
+        if errors:
+            raise self.locate(ConfigError(errors.items))
+        return notes
+
     def check_epochs(self) -> None:
-        """A ConfigError at train.epochs, with its file position, when a run in epochs lacks its steps per epoch:
-        for a caller that steps the run itself (`optreg run` and `plot`; `build` leaves the epochs to the caller's
-        loop)."""
+        """A ConfigError at train.epochs, with its file position, when a run in epochs lacks its steps per epoch
+        (in validate, run, plot and build alike: a run length in epochs is not left unused)."""
         epochs = self.train.epochs
         if epochs is not None and self.run.steps is None:   # a format's own epochs (the Trainer's num_train_epochs)
             # are not train: ones, beside which its reader reads no train.steps_per_epoch
             remedy = "--steps N (build(..., steps_per_epoch=))" if "train.epochs" in self.paths else \
-                "train.steps_per_epoch or --steps"
-            raise self.locate(ConfigError(f"{epochs} epochs need the steps per epoch to give a run length: {remedy}",
+                "train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))"
+            counted = f"{epochs} epochs need" if epochs != 1 else "1 epoch needs"
+            raise self.locate(ConfigError(f"{counted} the steps per epoch to give a run length: {remedy}",
                                           "train.epochs"))
 
     def locate(self, error: ConfigError) -> ConfigError:
@@ -117,6 +135,7 @@ class Experiment:
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
+        self.check_epochs()
         self.check_run()
         try:
             plan = (self.planner or plan_own)(self, model_or_named_params)
@@ -356,15 +375,16 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
 STAND_IN = object()   # the parameter of a nominal group (never built)
 
 
-def nominal_checks(experiment: Experiment, errors: Collector) -> list[str]:
+def nominal_checks(experiment: Experiment, errors: Collector, final_run: bool = False) -> list[str]:
     """What validate checks without a model, as build checks it with one: the optimizer section's nominal plan
     (`_nominal_plan`) and every check of the scheduler around it for the experiment's run (`plan_around`); its
     problems go to `errors`, the schedule linter's notes are returned (a translated format's at the source's paths,
-    once it has them: `Experiment.paths`)."""
+    once it has them: `Experiment.paths`). `final_run`: nothing more will give the run length or the steps per
+    epoch (`Experiment.check_final`); while a file is read, `build(total_steps=, steps_per_epoch=)` still may."""
     notes: list[str] = []
     section, dialect = experiment.optimizer, experiment.dialect
     plan_around(_nominal_plan(section, dialect, errors), experiment, errors,
-                known_groups=_one_group(section, dialect), final_run=False, notes=notes)
+                known_groups=_one_group(section, dialect), final_run=final_run, notes=notes)
     if experiment.paths:
         from optreg.config.translate import source_note
 

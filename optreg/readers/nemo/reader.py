@@ -321,6 +321,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     optim = _resolved(cfg, "model.optim", errors)
     trainer = _resolved(cfg, "trainer", errors) if has(data, "trainer") or "trainer" in data else None
     own: dict[str, Any] = {}
+    trainer_epochs = False   # train.epochs is the trainer's max_epochs (its errors at that key)
     if not errors and not isinstance(optim, Mapping):
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
@@ -330,8 +331,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         raw = data.get("train")
         train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
         if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and \
-                "steps" not in train:   # a length given (--steps) wins
-            train.setdefault("epochs", epochs)
+                "steps" not in train and "epochs" not in train:   # a length given (--steps) wins
+            train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
                **({"clip_grad": clip} if clip else {})}
         if "optim_param_groups" in model_keys(data):
@@ -348,7 +349,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if stand_in:
         own["scheduler"]["max_steps"] = PLACEHOLDER
     from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
-    paths = {**PATHS, "scheduler.max_steps": "trainer.max_steps"} if from_trainer else PATHS
+    paths = {**PATHS, "scheduler.max_steps": "trainer.max_steps"} if from_trainer else dict(PATHS)
+    if trainer_epochs:
+        paths["train.epochs"] = "trainer.max_epochs"
     experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
                                  errors=errors)
     if stand_in:
@@ -356,6 +359,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if trainer is not None and steps >= 0:   # Lightning's max_steps: the format's own length, which a given one replaces
         run = resolve_run(experiment.train, format_steps=(steps, "trainer.max_steps"), errors=errors)
         experiment = dataclasses.replace(experiment, format_steps=(steps, "trainer.max_steps"), run=run)
+    if from_epochs:   # checked before any plan, without a model too (validate as build: Experiment.check_run)
+        experiment.needs_run, experiment.needs_run_why = "model.optim.sched", FROM_EPOCHS
     experiment.planner = plan
     experiment.notes[:] = notes + experiment.notes
     return experiment
@@ -375,14 +380,16 @@ def _run_known(train: Any) -> bool:
     return resolve_run(spec, errors=Collector()).known
 
 
+#: why a schedule whose max_steps NeMo computes from the epochs needs the run length (`Experiment.needs_run_why`)
+FROM_EPOCHS = ("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's length: give "
+               "train.steps_per_epoch or build(..., steps_per_epoch=)")
+
+
 def plan(experiment: Any, model: Any) -> Any:
     """optreg's own plan of the translated experiment, its errors and notes at the NeMo config's paths. The
     schedule's max_steps, when NeMo would compute it from trainer.max_epochs and the dataloader, is filled from the
-    run (trainer.max_epochs × steps per epoch); without the steps per epoch, a ConfigError saying so."""
-    if experiment.scheduler is not None and experiment.scheduler.get("name") not in TORCH_SCHEDULERS and \
-            "max_steps" not in experiment.scheduler and experiment.run.steps is None:
-        raise ConfigError("NeMo computes the schedule's max_steps from trainer.max_epochs and the dataloader's "
-                          "length: give train.steps_per_epoch or build(..., steps_per_epoch=)", "model.optim.sched")
+    run (trainer.max_epochs × steps per epoch); without the steps per epoch, the experiment's `check_run` (before
+    any plan) says so."""
     from optreg.config.experiment import plan_own
 
     return plan_own(experiment, model)
