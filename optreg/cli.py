@@ -256,7 +256,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     # read and checked as validate reads and checks it (--steps the run length, as in run and plot), so that an
     # error is the source file's, at its position, not the converted text's
     experiment = _load(args.config, [], args.format, args.steps)
-    experiment.check_run()
+    experiment.check_length()
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg, MindFormers' and
     # LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own form says it only for one model, the one --model gives (the planner's for_model)
     keeps = getattr(experiment.planner, "keeps", None)   # True, or the source keys the planner keeps

@@ -65,13 +65,18 @@ class Experiment:
                 "(build(..., steps_per_epoch=N))"), self.needs_run)
             raise error.located(self.source) if self.source else error
 
-    def check_final(self) -> list[str]:
-        """The verdict of build on this experiment without a model, for a caller that gives nothing more of the
-        run (`optreg validate`): `check_epochs`, `check_run`, and the checks of its reading (`nominal_checks`)
-        again with the run final, as build plans it: a schedule in epochs without the steps per epoch, a warmup
-        ratio without a run length. The schedule linter's notes."""
+    def check_length(self) -> None:
+        """The run as planning needs it, before any plan (validate, convert, build, run, plot): a run in epochs
+        with its steps per epoch (`check_epochs`), a length the file leaves to the trainer given (`check_run`)."""
         self.check_epochs()
         self.check_run()
+
+    def check_final(self) -> list[str]:
+        """The verdict of build on this experiment without a model, for a caller that gives nothing more of the
+        run (`optreg validate`): `check_length`, and the checks of its reading (`nominal_checks`)
+        again with the run final, as build plans it: a schedule in epochs without the steps per epoch, a warmup
+        ratio without a run length. The schedule linter's notes."""
+        self.check_length()
         if self.modelzoo is not None or "name" not in self.optimizer or \
                 self.run.steps is not None and self.run.steps_per_epoch is not None:   # nothing changes when final
             return self.notes
@@ -135,8 +140,7 @@ class Experiment:
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
-        self.check_epochs()
-        self.check_run()
+        self.check_length()
         try:
             plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
