@@ -107,7 +107,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
                        clip=built.clip_gradients if built.clip else None, accumulation=built.run.accumulation)
-    final = f"final loss {result.final_loss:.6g}  (after {steps} steps)"
+    accumulation = built.run.accumulation
+    final = f"final loss {result.final_loss:.6g}  (after {steps} steps" + (
+        f", {steps // accumulation} optimizer steps)" if accumulation > 1 else ")")
     below = render.lr_lines(lrs(), rules, width)
     render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)
     return 0
@@ -467,8 +469,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     run.add_argument("overrides", nargs="*", help="Hydra overrides: optimizer.lr=1e-3, optimizer=sgd, "
                                                    "scheduler=cosine_annealing scheduler.T_max=100, +key=value, ~key")
-    run.add_argument("--steps", type=_positive, help="the run's optimizer steps (replaces train.steps or "
-                                                     "train.epochs; default: the config's run length, else 100)")
+    run.add_argument("--steps", type=_positive, help="the run's steps, each a scheduler step (a micro-batch under "
+                                                     "train.accumulation_steps A: steps / A optimizer steps); "
+                                                     "replaces train.steps or train.epochs; default: the config's "
+                                                     "run length, else 100")
     run.set_defaults(fn=cmd_run)
     ls = sub.add_parser("list", help="list registered optimizers and schedulers, each with its first sentence")
     ls.add_argument("pattern", nargs="?", metavar="PATTERN", help="fnmatch pattern, e.g. 'adam*' or 'cos*'")
@@ -510,13 +514,16 @@ def parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="draw lr (and momentum / weight decay when scheduled) of every param group")
     plot.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     plot.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
-    plot.add_argument("--steps", type=_positive, help="steps to draw (default: train.steps)")
+    plot.add_argument("--steps", type=_positive, help="steps to draw, as run counts them (micro-batches under "
+                                                      "train.accumulation_steps; default: the config's run length)")
     plot.add_argument("-o", "--output", help="the PNG (default: lr.png), or with --csv the CSV (default: stdout)")
     plot.add_argument("--text", action="store_true", help="print terminal sparklines instead of a PNG")
     plot.add_argument("--width", type=int, help="sparkline width in characters (default: to fit the terminal)")
     plot.add_argument("--log", action="store_true", help="logarithmic y axes (the PNG)")
-    plot.add_argument("--csv", action="store_true", help="write step,group,key,value rows to stdout (the value "
-                                                        "each optimizer step applies)")
+    plot.add_argument("--csv", action="store_true", help="write step,group,key,value rows to stdout: one per step "
+                                                        "of the run, the value an optimizer step there applies (a "
+                                                        "micro-batch under train.accumulation_steps A: the optimizer "
+                                                        "steps on every A-th)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")

@@ -621,6 +621,19 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_warns_of_the_micro_b
     assert main(["validate", str(path), "train.steps=12"]) == 0 and capsys.readouterr().err == ""
 
 
+def test_accumulation_counts_optimizer_steps_in_runs_final_line(tmp_path, capsys):
+    """`optreg run --steps` and `plot --steps` count micro-batches (as their help says): under accumulation_steps
+    4, 8 steps are 2 optimizer steps, and the CSV has a row for each of the 8."""
+    from optreg.cli import main
+
+    path = tmp_path / "acc.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 20, accumulation_steps: 4, hidden: 4, depth: 1}\n")
+    assert main(["run", str(path), "--steps", "8"]) == 0
+    assert "(after 8 steps, 2 optimizer steps)" in capsys.readouterr().out
+    assert main(["plot", str(path), "--steps", "8", "--csv"]) == 0
+    assert [line.split(",")[0] for line in capsys.readouterr().out.splitlines()[1:]] == [str(i) for i in range(8)]
+
+
 @pytest.mark.parametrize("text, error", [
     ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n  by_epoch: true\ntrain: {steps: 20}\n",
      "4:3: scheduler.by_epoch: a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the "
