@@ -449,11 +449,13 @@ def test_the_example_app_trains_as_optreg_run_does(tmp_path, capsys):
     assert main(["run", str(composed_file)]) == 0, capsys.readouterr().err
     cli = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("final loss"))
     result = subprocess.run([sys.executable, "train.py", *overrides, "hydra/job_logging=none",
-                             "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path / 'run'}", "hydra.output_subdir=null"],
+                             "hydra/hydra_logging=none", f"hydra.run.dir={tmp_path / 'run'}",
+                             "hydra.output_subdir=null"],
                             capture_output=True, text=True, timeout=300, cwd=APP)
     assert result.returncode == 0, result.stderr
     app_loss = result.stdout.split("final loss ")[1].split()[0]
-    assert cli.split()[2] == app_loss and "(after 12 steps)" in cli and "(after 12 steps)" in result.stdout
+    assert cli.split()[2] == app_loss and "(after 12 steps, 6 optimizer steps)" in cli
+    assert "(after 12 steps)" in result.stdout
 
 
 def test_a_warmup_of_the_whole_run_is_refused_with_the_schedules_length_from_the_group_or_written(capsys):

@@ -561,7 +561,8 @@ def test_an_invalid_run_is_the_one_problem_said_about_a_length_it_would_give(tmp
     lines[1] = "scheduler: {name: CosineAnnealingLR, warmup: 5}"
     path.write_text("\n".join(lines[:2]) + "\ntrain: {steps: 10}\n")
     assert main(["validate", str(path)]) == 1
-    assert capsys.readouterr().err.splitlines() == [f"{at(2, 'warmup')}: scheduler.warmup: expected a mapping, got int 5"]
+    assert capsys.readouterr().err.splitlines() == [
+        f"{at(2, 'warmup')}: scheduler.warmup: expected a mapping, got int 5"]
 
 
 def _verdicts(path, capsys, *extra):
