@@ -186,12 +186,13 @@ def test_a_scheduled_key_some_part_lacks_is_refused():
 def test_muon_alone_names_the_parameter_and_the_rule_to_add():
     with pytest.raises(ConfigError) as info:
         optreg.build({"optimizer": {"name": "Muon", "lr": 0.02}}, _net())
-    first = info.value.errors[0]
+    (first,) = info.value.errors   # one error for the model's four vectors, the first three named
     assert first.path == "optimizer.params"
     assert "'embed.weight'" not in first.message
     assert first.message == ("Muon updates only 2-D parameters, held whole (not a shard of an FSDP2 DTensor: it "
-                             "would orthogonalise the shard); 'body.bias' has shape (8,): route it to another "
-                             "optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}")
+                             "would orthogonalise the shard); 'body.bias' has shape (8,), 'norm.weight' has shape "
+                             "(8,), 'norm.bias' has shape (8,) and 1 more: route them to another optimizer with a "
+                             "param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}")
 
 
 def test_an_unrouted_parameter_of_a_composite_is_refused_with_the_same_hint():

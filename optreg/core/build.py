@@ -371,14 +371,22 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
         errors.add(join_path(path, "param_groups"), f"{entry.qualname} takes one parameter group, got {len(groups)}")
     if entry.accepts:
         accepts, requirement = entry.accepts
+        refused = []
         for group in groups:
             for i, p in enumerate(group.params):
                 if not accepts(p):
                     who = repr(group.names[i]) if group.names else f"parameter {i}"
                     placements = getattr(p, "placements", None)   # a DTensor: its sharding says more than its shape
-                    what = f"is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}" if placements else \
-                        f"has shape {tuple(p.shape)}"
-                    errors.add(join_path(path, "params"), f"{requirement}; {who} {what}: {ROUTE_HINT}")
+                    refused.append(f"{who} is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}"
+                                   if placements else f"{who} has shape {tuple(p.shape)}")
+        if refused:   # one error, the first few named: a model's hundred biases are one problem
+            more = f" and {len(refused) - SHOWN_REFUSED} more" if len(refused) > SHOWN_REFUSED else ""
+            hint = ROUTE_HINT if len(refused) == 1 else ROUTE_HINT.replace("route it", "route them", 1)
+            errors.add(join_path(path, "params"), f"{requirement}; {', '.join(refused[:SHOWN_REFUSED])}{more}: {hint}")
+
+
+#: parameters an optimizer refuses that its error names (`_check_params`)
+SHOWN_REFUSED = 3
 
 
 CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True
