@@ -12,7 +12,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from optreg.core import models
 from optreg.core.build import COMBINATOR_DOCS
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.names import TUPLE_ALIASES, normalise, synonyms
+from optreg.core.names import SCHEDULER_SUFFIX, SEPARATORS, TUPLE_ALIASES, normalise, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.integrations.hydra.support import BUILDERS
 from optreg.schedules.engine import KEYS
@@ -205,7 +205,7 @@ def _names(entry: Entry) -> list[str]:
     return sorted(set(names))
 
 
-_SEPARATORS = "[-_ ]*"
+_SEPARATORS = f"[{SEPARATORS}]*"   # a character class of them as written, without escapes (an editor's regex: ECMA)
 
 
 def _any_case(text: str, between: str = "") -> str:
@@ -217,7 +217,7 @@ def _name_pattern(entry: Entry) -> str:
     """Every spelling the registry takes for the entry (`names.normalise`: any case, `-`, `_` and spaces anywhere, a
     scheduler's trailing `LR` optional), with or without its dialect's prefix."""
     keys = sorted({normalise(n, entry.kind) for n in (entry.name, *entry.aliases)})
-    lr = f"({_SEPARATORS}{_any_case('lr', _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
+    lr = f"({_SEPARATORS}{_any_case(SCHEDULER_SUFFIX, _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
     spelt = "|".join(_any_case(key, _SEPARATORS) for key in keys)
     return rf"^\s*({_any_case(entry.dialect)}\s*\.)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
 
@@ -233,8 +233,8 @@ def _option_aliases(props: dict[str, Any]) -> dict[str, Any]:
     for joined, parts in TUPLE_ALIASES.items():
         items = props.get(joined, {}).get("items")
         if isinstance(items, list) and len(items) == len(parts):
-            out.update({part: {**item, "description": f"{joined}[{i}]"} for i, (part, item) in enumerate(zip(parts, items))
-                        if part not in props})
+            out.update({part: {**item, "description": f"{joined}[{i}]"}
+                        for i, (part, item) in enumerate(zip(parts, items)) if part not in props})
         elif joined not in props and all(part in props for part in parts):
             out[joined] = {"type": "array", "items": [{k: v for k, v in props[part].items() if k not in ("default",
                                                                                                       "description")}

@@ -7,11 +7,18 @@ from typing import Iterable, Mapping
 from optreg.core.entry import SCHEDULER
 
 
+#: characters a name may hold anywhere without changing it (`normalise`; the JSON Schema's name patterns put them
+#: in a character class as written: `-` first, so that it is no range)
+SEPARATORS = "-_ "
+#: the suffix a scheduler's name may drop (`CosineAnnealingLR` = `cosine_annealing`)
+SCHEDULER_SUFFIX = "lr"
+
+
 def normalise(name: str, kind: str | None = None) -> str:
     """`AdamW` = `adamw` = `adam_w` = `Adam-W`; schedulers also drop a trailing `LR`."""
-    key = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
-    if kind == SCHEDULER and key.endswith("lr") and len(key) > 2:
-        key = key[:-2]
+    key = str(name).strip().lower().translate({ord(c): None for c in SEPARATORS})
+    if kind == SCHEDULER and key.endswith(SCHEDULER_SUFFIX) and len(key) > len(SCHEDULER_SUFFIX):
+        key = key[:-len(SCHEDULER_SUFFIX)]
     return key
 
 
