@@ -3,8 +3,10 @@ format: the optimizer and schedule transformers 5.23's Trainer builds from them 
 
 Read into optreg's own form (`optreg convert` writes it out):
 - `optim`: the torch-backed names (adamw_torch, adamw_torch_fused: torch AdamW with betas (adam_beta1, adam_beta2)
-  and eps adam_epsilon; sgd, adagrad, rmsprop with `optim_args` as the Trainer parses them); names that need
-  bitsandbytes, torchao, galore, apollo, lomo, schedule-free or another package are refused with the package;
+  and eps adam_epsilon; sgd, adagrad, rmsprop with `optim_args` as the Trainer parses them), and the bitsandbytes
+  and torchao names (adamw_8bit, paged_adamw_32bit, lion_8bit, ademamix, rmsprop_bnb, adamw_torch_4bit, ...: the
+  bitsandbytes and torchao dialects, with the Trainer's kwargs, `_library_optimizer`); names that need galore,
+  apollo, lomo, schedule-free or another package are refused with the package;
 - `learning_rate`, and `weight_decay` under the Trainer's decay rule (`hf_decay_groups`: two groups, the decayed
   parameters and the rest, at 0: biases, LayerNorm modules, names with layernorm / rmsnorm / norm);
 - `lr_scheduler_type` + `lr_scheduler_kwargs` (the `hf` dialect), `warmup_steps` (an int, or a float below 1: a
@@ -88,13 +90,24 @@ TORCH_OPTIM = {"adamw_torch": ("AdamW", {}), "adamw_torch_fused": ("AdamW", {}),
                "adagrad": ("Adagrad", {"lr_decay": float, "weight_decay": float, "eps": float}),
                "rmsprop": ("RMSprop", {"momentum": float, "alpha": float, "eps": float, "weight_decay": float,
                                        "centered": bool})}
+#: optim names the Trainer builds from an optimizer library (transformers 5.23 trainer_optimizer.py,
+#: `_get_bitsandbytes_optimizer`, `_get_torchao_optimizer`): name -> (dialect, class); the dialect reads the
+#: installed library (`optreg.dialects.bitsandbytes`, `optreg.dialects.torchao`)
+BNB = ("adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix", "ademamix_8bit",
+       "paged_ademamix_32bit", "paged_ademamix_8bit", "lion_32bit", "lion_8bit", "paged_lion_32bit",
+       "paged_lion_8bit", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit")
+LIBRARY_OPTIM = {
+    **{n: ("bitsandbytes", "AdamW" if "adam" in n else "Lion" if "lion" in n else "RMSprop" if "rmsprop" in n
+           else "AdEMAMix") for n in BNB},
+    "adamw_torch_4bit": ("torchao", "AdamW4bit"), "adamw_torch_8bit": ("torchao", "AdamW8bit")}
 #: optim names refused: the package (or reason) each needs
-NEEDS = {"bnb": "bitsandbytes", "8bit": "bitsandbytes", "32bit": "bitsandbytes", "torch_4bit": "torchao",
-         "torch_8bit": "torchao", "galore": "galore-torch", "apollo": "apollo-torch", "lomo": "lomo-optim",
+NEEDS = {"galore": "galore-torch", "apollo": "apollo-torch", "lomo": "lomo-optim",
          "schedule_free": "schedulefree", "grokadamw": "grokadamw", "anyprecision": "torchdistx",
          "xla": "torch_xla", "npu": "torch_npu", "adafactor": "transformers' own Adafactor (not in optreg's "
                                                               "vocabulary)",
-         "ademamix": "bitsandbytes", "stable_adamw": "torch-optimi"}
+         "stable_adamw": "torch-optimi"}
+#: the names optreg reads
+READ_OPTIM = (*TORCH_OPTIM, *LIBRARY_OPTIM)
 #: keys that, beside a top-level learning_rate, claim a file too
 WITH_LR = ("output_dir", "optim", "warmup_steps", "max_grad_norm", "max_steps", "weight_decay")
 NO_KWARGS = ("constant", "constant_with_warmup")   # get_scheduler passes them no lr_scheduler_kwargs
@@ -152,13 +165,15 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
         errors.add("optim", f"expected an optimizer's name, got {show(name)}")
         return {}
     name = name.lower()
+    if name in LIBRARY_OPTIM:
+        return _library_optimizer(name, data, defaults, report, errors)
     if name not in TORCH_OPTIM:
         need = next((v for k, v in NEEDS.items() if isinstance(name, str) and k in name), None)
         if need is not None:
-            errors.add("optim", f"{name} needs {need}; optreg reads the torch-backed names: {', '.join(TORCH_OPTIM)}")
+            errors.add("optim", f"{name} needs {need}; optreg reads: {', '.join(READ_OPTIM)}")
         else:
-            errors.add("optim", f"unknown optim {show(name)}; the torch-backed names: {', '.join(TORCH_OPTIM)}",
-                       closest(str(name), list(TORCH_OPTIM)))
+            errors.add("optim", f"unknown optim {show(name)}; optreg reads: {', '.join(READ_OPTIM)}",
+                       closest(str(name), list(READ_OPTIM)))
         return {}
     cls, accepted = TORCH_OPTIM[name]
     lr = _number(data, "learning_rate", errors, defaults=defaults)
@@ -181,6 +196,101 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
         report.append(KeyUse("weight_decay", "exact", "the Trainer's groups: 0 for biases and norms "
                                                       "(hf_decay_groups)"))
     return section
+
+
+def _library_optimizer(name: str, data: Mapping[str, Any], defaults: Mapping[str, Any], report: list,
+                       errors: Collector) -> dict[str, Any]:
+    """The section of an optim name the Trainer builds from bitsandbytes or torchao (transformers 5.23):
+
+    bitsandbytes  optim_bits 8 where the name says 8bit, else 32; is_paged where it says paged (not RMSprop);
+                  AdamW: betas (adam_beta1, adam_beta2), eps adam_epsilon; Lion: betas only; AdEMAMix: betas
+                  (beta1, beta2, beta3 of optim_args, else adam_beta1, adam_beta2, 0.9999), alpha (5.0), eps,
+                  t_alpha, t_beta3 of optim_args; RMSprop: optim_args as they are
+    torchao       AdamW4bit / AdamW8bit with block_size 256 and bf16_stochastic_round of optim_args, betas, eps.
+    The Trainer hands RMSprop's optim_args and torchao's block_size over as strings, which the optimizer cannot
+    use (a TypeError): an error here."""
+    dialect, cls = LIBRARY_OPTIM[name]
+    args = _raw_optim_args(data.get("optim_args"), errors)
+    section: dict[str, Any] = {"name": cls, "dialect": dialect, "lr": _number(data, "learning_rate", errors,
+                                                                            defaults=defaults),
+                               "weight_decay": _number(data, "weight_decay", errors), "hf_decay_groups": True}
+    betas = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]
+    eps = _number(data, "adam_epsilon", errors)
+    passed = {"RMSprop": tuple(args), "AdamW4bit": ("block_size",), "AdamW8bit": ("block_size",)}.get(cls, ())
+    for key in passed:
+        if key in args:
+            errors.add("optim_args", f"{key}={args[key]}: the Trainer passes it to {dialect}.{cls} as the string "
+                                     f"{args[key]!r}, which {cls} cannot use (transformers 5.23 fails with a "
+                                     f"TypeError): leave it out")
+    if dialect == "torchao":
+        section.update(betas=betas, eps=eps, block_size=256,
+                       bf16_stochastic_round=_flag(args.get("bf16_stochastic_round", "False"), errors))
+    else:
+        section["optim_bits"] = 8 if "8bit" in name else 32
+        if cls != "RMSprop":
+            section["is_paged"] = "paged" in name
+        if cls == "AdamW":
+            section.update(betas=betas, eps=eps)
+        elif cls == "Lion":
+            section["betas"] = betas
+        elif cls == "AdEMAMix":
+            section["betas"] = [_arg(args, "beta1", betas[0], float, errors), _arg(args, "beta2", betas[1], float,
+                                                                                   errors),
+                                _arg(args, "beta3", 0.9999, float, errors)]
+            section["alpha"] = _arg(args, "alpha", 5.0, float, errors)
+            section["eps"] = _arg(args, "eps", eps, float, errors)
+            for key in ("t_alpha", "t_beta3"):
+                if key in args:
+                    section[key] = _arg(args, key, None, int, errors)
+    if "optim" in data:
+        report.append(KeyUse("optim", "exact", f"{dialect}.{cls}" + (
+            f" (optim_bits {section['optim_bits']}" + (", paged" if section.get("is_paged") else "") + ")"
+            if dialect == "bitsandbytes" else "")))
+    for key in ("learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"):
+        if key in data:
+            unused = cls == "RMSprop" and key.startswith("adam") or cls == "Lion" and key == "adam_epsilon"
+            report.append(KeyUse(key, TRAINER if unused else "exact", f"unused by {cls}" if unused else ""))
+    if "weight_decay" in data:
+        report.append(KeyUse("weight_decay", "exact", "the Trainer's groups: 0 for biases and norms "
+                                                      "(hf_decay_groups)"))
+    return section
+
+
+def _raw_optim_args(raw: Any, errors: Collector) -> dict[str, str]:
+    """`optim_args` split as the Trainer splits it (`_parse_optim_args`): key=value strings."""
+    if raw in (None, ""):
+        return {}
+    if not isinstance(raw, str):
+        errors.add("optim_args", f"expected a string like 'beta3=0.999,alpha=5', got {show(raw)}")
+        return {}
+    out = {}
+    for item in raw.replace(" ", "").split(","):
+        key, sep, value = item.partition("=")
+        if not sep:
+            errors.add("optim_args", f"{item!r}: expected key=value")
+            continue
+        out[key] = value
+    return out
+
+
+def _arg(args: Mapping[str, str], key: str, default: Any, kind: type, errors: Collector) -> Any:
+    """optim_args' `key` as the Trainer converts it (float(), int()), else `default`."""
+    if key not in args:
+        return default
+    try:
+        return kind(args[key])
+    except ValueError:
+        errors.add("optim_args", f"{key}={args[key]}: not {'an integer' if kind is int else 'a number'}")
+        return default
+
+
+def _flag(value: str, errors: Collector) -> bool:
+    """A flag as transformers' strtobool reads it (y, yes, t, true, on, 1 / n, no, f, false, off, 0)."""
+    if value.lower() in ("y", "yes", "t", "true", "on", "1"):
+        return True
+    if value.lower() not in ("n", "no", "f", "false", "off", "0"):
+        errors.add("optim_args", f"bf16_stochastic_round={value}: expected true or false")
+    return False
 
 
 #: warmup_ratio 1 (the whole run) without a run length: the largest fraction below 1, whose ceil(round(·total, 9))
