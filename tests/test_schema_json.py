@@ -223,3 +223,31 @@ def test_the_schema_takes_every_spelling_of_a_name_that_validation_takes():
         with pytest.raises(ConfigError) as exc:
             validate_experiment(doc)
         assert [e.path for e in exc.value.errors] == [bad]
+
+
+@pytest.mark.parametrize("scheduler", [
+    {"name": "nemo.WarmupAnnealing", "max_steps": 10, "last_epoch": -1},      # what optreg convert writes from NeMo
+    {"name": "oneflow.CosineDecayLR", "decay_steps": 10, "last_step": -1},
+    {"name": "hf.linear", "num_warmup_steps": 2, "num_training_steps": 10, "key": "lr", "last_epoch": -1},
+    {"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.01, "total_iters": 10, "key": "weight_decay"},
+    {"name": "sequential", "schedulers": [{"name": "LinearLR", "total_iters": 5}], "last_step": -1},
+])
+def test_the_adapter_s_options_of_a_closed_form_are_in_the_schema(scheduler):
+    """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule
+    (core.build._pop_adapter_options): validation takes them on every dialect's schedules, so the schema does."""
+    doc = {"optimizer": {"name": "SGD", "lr": 0.1, "weight_decay": 0.1}, "scheduler": scheduler}
+    validate_experiment(doc)
+    assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
+
+
+@pytest.mark.parametrize("scheduler, bad_path", [
+    ({"name": "torch.StepLR", "step_size": 3, "key": "lr"}, "scheduler.key"),   # torch's classes drive the lr only
+    ({"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.01, "total_iters": 10, "key": "lr"},
+     "scheduler.key"),
+])
+def test_a_key_validation_refuses_is_not_in_the_schema(scheduler, bad_path):
+    doc = {"optimizer": {"name": "SGD", "lr": 0.1, "weight_decay": 0.1}, "scheduler": scheduler}
+    with pytest.raises(ConfigError) as exc:
+        validate_experiment(doc)
+    assert bad_path in [e.path for e in exc.value.errors]
+    assert not VALIDATOR.is_valid(doc)

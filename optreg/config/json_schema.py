@@ -316,7 +316,12 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     props = schema["properties"]
     if "schedulers" in props:
         props["schedulers"] = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
-    props["key"] = {"enum": list(KEYS)}
+    from optreg.core.build import _is_engine
+
+    if _is_engine(entry):   # the adapter's options of a closed form (core.build._pop_adapter_options): `key` (the
+        own = getattr(entry.resolve(), "param_group_key", None)   # one a weight-decay schedule drives) and last_epoch
+        props["key"] = {"enum": [own] if own else list(KEYS)}
+        props.update({k: v for k, v in _last_epoch().items() if k not in props})
     props.update(_loop_keys())
     length = props.get(entry.length) if entry.length else None
     if length is not None and {"type": "null"} not in length.get("anyOf", []):   # null: left out (core.loop)
@@ -324,6 +329,12 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         outer["description"] = f"{outer.get('description', entry.length)} (null: as if left out)"
         props[entry.length] = {"anyOf": [length, {"type": "null"}], **outer}
     return schema
+
+
+def _last_epoch() -> dict[str, Any]:
+    """`last_epoch` and its other spellings (`last_step`) of a schedule the adapter drives: -1 starts fresh."""
+    prop = {"last_epoch": {"type": "integer", "minimum": -1, "description": COMMON_DOCS["last_epoch"]}}
+    return {**prop, **_option_aliases(prop)}
 
 
 def _model_schema(model: Any) -> dict[str, Any]:
@@ -367,7 +378,7 @@ def _combinators() -> list[dict[str, Any]]:
     nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     restart = {"enum": ["local", "global"]}
     common = {"schedulers": nested, "key": {"enum": list(KEYS)},
-              "last_epoch": {"type": "integer", "minimum": -1}, **_hydra_keys(SCHEDULER), **_loop_keys()}
+              **_last_epoch(), **_hydra_keys(SCHEDULER), **_loop_keys()}
     return [
         {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
          "description": COMBINATOR_DOCS["sequential"],
