@@ -257,3 +257,21 @@ def test_a_dictconfig_with_the_applications_blanks_builds():
     with pytest.raises(ConfigError) as info:
         optreg.build(cfg, standin(), steps_per_epoch=200)
     assert [e.path for e in info.value.errors] == ["model.optim.lr"]
+
+
+def test_a_misspelt_trainer_key_optreg_reads_is_an_error_not_lightning_s_business():
+    """`trainer.gradient_clip_vall` / `trainer.max_step`: Lightning's Trainer(**cfg.trainer) refuses them (a
+    TypeError); reported as "Lightning's, the training loop's business", the clipping and the run length were
+    dropped without a word. Lightning's own other keys (min_steps, min_epochs) stay the trainer's."""
+    from optreg.api import to_experiment
+
+    config = {"model": {"optim": {"name": "adamw", "lr": 0.1, "sched": {"name": "CosineAnnealing"}}},
+              "trainer": {"max_step": 50, "gradient_clip_vall": 1.0, "min_steps": 2, "min_epochs": 1,
+                          "max_epochs": 3}}
+    with pytest.raises(ConfigError) as info:
+        to_experiment(config)
+    assert [(e.path, e.suggestion) for e in info.value.errors] == [
+        ("trainer.max_step", "max_steps"), ("trainer.gradient_clip_vall", "gradient_clip_val")]
+    del config["trainer"]["max_step"], config["trainer"]["gradient_clip_vall"]
+    uses = {u.path: u.verdict for u in to_experiment(config).report}
+    assert uses["trainer.min_steps"] == uses["trainer.min_epochs"] == "trainer"

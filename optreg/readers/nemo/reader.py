@@ -58,6 +58,23 @@ NOVOGRAD_UNUSED = ("luc_trust", "luc_eps")   # read only with luc
 FUSED_ADAM = "fused_adam"
 FUSED_ONLY = {"adam_w_mode", "bias_correction", "set_grad_none", "capturable", "master_weights"}
 TORCH_SCHEDULERS = ("StepLR", "ExponentialLR", "CyclicLR")   # torch's classes in NeMo's table: read as torch's
+#: Lightning's Trainer arguments (2.x, and 1.x's that NeMo's older configs carry): `pl.Trainer(**cfg.trainer)` takes
+#: these and refuses any other key with a TypeError
+LIGHTNING_TRAINER = frozenset((
+    "accelerator", "strategy", "devices", "num_nodes", "precision", "logger", "callbacks", "fast_dev_run",
+    "max_epochs", "min_epochs", "max_steps", "min_steps", "max_time", "limit_train_batches", "limit_val_batches",
+    "limit_test_batches", "limit_predict_batches", "overfit_batches", "val_check_interval",
+    "check_val_every_n_epoch", "num_sanity_val_steps", "log_every_n_steps", "enable_checkpointing",
+    "enable_progress_bar", "enable_model_summary", "accumulate_grad_batches", "gradient_clip_val",
+    "gradient_clip_algorithm", "deterministic", "benchmark", "inference_mode", "use_distributed_sampler",
+    "profiler", "detect_anomaly", "barebones", "plugins", "sync_batchnorm", "reload_dataloaders_every_n_epochs",
+    "default_root_dir", "model_registry",
+    # Lightning 1.x
+    "gpus", "tpu_cores", "ipus", "hpus", "auto_select_gpus", "num_processes", "track_grad_norm", "amp_backend",
+    "amp_level", "replace_sampler_ddp", "resume_from_checkpoint", "progress_bar_refresh_rate", "weights_summary",
+    "flush_logs_every_n_steps", "checkpoint_callback", "process_position", "log_gpu_memory", "terminate_on_nan",
+    "prepare_data_per_node", "move_metrics_to_cpu", "multiple_trainloader_mode", "stochastic_weight_avg",
+    "auto_lr_find", "auto_scale_batch_size", "weights_save_path", "truncated_bptt_steps", "distributed_backend"))
 EPOCH = {"ExponentialLR"}          # NeMo's EPOCH_SCHEDULERS stepped per epoch by Lightning (and ReduceLROnPlateau)
 SCHED_TRAINER = {"monitor": "the metric Lightning logs with the schedule",
                  "reduce_on_plateau": "Lightning's flag, set by NeMo from the schedule's class",
@@ -232,6 +249,11 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse]) -> tuple[int
         clip = {"max_norm" if algorithm == "norm" else "max_value": value}
     read = {"max_steps", "max_epochs", "gradient_clip_val", "gradient_clip_algorithm"}
     for key in trainer:
+        near = closest(str(key), sorted(read)) if key not in read and key not in LIGHTNING_TRAINER else None
+        if near is not None:   # a misspelt key optreg reads: Lightning's Trainer would refuse it, optreg would drop it
+            errors.add(join_path("trainer", key_text(key)), "not an argument of Lightning's Trainer, which refuses "
+                                                            "it (the run length or the clipping would be lost)", near)
+            continue
         report.append(KeyUse(join_path("trainer", key_text(key)), "exact" if key in read else "trainer",
                              "" if key in read else "Lightning's, the training loop's business"))
     return steps, epochs, clip
