@@ -175,3 +175,19 @@ def test_lars_refuses_an_optimizer_it_already_wraps():
         LARS(inner)
     assert info.value.errors[0].path == "optimizer" and "already wrapped" in str(info.value)
     assert [type(s).__name__ for s in inner.chain].count("LarsScale") == 1
+
+
+def test_the_wrappers_param_groups_are_reported_at_the_wrappers_rules():
+    """A LARS config's `param_groups` are its own (`optimizer.param_groups`), planned with the wrapped optimizer:
+    their rows and errors were at `optimizer.optimizer.param_groups[k]`, a key the file does not have (and at the
+    wrapped spec's position)."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    text = ("optimizer:\n  name: mindspore.LARS\n  optimizer: {name: Momentum, learning_rate: 0.1, momentum: 0.9}\n"
+            "  param_groups:\n    - {params: ['*.bias'], weight_decay: 0.0}\n")
+    assert [r["rule"] for r in optreg.build(text, model).group_table()] == ["optimizer.param_groups[0]", "default"]
+    for edit, path in [(("weight_decay: 0.0", "weight_decay: 0.0, foo: 1"), "optimizer.param_groups[0].foo"),
+                       (("'*.bias'", "'*.bias', '*.bais'"), "optimizer.param_groups[0].params[1]")]:
+        with pytest.raises(optreg.ConfigError) as info:
+            optreg.build(text.replace(*edit), model)
+        assert [e.path for e in info.value.errors] == [path]
+        assert info.value.errors[0].location.line == 5

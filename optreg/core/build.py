@@ -220,7 +220,7 @@ class OptimizerPlan:
 
 
 def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], grouped: bool, errors: Collector,
-                 path: str) -> list[dict[str, Any]]:
+                 path: str, rules_path: str | None = None) -> list[dict[str, Any]]:
     """The group dicts the implementation takes: renamed options and group keys, through the row's bind
     hook (a dialect's group semantics) when it has one; the hook's errors get the section's path."""
     dicts = [{"params": g.params, **{entry.target_name(k): v for k, v in g.options.items()},
@@ -237,7 +237,7 @@ def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], g
     try:
         return hook(named, dict(values), grouped)
     except ConfigError as exc:
-        errors.extend(locate(exc, groups, path))
+        errors.extend(locate(exc, groups, path, rules_path))
         return []
 
 
@@ -259,12 +259,16 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
 
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
                    param_groups: Sequence[Mapping[str, Any]] | None = None, path: str = "",
-                   options: Mapping[str, Any] | None = None, default: str | None = None) -> OptimizerPlan:
+                   options: Mapping[str, Any] | None = None, default: str | None = None,
+                   rules_path: str | None = None) -> OptimizerPlan:
     """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem.
 
     `dialect`: the spec's own (a prefix naming another one is an error); `default`: the dialect of a name without a
-    prefix when `dialect` is None (a file's top-level `dialect:`); see `Registry.place`."""
+    prefix when `dialect` is None (a file's top-level `dialect:`); see `Registry.place`. `rules_path`: where the
+    `param_groups` rules are written (default: the spec's own `param_groups`; a wrapped optimizer's are its
+    wrapper's)."""
     errors = Collector()
+    rules_path = rules_path or join_path(path, "param_groups")
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"), default=default)
     if is_composite(param_groups):   # a rule names its own optimizer: one plan per part
         return plan_composite(entry, params, dialect=dialect or default, unknown_keys=unknown_keys,
@@ -278,7 +282,8 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
             try:
                 inner = plan_optimizer(inner_name, params, dialect=inner_options.pop("dialect", None),
                                        default=entry.dialect, unknown_keys=unknown_keys, param_groups=param_groups,
-                                       path=join_path(path, "optimizer"), options=inner_options)
+                                       path=join_path(path, "optimizer"), options=inner_options,
+                                       rules_path=rules_path)   # the rules are the wrapper's own
             except ConfigError as exc:
                 errors.extend(exc)
     values: dict[str, Any] = {}
@@ -306,18 +311,18 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         if errors:
             errors.raise_if_any()
     if param_groups is not None and not isinstance(param_groups, (list, tuple)):
-        errors.add(join_path(path, "param_groups"), f"expected a list of rules ({{params: <glob>, ...}}), got "
-                                                    f"{type(param_groups).__name__}")
+        errors.add(rules_path, f"expected a list of rules ({{params: <glob>, ...}}), got "
+                               f"{type(param_groups).__name__}")
         param_groups = None
     paramless = entry.bind is not None  # a dialect hook may take groups without params (order_params)
     if dicts is not None:
         if param_groups:
-            errors.add(join_path(path, "param_groups"), "give either torch-style group dicts as params or "
-                                                        "param_groups rules, not both")
+            errors.add(rules_path, "give either torch-style group dicts as params or param_groups rules, not "
+                                   "both")
         groups = from_dicts(dicts, errors, join_path(path, "params"), paramless_ok=paramless)
     elif named is not None:
-        groups = from_rules(named, list(param_groups or ()), errors, join_path(path, "param_groups"),
-                            paramless_ok=paramless, source=source)
+        groups = from_rules(named, list(param_groups or ()), errors, rules_path, paramless_ok=paramless,
+                            source=source)
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
         for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
@@ -334,7 +339,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     _check_steppable(entry, values, groups, errors, path)
     errors.raise_if_any()
     plan = OptimizerPlan(entry, values, groups, grouped, frozen=list(source.frozen) if source else [])
-    plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path)
+    plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path, rules_path)
     errors.raise_if_any()
     return plan
 

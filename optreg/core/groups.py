@@ -679,15 +679,16 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     return out
 
 
-def locate(error: ConfigError, groups: Sequence[Group], path: str) -> list[ErrorItem]:
+def locate(error: ConfigError, groups: Sequence[Group], path: str, rules: str | None = None) -> list[ErrorItem]:
     """A dialect hook's errors about the group dicts (`param_groups[k].lr`) at what the user wrote: the rule, or
-    the key that set the value (`lr_mult`, `layer_decay`, `no_weight_decay`)."""
+    the key that set the value (`lr_mult`, `layer_decay`, `no_weight_decay`). `rules`: where the rules are written
+    (default: `path`'s param_groups; a wrapped optimizer's are its wrapper's)."""
+    rules = rules or join_path(path, "param_groups")
     out = []
     for item in error.errors:
         m = re.match(r"param_groups\[(\d+)\]\.?(.*)", item.path)
         ruled = m is not None and int(m.group(1)) < len(groups) and (
-            groups[int(m.group(1))].rule == "default" or groups[int(m.group(1))].rule.startswith(
-                join_path(path, "param_groups")))
+            groups[int(m.group(1))].rule == "default" or groups[int(m.group(1))].rule.startswith(rules))
         if not ruled:   # torch-style group dicts: the hook's paths are the user's
             out.append(ErrorItem(join_path(path, item.path), item.message, item.location, item.suggestion))
             continue
