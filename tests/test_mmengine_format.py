@@ -186,6 +186,24 @@ def test_epoch_based_entries_need_the_steps_per_epoch():
     assert built.run.steps == 6   # train_cfg.max_epochs x steps_per_epoch
 
 
+def test_an_open_iteration_based_entry_of_an_epoch_loop_needs_the_steps_per_epoch():
+    """MMEngine's runner ends an iteration-based entry without `end` at max_iters, max_epochs ×
+    len(train_dataloader) for an epoch-based loop: without the steps per epoch it ended at 10**9 (INF), so that
+    PolyLR barely decayed, and validate, plot and build said nothing."""
+    config = {**BASE, "param_scheduler": [{"type": "PolyLR", "eta_min": 0, "by_epoch": False}],
+              "train_cfg": {"by_epoch": True, "max_epochs": 3}}
+    error = _error(config)
+    assert [e.path for e in error.errors] == ["param_scheduler[0]"]
+    assert "steps per epoch" in str(error)
+    built = optreg.build(config, standin(), steps_per_epoch=4)
+    lrs = []
+    for _ in range(12):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    assert lrs[-1] == 0.0 and lrs[1] < lrs[0]   # PolyLR over max_iters = 12 steps (total_iters 11), as MMEngine
+
+
 def test_errors_point_into_the_file(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nparam_scheduler:\n"

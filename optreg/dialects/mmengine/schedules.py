@@ -246,11 +246,20 @@ class ParamSchedulers(Schedule):
         per_epoch = run.steps_per_epoch if run is not None else None
         if per_epoch is None:
             epoch = next((e for e in entries if e.by_epoch), None)
-            if epoch is not None and (run is None or run.final_run):
+            # an iteration-based entry without `end` in an epoch-based loop ends at MMEngine's max_iters, max_epochs
+            # × len(train_dataloader): not known before the steps per epoch either
+            open_end = next((e for e in entries if not e.by_epoch and e.end is None), None) \
+                if max_epochs is not None else None
+            if (epoch is not None or open_end is not None) and (run is None or run.final_run):
                 from optreg.core.loop import GIVE_STEPS_PER_EPOCH
 
-                raise ConfigError(f"an epoch-based entry (MMEngine's default) needs the steps per epoch, MMEngine's "
-                                  f"len(train_dataloader): {GIVE_STEPS_PER_EPOCH}", join_path(epoch.path, "by_epoch"))
+                if epoch is not None:
+                    raise ConfigError(f"an epoch-based entry (MMEngine's default) needs the steps per epoch, "
+                                      f"MMEngine's len(train_dataloader): {GIVE_STEPS_PER_EPOCH}",
+                                      join_path(epoch.path, "by_epoch"))
+                raise ConfigError(f"an iteration-based entry without end ends at the train loop's max_epochs "
+                                  f"({max_epochs}) × the steps per epoch, MMEngine's len(train_dataloader): give end, "
+                                  f"or {GIVE_STEPS_PER_EPOCH}", open_end.path)
             per_epoch = 1   # nominal: only the entries' own arithmetic is checked while the file is read
         ends = default_ends(max_epochs, max_iters, per_epoch, run.run_steps if run is not None else None)
         if per_epoch != (run.steps_per_epoch if run is not None else None) and max_epochs is not None:
