@@ -251,3 +251,14 @@ def test_a_key_validation_refuses_is_not_in_the_schema(scheduler, bad_path):
         validate_experiment(doc)
     assert bad_path in [e.path for e in exc.value.errors]
     assert not VALIDATOR.is_valid(doc)
+
+
+def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
+    """MindSpore LARS plans its param_groups with the optimizer it wraps: a rule's weight_decay (Momentum's) is
+    taken by validation and build, and was refused by the schema, which offered LARS' own options there."""
+    doc = {"optimizer": {"name": "mindspore.LARS", "optimizer": {"name": "Momentum", "learning_rate": 0.1,
+                                                                 "momentum": 0.9},
+                         "param_groups": [{"params": ["*.bias"], "weight_decay": 0.0}]}}
+    validate_experiment(doc)
+    assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
+    assert "coefficient" not in member("mindspore.LARS")["properties"]["param_groups"]["items"]["properties"]

@@ -285,14 +285,16 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     from optreg.core.groups import RULE_KEYS, SELECTORS, settings_table
 
     schema = _component(entry, definitions)
-    options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
-    rule = {"type": "object", "additionalProperties": entry.bind is not None,
-            "description": "a parameter group: the parameters every selector holds for (the first matching rule "
-                           "wins), with its own options",
-            "properties": {**_group_keys(RULE_KEYS, definitions), **options},
-            "anyOf": [{"required": [k]} for k in SELECTORS]}
     from optreg.core.build import wrapped_example, wraps_optimizer
     from optreg.core.composite import ROUTE_KEY
+
+    options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
+    wraps = wraps_optimizer(entry)   # its rules are planned with the optimizer it wraps (any): that one's options
+    rule = {"type": "object", "additionalProperties": entry.bind is not None or wraps,
+            "description": "a parameter group: the parameters every selector holds for (the first matching rule "
+                           "wins), with its own options" + (" (the wrapped optimizer's)" if wraps else ""),
+            "properties": {**_group_keys(RULE_KEYS, definitions), **({} if wraps else options)},
+            "anyOf": [{"required": [k]} for k in SELECTORS]}
 
     if not wraps_optimizer(entry) and not entry.takes_model:   # a composite's rule: its own optimizer
         rule["properties"][ROUTE_KEY] = {
