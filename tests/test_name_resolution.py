@@ -120,3 +120,30 @@ def test_the_rule_holds_for_user_registrations_of_each_kind(scratch_registry, ki
     assert f"it matches the oneflow {kind}s 'my_thing' and 'MyThing'" in info.value.errors[0].message
     with pytest.raises(ConfigError, match="clashes"):  # a spelling taken (case aside) is a clash
         register("MY_THING", dialect="oneflow")(First)
+
+
+def test_every_hydra_group_file_name_names_its_component():
+    """`oneflow_adamw` names oneflow.AdamW (the Hydra group option's name, a name `optreg show` takes); so do the
+    group names of the dialects whose own name holds an underscore (`mindspore_experimental_adamw`,
+    `mindspore_mint_adamw`), which were split at the first `_` and looked up as torch names."""
+    from pathlib import Path
+
+    import yaml
+
+    configs = Path(optreg.__file__).parent / "configs"
+    checked = 0
+    for kind in (OPTIMIZER, SCHEDULER):
+        for path in sorted((configs / kind).glob("*.yaml")):
+            section = yaml.safe_load(path.read_text())
+            dialect = section.get("dialect", "torch")
+            try:
+                entry = REGISTRY.lookup(kind, path.stem)
+            except ConfigError as exc:   # `mindspore_cosine_decay`: CosineDecayLR and cosine_decay_lr (documented)
+                assert "ambiguous" in str(exc) and section["name"] in str(exc), path.stem
+                continue
+            assert (entry.dialect, entry.name) == (dialect, section["name"].split(".")[-1]), path.stem
+            checked += 1
+    assert checked > 200
+    assert REGISTRY.lookup(OPTIMIZER, "mindspore_experimental_adamw").qualname == "mindspore_experimental.AdamW"
+    assert REGISTRY.lookup(OPTIMIZER, "MindSpore_Mint_AdamW").qualname == "mindspore_mint.AdamW"
+    assert REGISTRY.lookup(OPTIMIZER, "mindspore_adam").qualname == "mindspore.Adam"

@@ -310,9 +310,12 @@ class Registry:
             prefix, bare = split_dialect(name, self.dialects())
         where = prefix or dialect or default or DEFAULT_DIALECT
         if prefix is None and not self.resolve(kind, bare, where):
-            head, sep, tail = str(name).strip().partition("_")
-            if sep and head.lower() in self.dialects() and self.resolve(kind, tail, head.lower()):
-                prefix, bare, where = head.lower(), tail, head.lower()
+            text = str(name).strip()   # a dialect's name may hold `_` itself (mindspore_experimental_adamw)
+            for head in sorted(self.dialects(), key=len, reverse=True):
+                tail = text[len(head) + 1:]
+                if text.lower().startswith(head + "_") and self.resolve(kind, tail, head):
+                    prefix, bare, where = head, tail, head
+                    break
         if dialect is not None and prefix is not None and prefix != dialect:
             raise ConfigError(f"{show(name)} names the {prefix} {kind}, but dialect={dialect!r} asks for the "
                               f"{dialect} one; drop the prefix or the dialect", path)
