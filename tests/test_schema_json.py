@@ -262,3 +262,23 @@ def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
     validate_experiment(doc)
     assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
     assert "coefficient" not in member("mindspore.LARS")["properties"]["param_groups"]["items"]["properties"]
+
+
+@pytest.mark.parametrize("section", [
+    {"optimizer": {"name": "oneflow.optim.AdamW"}},                  # a framework's class path
+    {"optimizer": {"name": "mindspore.nn.Adam"}},
+    {"optimizer": {"name": "oneflow_adamw"}},                        # a Hydra group option's name
+    {"optimizer": {"name": "mindspore_experimental_adamw"}},
+    {"optimizer": {"name": "SGD"}, "scheduler": {"name": "torch.optim.lr_scheduler.StepLR", "step_size": 3}},
+    {"optimizer": {"name": "cerebras.SGD", "lr": 0.1, "weight_decay": 0.1},
+     "scheduler": {"name": "cerebras.pytorch.optim.weight_decay_scheduler.CosineDecayWD", "initial_val": 0.1,
+                   "end_val": 0.01, "total_iters": 10}},
+])
+def test_the_schema_takes_the_names_validation_takes_by_path_and_group_name(section):
+    """README: a component answers to its framework's class path and `optreg show` takes `oneflow_adamw`; the
+    schema refused both."""
+    validate_experiment(section)
+    assert not [e.message[:120] for e in VALIDATOR.iter_errors(section)]
+    kind = "scheduler" if "scheduler" in section else "optimizer"
+    misspelt = {**section, kind: {**section[kind], "name": section[kind]["name"] + "x"}}
+    assert not VALIDATOR.is_valid(misspelt)

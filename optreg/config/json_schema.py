@@ -202,6 +202,8 @@ def _names(entry: Entry) -> list[str]:
     names = []
     for n in (entry.name, *entry.aliases):
         names += [n, n.lower(), f"{entry.dialect}.{n}", f"{entry.dialect}.{n}".lower()]
+    # the framework's class paths (`oneflow.optim.AdamW`, `torch.optim.lr_scheduler.StepLR`), which name it too
+    names += [path for (kind, path), e in REGISTRY.framework_paths().items() if e is entry and kind == entry.kind]
     return sorted(set(names))
 
 
@@ -215,11 +217,13 @@ def _any_case(text: str, between: str = "") -> str:
 
 def _name_pattern(entry: Entry) -> str:
     """Every spelling the registry takes for the entry (`names.normalise`: any case, `-`, `_` and spaces anywhere, a
-    scheduler's trailing `LR` optional), with or without its dialect's prefix."""
+    scheduler's trailing `LR` optional), with or without its dialect's prefix (`oneflow.`, or `oneflow_` as a Hydra
+    group name has it)."""
     keys = sorted({normalise(n, entry.kind) for n in (entry.name, *entry.aliases)})
     lr = f"({_SEPARATORS}{_any_case(SCHEDULER_SUFFIX, _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
     spelt = "|".join(_any_case(key, _SEPARATORS) for key in keys)
-    return rf"^\s*({_any_case(entry.dialect)}\s*\.)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
+    dialect = _any_case(entry.dialect)   # `oneflow.AdamW`, or a Hydra group name's `oneflow_adamw`
+    return rf"^\s*({dialect}\s*\.|{dialect}_)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
 
 
 def _option_aliases(props: dict[str, Any]) -> dict[str, Any]:
