@@ -282,3 +282,20 @@ def test_the_schema_takes_the_names_validation_takes_by_path_and_group_name(sect
     kind = "scheduler" if "scheduler" in section else "optimizer"
     misspelt = {**section, kind: {**section[kind], "name": section[kind]["name"] + "x"}}
     assert not VALIDATOR.is_valid(misspelt)
+
+
+def test_a_rule_takes_the_group_keys_its_optimizer_reads_per_group():
+    """OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type (what optreg convert writes from every LiBai
+    file) and Model Zoo's adjust_learning_rate are taken in a rule by validation and were refused by the schema;
+    they stay out of the optimizer section itself, as validation keeps them."""
+    rule = {"params": ["*.bias"], "clip_grad_max_norm": 1.0, "clip_grad_norm_type": "inf"}
+    doc = {"optimizer": {"name": "oneflow.AdamW", "param_groups": [rule]}}
+    validate_experiment(doc)
+    assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
+    doc = {"optimizer": {"name": "cerebras.AdamW",
+                         "param_groups": [{"params": ["*.bias"], "adjust_learning_rate": 0.5}]}}
+    validate_experiment(doc)
+    assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
+    assert not VALIDATOR.is_valid({"optimizer": {"name": "oneflow.AdamW", "clip_grad_max_norm": 1.0}})
+    assert not VALIDATOR.is_valid({"optimizer": {"name": "oneflow.AdamW",
+                                                 "param_groups": [{**rule, "clip_grad_norm_type": 0}]}})

@@ -285,6 +285,19 @@ def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, 
     return out
 
 
+def _group_key(key: str, kind: Any, definitions: dict[str, Any]) -> dict[str, Any]:
+    """The schema of an entry's group key (`Entry.group_keys`), from its declared type; a norm order (a validator
+    alone) as clip_grad's norm_type."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(kind).json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
+    definitions.update(schema.pop("$defs", {}))
+    schema.pop("title", None)
+    if not schema and key.endswith("norm_type"):
+        schema = {k: v for k, v in _clip_schema()["properties"]["norm_type"].items() if k != "default"}
+    return {**schema, "description": f"{key}: a key of this rule's group, read per group by the optimizer"}
+
+
 def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     from optreg.core.groups import RULE_KEYS, SELECTORS, settings_table
 
@@ -300,6 +313,8 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
             "properties": {**_group_keys(RULE_KEYS, definitions), **({} if wraps else options)},
             "anyOf": [{"required": [k]} for k in SELECTORS]}
 
+    for key, kind in entry.group_keys.items():   # a group's own keys beside the options (OneFlow's per-group
+        rule["properties"][key] = _group_key(key, kind, definitions)   # clipping, Model Zoo's muP adjustments)
     if not wraps_optimizer(entry) and not entry.takes_model:   # a composite's rule: its own optimizer
         rule["properties"][ROUTE_KEY] = {
             "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
