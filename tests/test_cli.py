@@ -283,3 +283,18 @@ def test_show_of_a_combinator_describes_optreg_s_own(name, keys, alike, capsys):
     assert f"keys: {keys}" in out and f"optreg show {alike})" in out
     assert main(["show", name, "--dialect", "cerebras"]) == 0   # a dialect asks for its class
     assert capsys.readouterr().out.startswith("cerebras.")
+
+
+def test_run_clips_each_group_by_its_own_norm_as_libai_s_trainer_does(tmp_path):
+    """OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type (every LiBai file's, and optreg convert's
+    output of it) are applied by LiBai's trainer with optimizer.clip_grad() before each step; `optreg run` applied
+    only the global clip_grad, so a LiBai run trained unclipped: the same loss for a max norm of 1e-9 as without."""
+    def final_loss(max_norm):
+        path = tmp_path / f"clip{max_norm}.yaml"
+        rule = f", clip_grad_max_norm: {max_norm}, clip_grad_norm_type: 2.0" if max_norm else ""
+        path.write_text(f"optimizer: {{name: oneflow.SGD, lr: 0.1, param_groups: [{{params: '*'{rule}}}]}}\n")
+        result = optreg_cmd("run", str(path), "--steps", "5")
+        assert result.returncode == 0, result.stderr
+        return next(line for line in result.stdout.splitlines() if line.startswith("final loss")).split()[2]
+
+    assert final_loss(1e-9) != final_loss(None) == final_loss(1e9)
