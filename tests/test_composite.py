@@ -343,3 +343,48 @@ def test_deepcopy_keeps_every_part():
     assert optimizer2.names == ["torch.Muon", "torch.AdamW", "torch.AdamW"]
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), model2.parameters()))
     assert all(p in optimizer2.state for p in model2.parameters())
+
+
+def test_a_part_whose_groups_carry_names_joins_parts_whose_groups_do_not():
+    """MindSpore's groups carry `param_names` (its binder names them), torch's do not: torch refuses an optimizer
+    whose groups mix the two, so the composite must not hand them to torch's check as one optimizer's."""
+    config = {"optimizer": {**MUON_ADAMW, "param_groups": [
+        MUON_ADAMW["param_groups"][0],
+        {"params": ["embed.*", "head.*"], "optimizer": {"name": "mindspore.Adam", "learning_rate": 3e-4}}]},
+        "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}}
+    hand, ours = _net(), _net()
+    named = dict(hand.named_parameters())
+    parts = [torch.optim.Muon([named["body.weight"]], lr=0.02),
+             torch.optim.AdamW([named[n] for n in ("body.bias", "norm.weight", "norm.bias", "head.bias")],
+                               lr=3e-4, betas=(0.9, 0.95)),
+             optreg.configure_optimizer("mindspore.Adam", [(n, named[n]) for n in ("embed.weight", "head.weight")],
+                                        learning_rate=3e-4)]
+    _steps(hand, _Both(parts), 4)
+    built = optreg.build(config, ours)
+    assert [g["optimizer"] for g in built.optimizer.param_groups] == ["torch.AdamW", "mindspore.Adam", "torch.Muon"]
+    assert built.optimizer.param_groups[1]["param_names"] == ["embed.weight", "head.weight"]
+    _steps(ours, built.optimizer, 4)
+    for (name, a), b in zip(hand.named_parameters(), ours.parameters()):
+        assert torch.equal(a, b), name
+
+    straight = _net()
+    whole = optreg.build(config, straight)
+    _steps(straight, whole.optimizer, 6, whole.scheduler)
+    first = _net()
+    run = optreg.build(config, first)
+    _steps(first, run.optimizer, 3, run.scheduler)
+    buffer = io.BytesIO()
+    torch.save({"model": first.state_dict(), "optimizer": run.optimizer.state_dict(),
+                "scheduler": run.scheduler.state_dict()}, buffer)
+    buffer.seek(0)
+    saved = torch.load(buffer, weights_only=True)
+    resumed = _net()
+    resumed.load_state_dict(saved["model"])
+    options = {k: v for k, v in config["optimizer"].items() if k != "name"}
+    again = optreg.configure_optimizer("Muon", resumed, **options)
+    sched = optreg.configure_lr_scheduler(again, config["scheduler"])
+    again.load_state_dict(saved["optimizer"])
+    sched.load_state_dict(saved["scheduler"])
+    _steps(resumed, again, 3, sched)
+    for (name, a), b in zip(straight.named_parameters(), resumed.parameters()):
+        assert torch.equal(a, b), name

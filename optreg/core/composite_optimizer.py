@@ -36,7 +36,14 @@ class Composite(torch.optim.Optimizer):
             group["optimizer"] = self.names[p]
             groups.append(group)
         self._ready = False
-        super().__init__(groups, {})
+        # torch refuses an optimizer whose groups mix named and unnamed ones; the parts' groups are each part's
+        # own (MindSpore's carry `param_names`, torch's do not), so the check is not the composite's to make
+        named = [(g, g.pop("param_names")) for g in groups if "param_names" in g]
+        try:
+            super().__init__(groups, {})
+        finally:
+            for group, param_names in named:
+                group["param_names"] = param_names
         self._ready = True
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
