@@ -466,3 +466,21 @@ def test_a_misspelt_choice_gets_the_near_one(tmp_path, capsys):
         "(did you mean 'linear'?)")
     assert main(["validate", str(path), "scheduler.warmup.type=zzz"]) == 1
     assert capsys.readouterr().err.strip().endswith("got 'zzz'")
+
+
+@pytest.mark.parametrize("name", ["oneflow.AdamW", "mindspore.Adam", "cerebras.SGD"])
+def test_fused_and_foreach_together_are_refused_by_validation_as_by_the_constructor(name):
+    """A first-party optimizer's constructor refuses foreach=True with fused=True; validation (optreg validate,
+    load_config) gives the same verdict, and a group that ends up with both (a rule's fused under the
+    optimizer's foreach, or both in one rule) is refused at the rule, as torch's rows refuse it."""
+    lr = "learning_rate: 0.1" if name.startswith("mindspore") else "lr: 0.1"
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(f"optimizer: {{name: {name}, {lr}, fused: true, foreach: true}}")
+    assert [e.path for e in info.value.errors] == ["optimizer.fused"]
+    options = {"learning_rate" if name.startswith("mindspore") else "lr": 0.1}
+    for top, rule in (({"foreach": True}, {"fused": True}), ({}, {"fused": True, "foreach": True})):
+        with pytest.raises(ConfigError) as info:
+            optreg.configure_optimizer(name, make_model(), **options, **top,
+                                       param_groups=[{"max_ndim": 1, **rule}])
+        assert [e.path for e in info.value.errors] == ["param_groups[0].fused"]
+        assert "not both" in str(info.value)

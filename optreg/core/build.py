@@ -24,7 +24,7 @@ from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, c
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
-from optreg.core.validate import (UnknownKeys, check_rules, option_names, resolve_aliases,
+from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_of, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
 from optreg.core.lint import own_warmup_errors
@@ -76,7 +76,7 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
     rule_errors = Collector()
     check_rules(entry, {**base, **values}, failed, rule_errors, path)
     local.items += [e for e in rule_errors.items
-                    if any(f in values for r in entry.rules if join_path(path, r.path) == e.path for f in r.fields)]
+                    if any(f in values for r in rules_of(entry) if join_path(path, r.path) == e.path for f in r.fields)]
     errors.extend(local.items)
     group.options = values
 

@@ -8,7 +8,7 @@ from typing import Any, Literal, Mapping
 from pydantic import ValidationError
 
 from optreg.core import models
-from optreg.core.entry import Entry
+from optreg.core.entry import Entry, Rule
 from optreg.core.names import TUPLE_ALIASES, synonyms
 from optreg.errors import Collector, closest, join_path, key_text, show
 
@@ -124,9 +124,23 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
     return out
 
 
+#: one execution per group: a first-party optimizer's constructor refuses foreach=True with fused=True, and so
+#: does validation, for the optimizer and for each group (torch's rows declare their own rule)
+FUSED_OR_FOREACH = Rule("fused", ("fused", "foreach"), lambda f, fe: not (f and fe),
+                        "give foreach=True or fused=True, not both")
+
+
+def rules_of(entry: Entry) -> tuple[Rule, ...]:
+    """The row's cross-option rules, with `FUSED_OR_FOREACH` for a row that takes both flags and declares no rule
+    of its own about them."""
+    if any(r.path == "fused" for r in entry.rules) or not {"fused", "foreach"} <= set(option_names(entry)):
+        return entry.rules
+    return (*entry.rules, FUSED_OR_FOREACH)
+
+
 def check_rules(entry: Entry, values: Mapping[str, Any], failed: set[str], errors: Collector, path: str) -> None:
     """Cross-option rules of the row; a rule whose inputs failed or are None is skipped."""
-    for rule in entry.rules:
+    for rule in rules_of(entry):
         args = [values.get(f) for f in rule.fields]
         if any(f in failed for f in rule.fields) or (rule.skip_none and any(a is None for a in args)):
             continue
