@@ -289,3 +289,40 @@ def test_int8_state_under_a_chain_that_needs_shapes_steps_fused_in_chunks(contig
     want = torch.cat([(a - s).flatten() for a, s in zip(eager, start)])
     got = torch.cat([(b - s).flatten() for b, s in zip(fused, start)])
     assert float((got - want).norm() / want.norm()) <= 4 * codec.RELATIVE_ERROR["int8"]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+@pytest.mark.parametrize("execution", [{}, {"foreach": True}, {"contiguous_params": True},
+                                       {"contiguous_params": True, "foreach": True}],
+                         ids=["eager", "foreach", "contiguous", "contiguous-foreach"])
+def test_int8_state_over_half_parameters_steps_in_float32(dtype, execution):
+    """int8 state over bfloat16 / float16 parameters: the state decodes into float32 and the arithmetic stays in
+    float32 (the parameter and its gradient widened, the parameter rounded once, as under "float32"): the first
+    step, from zero state, is the float32-state step bit for bit; the later ones move the parameters within the
+    int8 bound of it."""
+    g = torch.Generator().manual_seed(0)
+    start = [torch.randn(64, 80, generator=g).to(dtype), torch.randn(80, generator=g).to(dtype)]
+    grads = [[torch.randn(t.shape, generator=g).to(dtype) for t in start] for _ in range(4)]
+    runs = {}
+    for state_dtype in ("float32", "int8"):
+        params = [torch.nn.Parameter(t.clone()) for t in start]
+        opt = optreg.configure_optimizer("oneflow.AdamW", params, lr=1e-2, weight_decay=0.1,
+                                         state_dtype=state_dtype, **execution)
+        trail = []
+        for step in grads:
+            for p, grad in zip(params, step):
+                p.grad = grad.clone()
+            opt.step()
+            trail.append([p.detach().clone() for p in params])
+        assert all(p.dtype == dtype for p in params)
+        runs[state_dtype] = (trail, opt)
+    (wide, _), (coded, opt) = runs["float32"], runs["int8"]
+    assert all(torch.equal(a, b) for a, b in zip(wide[0], coded[0]))
+    matrix, vector = (opt.state[p] for p in opt.param_groups[0]["params"])
+    assert (matrix["exp_avg"].dtype, matrix["exp_avg_sq"].dtype) == (torch.int8, torch.uint8)
+    # below 4,096 elements: float32 state, as for a float32 parameter (int8 in a contiguous group)
+    small = (torch.int8, torch.uint8) if execution.get("contiguous_params") else (torch.float32, torch.float32)
+    assert (vector["exp_avg"].dtype, vector["exp_avg_sq"].dtype) == small
+    moved = torch.cat([(a.float() - s.float()).flatten() for a, s in zip(wide[-1], start)])
+    apart = torch.cat([(a.float() - b.float()).flatten() for a, b in zip(wide[-1], coded[-1])])
+    assert apart.norm() <= 0.25 * moved.norm()

@@ -250,9 +250,9 @@ class Chain(tuple):
 
     def apply(self, b: Batch) -> None:
         """Each stage in turn; state stored in fewer bytes (`state_dtype`) is decoded for the stages and
-        encoded back after them (inside the compiled step under `fused`); under "float32" the stages of a
-        half-precision batch run on float32 copies of its parameters and gradients, and the parameters take
-        the result rounded once."""
+        encoded back after them (inside the compiled step under `fused`); under "float32" and "int8" (whose
+        state decodes into float32) the stages of a half-precision batch run on float32 copies of its parameters
+        and gradients, and the parameters take the result rounded once."""
         opened = halves = None
         if b.hp.get("state_dtype"):
             maps = self.shrinks

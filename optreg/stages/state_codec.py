@@ -108,7 +108,9 @@ def form(p: torch.Tensor, state_dtype: str | None, contiguous: bool = False) -> 
         return "float32" if p.dtype in HALF else None
     if state_dtype == "bfloat16":
         return "bfloat16" if p.element_size() > 2 else None
-    return "int8" if p.numel() >= MIN_INT8_ELEMENTS or contiguous else None
+    if p.numel() >= MIN_INT8_ELEMENTS or contiguous:
+        return "int8"
+    return "float32" if p.dtype in HALF else None   # float32 state, as for float32 parameters
 
 
 def stored_form(state: Mapping[str, Any], name: str, p: torch.Tensor) -> str | None:
@@ -281,8 +283,10 @@ def close_state(maps: Mapping[str, str], work: Mapping[str, list[torch.Tensor]],
 
 
 def widened(b_params: Sequence[torch.Tensor], hp: Mapping[str, Any]) -> bool:
-    """Whether a batch steps in float32 over its half-precision parameters (`state_dtype: "float32"`)."""
-    return hp.get("state_dtype") == "float32" and bool(b_params) and b_params[0].dtype in HALF
+    """Whether a batch steps in float32 over its half-precision parameters: `state_dtype: "float32"`, and "int8",
+    whose state decodes into float32 (or is float32 state, below `MIN_INT8_ELEMENTS`): its arithmetic stays in
+    float32 too."""
+    return hp.get("state_dtype") in ("float32", "int8") and bool(b_params) and b_params[0].dtype in HALF
 
 
 def widen(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
