@@ -282,3 +282,24 @@ def test_timm_optimizer_classes_join_its_schedulers(scratch_registry, monkeypatc
     assert info.value.errors[0].path == "lr"
     assert optreg.list_schedulers(dialect="timm") and optreg.list_optimizers(dialect="timm") == ["Lion"]
     assert "timm.Lion" not in optreg.list_optimizers()
+
+
+@pytest.mark.parametrize("name, option, bad, message", [
+    ("torchao.optim.AdamW8bit", "block_size", 0, "must be >= 1"),
+    ("torchao.optim.Adam4bit", "block_size", -1, "must be >= 1"),
+    ("bitsandbytes.optim.AdamW", "optim_bits", 7, "8"),
+])
+def test_a_value_the_class_takes_but_fails_on_at_its_first_step_is_refused(name, option, bad, message):
+    """torchao's block_size (`numel % block_size` at the first step: ZeroDivisionError for 0, a negative size for
+    torch.zeros below it) and bitsandbytes' optim_bits (NotImplementedError at the first step unless 8 or 32):
+    the constructors take them, the first step raises; a config is refused at the option, before anything runs."""
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer(name, _model(), lr=0.01, **{option: bad})
+    assert [e.path for e in info.value.errors] == [option] and message in str(info.value)
+    dialect, _, cls_name = name.partition(".optim.")
+    model = _model()
+    raw = getattr(torchao_optim if dialect == "torchao" else bnb_optim, cls_name)(model.parameters(), lr=0.01,
+                                                                                 **{option: bad})
+    model(torch.ones(2, 128)).sum().backward()
+    with pytest.raises((ZeroDivisionError, RuntimeError, NotImplementedError)):
+        raw.step()

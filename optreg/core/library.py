@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Union
 
 from optreg.core.entry import OPTIMIZER, Entry
 
-Bounds = Mapping[str, Any]   # {"ge": 0.0, "lt": 1.0}; {"choices": [...]} for a set of strings
+Bounds = Mapping[str, Any]   # {"ge": 0.0, "lt": 1.0}; {"choices": [...]} for a set of strings or integers
 
 
 def public_optimizers(module: Any) -> list[tuple[str, type]]:
@@ -146,6 +146,9 @@ def _leaf(kind: type, bounds: Bounds | None) -> Any:
     if kind is bool:
         return Bool
     if kind is int:
+        choices = (bounds or {}).get("choices")
+        if choices:
+            return Literal[tuple(choices)]
         return integer(**{k: int(v) if float(v).is_integer() else v for k, v in limits.items()})
     if kind is float:
         return number(**limits)

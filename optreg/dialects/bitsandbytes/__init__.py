@@ -3,7 +3,9 @@ as bitsandbytes spells them (`bitsandbytes.optim.AdamW8bit`; `bitsandbytes.AdamW
 
 Ranges: the checks of bitsandbytes 0.50's constructors (bitsandbytes/optim/optimizer.py, Optimizer1State and
 Optimizer2State: lr, eps and weight_decay >= 0, each beta in [0, 1); adagrad.py: initial_accumulator_value and
-lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr, momentum and weight_decay >= 0).
+lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr, momentum and weight_decay >= 0); and
+optim_bits 8 or 32, which the constructors take but the first step refuses otherwise (`init_state`:
+NotImplementedError).
 `args` (bitsandbytes' internal settings object) is not an option.
 """
 
@@ -17,7 +19,7 @@ from optreg.core.library import Library, interval
 NON_NEGATIVE = {"ge": 0.0}
 ZERO = {"ge": 0.0, "le": 0.0}
 STATE_CHECKS = {"lr": NON_NEGATIVE, "eps": NON_NEGATIVE, "weight_decay": NON_NEGATIVE,
-                "betas": [interval(0.0, 1.0)] * 3}
+                "betas": [interval(0.0, 1.0)] * 3, "optim_bits": {"choices": [8, 32]}}
 
 
 def checks(cls: type) -> dict[str, Any]:
