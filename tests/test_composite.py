@@ -388,3 +388,33 @@ def test_a_part_whose_groups_carry_names_joins_parts_whose_groups_do_not():
     _steps(resumed, again, 3, sched)
     for (name, a), b in zip(straight.named_parameters(), resumed.parameters()):
         assert torch.equal(a, b), name
+
+
+THOR = {"name": "mindspore.thor", "learning_rate": 0.1, "damping": 0.03, "momentum": 0.9}
+
+
+@pytest.mark.parametrize("rule, path, words", [
+    ({"max_ndim": 1, "optimizer": {"name": "mindspore.LARS", "optimizer": {"name": "Momentum", "learning_rate": 0.1,
+                                                                             "momentum": 0.9}}},
+     "optimizer.param_groups[0].optimizer.name", "wraps another optimizer"),
+    ({"max_ndim": 1, "optimizer": {"name": "mindspore.Adam", "learning_rate": [0.1, 0.05, 0.01]}},
+     "optimizer.param_groups[0].optimizer.learning_rate", "inside a composite"),
+    ({"max_ndim": 1, "optimizer": THOR}, "optimizer.param_groups[0].optimizer.name", "takes the model"),
+    ({"max_ndim": 1, "optimizer": {"name": "AdamW"}, "lr_mult": -2}, "optimizer.param_groups[0].lr_mult",
+     "must be >= 0"),
+    ({"max_ndim": "one", "optimizer": {"name": "AdamW"}}, "optimizer.param_groups[0].max_ndim", "integer"),
+], ids=["wrapper", "dynamic-lr", "thor", "lr_mult", "selector"])
+def test_validate_build_and_configure_optimizer_refuse_a_part_at_the_same_path(rule, path, words):
+    """What needs no model is refused without it (`optreg validate`), at the path build and configure_optimizer
+    give it: the rule's own keys at the rule, the part's at its optimizer."""
+    from optreg.api import to_experiment
+
+    spec = {"name": "Muon", "param_groups": [rule, MUON_ADAMW["param_groups"][1]]}
+    for prefix, entry_point in (("optimizer.", lambda: to_experiment({"optimizer": spec})),
+                                ("optimizer.", lambda: optreg.build({"optimizer": spec}, _net())),
+                                ("", lambda: optreg.configure_optimizer("Muon", _net(),
+                                                                        param_groups=spec["param_groups"]))):
+        with pytest.raises(ConfigError) as info:
+            entry_point()
+        assert [e.path for e in info.value.errors] == [prefix + path.removeprefix("optimizer.")], info.value
+        assert words in info.value.errors[0].message

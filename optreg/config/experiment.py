@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
-from optreg.core.composite import rule_spec as composite_spec
+from optreg.core.composite import model_part, rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
                                dynamic_lr_conflict, foreign_form, group_options, plan_optimizer, plan_scheduler,
                                wraps_optimizer)
@@ -233,7 +233,9 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             continue
         if ROUTE_KEY in rule:   # a composite's part: its own optimizer's section
             spec = composite_spec(rule, here, errors)
-            if spec is not None:
+            split_rule({k: v for k, v in rule.items() if k != ROUTE_KEY}, here, errors)   # selectors, multipliers
+            if spec is not None and not model_part(spec[0], spec[1], own or dialect, join_path(here, ROUTE_KEY),
+                                                   errors):
                 part, part_dialect, part_options = spec
                 _check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
                                           **part_options}, own or dialect, errors,

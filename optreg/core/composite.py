@@ -58,6 +58,30 @@ def _reindex(error: ConfigError, rules_path: str, index: Sequence[int]) -> list[
                       e.location, e.suggestion) for e in error.errors]
 
 
+def model_part(name: Any, own: str | None, dialect: str | None, where: str, errors: Collector) -> bool:
+    """Whether a rule's optimizer takes the model (MindSpore's THOR, which hooks the model's layers): refused as a
+    part, at its name (an unknown name is left to the part's planning, which reports it)."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+
+    try:
+        entry = REGISTRY.lookup(OPTIMIZER, name, own, default=dialect)
+    except ConfigError:
+        return False
+    if entry.takes_model:
+        errors.add(join_path(where, "name"), f"{entry.qualname} takes the model, whose layers it hooks; a "
+                                             f"composite's parts are optimizers of their own parameters")
+    return entry.takes_model
+
+
+def at_rule(items: Sequence[ErrorItem], here: str) -> list[ErrorItem]:
+    """A part's errors about the one rule its plan is given (`{"params": "*", **multipliers}`, at
+    `<here>.optimizer.param_groups[0]`) at the user's rule `<here>`, where those multipliers are written."""
+    nested = join_path(join_path(join_path(here, ROUTE_KEY), "param_groups"), 0)
+    return [ErrorItem(here + e.path[len(nested):] if e.path == nested or e.path.startswith(nested + ".") else e.path,
+                      e.message, e.location, e.suggestion) for e in items]
+
+
 def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector) -> tuple[Any, str | None, dict[str, Any]] | None:
     """(name, dialect, options) of a rule's `optimizer:` spec; its problems go to `errors`."""
     spec = rule[ROUTE_KEY]
@@ -119,13 +143,15 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         if spec is None or not named:
             continue
         name, own, spec_options = spec
+        if model_part(name, own, dialect, join_path(here, ROUTE_KEY), errors):
+            continue
         multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
         try:
             sub = plan_optimizer(name, named, dialect=own, default=dialect, unknown_keys=unknown_keys,
                                  param_groups=[{"params": "*", **multipliers}] if multipliers else None,
                                  path=join_path(here, ROUTE_KEY), options=spec_options)
         except ConfigError as exc:
-            errors.extend(exc)
+            errors.extend(at_rule(exc.errors, here))
             continue
         _check_part(sub, join_path(here, ROUTE_KEY), errors)
         parts.append((i, sub))
@@ -155,13 +181,20 @@ def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: C
     parts: list[tuple[int | None, Any]] = []
     for i, rule in enumerate(rules):
         if isinstance(rule, Mapping) and ROUTE_KEY in rule:
-            spec = rule_spec(rule, join_path(rules_path, i), Collector())
+            here = join_path(rules_path, i)
+            spec = rule_spec(rule, here, Collector())
             if spec is not None:
                 name, own, options = spec
+                if model_part(name, own, dialect, join_path(here, ROUTE_KEY), errors):
+                    continue
                 multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
                 sub = {"name": name, **({"dialect": own} if own else {}), **options,
                        **({"param_groups": [{"params": "*", **multipliers}]} if multipliers else {})}
-                parts.append((i, nominal(sub, dialect, errors, join_path(join_path(rules_path, i), ROUTE_KEY))))
+                local = Collector()
+                plan = nominal(sub, dialect, local, join_path(here, ROUTE_KEY))
+                _check_part(plan, join_path(here, ROUTE_KEY), local)
+                errors.extend(at_rule(local.items, here))
+                parts.append((i, plan))
     main_index = [i for i, r in enumerate(rules) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
     main = {**section, "param_groups": [rules[i] for i in main_index]}
     parts.insert(0, (None, nominal(main, dialect, errors, path)))
@@ -253,4 +286,4 @@ class CompositePlan:
         return frozenset.intersection(*(plan.group_keys() for _, plan in self.parts))
 
 
-__all__ = ["is_composite", "plan_composite", "nominal_composite", "CompositePlan", "ROUTE_HINT"]
+__all__ = ["is_composite", "plan_composite", "nominal_composite", "model_part", "CompositePlan", "ROUTE_HINT"]
