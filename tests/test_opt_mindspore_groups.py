@@ -201,3 +201,16 @@ def test_global_step_advances_without_gradients():
 def test_loss_scale_must_be_positive_in_python_too():
     with pytest.raises(optreg.ConfigError):
         ms.Adam([torch.nn.Parameter(torch.zeros(2))], loss_scale=0.0)
+
+
+@pytest.mark.parametrize("key, near", [("grad_centralisation", "grad_centralization"),
+                                       ("weigth_decay", "weight_decay"), ("lerning_rate", "learning_rate"),
+                                       ("order_param", "order_params")])
+def test_a_misspelt_group_key_gets_a_did_you_mean(key, near):
+    """As every other unknown key: the rule's key with the MindSpore group key it misspells."""
+    net = Net()
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_optimizer("mindspore.Adam", net, param_groups=[{"params": "*", key: 0.1}])
+    [item] = [e for e in info.value.errors if e.path == f"param_groups[0].{key}"]
+    assert "not a MindSpore group key" in item.message and item.suggestion == near, info.value
+    assert f"did you mean {near!r}" in str(info.value)

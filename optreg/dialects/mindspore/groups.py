@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping
 
 import torch
 
-from optreg.errors import Collector, ConfigError, show
+from optreg.errors import Collector, ConfigError, closest, show
 from optreg.core.optimizer import lr_table
 
 GROUP_KEYS = ("params", "lr", "weight_decay", "grad_centralization", "order_params")
@@ -161,7 +161,8 @@ def resolve_groups(
         gpath = f"{path}[{i}]"
         for key in raw:
             if key not in GROUP_KEYS and key not in INTERNAL_KEYS and key not in carried:
-                errors.add(f"{gpath}.{key}", f"not a MindSpore group key (allowed: {', '.join(GROUP_KEYS)})")
+                errors.add(f"{gpath}.{key}", f"not a MindSpore group key (allowed: {', '.join(GROUP_KEYS)})",
+                           closest(str(key), (*GROUP_KEYS, "learning_rate")))
         if "order_params" in raw:
             if len([k for k in raw if k != "order_params"]) > 0:
                 errors.add(f"{gpath}", "an 'order_params' dict must contain only the 'order_params' key")
