@@ -484,3 +484,13 @@ def test_fused_and_foreach_together_are_refused_by_validation_as_by_the_construc
                                        param_groups=[{"max_ndim": 1, **rule}])
         assert [e.path for e in info.value.errors] == ["param_groups[0].fused"]
         assert "not both" in str(info.value)
+
+
+def test_a_bad_optimizer_option_leaves_the_rules_checked():
+    """Every problem at once: a bad option of the optimizer does not hide a misspelt key of a rule."""
+    text = ("optimizer:\n  name: oneflow.AdamW\n  state_dtype: int4\n  param_groups:\n"
+            "    - {params: '*.bias', weigth_decay: 0.0}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(text)
+    assert sorted(e.path for e in info.value.errors) == ["optimizer.param_groups[0].weigth_decay",
+                                                         "optimizer.state_dtype"]

@@ -215,10 +215,14 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             if inner is not None and "name" in inner:
                 _check_optimizer_section(inner, entry.dialect, errors,
                                          join_path(path, "optimizer"))
-        values = validate_options(entry, options, path=path, extra_keys=(*settings_table(), "param_groups"))
     except ConfigError as exc:
         errors.extend(exc)
         return
+    try:
+        values = validate_options(entry, options, path=path, extra_keys=(*settings_table(), "param_groups"))
+    except ConfigError as exc:   # the rules are still checked (every problem at once), against no option values
+        errors.extend(exc)
+        values = {}
     if "param_groups" in section and not isinstance(section["param_groups"], list):
         errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {show(section['param_groups'])}")
         return
