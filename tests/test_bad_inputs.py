@@ -494,3 +494,22 @@ def test_a_bad_optimizer_option_leaves_the_rules_checked():
         optreg.load_config(text)
     assert sorted(e.path for e in info.value.errors) == ["optimizer.param_groups[0].weigth_decay",
                                                          "optimizer.state_dtype"]
+
+
+@pytest.mark.parametrize("optimizer, path, words", [
+    ({"name": "mindspore.thor", "learning_rate": 0.1, "damping": 0.03, "momentum": 0.9,
+      "param_groups": [{"max_ndim": 1, "weight_decay": 0.0}]}, "optimizer.param_groups", "takes no param_groups"),
+    ({"name": "mindspore.thor", "learning_rate": 0.1, "damping": 0.03, "momentum": 0.9, "no_weight_decay": True},
+     "optimizer.no_weight_decay", "not supported"),
+    ({"name": "mindspore.AdaFactor", "relative_step": False}, "optimizer.relative_step", "learning_rate is required"),
+], ids=["thor-param_groups", "thor-setting", "adafactor-no-lr"])
+def test_what_build_refuses_whatever_the_model_validate_refuses_without_one(optimizer, path, words):
+    """optreg validate gives build's verdict on everything that needs no model."""
+    from optreg.api import to_experiment
+
+    with pytest.raises(ConfigError) as info:
+        to_experiment({"optimizer": optimizer})
+    assert [e.path for e in info.value.errors] == [path] and words in info.value.errors[0].message
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": optimizer}, make_model())
+    assert [e.path for e in info.value.errors] == [path]

@@ -17,8 +17,8 @@ from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_inp
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import model_part, rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
-                               dynamic_lr_conflict, foreign_form, group_options, plan_optimizer, plan_scheduler,
-                               wraps_optimizer)
+                               dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
+                               plan_scheduler, wraps_optimizer)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, read_clip,
                                read_train, resolve_run)
@@ -225,6 +225,9 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
         values = {}
     if "param_groups" in section and not isinstance(section["param_groups"], list):
         errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {show(section['param_groups'])}")
+        return
+    if entry.takes_model:   # as build refuses them, whatever the model
+        model_refusals(entry, rules, settings, errors, path)
         return
     scaled = scaled_options(option_names(entry))
     if not wraps_optimizer(entry):

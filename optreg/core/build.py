@@ -344,6 +344,17 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     return plan
 
 
+def model_refusals(entry: Entry, param_groups: Any, settings: Mapping[str, Any], errors: Collector, path: str) -> None:
+    """What an optimizer that takes the model refuses whatever the model (validate checks them without one): group
+    rules and fine-tuning settings."""
+    if param_groups:
+        errors.add(join_path(path, "param_groups"), f"{entry.qualname} updates every trainable parameter of the "
+                                                    f"model; it takes no param_groups")
+    for key, value in settings.items():
+        if value not in (None, False):
+            errors.add(join_path(path, key), f"{entry.qualname} takes the whole model; {key} is not supported")
+
+
 def _model_plan(entry: Entry, model: Any, values: dict[str, Any], param_groups: Any, settings: Mapping[str, Any],
                 errors: Collector, path: str) -> OptimizerPlan:
     """The plan of an optimizer that takes the model itself (MindSpore thor hooks its layers): a Module, no group
@@ -353,12 +364,7 @@ def _model_plan(entry: Entry, model: Any, values: dict[str, Any], param_groups: 
     if not isinstance(model, torch.nn.Module):
         errors.add(join_path(path, "params"), f"{entry.qualname} takes the model (a torch.nn.Module), whose layers "
                                               f"it hooks, not parameters; got {type(model).__name__}")
-    if param_groups:
-        errors.add(join_path(path, "param_groups"), f"{entry.qualname} updates every trainable parameter of the "
-                                                    f"model; it takes no param_groups")
-    for key, value in settings.items():
-        if value not in (None, False):
-            errors.add(join_path(path, key), f"{entry.qualname} takes the whole model; {key} is not supported")
+    model_refusals(entry, param_groups, settings, errors, path)
     errors.raise_if_any()
     try:
         source = collect(model)

@@ -235,6 +235,8 @@ ROWS = [
                  "a manual learning_rate cannot be combined with relative_step=True"),
             Rule("warmup_init", ("warmup_init", "relative_step"), lambda w, rel: not w or rel,
                  "warmup_init=True requires relative_step=True"),
+            Rule("relative_step", ("learning_rate", "relative_step"), lambda lr, rel: rel or lr is not None,
+                 "a learning_rate is required when relative_step=False", skip_none=False),
         ),
         bind=BIND_DECAY_ALL,
         source=MINDSPORE + ".AdaFactor",
@@ -248,7 +250,7 @@ ROWS = [
             "but never applies it. The update g/√V is invariant to the gradient scale apart from eps1 = 1e-30, so "
             "both agree to rounding.",
             "compression keeps the unfactored second moment in float16. learning_rate=None with "
-            "relative_step=False is refused when the optimizer is built.",
+            "relative_step=False is refused, as MindSpore's constructor refuses it.",
         ),
     ),
     optimizer(
