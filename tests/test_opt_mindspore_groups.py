@@ -214,3 +214,25 @@ def test_a_misspelt_group_key_gets_a_did_you_mean(key, near):
     [item] = [e for e in info.value.errors if e.path == f"param_groups[0].{key}"]
     assert "not a MindSpore group key" in item.message and item.suggestion == near, info.value
     assert f"did you mean {near!r}" in str(info.value)
+
+
+@pytest.mark.parametrize("optimizer, path", [
+    ({"name": "mindspore.Adam", "param_groups": [{"params": "*", "grad_centralisation": True}]},
+     "optimizer.param_groups[0].grad_centralisation"),
+    ({"name": "mindspore.Adam", "learning_rate": [0.1, 0.2], "param_groups": [{"params": "*", "lr": [0.1, 0.2, 0.3]}]},
+     "optimizer.param_groups[0].lr"),
+    ({"name": "mindspore.FTRL", "param_groups": [{"params": "*", "lr": 0.1}]}, "optimizer.param_groups[0].lr"),
+], ids=["group-key", "lr-lengths", "ftrl-group-lr"])
+def test_validate_without_the_model_runs_mindspores_group_rules(optimizer, path):
+    """What MindSpore's group handling refuses whatever the model is refused by validate without one, at the path
+    build gives it (order_params, which names the model's parameters, waits for the model)."""
+    from optreg.api import to_experiment
+
+    with pytest.raises(optreg.ConfigError) as info:
+        to_experiment({"optimizer": optimizer})
+    assert [e.path for e in info.value.errors] == [path]
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.build({"optimizer": optimizer}, Net())
+    assert [e.path for e in info.value.errors] == [path]
+    to_experiment({"optimizer": {"name": "mindspore.Adam", "param_groups": [
+        {"params": "*.bias", "weight_decay": 0.0, "grad_centralization": True}, {"order_params": ["conv"]}]}})

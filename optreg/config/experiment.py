@@ -18,7 +18,7 @@ from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import model_part, rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
                                dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
-                               plan_scheduler, wraps_optimizer)
+                               plan_scheduler, wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, read_clip,
                                read_train, resolve_run)
@@ -456,7 +456,24 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
     groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), None, errors, path)
     plan = OptimizerPlan(entry, values, groups, bool(rules))
     plan.dicts = [{entry.target_name(k): v for k, v in g.options.items()} for g in groups]
+    if entry.bind and rules:   # the dialect's group semantics (MindSpore's group keys, per-group lr lists, FTRL)
+        _nominal_bind(entry, groups, rules, values, errors, path)
     return plan
+
+
+def _nominal_bind(entry: Entry, groups: list[Group], rules: list, values: Mapping[str, Any], errors: Collector,
+                  path: str) -> None:
+    """The row's bind hook over the nominal groups, each given a stand-in tensor of its own, as build runs it over
+    the model's: what it refuses whatever the model (a misspelt MindSpore group key, per-step lr lists of other
+    lengths, FTRL's per-group lr) is refused without one. A rule without selectors (MindSpore's order_params,
+    which names the model's parameters) is the model's business and left out."""
+    import torch
+
+    kept = [g for g in groups if g.rule == "default" or any(k in rules[int(g.rule.rpartition("[")[2][:-1])]
+                                                             for k in SELECTORS)]
+    stand_ins = [Group([torch.zeros(1)], None, dict(g.options), rule=g.rule, multipliers=dict(g.multipliers),
+                       extra=dict(g.extra), origin=dict(g.origin)) for g in kept]
+    _torch_dicts(entry, stand_ins, values, True, errors, path)
 
 
 def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
