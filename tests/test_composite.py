@@ -418,3 +418,42 @@ def test_validate_build_and_configure_optimizer_refuse_a_part_at_the_same_path(r
             entry_point()
         assert [e.path for e in info.value.errors] == [prefix + path.removeprefix("optimizer.")], info.value
         assert words in info.value.errors[0].message
+
+
+def test_a_parts_group_keys_go_beside_its_optimizer_as_any_rules_do():
+    """A dialect's group keys are no options of its optimizer (MindSpore's grad_centralization, OneFlow's
+    clip_grad_max_norm): beside `optimizer:`, where every other rule writes them, they reach the part's group, and
+    the part steps as the optimizer built by hand with that group."""
+    rules = [{"max_ndim": 1, "clip_grad_max_norm": 1.0, "optimizer": {"name": "oneflow.AdamW", "lr": 3e-4}},
+             {"params": ["embed.*", "head.*"], "grad_centralization": True,
+              "optimizer": {"name": "mindspore.Adam", "learning_rate": 3e-4}}]
+    hand, ours = _net(), _net()
+    named = dict(hand.named_parameters())
+    vectors, tables = ("body.bias", "norm.weight", "norm.bias", "head.bias"), ("embed.weight", "head.weight")
+    parts = [torch.optim.Muon([named["body.weight"]], lr=0.02),
+             optreg.configure_optimizer("oneflow.AdamW", [(n, named[n]) for n in vectors], lr=3e-4,
+                                        param_groups=[{"params": "*", "clip_grad_max_norm": 1.0}]),
+             optreg.configure_optimizer("mindspore.Adam", [(n, named[n]) for n in tables], learning_rate=3e-4,
+                                        param_groups=[{"params": "*", "grad_centralization": True}])]
+    _steps(hand, _Both(parts), 3)
+    built = optreg.build({"optimizer": {"name": "Muon", "lr": 0.02, "param_groups": rules}}, ours)
+    assert built.optimizer.param_groups[0]["clip_grad_max_norm"] == 1.0
+    assert built.optimizer.param_groups[1]["grad_centralization"] is True
+    _steps(ours, built.optimizer, 3)
+    for (name, a), b in zip(hand.named_parameters(), ours.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_a_misspelt_group_key_beside_a_parts_optimizer_is_refused_at_the_rule():
+    from optreg.api import to_experiment
+
+    rules = [{"max_ndim": 1, "optimizer": {"name": "AdamW"}},
+             {"params": ["embed.*", "head.*"], "grad_centralisation": True,
+              "optimizer": {"name": "mindspore.Adam", "learning_rate": 3e-4}}]
+    for entry_point in (lambda: to_experiment({"optimizer": {"name": "Muon", "param_groups": rules}}),
+                        lambda: optreg.build({"optimizer": {"name": "Muon", "param_groups": rules}}, _net())):
+        with pytest.raises(ConfigError) as info:
+            entry_point()
+        [item] = info.value.errors
+        assert item.path == "optimizer.param_groups[1].grad_centralisation"
+        assert item.suggestion == "grad_centralization"

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
-from optreg.core.composite import model_part, rule_spec as composite_spec
+from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
                                dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
                                plan_scheduler, wraps_optimizer, _torch_dicts)
@@ -239,14 +239,17 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             errors.add(here, f"expected a mapping with params: <glob> and options, got {show(rule)}")
             continue
         if ROUTE_KEY in rule:   # a composite's part: its own optimizer's section
-            spec = composite_spec(rule, here, errors)
+            spec = composite_spec(rule, here, errors, own or dialect)
             split_rule({k: v for k, v in rule.items() if k != ROUTE_KEY}, here, errors)   # selectors, multipliers
             if spec is not None and not model_part(spec[0], spec[1], own or dialect, join_path(here, ROUTE_KEY),
                                                    errors):
-                part, part_dialect, part_options = spec
+                part, part_dialect, part_options, group_keys = spec
+                local = Collector()   # the part's group keys as its one rule's: reported at the user's rule
                 _check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
-                                          **part_options}, own or dialect, errors,
-                                         join_path(here, ROUTE_KEY))
+                                          **part_options,
+                                          **({"param_groups": [{"params": "*", **group_keys}]} if group_keys else {})},
+                                         own or dialect, local, join_path(here, ROUTE_KEY))
+                errors.extend(at_rule(local.items, here))
             continue
         keys, rule_options = split_rule(rule, here, errors)   # selectors and multipliers
         if not any(k in rule for k in SELECTORS) and not (entry.bind is not None and rule):   # as `from_rules`

@@ -82,14 +82,20 @@ def at_rule(items: Sequence[ErrorItem], here: str) -> list[ErrorItem]:
                       e.message, e.location, e.suggestion) for e in items]
 
 
-def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector) -> tuple[Any, str | None, dict[str, Any]] | None:
-    """(name, dialect, options) of a rule's `optimizer:` spec; its problems go to `errors`."""
+def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector, default: str | None = None
+              ) -> tuple[Any, str | None, dict[str, Any], dict[str, Any]] | None:
+    """(name, dialect, options, group keys) of a rule's `optimizer:` spec; its problems go to `errors`. Beside
+    `optimizer:` a rule takes selectors, multipliers and the part's group keys, which are no options of it (OneFlow's
+    `clip_grad_max_norm`, MindSpore's `grad_centralization`): they go to the part's group as any rule's do."""
     spec = rule[ROUTE_KEY]
     where = join_path(here, ROUTE_KEY)
-    for key in rule:
-        if key != ROUTE_KEY and key not in SELECTORS and key not in MULTIPLIERS:
-            errors.add(join_path(here, key), f"a rule with its own optimizer takes selectors and multipliers only; "
-                                             f"put {key} inside {ROUTE_KEY}: (an option of that optimizer)")
+    others = [k for k in rule if k != ROUTE_KEY and k not in SELECTORS and k not in MULTIPLIERS]
+    group_keys = {k: rule[k] for k in others if _group_key(spec, k, default)}
+    for key in others:
+        if key not in group_keys:
+            errors.add(join_path(here, key), f"a rule with its own optimizer takes selectors, multipliers and its "
+                                             f"group keys only; put {key} inside {ROUTE_KEY}: (an option of that "
+                                             f"optimizer)")
     if not isinstance(spec, Mapping):
         errors.add(where, f"expected a nested spec with name: and its options, got {show(spec)}")
         return None
@@ -105,7 +111,28 @@ def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector) -> tuple[An
         return None
     name = spec.pop(given[0])
     dialect = spec.pop("dialect", None)
-    return name, dialect, spec
+    return name, dialect, spec, group_keys
+
+
+def _group_key(spec: Any, key: Any, default: str | None) -> bool:
+    """Whether `key` beside a rule's `optimizer:` is a group key of that optimizer, not one of its options: one its row
+    declares (`group_keys`), or, for a row whose dialect binds its groups (MindSpore), any key that is no option
+    (the dialect's group handling checks it)."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.names import synonyms
+    from optreg.core.registry import REGISTRY
+    from optreg.core.validate import option_names
+
+    given = [k for k in NAME_KEYS if isinstance(spec, Mapping) and k in spec]
+    if not given or not isinstance(key, str):
+        return False
+    try:
+        entry = REGISTRY.lookup(OPTIMIZER, spec[given[0]], spec.get("dialect"), default=default)
+    except ConfigError:
+        return False
+    if key in entry.group_keys:
+        return True
+    return entry.bind is not None and not (synonyms(key) & set(option_names(entry)))
 
 
 def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_keys: Any,
@@ -137,18 +164,19 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         if not (isinstance(rule, Mapping) and ROUTE_KEY in rule):
             continue
         here = join_path(rules_path, i)
-        spec = rule_spec(rule, here, errors)
+        spec = rule_spec(rule, here, errors, dialect)
         named = members.get(here, [])
         taken.update(n for n, _ in named)
         if spec is None or not named:
             continue
-        name, own, spec_options = spec
+        name, own, spec_options, group_keys = spec
         if model_part(name, own, dialect, join_path(here, ROUTE_KEY), errors):
             continue
         multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
         try:
             sub = plan_optimizer(name, named, dialect=own, default=dialect, unknown_keys=unknown_keys,
-                                 param_groups=[{"params": "*", **multipliers}] if multipliers else None,
+                                 param_groups=[{"params": "*", **multipliers, **group_keys}]
+                                 if multipliers or group_keys else None,
                                  path=join_path(here, ROUTE_KEY), options=spec_options)
         except ConfigError as exc:
             errors.extend(at_rule(exc.errors, here))
@@ -182,14 +210,15 @@ def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: C
     for i, rule in enumerate(rules):
         if isinstance(rule, Mapping) and ROUTE_KEY in rule:
             here = join_path(rules_path, i)
-            spec = rule_spec(rule, here, Collector())
+            spec = rule_spec(rule, here, Collector(), dialect)
             if spec is not None:
-                name, own, options = spec
+                name, own, options, group_keys = spec
                 if model_part(name, own, dialect, join_path(here, ROUTE_KEY), errors):
                     continue
                 multipliers = {k: rule[k] for k in MULTIPLIERS if k in rule}
                 sub = {"name": name, **({"dialect": own} if own else {}), **options,
-                       **({"param_groups": [{"params": "*", **multipliers}]} if multipliers else {})}
+                       **({"param_groups": [{"params": "*", **multipliers, **group_keys}]}
+                          if multipliers or group_keys else {})}
                 local = Collector()
                 plan = nominal(sub, dialect, local, join_path(here, ROUTE_KEY))
                 _check_part(plan, join_path(here, ROUTE_KEY), local)
