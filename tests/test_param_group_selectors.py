@@ -633,3 +633,35 @@ def test_json_schema_has_the_keys_from_their_declarations():
     assert [e.message for e in adamw_only.iter_errors(rate_above_one)] == ["1.5 is greater than the maximum of 1"]
     assert not list(adamw_only.iter_errors({"name": "AdamW", "param_groups": [{"modules": ["LayerNorm"],
                                                                                 "max_ndim": 1, "decay_mult": 0}]}))
+
+
+WD_SCHEDULE = {"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.01, "total_iters": 4}
+
+
+@pytest.mark.parametrize("settings, undone", [
+    ({"no_weight_decay": True}, "no_weight_decay"),
+    ({"param_groups": [{"params": "*.bias", "decay_mult": 0}]}, "param_groups[0].decay_mult"),
+], ids=["no_weight_decay", "decay_mult"])
+def test_an_absolute_weight_decay_schedule_would_undo_the_group_weight_decays(settings, undone):
+    """As an absolute lr schedule over lr_mult groups: a Cerebras weight-decay schedule sets one weight decay in every
+    group, so over the groups no_weight_decay or decay_mult gave 0 it would decay the biases and norms; build and
+    configure_lr_scheduler refuse it. A factor schedule of the weight decay (key: weight_decay) keeps their 0, and
+    the cerebras dialect's own bias / norm grouping takes Cerebras' schedules as Cerebras does."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4), nn.Linear(4, 2))
+    optimizer = {"name": "AdamW", "lr": 1e-3, "weight_decay": 0.1, **settings}
+    message = ("scheduler: CosineDecayWD sets an absolute weight decay, the same in every group, which would undo {}; "
+               "use a schedule whose values are factors of each group's weight decay (key: weight_decay on a torch, "
+               "OneFlow, HF or timm schedule)")
+    assert errors_of(lambda: optreg.build({"optimizer": optimizer, "scheduler": WD_SCHEDULE}, model)) == [
+        ("scheduler", message.format("optimizer." + undone))]
+    options = {k: v for k, v in optimizer.items() if k != "name"}
+    opt = optreg.configure_optimizer("AdamW", model, **options)
+    assert errors_of(lambda: optreg.configure_lr_scheduler(opt, WD_SCHEDULE)) == [
+        ("scheduler", message.format(undone))]
+    factor = optreg.build({"optimizer": optimizer, "scheduler": {"name": "oneflow.CosineAnnealingLR", "T_max": 4,
+                                                                 "key": "weight_decay"}}, model)
+    factor.optimizer.step()
+    factor.scheduler.step()
+    assert 0.0 in [g["weight_decay"] for g in factor.optimizer.param_groups]
+    optreg.build({"optimizer": {"name": "cerebras.AdamW", "lr": 1e-3, "weight_decay": 0.1},
+                  "scheduler": WD_SCHEDULE}, model)

@@ -574,7 +574,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         errors.extend(exc)
         return None
     key = sched_plan.key if sched_plan.schedule is not None else "lr"
-    errors.extend(absolute_over_scaled(sched_plan, scaled_lr_keys(opt_plan.groups)))
+    errors.extend(absolute_over_scaled(sched_plan, scaled_lr_keys(opt_plan.groups),
+                                       scaled_lr_keys(opt_plan.groups, "weight_decay")))
     dynamic = opt_plan.dynamic_lrs()
     if key == "lr" and dynamic:
         errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, dynamic[0][0]))

@@ -979,17 +979,25 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
-def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str]) -> list[ErrorItem]:
+def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = ()
+                         ) -> list[ErrorItem]:
     """The refusal of an lr schedule with absolute values (Cerebras, MindSpore, a `sequential` with such a stage),
     which sets one lr in every group, over groups to which `scaled` (groups.scaled_lr_keys: lr_mult, layer_decay, a
-    composite's routing) gave lrs of their own: build checks the plan's groups, configure_lr_scheduler the keys the
-    built optimizer keeps (groups.scaled_lr_of)."""
+    composite's routing) gave lrs of their own; and of an absolute weight-decay schedule (Cerebras' `*WD`) over groups
+    to which `scaled_wd` (no_weight_decay, decay_mult) gave weight decays of their own: build checks the plan's
+    groups, configure_lr_scheduler the keys the built optimizer keeps (groups.scaled_lr_of)."""
     key = plan.key if plan.schedule is not None else "lr"
-    if key != "lr" or not scaled or getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
+    undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key)
+    if not undone or getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
         return []
-    return [ErrorItem("scheduler", f"{plan.name} sets an absolute lr, the same in every group, which would undo "
-                                   f"{' and '.join(scaled)}; use a schedule whose values are factors of each group's "
-                                   f"lr (torch, OneFlow, HF, timm)")]
+    if key == "lr":
+        return [ErrorItem("scheduler", f"{plan.name} sets an absolute lr, the same in every group, which would undo "
+                                       f"{' and '.join(undone)}; use a schedule whose values are factors of each "
+                                       f"group's lr (torch, OneFlow, HF, timm)")]
+    return [ErrorItem("scheduler", f"{plan.name} sets an absolute weight decay, the same in every group, which would "
+                                   f"undo {' and '.join(undone)}; use a schedule whose values are factors of each "
+                                   f"group's weight decay (key: weight_decay on a torch, OneFlow, HF or timm "
+                                   f"schedule)")]
 
 
 def dynamic_lr_conflict(scheduler: str | None, group: int, number: float | None = None) -> str:
@@ -1083,7 +1091,7 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     except ConfigError as exc:
         raise _rooted(exc) from None
     key = plan.key if plan.schedule is not None else "lr"
-    refused = absolute_over_scaled(plan, scaled_lr_of(optimizer))
+    refused = absolute_over_scaled(plan, scaled_lr_of(optimizer), scaled_lr_of(optimizer, "weight_decay"))
     if refused:
         raise ConfigError(refused)
     if key == "lr":

@@ -701,28 +701,36 @@ def locate(error: ConfigError, groups: Sequence[Group], path: str, rules: str | 
     return out
 
 
-def scaled_lr_keys(groups: Sequence[Group]) -> list[str]:
-    """The paths of the keys (lr_mult, layer_decay) that gave groups lrs of their own."""
-    return sorted({g.origin["lr"] for g in groups if "lr" in g.origin})
+def scaled_lr_keys(groups: Sequence[Group], key: str = "lr") -> list[str]:
+    """The paths of the keys that gave groups values of `key` of their own: lrs (lr_mult, layer_decay, a composite's
+    routing), weight decays (no_weight_decay, decay_mult, a decay rule such as hf_decay_groups; not the cerebras
+    dialect's Model Zoo grouping, `modelzoo_groups`, whose groups Cerebras' weight-decay schedules drive too)."""
+    keys = {g.origin[key] for g in groups if key in g.origin}
+    if key == "weight_decay":
+        keys = {k for k in keys if k.rpartition(".")[2] != "modelzoo_groups"}
+    return sorted(keys)
 
 
-#: the attribute where a built optimizer keeps the `scaled_lr_keys` of the groups it was built with
+#: the attribute where a built optimizer keeps the `scaled_lr_keys` of the groups it was built with, per key
 SCALED_LR = "optreg_scaled_lr"
+SCALED = {"lr": SCALED_LR, "weight_decay": "optreg_scaled_weight_decay"}
 
 
 def remember_scaled_lr(optimizer: Any, groups: Sequence[Group]) -> Any:
-    """`optimizer`, keeping the keys that gave its groups lrs of their own (`scaled_lr_keys`) as its
-    `optreg_scaled_lr` (set only when there are some): the groups' dicts do not say which key scaled an lr, and
-    configure_lr_scheduler checks a schedule against these as build checks it against the plan's groups."""
-    keys = scaled_lr_keys(groups)
-    if keys:
-        setattr(optimizer, SCALED_LR, tuple(keys))
+    """`optimizer`, keeping the keys that gave its groups lrs (weight decays) of their own (`scaled_lr_keys`) as its
+    `optreg_scaled_lr` (`optreg_scaled_weight_decay`), set only when there are some: the groups' dicts do not say
+    which key set a value, and configure_lr_scheduler checks a schedule against these as build checks it against
+    the plan's groups."""
+    for key, attribute in SCALED.items():
+        keys = scaled_lr_keys(groups, key)
+        if keys:
+            setattr(optimizer, attribute, tuple(keys))
     return optimizer
 
 
-def scaled_lr_of(optimizer: Any) -> tuple[str, ...]:
-    """The `scaled_lr_keys` an optimizer optreg built keeps (`remember_scaled_lr`); () for any other optimizer."""
-    return tuple(getattr(optimizer, SCALED_LR, ()))
+def scaled_lr_of(optimizer: Any, key: str = "lr") -> tuple[str, ...]:
+    """The `scaled_lr_keys` of `key` an optimizer optreg built keeps (`remember_scaled_lr`); () for any other."""
+    return tuple(getattr(optimizer, SCALED[key], ()))
 
 
 # ---------------------------------------------------------------------------------------------------
