@@ -152,6 +152,10 @@ def test_schema_rejects_what_validation_rejects(doc, bad_path):
     {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01}, "scheduler": {"name": "StepLR", "step_size": 3}},
     {"optimizer": {"name": "SGD"}, "scheduler": {"name": "CosineAnnealingLR", "T_max": None}, "train": {"steps": 5}},
     {"optimizer": {"name": "SGD", "_target_": "optreg.integrations.hydra.support.optimizer_factory", "_recursive_": False}},
+    # a composite's rule: its part's group keys beside its optimizer (OneFlow's, MindSpore's)
+    {"optimizer": {"name": "Muon", "param_groups": [
+        {"max_ndim": 1, "clip_grad_max_norm": 1.0, "optimizer": {"name": "oneflow.AdamW"}},
+        {"params": ["embed.*"], "grad_centralization": True, "optimizer": {"name": "mindspore.Adam"}}]}},
 ])
 def test_schema_accepts_what_validation_accepts(doc):
     errors = [e.message for e in VALIDATOR.iter_errors(doc)]

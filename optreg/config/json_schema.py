@@ -315,14 +315,20 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
 
     for key, kind in entry.group_keys.items():   # a group's own keys beside the options (OneFlow's per-group
         rule["properties"][key] = _group_key(key, kind, definitions)   # clipping, Model Zoo's muP adjustments)
-    if not wraps_optimizer(entry) and not entry.takes_model:   # a composite's rule: its own optimizer
-        rule["properties"][ROUTE_KEY] = {
-            "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
-            "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: "
-                           "and its options; optreg.core.composite)"}
-    schema["properties"]["param_groups"] = {"type": "array", "items": rule}
+    items: dict[str, Any] = rule
+    if not wraps and not entry.takes_model:   # a composite's rule: its own optimizer
+        route = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+                 "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: "
+                                "and its options; optreg.core.composite)"}
+        rule["properties"][ROUTE_KEY] = route
+        # beside its optimizer, a composite's rule takes that optimizer's group keys (any dialect's), not this one's
+        items = {"anyOf": [rule, {"type": "object", "required": [ROUTE_KEY], "additionalProperties": True,
+                                  "description": rule["description"],
+                                  "properties": {**_group_keys(RULE_KEYS, definitions), ROUTE_KEY: route},
+                                  "anyOf": rule["anyOf"]}]}
+    schema["properties"]["param_groups"] = {"type": "array", "items": items}
     schema["properties"].update(_group_keys(settings_table(), definitions))
-    if wraps_optimizer(entry):  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
+    if wraps:  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
         example = wrapped_example(entry)
         schema["properties"]["optimizer"] = {
             "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
