@@ -614,7 +614,9 @@ def test_json_schema_has_the_keys_from_their_declarations():
 
     schema = optreg.json_schema()
     adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
-    rule = adamw["properties"]["param_groups"]["items"]
+    items = adamw["properties"]["param_groups"]["items"]
+    rule = items["anyOf"][0]   # a rule of AdamW's groups (the other: a composite's rule, its own optimizer)
+    assert items["anyOf"][1]["required"] == ["optimizer"]
     for key, declared in RULE_KEYS.items():
         assert rule["properties"][key]["description"] == declared.doc
     for key, declared in settings_table().items():   # decay rules included (modelzoo_groups, hf_decay_groups)
