@@ -108,3 +108,18 @@ def test_a_file_that_leaves_the_run_length_to_the_trainer_shows_its_groups(confi
     rows = json.loads(captured.out)
     built = optreg.build(config, tiny_vit(), total_steps=30).group_table()
     assert rows == json.loads(json.dumps(built, default=str)) and len(rows) >= 1
+
+
+def test_the_group_table_lists_a_dialects_group_keys_with_the_options():
+    """A rule's group keys that are no options (OneFlow's clip_grad_max_norm, MindSpore's grad_centralization) are
+    the rule's settings as much as its options: the table's `options` lists them."""
+    import torch
+
+    import optreg
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    for name, key, value in (("oneflow.AdamW", "clip_grad_max_norm", 1.0),
+                             ("mindspore.Adam", "grad_centralization", True)):
+        built = optreg.build({"optimizer": {"name": name, "param_groups": [
+            {"params": "*.bias", "weight_decay": 0.0, key: value}]}}, model)
+        assert built.group_table()[0]["options"] == {"weight_decay": 0.0, key: value}

@@ -750,7 +750,7 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) 
             "params": len(group.params),
             "numel": sum(p.numel() for p in group.params),
             "names": list(group.names or []),
-            "options": dict(group.options),
+            "options": {**group.options, **group.extra},   # a dialect's group keys too (grad_centralization)
             "lr": group.lr,
             "weight_decay": group.weight_decay,
             "layer": group.layer,
