@@ -25,13 +25,28 @@ class Built:
     clip: Any = None              # optreg.config.run.ClipGrad: `clip_grad:` (Model Zoo's max_gradient_norm / _value)
     run: Any = None               # optreg.config.run.RunLength: the run's length and steps per epoch, as planned
 
+    @property
+    def clips(self) -> bool:
+        """Whether the config clips gradients: `clip_grad:`, or a group's own max norm (OneFlow's
+        clip_grad_max_norm / clip_grad_norm_type, every LiBai file's)."""
+        return self.clip is not None or self._clips_groups()
+
+    def _clips_groups(self) -> bool:
+        return callable(getattr(self.optimizer, "clip_grad", None)) and any(
+            "clip_grad_max_norm" in g and "clip_grad_norm_type" in g for g in self.optimizer.param_groups)
+
     def clip_gradients(self, model_or_params: Any) -> Any:
-        """Clip the gradients as the config asks (`clip_grad:`; Model Zoo's max_gradient_norm / max_gradient_value);
-        call it between backward() and optimizer.step(). Returns the total norm (before clipping) when clipping by
-        norm, else None; nothing happens without clipping in the config."""
+        """Clip the gradients as the config asks: `clip_grad:` (Model Zoo's max_gradient_norm / max_gradient_value)
+        over all of them, then each group by its own norm where groups set one (OneFlow's `optimizer.clip_grad()`,
+        which LiBai's trainer calls before each step); call it between backward() and optimizer.step(). Returns the
+        total norm (before clipping) when `clip_grad:` clips by norm, else None; nothing happens without clipping
+        in the config."""
         from optreg.train import clip_gradients
 
-        return clip_gradients(self.clip, model_or_params)
+        total = clip_gradients(self.clip, model_or_params)
+        if self._clips_groups():
+            self.optimizer.clip_grad()
+        return total
 
     def group_table(self) -> list[dict[str, Any]]:
         """One row per group: index, the rule that made it, its selectors and multipliers, parameter count and

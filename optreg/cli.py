@@ -103,21 +103,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     def lrs() -> list[float]:
         return [float(group["lr"]) for group in built.optimizer.param_groups]
 
-    # the config's clipping: the global one (clip_grad), and each group's own (OneFlow's clip_grad_max_norm /
-    # clip_grad_norm_type, which LiBai's trainer applies with optimizer.clip_grad() before each step)
-    per_group = callable(getattr(built.optimizer, "clip_grad", None)) and any(
-        "clip_grad_max_norm" in g and "clip_grad_norm_type" in g for g in built.optimizer.param_groups)
-
-    def clip(model: Any) -> None:
-        if built.clip:
-            built.clip_gradients(model)
-        if per_group:
-            built.optimizer.clip_grad()
-
     with render.RunProgress(console, steps, rules) as progress:
         result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
                        on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
-                       clip=clip if built.clip or per_group else None, accumulation=built.run.accumulation)
+                       clip=built.clip_gradients if built.clips else None, accumulation=built.run.accumulation)
     accumulation = built.run.accumulation
     final = f"final loss {result.final_loss:.6g}  (after {steps} steps" + (
         f", {steps // accumulation} optimizer steps)" if accumulation > 1 else ")")

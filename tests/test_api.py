@@ -151,3 +151,20 @@ def test_shipped_example_is_the_embedded_default():
     from optreg.cli import default_config_text
 
     assert open("examples/quickstart.yaml").read() == default_config_text()
+
+
+def test_clip_gradients_clips_each_group_by_its_own_norm_where_groups_set_one():
+    """OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type (LiBai's files) are part of the config's
+    clipping: `Built.clips` says so and `clip_gradients` applies them after `clip_grad:` (optreg run, the Hydra app
+    and a user's loop alike); the other groups' gradients are left as they are."""
+    model = torch.nn.Linear(4, 3)
+    built = optreg.build({"optimizer": {"name": "oneflow.SGD", "lr": 0.1, "param_groups": [
+        {"params": ["bias"], "clip_grad_max_norm": 0.5, "clip_grad_norm_type": 2.0},
+        {"params": ["weight"], "clip_grad_max_norm": 1e9, "clip_grad_norm_type": 2.0}]}}, model)
+    assert built.clip is None and built.clips
+    model.bias.grad, model.weight.grad = torch.full((3,), 3.0), torch.full((3, 4), 3.0)
+    assert built.clip_gradients(model) is None
+    assert torch.linalg.vector_norm(model.bias.grad).item() == pytest.approx(0.5, rel=1e-5)
+    assert torch.equal(model.weight.grad, torch.full((3, 4), 3.0))
+    plain = optreg.build({"optimizer": {"name": "oneflow.SGD", "lr": 0.1}}, torch.nn.Linear(4, 3))
+    assert not plain.clips

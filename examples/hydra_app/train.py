@@ -23,7 +23,7 @@ def main(cfg: DictConfig) -> float:
     # accumulation and the config's clipping, all as build() read them
     spec, steps = built.experiment.train, built.run.steps or DEFAULT_STEPS
     result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
-                   clip=built.clip_gradients if built.clip else None, accumulation=built.run.accumulation)
+                   clip=built.clip_gradients if built.clips else None, accumulation=built.run.accumulation)
     print(f"{cfg.optimizer.name}: final loss {result.final_loss:.6g}  lr {result.lrs[-1]:.6g}  (after {steps} steps)")
     return result.final_loss
 
