@@ -108,6 +108,8 @@ def test_max_grad_norm_0_or_below_does_not_clip(norm, clip):
 
 
 @pytest.mark.parametrize("config, path, words", [
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "warmup_stable_decay", "max_steps": 100},
+     "lr_scheduler_kwargs.num_decay_steps", "required option is missing"),   # the key to add, not lr_scheduler_type's
     ({"optim": "galore_adamw", "learning_rate": 1e-3}, "optim", "galore_adamw needs galore-torch; optreg reads: "
                                                                  "adamw_torch, adamw_torch_fused, sgd"),
     ({"optim": "adamw_8bits", "learning_rate": 1e-3}, "optim", "adamw_8bit"),
@@ -289,3 +291,16 @@ def test_a_library_optim_builds_the_class_and_kwargs_the_trainer_builds(optim, t
         assert torch.uint8 in {dtype for _, _, dtype in kinds[0]}, kinds[0]
     if "is_paged" in kwargs:
         assert ours.is_paged == theirs.is_paged == kwargs["is_paged"]
+
+
+@pytest.mark.parametrize("optim, args, use, why", [
+    ("adamw_torch", "momentum=0.9", "trainer", "the Trainer ignores momentum for adamw_torch"),
+    ("sgd", "momentum=0.9,foo=1", "exact", "the Trainer ignores foo for sgd"),
+    ("sgd", "momentum=0.9,nesterov=True", "exact", ""),
+])
+def test_optim_args_report_what_the_trainer_reads(optim, args, use, why):
+    """The Trainer reads only its own keys of optim_args for each torch optimizer (none for AdamW)."""
+    experiment = optreg.load_config(json.dumps({"learning_rate": 1e-3, "optim": optim, "optim_args": args,
+                                                "lr_scheduler_type": "constant", "max_steps": 5}) + "\n")
+    row = {u.path: u for u in experiment.report}["optim_args"]
+    assert (row.verdict, row.why) == (use, why)

@@ -188,10 +188,15 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
     if "optim" in data:
         report.append(KeyUse("optim", "exact", f"torch.optim.{cls}" + (" (fused: the same update)" if "fused" in name
                                                                           else "")))
-    for key in ("learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"):
+    for key in ("learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon"):
         if key in data:
             report.append(KeyUse(key, "exact" if cls == "AdamW" or not key.startswith("adam") else TRAINER,
                                  "" if cls == "AdamW" or not key.startswith("adam") else f"unused by {cls}"))
+    if data.get("optim_args") not in (None, ""):
+        given = [item.partition("=")[0] for item in str(data["optim_args"]).replace(" ", "").split(",")]
+        ignored = [k for k in given if k not in accepted]
+        report.append(KeyUse("optim_args", "exact" if len(ignored) < len(given) else TRAINER,
+                             f"the Trainer ignores {', '.join(ignored)} for {name}" if ignored else ""))
     if "weight_decay" in data:
         report.append(KeyUse("weight_decay", "exact", "the Trainer's groups: 0 for biases and norms "
                                                       "(hf_decay_groups)"))
@@ -445,7 +450,7 @@ class HfFormat:
                  "optimizer.betas": "adam_beta1", "optimizer.eps": "adam_epsilon", "optimizer": "optim_args",
                  "optimizer.name": "optim", "scheduler.name": "lr_scheduler_type",
                  "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
-                 "scheduler": "lr_scheduler_kwargs" if "lr_scheduler_kwargs" in data else "lr_scheduler_type",
+                 "scheduler": "lr_scheduler_kwargs",   # a schedule's options are lr_scheduler_kwargs, given or not
                  "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
         return read_translated(own, source, self.name, paths, report,
                                format_steps=(total, "max_steps") if total is not None else None,
