@@ -25,7 +25,7 @@ NEMO_WARMUP = {"warmup_steps": Optional[NonNegInt], "warmup_ratio": Optional[Uni
 NEMO_HOLD = {**NEMO_WARMUP, "hold_steps": Optional[NonNegInt], "hold_ratio": Optional[UnitFloat]}
 
 ROWS = [
-    _nemo("WarmupPolicy", "Warmup, then the base lr; min_lr past max_steps.",
+    _nemo("WarmupPolicy", "Warmup, then the base lr; min_lr past max_steps.", length="max_steps",
           types={**NEMO_WARMUP, "max_steps": Optional[PosInt]}),
     _nemo("WarmupHoldPolicy", "Warmup, hold the base lr for hold_steps, keep it; min_lr past max_steps.",
           length="max_steps", types=NEMO_HOLD),
@@ -38,7 +38,7 @@ ROWS = [
           notes=("With constant_steps the first group's base lr is used for every group (NeMo's behaviour).",
                  "A base lr below min_lr is an error, as in NeMo.")),
     _nemo("NoamAnnealing", "b·d_model^-½·min(t^-½, t·W^-1.5) with t = max(1, step): b is a scale, not a peak.",
-          types={"d_model": PosInt, "warmup_steps": Optional[NonNegInt], "warmup_ratio": Optional[UnitFloat],
+          length="max_steps", types={"d_model": PosInt, "warmup_steps": Optional[NonNegInt], "warmup_ratio": Optional[UnitFloat],
                  "max_steps": Optional[PosInt], "min_lr": NonNegFloat},
           notes=("min_lr applies only after the warmup.",)),
     _nemo("NoamHoldAnnealing", "Warmup, hold, then b·W^r/(t - H)^r (r = decay_rate), at least min_lr.",
