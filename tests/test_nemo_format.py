@@ -277,12 +277,12 @@ def test_a_misspelt_trainer_key_optreg_reads_is_an_error_not_lightning_s_busines
     assert uses["trainer.min_steps"] == uses["trainer.min_epochs"] == "trainer"
 
 
-@pytest.mark.parametrize("name, extra", [("WarmupPolicy", {}), ("NoamAnnealing", {"d_model": 64}),
-                                         ("CosineAnnealing", {})])
-def test_every_nemo_schedule_takes_max_steps_from_the_run(name, extra):
-    """NeMo's prepare_lr_scheduler gives every schedule the run's max_steps: a warmup_ratio of a schedule whose
-    max_steps may be left out (WarmupPolicy, NoamAnnealing: no end) is int(ratio·run) steps, as for the others
-    (it was 'warmup_ratio needs max_steps' beside train.steps); without a run they keep no end."""
+@pytest.mark.parametrize("name, extra", [("WarmupPolicy", {}), ("CosineAnnealing", {})])
+def test_a_nemo_schedule_whose_max_steps_ends_it_takes_it_from_the_run(name, extra):
+    """NeMo's prepare_lr_scheduler gives every schedule the run's max_steps: WarmupPolicy's (min_lr past it, no end
+    when left out) too, so its warmup_ratio is int(ratio·run) steps beside train.steps as for the others (it was
+    'warmup_ratio needs max_steps'); without a run it keeps no end. NoamAnnealing's max_steps ends nothing (its
+    lr decays for ever): it is not the run's, and its warmup_ratio needs it written."""
     spec = {"name": f"nemo.{name}", "warmup_ratio": 0.1, **extra}
     built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.5}, "scheduler": spec, "train": {"steps": 100}},
                          torch.nn.Linear(2, 2))
@@ -291,11 +291,16 @@ def test_every_nemo_schedule_takes_max_steps_from_the_run(name, extra):
         lrs.append(built.optimizer.param_groups[0]["lr"])
         built.optimizer.step()
         built.scheduler.step()
-    # W = int(0.1 · 100) = 10 warmup steps: NeMo's (t + 1)/(W + 1), Noam's b·d^-½·min(t^-½, t·W^-1.5)
-    want = [0.5 * (t + 1) / 11 for t in range(11)] if name != "NoamAnnealing" else \
-        [0.5 * 64 ** -0.5 * min(max(1, t) ** -0.5, max(1, t) * 10 ** -1.5) for t in range(11)]
+    want = [0.5 * (t + 1) / 11 for t in range(11)]   # W = int(0.1 · 100) = 10 warmup steps: NeMo's (t + 1)/(W + 1)
     assert lrs[:11] == pytest.approx(want, rel=1e-12)
     if name != "CosineAnnealing":
         optimizer = optreg.configure_optimizer("SGD", torch.nn.Linear(2, 2), lr=0.5)
         with pytest.raises(optreg.ConfigError, match="warmup_ratio needs max_steps"):
             optreg.configure_lr_scheduler(optimizer, spec)
+
+
+def test_noam_s_warmup_ratio_needs_its_max_steps_written():
+    spec = {"name": "nemo.NoamAnnealing", "d_model": 64, "warmup_ratio": 0.1}
+    with pytest.raises(ConfigError, match="warmup_ratio needs max_steps"):
+        optreg.build({"optimizer": {"name": "SGD", "lr": 0.5}, "scheduler": spec, "train": {"steps": 100}},
+                     torch.nn.Linear(2, 2))

@@ -281,3 +281,21 @@ def test_a_translated_file_s_note_names_the_key_of_the_file_that_sets_the_length
         built = optreg.build(config, torch.nn.Linear(2, 2), total_steps=3)
     assert built.notes == ([note] if note else [])
     assert [w.message.note for w in caught if isinstance(w.message, optreg.ConfigWarning)] == built.notes
+
+
+def test_an_absolute_schedule_over_a_rule_s_own_lr_is_a_warning_at_the_rule():
+    """Cerebras' and MindSpore's lr schedules set every group's lr: a rule's own lr is never used (an lr_mult, which
+    would be undone as well, is refused: build.absolute_over_scaled). Said at the rule's lr, in build as in plot."""
+    config = {"optimizer": {"name": "AdamW", "lr": 0.01, "param_groups": [{"params": ["bias"], "lr": 0.05}]},
+              "scheduler": {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 0.01,
+                            "end_learning_rate": 0.001, "total_iters": 100}}
+    message = ("optimizer.param_groups[0].lr: CosineDecayLR sets every group's lr itself (0.01 at step 0), which "
+               "replaces this rule's lr 0.05 at every step; drop it, or use a schedule whose values are factors of "
+               "each group's lr (torch, OneFlow, HF, timm)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(config, torch.nn.Linear(2, 2))
+    assert built.notes == [message] and [str(w.message) for w in caught] == [message]
+    assert [g["lr"] for g in built.optimizer.param_groups] == pytest.approx([0.01, 0.01])   # 0.05 is gone
+    factor = {**config, "scheduler": {"name": "CosineAnnealingLR", "T_max": 100}}
+    assert optreg.build(factor, torch.nn.Linear(2, 2)).notes == []   # a factor schedule scales the rule's lr

@@ -22,11 +22,11 @@ from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_o
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, read_clip,
                                read_train, resolve_run)
-from optreg.core.entry import OPTIMIZER
+from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
 from optreg.core.names import NAME_KEYS
-from optreg.core.lint import lint_schedule
+from optreg.core.lint import lint_schedule, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
 
@@ -593,6 +593,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
             SchedulerPlan(None, {}, key=other, schedule=schedule), values, None, "scheduler"))
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
+        notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups,
+                                       scaled_options(option_names(opt_plan.entry))["lr"] or "lr"))
     return sched_plan
 
 

@@ -13,7 +13,9 @@ and, only when the run length is known (given by the user or the format, never `
 - lr 0 at the first step (the first update does nothing);
 - a minimum lr at or above the group's peak (the schedule never decays);
 - a schedule that sets the lr itself (absolute values) while the optimizer section also sets one, or a stage that
-  does so in a `sequential` whose other stages scale that lr (at the stage's path).
+  does so in a `sequential` whose other stages scale that lr (at the stage's path);
+- whatever the run length, such a schedule over a param_groups rule that gives its own lr, which the schedule
+  replaces at every step (`rule_lrs_replaced`; a multiplier of the lr, lr_mult, is refused instead).
 Each message names both numbers and the keys to change.
 """
 
@@ -133,6 +135,29 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
                    f"at {lr:g} or use a factor schedule (torch, OneFlow, HF, timm)")
 
 
+def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> list[str]:
+    """The warnings for an lr schedule with absolute values (Cerebras', MindSpore's) over param_groups rules that give
+    their own lr (`lr_name`, the optimizer's name for it): the schedule sets every group's lr, so the rule's is
+    never used (build refuses the multipliers that would be undone, `build.absolute_over_scaled`)."""
+    from optreg.schedules.engine import ABSOLUTE
+
+    schedule = _closed_form(plan)
+    if schedule is None or (plan.key if plan.schedule is not None else "lr") != "lr" or schedule.values != ABSOLUTE:
+        return []
+    out = []
+    for group in groups:
+        value = group.options.get(lr_name)
+        if group.rule == "default" or "lr" in group.origin or isinstance(value, bool) or \
+                not isinstance(value, (int, float)):
+            continue
+        first = _value(schedule, 0, float(value))
+        at = f" ({first:g} at step 0)" if first is not None else ""
+        out.append(f"{join_path(group.rule, lr_name)}: {plan.name} sets every group's lr itself{at}, which replaces "
+                   f"this rule's lr {value:g} at every step; drop it, or use a schedule whose values are factors of "
+                   f"each group's lr (torch, OneFlow, HF, timm)")
+    return out
+
+
 def _value(schedule: Any, step: int, base: float) -> float | None:
     """The schedule's value at `step` for a group whose lr is `base`; None when it cannot be computed here."""
     try:
@@ -218,4 +243,4 @@ def _start_keys(plan: Any, path: str) -> str:
     return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
-__all__ = ["lint_schedule", "own_warmup_errors", "HORIZON_SLACK"]
+__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "HORIZON_SLACK"]

@@ -38,7 +38,7 @@ ROWS = [
           notes=("With constant_steps the first group's base lr is used for every group (NeMo's behaviour).",
                  "A base lr below min_lr is an error, as in NeMo.")),
     _nemo("NoamAnnealing", "b·d_model^-½·min(t^-½, t·W^-1.5) with t = max(1, step): b is a scale, not a peak.",
-          length="max_steps", types={"d_model": PosInt, "warmup_steps": Optional[NonNegInt], "warmup_ratio": Optional[UnitFloat],
+          types={"d_model": PosInt, "warmup_steps": Optional[NonNegInt], "warmup_ratio": Optional[UnitFloat],
                  "max_steps": Optional[PosInt], "min_lr": NonNegFloat},
           notes=("min_lr applies only after the warmup.",)),
     _nemo("NoamHoldAnnealing", "Warmup, hold, then b·W^r/(t - H)^r (r = decay_rate), at least min_lr.",
