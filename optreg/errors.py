@@ -53,7 +53,10 @@ class ConfigError(ValueError):
         super().__init__("\n".join(str(e) for e in self.errors))
 
     def located(self, locate) -> "ConfigError":
-        """A copy whose items carry `locate(path)` when they have no location yet."""
+        """A copy whose items carry `locate(path)` when they have no location yet (itself when `locate` is None: a
+        config that was not read from a file, or whose reader located its errors itself)."""
+        if locate is None:
+            return self
         return ConfigError(
             ErrorItem(e.path, e.message, e.location or locate(e.path), e.suggestion) for e in self.errors
         )

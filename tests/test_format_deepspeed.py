@@ -328,3 +328,12 @@ def test_deepspeeds_own_names_in_any_case_and_torchs_exact_ones_are_read(section
     if name == "WarmupLR":
         config[section]["params"] = {"warmup_num_steps": 5}
     optreg.load_config(json.dumps(config) + "\n")
+
+
+def test_an_error_in_one_section_does_not_hide_the_next_section_s():
+    """Every problem at once: the optimizer's misspelt param (the reader's) and the scheduler's (the own form's)."""
+    items = errors_of({"train_batch_size": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-3,
+                                                                                       "weight_decy": 0.1}},
+                       "scheduler": {"type": "WarmupLR", "params": {"warmup_num_step": 10}}})
+    assert {path: item.suggestion for path, item in items.items()} == {
+        "optimizer.params.weight_decy": "weight_decay", "scheduler.params.warmup_num_step": "warmup_num_steps"}

@@ -304,3 +304,11 @@ def test_optim_args_report_what_the_trainer_reads(optim, args, use, why):
                                                 "lr_scheduler_type": "constant", "max_steps": 5}) + "\n")
     row = {u.path: u for u in experiment.report}["optim_args"]
     assert (row.verdict, row.why) == (use, why)
+
+
+def test_an_error_of_the_reader_does_not_hide_the_schedule_s():
+    """Every problem at once: a misspelt TrainingArguments field (the reader's) and a misspelt schedule kwarg."""
+    items = errors_of({"learning_rate": 1e-3, "warmup_step": 5, "lr_scheduler_type": "cosine_with_min_lr",
+                       "lr_scheduler_kwargs": {"min_lr_rat": 0.1}, "max_steps": 100})
+    assert {path: item.suggestion for path, item in items.items()} == {
+        "warmup_step": "warmup_steps", "lr_scheduler_kwargs.min_lr_rat": "min_lr_rate"}

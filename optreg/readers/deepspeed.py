@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
-from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
+from optreg.errors import Collector, closest, join_path, show, unknown_name
 
 #: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's signature)
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
@@ -307,8 +307,6 @@ class DeepSpeedFormat:
         return list(data.keys())
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import Experiment
-
         errors, report = Collector(), []
         own: dict[str, Any] = {}
         paths = {"optimizer.name": "optimizer.type", "optimizer": "optimizer.params",
@@ -343,10 +341,9 @@ class DeepSpeedFormat:
             if hint is not None:
                 errors.add(str(key), "not a section DeepSpeed reads", hint)
             report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
-        if errors:
-            raise Experiment({}, source=source).locate(ConfigError(errors.items))
         auto = next((u.path for u in report if u.why.startswith("auto:")), None)   # the length left to the run
-        return read_translated(own, source, self.name, paths, report, run_length=auto)
+        # the reader's errors, with the own form's in the sections it found none in (every problem at once)
+        return read_translated(own, source, self.name, paths, report, run_length=auto, errors=errors, beside=True)
 
 
 DEEPSPEED_FORMAT = DeepSpeedFormat()

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.config.translate import TRAINER, read_translated
-from optreg.errors import Collector, ConfigError, closest, show
+from optreg.errors import Collector, closest, show
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
@@ -401,8 +401,6 @@ class HfFormat:
         return [k for k in data.keys() if k in READ]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
-        from optreg.config.experiment import Experiment
-
         errors, report = Collector(), []
         own: dict[str, Any] = {}
         max_steps = data.get("max_steps", -1)
@@ -443,8 +441,6 @@ class HfFormat:
                 errors.add(str(key), "not a TrainingArguments field", hint)
             report.append(KeyUse(str(key), TRAINER, "the Trainer's" if known is None or key in known else
                                  "not a TrainingArguments field: the application's (model or data arguments)"))
-        if errors:
-            raise Experiment({}, source=source).locate(ConfigError(errors.items))
         paths = {"optimizer.lr": "learning_rate", "optimizer.weight_decay": "weight_decay",
                  "optimizer.betas[0]": "adam_beta1", "optimizer.betas[1]": "adam_beta2",
                  "optimizer.betas": "adam_beta1", "optimizer.eps": "adam_epsilon", "optimizer": "optim_args",
@@ -452,9 +448,9 @@ class HfFormat:
                  "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
                  "scheduler": "lr_scheduler_kwargs",   # a schedule's options are lr_scheduler_kwargs, given or not
                  "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
-        return read_translated(own, source, self.name, paths, report,
+        return read_translated(own, source, self.name, paths, report,   # the reader's errors with the own form's
                                format_steps=(total, "max_steps") if total is not None else None,
-                               run_length="max_steps" if total is None else None)
+                               run_length="max_steps" if total is None else None, errors=errors, beside=True)
 
 
 class TrlFormat(HfFormat):

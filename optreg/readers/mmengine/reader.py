@@ -259,7 +259,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     experiment = read_translated(own, source, "mmengine", paths, report,
                                  format_steps=(iters, "train_cfg.max_iters") if iters is not None else None,
                                  format_epochs=(epochs, "train_cfg.max_epochs") if epochs is not None else None,
-                                 errors=errors)
+                                 errors=errors, beside=True)
     experiment.planner = Planner(settings) if settings is not None else None
     return experiment
 
