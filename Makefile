@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)  ## train the built-in model with the embedded quickstart config (ARGS="config.yaml key=value")
 	$(BIN)/optreg run $(ARGS)
 
-test: $(STAMP)  ## the test suite (ARGS="-k name" to select)
-	$(BIN)/python -m pytest -q $(ARGS)
+test: $(STAMP)  ## the test suite, on every core (pytest-xdist; ARGS="-k name" to select, ARGS="-n 0" on one)
+	$(BIN)/python -m pytest -q -n auto --dist worksteal $(ARGS)
 
 bench: $(STAMP)  ## the benchmarks whose figures are in the README (installs the `bench` extra)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
