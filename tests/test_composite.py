@@ -102,12 +102,12 @@ def test_lr_mult_scales_the_rules_own_optimizer():
     assert [g["lr"] for g in built.optimizer.param_groups] == [1.5e-4, 3e-4, 0.02]
 
 
-def test_state_dict_resumes_exactly_and_loads_with_weights_only():
-    config = {"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}}
+def _straight_and_saved(config):
+    """A model stepped 6 times by the config's build; the checkpoint (weights_only) of another after 3 steps; a
+    third model holding that checkpoint's weights, to resume on."""
     straight = _net()
-    built = optreg.build(config, straight)
-    _steps(straight, built.optimizer, 6, built.scheduler)
-
+    whole = optreg.build(config, straight)
+    _steps(straight, whole.optimizer, 6, whole.scheduler)
     first = _net()
     run = optreg.build(config, first)
     _steps(first, run.optimizer, 3, run.scheduler)
@@ -118,6 +118,12 @@ def test_state_dict_resumes_exactly_and_loads_with_weights_only():
     saved = torch.load(buffer, weights_only=True)
     resumed = _net()
     resumed.load_state_dict(saved["model"])
+    return straight, saved, resumed
+
+
+def test_state_dict_resumes_exactly_and_loads_with_weights_only():
+    config = {"optimizer": MUON_ADAMW, "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}}
+    straight, saved, resumed = _straight_and_saved(config)
     again = optreg.build(config, resumed)
     again.optimizer.load_state_dict(saved["optimizer"])
     again.scheduler.load_state_dict(saved["scheduler"])
@@ -367,19 +373,7 @@ def test_a_part_whose_groups_carry_names_joins_parts_whose_groups_do_not():
     for (name, a), b in zip(hand.named_parameters(), ours.parameters()):
         assert torch.equal(a, b), name
 
-    straight = _net()
-    whole = optreg.build(config, straight)
-    _steps(straight, whole.optimizer, 6, whole.scheduler)
-    first = _net()
-    run = optreg.build(config, first)
-    _steps(first, run.optimizer, 3, run.scheduler)
-    buffer = io.BytesIO()
-    torch.save({"model": first.state_dict(), "optimizer": run.optimizer.state_dict(),
-                "scheduler": run.scheduler.state_dict()}, buffer)
-    buffer.seek(0)
-    saved = torch.load(buffer, weights_only=True)
-    resumed = _net()
-    resumed.load_state_dict(saved["model"])
+    straight, saved, resumed = _straight_and_saved(config)
     options = {k: v for k, v in config["optimizer"].items() if k != "name"}
     again = optreg.configure_optimizer("Muon", resumed, **options)
     sched = optreg.configure_lr_scheduler(again, config["scheduler"])
