@@ -228,3 +228,26 @@ def test_a_script_that_ends_while_a_compile_runs_waits_for_it_and_exits_cleanly(
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["stepped", "done", "at", "exit:", "True"], out.stdout
+
+
+def _compile_threads():
+    return [t for t in threading.enumerate() if t.name == "optreg-compile"]
+
+
+def test_the_compile_thread_ends_when_no_compile_is_left_and_the_next_compile_starts_one(held):
+    """A compile thread that lived on kept its OpenMP team, whose idle threads made libgomp throttle the spinning
+    of the main thread's team: a fused step took up to twice as long after a background compile as after one on
+    the main thread (`execute._compile_loop`). It ends with its last compile; a later compile starts a new one."""
+    held.set()
+    for key in ("oneflow.AdamW", "cerebras.Lamb"):
+        case = next(c for c in CHAINS if c.key == key)
+        model = _model(case)
+        opt = _build(case, model, fused=True)
+        _step(model, opt, 0)
+        assert _compile_threads() or all(c.done.is_set() for c in _compiles(opt))
+        assert all(c.wait(300) and c.error is None for c in _compiles(opt))
+        for thread in _compile_threads():
+            thread.join(30)
+        assert not _compile_threads() and not execute._WORKER
+        _step(model, opt, 1)
+        assert all(plan.warm for plan in opt._fused_plans.values() if plan)   # the compiled step, after it
