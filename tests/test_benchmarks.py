@@ -85,8 +85,8 @@ def test_gpu_benchmark_quick_run_on_the_cpu(monkeypatch):
     rows = [r for r in rows if r[0] != "optimizer"]
     assert [(r[0], r[1]) for r in rows] == [("oneflow.AdamW", ex) for ex in bench.EXECUTIONS] + [
         (f"torch.AdamW ({k})", "reference") for k in ("fused", "foreach", "for-loop")]
-    for r in rows:
-        assert float(r[3]) > 0 and 0 < float(r[4]) and r[7] == "n/a", r
+    for r in rows:   # a share of the quick run's add (16 MB, in the cache of a large L3) may round to 0.00
+        assert float(r[3]) > 0 and 0 <= float(r[4]) and r[7] == "n/a", r
     # eager on the CPU is the reference itself; the compiled executions round differently; shrunk state is within
     # 4x its documented bound of one store (2^-8 relative for bfloat16, 2^-4 for int8), as tests/test_state_dtype.py
     errors = {r[1]: float(r[8]) for r in rows if r[0] == "oneflow.AdamW"}
