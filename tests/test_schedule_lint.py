@@ -299,3 +299,7 @@ def test_an_absolute_schedule_over_a_rule_s_own_lr_is_a_warning_at_the_rule():
     assert [g["lr"] for g in built.optimizer.param_groups] == pytest.approx([0.01, 0.01])   # 0.05 is gone
     factor = {**config, "scheduler": {"name": "CosineAnnealingLR", "T_max": 100}}
     assert optreg.build(factor, torch.nn.Linear(2, 2)).notes == []   # a factor schedule scales the rule's lr
+    two = {**config, "optimizer": {**config["optimizer"], "param_groups": [{"params": ["bias"], "lr": 0.05},
+                                                                           {"params": ["weight"], "lr": 0.02}]}}
+    assert optreg.build(two, torch.nn.Linear(2, 2)).notes == [message.replace(
+        "lr 0.05 at every step", "lr 0.05, and those of 1 more (optimizer.param_groups[1]) at every step")]

@@ -136,26 +136,31 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
 
 
 def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> list[str]:
-    """The warnings for an lr schedule with absolute values (Cerebras', MindSpore's) over param_groups rules that give
-    their own lr (`lr_name`, the optimizer's name for it): the schedule sets every group's lr, so the rule's is
-    never used (build refuses the multipliers that would be undone, `build.absolute_over_scaled`)."""
+    """The warning for an lr schedule with absolute values (Cerebras', MindSpore's, OneCycleLR's max_lr) over
+    param_groups rules that give their own lr (`lr_name`, the optimizer's name for it): the schedule sets every
+    group's lr, so the rules' are never used; one warning, at the first such rule, naming the others (build
+    refuses the multipliers that would be undone, `build.absolute_over_scaled`)."""
     from optreg.schedules.engine import ABSOLUTE
 
     schedule = _closed_form(plan)
     if schedule is None or (plan.key if plan.schedule is not None else "lr") != "lr" or schedule.values != ABSOLUTE:
         return []
-    out = []
+    ruled = []
     for group in groups:
         value = group.options.get(lr_name)
         if group.rule == "default" or "lr" in group.origin or isinstance(value, bool) or \
                 not isinstance(value, (int, float)):
             continue
-        first = _value(schedule, 0, float(value))
-        at = f" ({first:g} at step 0)" if first is not None else ""
-        out.append(f"{join_path(group.rule, lr_name)}: {plan.name} sets every group's lr itself{at}, which replaces "
-                   f"this rule's lr {value:g} at every step; drop it, or use a schedule whose values are factors of "
-                   f"each group's lr (torch, OneFlow, HF, timm)")
-    return out
+        ruled.append((group.rule, float(value)))
+    if not ruled:
+        return []
+    (rule, value), more = ruled[0], [r for r, _ in ruled[1:]]
+    first = _value(schedule, 0, value)
+    at = f" ({first:g} at step 0)" if first is not None else ""
+    also = f", and those of {len(more)} more ({', '.join(more[:3])}{', ...' if len(more) > 3 else ''})" if more else ""
+    return [f"{join_path(rule, lr_name)}: {plan.name} sets every group's lr itself{at}, which replaces this rule's lr "
+            f"{value:g}{also} at every step; drop it, or use a schedule whose values are factors of each group's lr "
+            f"(torch, OneFlow, HF, timm)"]
 
 
 def _value(schedule: Any, step: int, base: float) -> float | None:
