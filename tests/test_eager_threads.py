@@ -186,3 +186,18 @@ def test_a_forked_child_steps_threaded(threaded):
         if child.is_alive():
             child.kill()
     assert child.exitcode == 0
+
+
+def test_a_pool_thread_runs_on_one_openmp_thread_and_the_caller_keeps_its_own(threaded):
+    """A pool thread steps tensors ATen steps on one thread anyway; an OpenMP team of its own would live as long as
+    the thread, and libgomp would throttle the main thread's team for it: a fused step after a threaded eager one
+    took twice as long (`execute._one_openmp_thread`)."""
+    seen = []
+
+    class Recording(_Failing):
+        def apply(self, b: Batch) -> None:
+            seen.append(torch.get_num_threads())
+
+    params = _small(8, 1000)
+    execute.run_eager(Recording(), params, [torch.zeros(1000)] * 8, [{} for _ in params], {})
+    assert sum(threaded) > 0 and sorted(set(seen)) == [1, 2] and torch.get_num_threads() == 2
