@@ -92,7 +92,10 @@ def test_a_slow_compile_says_so_once(held, monkeypatch):
 
 
 def test_a_fast_compile_says_nothing(monkeypatch):
+    """A compile under `SLOW` seconds warns of nothing (the threshold raised here, so that a loaded machine, whose
+    compile of even a cached graph can pass a second, does not decide the test)."""
     monkeypatch.setattr(execute, "COMPILE", "background")
+    monkeypatch.setattr(execute, "SLOW", 120.0)
     model = _model(CASE)
     opt = _build(CASE, model, fused=True)
     with warnings.catch_warnings():

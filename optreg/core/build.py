@@ -990,14 +990,11 @@ def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: 
     undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key)
     if not undone or getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
         return []
-    if key == "lr":
-        return [ErrorItem("scheduler", f"{plan.name} sets an absolute lr, the same in every group, which would undo "
-                                       f"{' and '.join(undone)}; use a schedule whose values are factors of each "
-                                       f"group's lr (torch, OneFlow, HF, timm)")]
-    return [ErrorItem("scheduler", f"{plan.name} sets an absolute weight decay, the same in every group, which would "
-                                   f"undo {' and '.join(undone)}; use a schedule whose values are factors of each "
-                                   f"group's weight decay (key: weight_decay on a torch, OneFlow, HF or timm "
-                                   f"schedule)")]
+    noun, kinds = ("lr", "(torch, OneFlow, HF, timm)") if key == "lr" else \
+        ("weight decay", "(key: weight_decay on a torch, OneFlow, HF or timm schedule)")
+    return [ErrorItem("scheduler", f"{plan.name} sets an absolute {noun}, the same in every group, which would undo "
+                                   f"{' and '.join(undone)}; use a schedule whose values are factors of each "
+                                   f"group's {noun} {kinds}")]
 
 
 def dynamic_lr_conflict(scheduler: str | None, group: int, number: float | None = None) -> str:

@@ -139,16 +139,11 @@ def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | N
     return value
 
 
-def _optim_args(raw: Any, accepted: Mapping[str, type], errors: Collector) -> dict[str, Any]:
-    """`optim_args: "momentum=0.9,nesterov=True"` as the Trainer parses it (float, or a true/1/yes bool)."""
-    if raw in (None, ""):
-        return {}
-    if not isinstance(raw, str):
-        errors.add("optim_args", f"expected a string like 'momentum=0.9,nesterov=True', got {show(raw)}")
-        return {}
+def _optim_args(args: Mapping[str, str], accepted: Mapping[str, type], errors: Collector) -> dict[str, Any]:
+    """The keys of `optim_args` (split: `_raw_optim_args`) the Trainer reads for a torch optimizer, as it converts
+    them (float, or a true/1/yes bool); it passes over the others."""
     out: dict[str, Any] = {}
-    for item in raw.replace(" ", "").split(","):
-        key, _, value = item.partition("=")
+    for key, value in args.items():
         if key not in accepted:
             continue   # the Trainer reads only its own keys for this optimizer
         try:
@@ -182,7 +177,8 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
     if cls == "AdamW":
         section["betas"] = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]
         section["eps"] = _number(data, "adam_epsilon", errors)
-    args = _optim_args(data.get("optim_args"), accepted, errors)
+    raw = _raw_optim_args(data.get("optim_args"), errors)
+    args = _optim_args(raw, accepted, errors)
     args.pop("weight_decay", None)   # each group's weight_decay (the Trainer's two groups) wins over it
     section.update(args)
     if "optim" in data:
@@ -192,10 +188,9 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
         if key in data:
             report.append(KeyUse(key, "exact" if cls == "AdamW" or not key.startswith("adam") else TRAINER,
                                  "" if cls == "AdamW" or not key.startswith("adam") else f"unused by {cls}"))
-    if data.get("optim_args") not in (None, ""):
-        given = [item.partition("=")[0] for item in str(data["optim_args"]).replace(" ", "").split(",")]
-        ignored = [k for k in given if k not in accepted]
-        report.append(KeyUse("optim_args", "exact" if len(ignored) < len(given) else TRAINER,
+    if raw:
+        ignored = [k for k in raw if k not in accepted]
+        report.append(KeyUse("optim_args", "exact" if len(ignored) < len(raw) else TRAINER,
                              f"the Trainer ignores {', '.join(ignored)} for {name}" if ignored else ""))
     if "weight_decay" in data:
         report.append(KeyUse("weight_decay", "exact", "the Trainer's groups: 0 for biases and norms "
@@ -266,7 +261,8 @@ def _raw_optim_args(raw: Any, errors: Collector) -> dict[str, str]:
     if raw in (None, ""):
         return {}
     if not isinstance(raw, str):
-        errors.add("optim_args", f"expected a string like 'beta3=0.999,alpha=5', got {show(raw)}")
+        errors.add("optim_args", f"expected a string of key=value items like 'momentum=0.9,nesterov=True', "
+                                 f"got {show(raw)}")
         return {}
     out = {}
     for item in raw.replace(" ", "").split(","):

@@ -261,7 +261,7 @@ SLOW = 1.0
 
 _QUEUE: "queue.Queue[Compile]" = queue.Queue()
 _WORKER: list[threading.Thread] = []   # the compile thread while it runs (`_compile_loop`)
-_EXIT_HOOK: list[bool] = []
+_EXIT_HOOK: list[bool] = []   # whether `_at_exit` is registered
 _STARTED: list["Compile"] = []
 
 #: Python's thread switch interval while a compile runs (`sys.setswitchinterval`; restored when none is left):
@@ -310,8 +310,8 @@ class Compile:
                     sys.setswitchinterval(min(SWITCH, _SWITCH_SAVED[0]))
                 _QUEUE.put(self)
                 if not _WORKER:   # none, or the last one has ended (`_compile_loop`)
-                    if not _EXIT_HOOK:
-                        import atexit
+                    if not _EXIT_HOOK:   # registered at the first compile: it runs before the hooks of the
+                        import atexit    # script's that came earlier (atexit's order), which may await it
 
                         atexit.register(_at_exit)
                         _EXIT_HOOK.append(True)
