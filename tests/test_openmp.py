@@ -58,18 +58,24 @@ def test_one_thread_limits_the_calling_thread_only(two_threads):
 
 @pytest.mark.parametrize("name, loops", [("oneflow.AdamW", 0), ("oneflow.SGD", 0), ("oneflow.LAMB", 1),
                                          ("cerebras.Lamb", 1), ("cerebras.Adafactor", 3)])
-def test_a_chunk_runs_serial_below_grain_per_loop_of_its_reductions(name, loops):
-    """GRAIN elements per loop of the chain's reductions (`Chain.reductions`: oneflow.LAMB's two norm stages
-    count once): a chunk just below runs on one thread, one at the bound on the team; an element-wise chain
-    never runs serial."""
-    below = loops * execute.GRAIN or execute.GRAIN
-    params = _params([(2, below // 2 - 1), (2, below // 2)])
+def test_a_chunk_runs_serial_below_its_bound_and_computes_again_from_grain_per_loop_of_its_reductions(name, loops):
+    """A chain with reductions runs a chunk below SERIAL_ELEMENTS on one thread, and from GRAIN elements per loop
+    of its reductions (`Chain.reductions`: oneflow.LAMB's two norm stages count once) compiles it to compute its
+    values again (`execute.recompute_from`); between the two, the chunk runs on the team as Inductor compiles it
+    by default. An element-wise chain does neither."""
+    serial, again = execute.SERIAL_ELEMENTS, loops * execute.GRAIN
+    assert serial < execute.GRAIN
+    sizes = [serial - 2, serial, again - 2 if loops else execute.GRAIN, again or 2 * execute.GRAIN]
+    params = _params([(2, n // 2) for n in sizes])
     opt = optreg.configure_optimizer(name, params, lr=1e-3, fused=True,
                                      **({"relative_step": False} if "Adafactor" in name else {}))
     opt.step()
     (plan,) = [p for p in opt._fused_plans.values() if p]
-    serial = {max(p.numel() for p in chunk[2]): s for chunk, s in zip(plan.chunks, plan.serial)}
-    assert serial == {below - 2: loops > 0, below: False}
+    parts = {id(fn): key[-1] for key, fn in execute._COMPILED.items()}
+    seen = {max(p.numel() for p in chunk[2]): (s, parts[id(chunk[0])]) for chunk, s in zip(plan.chunks, plan.serial)}
+    reduces = loops > 0
+    assert seen == {sizes[0]: (reduces, ""), sizes[1]: (False, ""), sizes[2]: (False, ""),
+                    sizes[3]: (False, "recompute" if reduces else "")}
 
 
 def test_small_chunks_run_on_one_thread_and_large_ones_on_the_team(monkeypatch, two_threads, chunk4):

@@ -132,7 +132,7 @@ def test_mindspores_adafactor_compiles_without_a_full_size_buffer(contiguous, mo
 
 @pytest.mark.parametrize("name", ["oneflow.LAMB", "cerebras.Lamb", "mindspore.Lamb"])
 def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_store_it(name, monkeypatch):
-    """Fused per tensor over tensors at or above `serial_below` on a CPU, a LAMB's update, which its norm and the
+    """Fused per tensor over tensors at or above `recompute_from` on a CPU, a LAMB's update, which its norm and the
     step both read, is computed in both loops (`execute._compile`, recompute) instead of stored in a temporary the
     size of the tensors, which each call paged in anew; smaller tensors keep Inductor's default."""
     import optreg
@@ -149,7 +149,7 @@ def test_a_fused_lamb_over_large_tensors_computes_its_update_again_rather_than_s
         parts = [key[-1] for key in execute._COMPILED]
         return parts, [dims for dims in allocated if dims and all(d.startswith("s") for d in dims)]
 
-    parts, full = full_size_buffers([(300, 120), (40_000,)])   # above 32,768 elements, a LAMB's serial_below
+    parts, full = full_size_buffers([(300, 120), (40_000,)])   # above 32,768 elements, a LAMB's recompute_from
     assert parts == ["recompute"] and not full, (parts, full)
     parts, full = full_size_buffers([(40, 7), (33,)])
     assert parts == [""] and full, (parts, full)

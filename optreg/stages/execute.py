@@ -31,8 +31,8 @@ from optreg.stages.chain import Batch, Chain
 from optreg.stages.direct import Compiled, grads_own
 from optreg.stages.openmp import one_thread
 from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
-from optreg.stages.ops import (EAGER, FOREACH, PLAIN, STACKED, TRACED, Rows, Stacked, Traced, row_squares, rows_of_ones,
-                               unobserved)
+from optreg.stages.ops import (EAGER, EAGER_LOOPS, FOREACH, PLAIN, PLAIN_EAGER, STACKED, TRACED, Rows, Stacked, Traced,
+                               row_squares, rows_of_ones, unobserved)
 
 #: tensors per compiled call under `fused`: the call overhead is paid once per chunk (a larger
 #: chunk compiles longer; OPTREG_FUSED_CHUNK overrides it, e.g. 1 in a test suite)
@@ -76,151 +76,57 @@ def split_hp(hp: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], tuple[
 # ---------------------------------------------------------------------------------------------
 
 
-#: eager runs consecutive small tensors together, up to this many elements per call of the chain:
-#: the Python cost of a stage is paid once for them, and temporaries stay small
-EAGER_ELEMENTS = 1 << 16
+#: eager runs consecutive small tensors together, up to this many elements per call of the chain: the Python
+#: cost of a stage is paid once for them, and temporaries stay small (a float32 one of 1 MiB: a core's L2 cache
+#: on the machines measured). Measured side by side on 2 cores (AMD EPYC, AVX-512), one thread, 1,000 tensors of
+#: 25,000 elements after an OpenMP team's region: 1 << 18 stepped oneflow.SGD, AdamW and Adagrad in 0.93x, 0.96x
+#: and 0.99x the time of 1 << 16 (the bound before), 1 << 20 in 0.93x, 1.06x and 1.01x
+EAGER_ELEMENTS = 1 << 18
 
 #: ATen runs an element-wise operation on one thread below this many elements (at::internal::GRAIN_SIZE)
 GRAIN = 32768
-
-#: eager on a CPU steps the tensors below GRAIN on `torch.get_num_threads()` Python threads at once when they
-#: hold at least this many elements together (ATen would leave all but one core idle; below it, handing work
-#: to a thread costs more than it saves)
-THREADED_ELEMENTS = 1 << 20
-
-#: at most this many threads: the Python between two operations holds the interpreter's lock, so that more
-#: threads wait on each other rather than on memory (measured on 2 cores; more is not measured)
-MAX_THREADS = 4
-
-#: the name of the pool's threads (a step run from one of them stays on it)
-_POOL_NAME = "optreg-eager"
-
-_POOL: Any = None
 
 
 def run_eager(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
               states: Sequence[Mapping[str, torch.Tensor]], hp: Mapping[str, Any]) -> None:
     """Per tensor (torch's single-tensor loop): a large tensor alone, small neighbours with the same
     dtype and state names together, each tensor through the same operations as alone (a stage may
-    hand a batch scalars formed for its dtype: `Stage.scalar`).
+    hand a batch scalars formed for its dtype: `Stage.scalar`; a batch of plain CPU tensors in C++ loops:
+    `EagerLoops`), on the calling thread.
 
-    On a CPU, the tensors that ATen steps on one thread (below GRAIN elements) are shared among
-    `torch.get_num_threads()` threads, each stepping its tensors through the same operations: the same
-    numbers as one thread, bit for bit (`_threads`)."""
+    Not taken: the tensors below GRAIN, which ATen steps on one thread, shared among Python threads (each
+    on one OpenMP thread, the same operations, the same numbers). Up to 2026-12-07 eager did so once they held
+    a million elements; measured side by side on 2 cores (AMD EPYC, AVX-512, torch 2.13), 1,000 tensors of 25,000
+    elements, it took 1.05-1.12x the time of one thread for oneflow.SGD, AdamW and Adagrad, whether the step
+    came after an OpenMP team's region (whose idle thread spins on the other core for a few ms, as after a
+    backward pass) or after 30 ms of rest: both threads held the interpreter's lock between their many small
+    kernels and mostly waited on each other. (A bare Python loop of the same kernels on two threads took 0.7x
+    the time of one, but only after rest.) The earlier gains (1.3-1.8x torch's for-loop) were measured while
+    libgomp throttled every team (`_compile_loop`), torch's for-loop included."""
     names = chain.state_names
-    groups, small, start, n = [], 0, 0, len(params)
+    # plain CPU tensors outside any mode: checked here, not per operation (`PlainEager`), and a batch loops over
+    # its tensors in C++ (`EagerLoops`); a subclass (DTensor, say) or a mode that sees each operation: `Eager`
+    plain = unobserved() and all(type(p) in PLAIN and p.is_cpu for p in params) and all(type(g) in PLAIN for g in grads)
+    alone, loops = (PLAIN_EAGER, EAGER_LOOPS) if plain else (EAGER, EAGER)
+    start, n = 0, len(params)
     while start < n:
         first = states[start]
         keys, dtype = first.keys(), params[start].dtype
         end, size = start + 1, params[start].numel()
-        biggest = size
         # neighbours join while they fit, with the same dtype and the same state names (a cheap test per
         # tensor: this loop runs every step over every tensor)
         while end < n:
-            numel = params[end].numel()
-            size += numel
+            size += params[end].numel()
             if size > EAGER_ELEMENTS or params[end].dtype != dtype or states[end].keys() != keys:
-                size -= numel
                 break
-            biggest = max(biggest, numel)
             end += 1
-        groups.append((start, end, biggest < GRAIN, size))
-        small += size if biggest < GRAIN else 0
-        start = end
-
-    def step(group: tuple[int, int, bool, int]) -> None:
-        start, end, _, _ = group
-        first = states[start]
         if end == start + 1:  # a tensor alone (the common case of a large one), without the slices
             chain.apply(Batch([params[start]], [grads[start]], {k: [first[k]] for k in names if k in first},
-                              hp, EAGER))
-            return
-        chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
-                          {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, EAGER))
-
-    workers = _threads(params, grads, small)
-    if workers < 2:
-        for group in groups:
-            step(group)
-        return
-    # the small groups dealt to `workers` shares of about equal elements; the main thread takes the first
-    # share and the large tensors, each other share runs on a pool thread in the main thread's grad mode
-    shares: list[list[tuple[int, int, bool, int]]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for group in groups:
-        if group[2]:
-            k = loads.index(min(loads))
-            shares[k].append(group)
-            loads[k] += group[3]
-    grad_mode = torch.is_grad_enabled()
-
-    def run_share(share: list[tuple[int, int, bool, int]]) -> None:
-        with torch.set_grad_enabled(grad_mode):
-            for group in share:
-                step(group)
-
-    futures = [_pool(workers - 1).submit(run_share, share) for share in shares[1:]]
-    try:
-        run_share(shares[0])
-        for group in groups:
-            if not group[2]:
-                step(group)
-    finally:
-        errors = [f.exception() for f in futures]
-    for error in errors:
-        if error is not None:
-            raise error
-
-
-def _threads(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], small: int) -> int:
-    """How many threads step the small tensors: one unless they hold THREADED_ELEMENTS together, on a CPU,
-    with ATen allowed more than one thread (MAX_THREADS at most), plain tensors, outside a pool thread, and no
-    thread-local mode active that a pool thread would not see (a dispatch or function mode, inference mode)."""
-    if small < THREADED_ELEMENTS or params[0].device.type != "cpu" or not unobserved():
-        return 1
-    workers = min(torch.get_num_threads(), MAX_THREADS)
-    if workers < 2 or torch.is_inference_mode_enabled() or threading.current_thread().name.startswith(_POOL_NAME):
-        return 1
-    # only plain tensors in host memory: a subclass's collectives inside an operation must be issued by every rank
-    # in the same order, and a device's current stream is the thread's own
-    if any(type(p) not in PLAIN or not p.is_cpu for p in params) or any(type(g) not in PLAIN for g in grads):
-        return 1
-    return workers
-
-
-def _forget_pool() -> None:
-    """In a forked child: the parent's pool threads do not exist there; the next threaded step makes a pool."""
-    global _POOL
-    _POOL = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _one_openmp_thread() -> None:
-    """A pool thread's OpenMP setting: one thread, so that it never starts a team of its own. It steps tensors
-    below GRAIN, which ATen steps on one thread anyway (the same numbers); but any team it started would live as
-    long as the thread, and libgomp, whose managed threads then exceed the cores, throttles the spinning of every
-    team, the main thread's too (as `_compile_loop` says): measured on 2 cores (AMD EPYC, torch 2.13), a fused
-    oneflow.LAMB step over 100 tensors of 250,000 elements took 18.5 ms, and 38.7 ms after one eager step of
-    another optimizer over 1,000 tensors of 26,600 elements had run on the pool. torch sets a thread's OpenMP
-    count on its first parallel call (`at::init_num_threads`): that comes first, then the limit."""
-    torch.get_num_threads()
-    one_thread()
-
-
-def _pool(size: int) -> Any:
-    """The process's pool of eager threads (made once, grown when more threads are asked for)."""
-    global _POOL
-    with _LOCK:
-        if _POOL is None or _POOL._max_workers < size:
-            from concurrent.futures import ThreadPoolExecutor
-            old, _POOL = _POOL, ThreadPoolExecutor(max_workers=size, thread_name_prefix=_POOL_NAME,
-                                                   initializer=_one_openmp_thread)
-            if old is not None:
-                old.shutdown(wait=False)
-        return _POOL
+                              hp, alone))
+        else:
+            chain.apply(Batch(list(params[start:end]), list(grads[start:end]),
+                              {k: [st[k] for st in states[start:end]] for k in names if k in first}, hp, loops))
+        start = end
 
 
 def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
@@ -231,9 +137,9 @@ def run_foreach(chain: Chain, params: Sequence[torch.Tensor], grads: Sequence[to
                           {n: [states[i][n] for i in idx] for n in names if n in states[idx[0]]}, hp, FOREACH))
 
 
-def _buckets(params, states, names, by_shape: bool, below: int = 0) -> list[list[int]]:
+def _buckets(params, states, names, by_shape: bool, bounds: Sequence[int] = ()) -> list[list[int]]:
     """Indices of tensors that can share one call: same dtype, device, the same state names (and
-    the same shape kind when the chain needs shapes; whether a tensor has fewer than `below` elements)."""
+    the same shape kind when the chain needs shapes; whether a tensor has fewer elements than each of `bounds`)."""
     out: dict[Any, list[int]] = {}
     for i, p in enumerate(params):
         st = states[i]
@@ -241,8 +147,8 @@ def _buckets(params, states, names, by_shape: bool, below: int = 0) -> list[list
                tuple((st[n].dtype, st[n].device, st[n].dim() == 0) for n in names if n in st))
         if by_shape:
             key += (p.dim(), tuple(st[n].dim() for n in names if n in st))
-        if below:
-            key += (p.numel() < below,)
+        if bounds:
+            key += tuple(p.numel() < b for b in bounds)
         out.setdefault(key, []).append(i)
     return list(out.values())
 
@@ -517,7 +423,7 @@ def _compile(step_chunk, recompute: bool = False):
     step over 100 tensors of 250,000 elements took 0.51x the time, cerebras.Lamb 0.54x; AdamW, mindspore.LARS and
     the Adafactors the same time. Over 1,000 tensors of 26,600 elements (one thread a chunk) oneflow.LAMB took
     1.19x as long, and Inductor failed to compile a contiguous group's rows with it: so only a plan's chunks of
-    tensors at or above `serial_below` on a CPU compile this way.
+    tensors at or above `recompute_from` on a CPU compile this way.
 
     combo_kernels (`GPU`, for a graph on a GPU only): Inductor joins the kernels of a chunk's tensors, which share
     no data, into few launches (up to 8 kernels a launch). Its scheduler leaves a CPU's loops as they are, but its
@@ -596,9 +502,21 @@ def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool, blocked: boo
     return t
 
 
+#: a CPU chunk of tensors below this many elements runs on one OpenMP thread when its chain reduces each tensor
+#: (`serial_below`; the measurements: `optreg.stages.openmp`)
+SERIAL_ELEMENTS = 8192
+
+
 def serial_below(chain: Chain, hp: Mapping[str, Any]) -> int:
-    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: GRAIN per loop of
-    the chain's reductions (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
+    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: SERIAL_ELEMENTS for
+    a chain with per-tensor reductions (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
+    return SERIAL_ELEMENTS if chain.reductions(hp) else 0
+
+
+def recompute_from(chain: Chain, hp: Mapping[str, Any]) -> int:
+    """Elements from which a chunk of the chain's compiled step on a CPU computes its values again rather than
+    store them (`_compile`, recompute): GRAIN per loop of the chain's reductions, 0 (never) for an element-wise
+    chain."""
     return GRAIN * chain.reductions(hp)
 
 
@@ -643,8 +561,8 @@ class FusedPlan:
         #: per chunk, the graph it calls directly (`Compiled.graph_for`) and how many graphs its function had
         #: when that was looked up (a new one, which Dynamo traced since, is looked at again)
         self.graphs: list[tuple[int, Any]] = []
-        below = serial_below(chain, hp)
-        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat, below=below):
+        below, again = serial_below(chain, hp), recompute_from(chain, hp)
+        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat, bounds=(below, again)):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
             blocked = flat and any(is_scale(n) for n in present)
@@ -653,7 +571,7 @@ class FusedPlan:
             # with reductions computes its values again rather than store them (`_compile`)
             on_cpu = params[first].device.type == "cpu"
             serial = on_cpu and params[first].numel() < below
-            large = bool(below) and on_cpu and not serial
+            large = bool(again) and on_cpu and params[first].numel() >= again
             fn = _compiled(chain, static, layout, present, flat, CHUNK, "recompute" if large else "")
             p0 = view(params[first])
             chunks = []

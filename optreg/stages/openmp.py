@@ -6,24 +6,27 @@ trust ratio's norms, Adafactor's factored moments and RMS) opens several regions
 tensor the team's start and join cost more than the work it shares. ATen makes the same choice per operation:
 one thread below `execute.GRAIN` elements.
 
-Measured on an Intel Xeon of 2 cores (AVX-512, torch 2.13, one chunk of 16 float32 tensors of 256 × c, fused,
-one thread against two; `tests/test_openmp.py` checks the setting, not the speed):
+A chunk runs on one thread when its chain reduces each tensor (`Chain.reductions`) and its largest tensor is
+below `execute.SERIAL_ELEMENTS` (8,192); an element-wise chain always keeps the team. Measured on an AMD EPYC of 2
+cores (AVX-512, torch 2.13): a fused step over 25M float32 parameters in matrices of n elements, the chunks on one
+thread against the team, side by side in one process (17 alternating steps, median; the step's time on one thread
+over its time on the team, above 1 where the team is faster):
 
-    chain                 reductions   26,624 elements   32,768   65,536   131,072   262,144
-    cerebras.Adafactor    3            2.2× as fast      2.2×     1.6×     1.1×      0.8×
-    oneflow.LAMB          1            1.1×              1.1×     0.9×     0.8×      0.7×
-    cerebras.Lamb         1            1.2×
-    oneflow.AdamW         0            0.96×             0.9×     0.7×     0.6×      0.6×
-    oneflow.SGD           0            1.06×
+    chain                 4,096 elements   8,192   16,384   26,600   65,536
+    oneflow.LAMB          0.98             1.04    1.17     1.18
+    cerebras.Lamb                                           1.14
+    mindspore.Lamb                                          1.17
+    mindspore.LARS                                          1.13
+    cerebras.Adafactor                     0.99    1.05     1.12     1.27
+    mindspore.AdaFactor   0.96             1.02    1.09              1.22
 
-so a chunk runs on one thread while its largest tensor is below GRAIN elements per loop of the chain's
-reductions (`Chain.reductions`: a LAMB's norms count once, Adafactor's factored moment, update clipping and
-parameter scale three times), and an element-wise chain always keeps the team.
-
-The cost of a team depends on the machine: on an AMD EPYC of 2 cores (AVX2, the same torch), one such chunk
-ran 0.7-0.85× as fast on one thread at 16,384-131,072 elements (cerebras.Adafactor, oneflow.LAMB,
-mindspore.LARS), and the steps over 1,000 tensors of 26,600 elements took 1.0-1.14× as long as on two (a later
-day, oneflow.LAMB alone: 1.20-1.38×).
+An earlier rule kept every tensor below 32,768 elements per loop of the reductions on one thread (three loops for
+an Adafactor), from a measurement on an Intel Xeon of 2 cores (cerebras.Adafactor 2.2x as fast on one thread at
+26,624 elements). It was most likely taken while the background compile's thread lived on with an idle OpenMP team
+of its own, which makes libgomp throttle the spinning of every team (`execute._compile_loop`), and so every team's
+start cost more than it does now; on the AMD EPYC above the rule gave away 12-27% of those steps. A machine whose
+teams start slowly for another reason would again gain from a higher bound (not measured since: no such machine
+here).
 
 Not taken: the chunks of small tensors shared among two Python threads, each chunk on one OpenMP thread (the
 numbers of one thread, with both cores busy). Inductor's kernels, called from its Python wrapper, hold the
