@@ -944,9 +944,9 @@ def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: 
     except (ArithmeticError, ValueError) as exc:
         return [ErrorItem(path, f"{plan.name} gives no usable {key}: its length cannot be computed ({str(exc)[:60]})")]
     # products over steps (MultiplicativeLR) cost a step each: the samples stop at 4096; around the end of a
-    # schedule with a length too (a run goes on past it)
+    # schedule with a length too (a run goes on past it), from step 0 (a length may be 0)
     steps = [s for s in CHECK_STEPS if s <= 4096] + \
-        ([length - 1, length, length + 1] if length is not None and length <= 1 << 20 else [])
+        ([s for s in (length - 1, length, length + 1) if s >= 0] if length is not None and length <= 1 << 20 else [])
     beta = key.startswith("betas")
     for step in steps:
         for base in bases:

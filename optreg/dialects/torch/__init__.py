@@ -83,9 +83,13 @@ SCHEDULERS = [
            notes=("factor 0 is refused: torch 2.13 accepts it, then divides by it at step total_iters "
                   "(ZeroDivisionError).",)),
     _sched("LinearLR", "lr = base_lr · (s + (e-s)·min(t,T)/T).", length="total_iters",
-           types={"start_factor": number(gt=0, le=1)}),
+           types={"start_factor": number(gt=0, le=1)},
+           notes=("total_iters 0 is accepted, as torch 2.13 accepts it: the lr is base_lr·start_factor at every "
+                  "step (torch's recursion never reaches end_factor).",)),
     _sched("ExponentialLR", "lr = base_lr · γ^t."),
-    _sched("PolynomialLR", "lr = base_lr · (1 - min(t,T)/T)^power.", length="total_iters"),
+    _sched("PolynomialLR", "lr = base_lr · (1 - min(t,T)/T)^power.", length="total_iters",
+           notes=("total_iters 0 is accepted, as torch 2.13 accepts it: the lr stays base_lr at every step (torch's "
+                  "recursion never decays it; the formula's 0 is never reached).",)),
     _sched("CosineAnnealingLR", "lr = η_min + (base_lr-η_min)·½(1+cos(πt/T_max)); rises again after T_max.",
            length="T_max"),
     _sched("CosineAnnealingWarmRestarts", "Cosine annealing restarted every T_i steps, T_i ← T_i·T_mult."),

@@ -102,13 +102,16 @@ class ConstantLR(SpansTotalIters, Schedule):
 
 @dataclass(frozen=True)
 class LinearLR(SpansTotalIters, Schedule):
-    """factor = s + (e - s)·min(t, T)/T."""
+    """factor = s + (e - s)·min(t, T)/T; with T = 0, s at every step, as torch 2.13's recursion gives (it sets
+    base·s at step 0 and leaves the lr alone past T, so it never reaches e)."""
 
     start_factor: float = 1.0 / 3
     end_factor: float = 1.0
     total_iters: int = 5
 
     def __call__(self, step: int) -> float:
+        if self.total_iters == 0:
+            return self.start_factor
         if step >= self.total_iters:
             return self.end_factor
         return self.start_factor + (self.end_factor - self.start_factor) * step / self.total_iters
@@ -126,12 +129,15 @@ class ExponentialLR(Schedule):
 
 @dataclass(frozen=True)
 class PolynomialLR(SpansTotalIters, Schedule):
-    """factor = (1 - min(t, T)/T)^power: always ends at 0."""
+    """factor = (1 - min(t, T)/T)^power: ends at 0, except with T = 0: 1 at every step, as torch 2.13's recursion
+    gives (it leaves the lr alone at step 0 and past T, so it never decays)."""
 
     total_iters: int = 5
     power: float = 1.0
 
     def __call__(self, step: int) -> float:
+        if self.total_iters == 0:
+            return 1.0
         if step >= self.total_iters:
             return 0.0
         return (1.0 - step / self.total_iters) ** self.power
