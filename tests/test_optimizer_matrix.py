@@ -478,6 +478,28 @@ def test_optimizer_class_refuses_what_configure_optimizer_refuses():
     assert info.value.errors[0].path == "name" and "wraps another optimizer" in str(info.value)
 
 
+def test_optimizer_class_and_a_rule_say_where_the_group_settings_go():
+    """no_weight_decay, layer_decay and a dialect's decay rule make the parameter groups from the parameters' names
+    and the model, which optimizer_class() does not have: refused saying where they go (not 'unknown option'),
+    beside the other problems, with the option a setting sets as the did-you-mean; in a param_groups rule, refused
+    saying that they go beside the optimizer's options."""
+    setting = "an optimizer-wide setting (it makes the parameter groups from the parameters' names and the model), "
+    elsewhere = "which optimizer_class() cannot apply: give it to configure_optimizer() or build() (a config's " \
+                "optimizer section), or pass torch-style group dicts as the params of the class"
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.optimizer_class("mindspore.Adam", no_weight_decay=True, layer_decay={"rate": 0.5, "layer": "b.{i}.*"},
+                               hf_decay_groups=True, beta3=0.9)
+    assert str(info.value).splitlines() == [
+        f"no_weight_decay: {setting}{elsewhere} (did you mean 'weight_decay'?)",
+        f"layer_decay: {setting}{elsewhere}",
+        f"hf_decay_groups: {setting}{elsewhere} (did you mean 'weight_decay'?)",
+        "beta3: unknown option of mindspore.Adam (did you mean 'beta2'?)"]
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_optimizer("adamw", torch.nn.Linear(2, 2), param_groups=[{"params": "*", "no_weight_decay": 1}])
+    assert str(info.value) == f"param_groups[0].no_weight_decay: {setting}not a key of a param_groups rule: give it " \
+                              f"beside the optimizer's options (did you mean 'weight_decay'?)"
+
+
 @pytest.mark.parametrize("name", ["oneflow.AdamW", "mindspore.Adam"])
 def test_a_checkpoint_with_the_older_top_level_global_step_still_resumes(name):
     case = Case(name, {"lr": 0.01} if name.startswith("oneflow") else {"learning_rate": [0.01 * k for k in range(1, 7)]})

@@ -24,10 +24,10 @@ from typing import Any
 
 from optreg.core.build import wraps_optimizer
 from optreg.core.entry import OPTIMIZER
-from optreg.core.groups import check_params
+from optreg.core.groups import check_params, setting_elsewhere, settings_table
 from optreg.core.registry import REGISTRY
-from optreg.core.validate import to_target_kwargs, validate_options
-from optreg.errors import ConfigError, ErrorItem, check_input, closest
+from optreg.core.validate import option_names, to_target_kwargs, validate_options
+from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest
 
 
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
@@ -40,7 +40,19 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
     if "param_groups" in options:
         raise ConfigError("param_groups rules need parameter names: pass torch-style group dicts as the params "
                           "of the class instead", "param_groups")
-    bound = to_target_kwargs(entry, validate_options(entry, options))
+    errors = Collector()
+    settings = settings_table()
+    for key in (k for k in options if k in settings):   # no_weight_decay: the groups are the caller's here
+        errors.extend([setting_elsewhere(key, option_names(entry), "which optimizer_class() cannot apply: give "
+                                              "it to configure_optimizer() or build() (a config's optimizer "
+                                              "section), or pass torch-style group dicts as the params of the class")])
+    bound: dict[str, Any] = {}
+    try:
+        bound = to_target_kwargs(entry, validate_options(entry, {k: v for k, v in options.items()
+                                                                 if k not in settings}))
+    except ConfigError as exc:
+        errors.extend(exc)
+    errors.raise_if_any()
     target = entry.resolve()
 
     takes = _keywords(target)

@@ -19,8 +19,8 @@ from pydantic import TypeAdapter, ValidationError
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
-                                from_rules, locate, remember_scaled_lr, scaled_lr_of, scaled_options, settings_table,
-                                split_settings)
+                                from_rules, locate, remember_scaled_lr, scaled_lr_of, scaled_options, setting_elsewhere,
+                                settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
@@ -58,6 +58,10 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
             except ValidationError as exc:
                 errors.extend([ErrorItem(join_path(join_path(path, key), i.path), i.message)
                                for i in models.pydantic_errors(exc)])
+        elif key in settings_table():   # no_weight_decay in a rule: it belongs beside the optimizer's options
+            item = setting_elsewhere(key, fields, "not a key of a param_groups rule: give it beside the optimizer's "
+                                                  "options")
+            errors.add(join_path(path, key), item.message, item.suggestion)
         elif entry.bind:
             group.extra[key] = value
         else:

@@ -157,6 +157,17 @@ def split_rule(rule: Mapping[str, Any], path: str, errors: Collector) -> tuple[d
     return keys, {k: v for k, v in rule.items() if k not in RULE_KEYS}
 
 
+def setting_elsewhere(key: str, option_names: Sequence[str], place: str) -> ErrorItem:
+    """The refusal of optimizer-wide setting `key` (`no_weight_decay`, `layer_decay`, a dialect's decay rule) given
+    where it cannot act; `place` says where that is and where the setting goes instead. The did-you-mean is the
+    option a setting sets, which the caller can give itself (no_weight_decay: weight_decay; none for layer_decay,
+    which scales the lr)."""
+    declared = settings_table()[key]
+    hint = scaled_options(option_names).get(declared.scales or "") if declared.verb == "set" else None
+    return ErrorItem(key, f"an optimizer-wide setting (it makes the parameter groups from the parameters' names and "
+                          f"the model), {place}", None, hint)
+
+
 def scaled_options(option_names: Sequence[str]) -> dict[str, str | None]:
     """The component's own names of the two options that multipliers scale: {"lr": "learning_rate" (MindSpore),
     "weight_decay": ...}; None when the component has no such option."""
