@@ -86,6 +86,41 @@ def test_every_source_key_is_reported(tmp_path, capsys):
     assert optreg.load_config(text).format == "optreg"
 
 
+NEMO_EPOCHS = """\
+trainer: {max_epochs: 3, gradient_clip_val: 1.0}
+model:
+  optim:
+    name: adamw
+    lr: 0.001
+    sched: {name: CosineAnnealing, warmup_steps: 10}
+"""
+
+
+@pytest.mark.parametrize("trainer, train, steps, epochs_use, sched_use", [
+    ("{max_epochs: 3}", "", ["--steps", "100"],
+     "approximate  trainer.max_epochs: replaced by the run length given (train:, --steps): NeMo's run and schedule "
+     "are trainer.max_epochs × the dataloader's length",
+     "approximate  model.optim.sched.name: max_steps: the run length given, not NeMo's trainer.max_epochs × the "
+     "dataloader's length"),
+    ("{max_epochs: 3}", "train: {steps_per_epoch: 10}\n", [], "exact        trainer.max_epochs",
+     "exact        model.optim.sched.name: max_steps: trainer.max_epochs × the dataloader's length, as NeMo "
+     "computes it"),
+    ("{max_epochs: 3, max_steps: 40}", "", ["--steps", "100"],
+     "trainer      trainer.max_epochs: Lightning stops after max_epochs or at max_steps, whichever comes first; "
+     "NeMo's schedule and optreg's run follow max_steps", None),
+], ids=["steps-given", "epochs-read", "beside-max-steps"])
+def test_convert_reports_nemo_max_epochs_as_what_it_became(trainer, train, steps, epochs_use, sched_use, tmp_path,
+                                                           capsys):
+    """trainer.max_epochs is the run (train.epochs) and the schedule's max_steps only when nothing replaces it: a
+    run length given (--steps) replaces both, and trainer.max_steps makes it Lightning's other stop. convert said
+    'exact' for it, and for the schedule's max_steps, whatever the run was."""
+    source, out = tmp_path / "nemo.yaml", tmp_path / "native.yaml"
+    source.write_text(NEMO_EPOCHS.replace("{max_epochs: 3, gradient_clip_val: 1.0}", trainer) + train)
+    assert main(["convert", str(source), *steps, "-o", str(out)]) == 0
+    report = capsys.readouterr().out.splitlines()
+    assert [line for line in report if "max_epochs" in line] == [epochs_use, *([sched_use] if sched_use else [])]
+
+
 def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source)]) == 1

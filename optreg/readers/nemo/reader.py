@@ -79,6 +79,10 @@ EPOCH = {"ExponentialLR"}          # NeMo's EPOCH_SCHEDULERS stepped per epoch b
 SCHED_TRAINER = {"monitor": "the metric Lightning logs with the schedule",
                  "reduce_on_plateau": "Lightning's flag, set by NeMo from the schedule's class",
                  "iters_per_batch": "ignored by NeMo's scheduler construction"}
+#: the run NeMo trains without trainer.max_steps, and the max_steps it gives the schedule then
+EPOCHS_RUN = "trainer.max_epochs × the dataloader's length"
+#: why trainer.max_epochs is not the run when a run length is given beside it (--steps, the file's own train:)
+EPOCHS_REPLACED = f"replaced by the run length given (train:, --steps): NeMo's run and schedule are {EPOCHS_RUN}"
 NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`max_steps` is set to -1 in the "
                "scheduler config, scheduler will not be instantiated): the lr stays constant")
 
@@ -221,8 +225,10 @@ def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse])
     return section
 
 
-def _trainer(trainer: Any, errors: Collector, report: list[KeyUse]) -> tuple[int, int | None, dict | None]:
-    """(max_steps, max_epochs, clip_grad) of Lightning's trainer section, as Lightning defaults them."""
+def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given: bool = False
+             ) -> tuple[int, int | None, dict | None]:
+    """(max_steps, max_epochs, clip_grad) of Lightning's trainer section, as Lightning defaults them.
+    `length_given`: a run length is given beside the file (--steps, its own train:), which replaces max_epochs."""
     if trainer is None:
         return -1, None, None
     if not isinstance(trainer, Mapping):
@@ -254,14 +260,20 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse]) -> tuple[int
             errors.add(join_path("trainer", key_text(key)), "not an argument of Lightning's Trainer, which refuses "
                                                             "it (the run length or the clipping would be lost)", near)
             continue
+        if key == "max_epochs" and epochs is not None and (steps >= 0 or length_given):   # not the run's length
+            report.append(KeyUse("trainer.max_epochs", "trainer", "Lightning stops after max_epochs or at max_steps, "
+                                 "whichever comes first; NeMo's schedule and optreg's run follow max_steps")
+                          if steps >= 0 else KeyUse("trainer.max_epochs", "approximate", EPOCHS_REPLACED))
+            continue
         report.append(KeyUse(join_path("trainer", key_text(key)), "exact" if key in read else "trainer",
                              "" if key in read else "Lightning's, the training loop's business"))
     return steps, epochs, clip
 
 
 def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collector, report: list[KeyUse],
-               notes: list[str]) -> dict[str, Any] | None:
-    """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none)."""
+               notes: list[str], length_given: bool = False) -> dict[str, Any] | None:
+    """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none). `length_given`:
+    a run length is given beside the file (--steps, its own train:), which a max_steps left to the run takes."""
     from optreg.core.entry import SCHEDULER
     from optreg.core.registry import REGISTRY
 
@@ -315,8 +327,9 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
         report.append(KeyUse(join_path(path, "max_steps"), "exact"))
     else:
         max_steps = None   # trainer.max_epochs x steps per epoch: filled from the run by optreg's planner
-        report.append(KeyUse(join_path(path, "name"), "exact", "max_steps: trainer.max_epochs × steps per epoch, "
-                                                               "as NeMo computes it from the dataloader"))
+        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: the run length given, not NeMo's "
+                                                                     f"{EPOCHS_RUN}") if length_given else
+                      KeyUse(join_path(path, "name"), "exact", f"max_steps: {EPOCHS_RUN}, as NeMo computes it"))
     if takes_steps and max_steps is not None:
         spec["max_steps"] = max_steps
     if name in EPOCH:
@@ -347,13 +360,13 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if not errors and not isinstance(optim, Mapping):
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
-        steps, epochs, clip = _trainer(trainer, errors, report)
-        optimizer = _optimizer(optim, errors, report)
-        scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes)
         raw = data.get("train")
         train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
-        if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and \
-                "steps" not in train and "epochs" not in train:   # a length given (--steps) wins
+        given = isinstance(train, dict) and ("steps" in train or "epochs" in train)   # a length given (--steps)
+        steps, epochs, clip = _trainer(trainer, errors, report, given)
+        optimizer = _optimizer(optim, errors, report)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes, given)
+        if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and not given:
             train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
                **({"clip_grad": clip} if clip else {})}
