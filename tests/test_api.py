@@ -168,3 +168,58 @@ def test_clip_gradients_clips_each_group_by_its_own_norm_where_groups_set_one():
     assert torch.equal(model.weight.grad, torch.full((3, 4), 3.0))
     plain = optreg.build({"optimizer": {"name": "oneflow.SGD", "lr": 0.1}}, torch.nn.Linear(4, 3))
     assert not plain.clips
+
+
+def _step_both(pairs, models, steps=4):
+    """`steps` optimizer and scheduler steps of each (optimizer, scheduler) pair on its model, the same gradients
+    for all; each step's lr of every pair."""
+    lrs = []
+    for step in range(steps):
+        for model in models:
+            for i, p in enumerate(model.parameters()):
+                p.grad = torch.full_like(p, 0.1 * (i + 1) * (-1) ** step)
+        for optimizer, scheduler in pairs:
+            optimizer.step()
+            scheduler.step()
+        lrs.append([optimizer.param_groups[0]["lr"] for optimizer, _ in pairs])
+    return lrs
+
+
+@pytest.mark.parametrize("options", [{}, {"fused": True}], ids=["for-loop", "fused"])
+def test_a_tensor_lr_is_the_tensor_torch_keeps(options):
+    """torch.optim keeps a tensor lr as the groups' lr (a compiled or captured step reads it on the device, a
+    scheduler fills it in place): optreg hands torch's class the tensor itself, so the lrs, under torch's scheduler
+    and optreg's closed forms, and the weights are torch's bit for bit. It became a float rounded to float32."""
+    torch.manual_seed(0)
+    models = [torch.nn.Linear(3, 2) for _ in range(3)]
+    models[1].load_state_dict(models[0].state_dict())
+    models[2].load_state_dict(models[0].state_dict())
+    lr = torch.tensor(0.01)
+    ours = optreg.configure_optimizer("adamw", models[0], lr=lr, **options)
+    assert ours.param_groups[0]["lr"] is lr
+    theirs = torch.optim.AdamW(models[1].parameters(), lr=lr.clone(), **options)
+    closed = optreg.configure_optimizer("adamw", models[2], lr=lr.clone(), **options)
+    pairs = [(ours, optreg.configure_lr_scheduler(ours, {"name": "CosineAnnealingLR", "T_max": 5})),
+             (theirs, torch.optim.lr_scheduler.CosineAnnealingLR(theirs, 5)),
+             (closed, optreg.configure_lr_scheduler(closed, [{"name": "CosineAnnealingLR", "T_max": 5},
+                                                             {"name": "nemo.CosineAnnealing", "max_steps": 3}]))]
+    for row in _step_both(pairs, models):
+        assert all(isinstance(value, torch.Tensor) for value in row)
+        assert row[0].item() == row[1].item() == pytest.approx(row[2].item(), rel=1e-6)
+    assert ours.param_groups[0]["lr"] is lr   # filled in place, as torch fills it
+    assert all(torch.equal(a, b) for a, b in zip(models[0].parameters(), models[1].parameters()))
+
+
+def test_a_tensor_lr_is_refused_where_it_cannot_be_the_groups_lr():
+    """torch refuses a tensor lr with foreach=True unless capturable: its refusal, a ConfigError at lr. A first-party
+    or MindSpore optimizer steps with a number: refused, not turned silently into a float."""
+    model = torch.nn.Linear(3, 2)
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("adamw", model, lr=torch.tensor(0.01), foreach=True)
+    assert str(info.value) == "lr: torch.AdamW refused the configuration: lr as a Tensor is not supported for " \
+                              "capturable=False and foreach=True"
+    for name, key in (("oneflow.AdamW", "lr"), ("mindspore.Adam", "learning_rate")):
+        with pytest.raises(ConfigError) as info:
+            optreg.configure_optimizer(name, model, **{key: torch.tensor(0.01)})
+        assert str(info.value) == f"{key}: {name} takes a number, not a tensor: only torch.optim's own classes step " \
+                                  f"with a tensor lr; give float({key})"

@@ -261,6 +261,23 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
     return name, spec
 
 
+def _tensor_lr(entry: Entry, options: Mapping[str, Any], path: str, errors: Collector) -> Any:
+    """The lr given as a tensor, kept for torch.optim's own classes as torch keeps it (the group's lr is that
+    tensor, which a compiled or captured step reads on the device, and a scheduler fills in place; torch itself
+    refuses it with foreach=True unless capturable); refused for the other implementations, which step with a
+    number (a first-party step reads the lr as a Python float: under fused=True it travels in a tensor already),
+    where pydantic would turn it silently into a float, rounded to the tensor's precision. None otherwise."""
+    key = next((k for k in options if isinstance(k, str) and "lr" in synonyms(k)), None)
+    value = options.get(key) if key is not None else None
+    if type(value).__name__ != "Tensor" or not type(value).__module__.startswith("torch"):
+        return None
+    if isinstance(entry.target, str) and entry.target.startswith("torch.optim"):
+        return value
+    errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: only torch.optim's own "
+                                     f"classes step with a tensor lr; give float({key})")
+    return None
+
+
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
                    param_groups: Sequence[Mapping[str, Any]] | None = None, path: str = "",
                    options: Mapping[str, Any] | None = None, default: str | None = None,
@@ -291,12 +308,15 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
             except ConfigError as exc:
                 errors.extend(exc)
     values: dict[str, Any] = {}
+    tensor = _tensor_lr(entry, options, path, errors)
     try:
         values = validate_options(entry, options, path=path, unknown_keys=unknown_keys,
                                   extra_keys=(*(("optimizer",) if wraps_optimizer(entry) else ()),
                                               *settings_table(), "param_groups"))
     except ConfigError as exc:
         errors.extend(exc)
+    if tensor is not None and "lr" in values:   # its value validated as a number, the tensor itself built
+        values["lr"] = tensor
     if wraps_optimizer(entry):
         errors.raise_if_any()
         return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner, frozen=inner.frozen)
