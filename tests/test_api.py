@@ -210,6 +210,18 @@ def test_a_tensor_lr_is_the_tensor_torch_keeps(options):
     assert all(torch.equal(a, b) for a, b in zip(models[0].parameters(), models[1].parameters()))
 
 
+def test_a_groups_tensor_lr_and_optimizer_class_s_are_kept_too():
+    """A torch-style group dict's, a param_groups rule's and optimizer_class()'s tensor lr are the group's lr too."""
+    model = torch.nn.Linear(3, 2)
+    lr = torch.tensor(0.5)
+    built = [optreg.configure_optimizer("adamw", [{"params": [model.weight], "lr": lr}, {"params": [model.bias]}],
+                                        lr=0.1),
+             optreg.configure_optimizer("adamw", model, lr=0.1, param_groups=[{"params": "weight", "lr": lr}])]
+    for optimizer in built:
+        assert optimizer.param_groups[0]["lr"] is lr and optimizer.param_groups[1]["lr"] == 0.1
+    assert optreg.optimizer_class("adamw", lr=lr)(model.parameters()).param_groups[0]["lr"] is lr
+
+
 def test_a_tensor_lr_is_refused_where_it_cannot_be_the_groups_lr():
     """torch refuses a tensor lr with foreach=True unless capturable: its refusal, a ConfigError at lr. A first-party
     or MindSpore optimizer steps with a number: refused, not turned silently into a float."""
@@ -218,8 +230,17 @@ def test_a_tensor_lr_is_refused_where_it_cannot_be_the_groups_lr():
         optreg.configure_optimizer("adamw", model, lr=torch.tensor(0.01), foreach=True)
     assert str(info.value) == "lr: torch.AdamW refused the configuration: lr as a Tensor is not supported for " \
                               "capturable=False and foreach=True"
+    refusal = "oneflow.AdamW takes a number, not a tensor: only torch.optim's own classes step with a tensor lr; " \
+              "give float(lr)"
     for name, key in (("oneflow.AdamW", "lr"), ("mindspore.Adam", "learning_rate")):
         with pytest.raises(ConfigError) as info:
             optreg.configure_optimizer(name, model, **{key: torch.tensor(0.01)})
-        assert str(info.value) == f"{key}: {name} takes a number, not a tensor: only torch.optim's own classes step " \
-                                  f"with a tensor lr; give float({key})"
+        assert str(info.value) == f"{key}: " + refusal.replace("oneflow.AdamW", name).replace("(lr)", f"({key})")
+    for call, path in ((lambda: optreg.configure_optimizer("oneflow.AdamW", [{"params": [model.weight],
+                                                                             "lr": torch.tensor(0.01)}]), "params[0]"),
+                       (lambda: optreg.configure_optimizer("oneflow.AdamW", model, param_groups=[
+                           {"params": "weight", "lr": torch.tensor(0.01)}]), "param_groups[0]"),
+                       (lambda: optreg.optimizer_class("oneflow.AdamW", lr=torch.tensor(0.01)), "")):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert str(info.value) == f"{path}{'.' if path else ''}lr: {refusal}"

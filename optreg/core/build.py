@@ -44,6 +44,24 @@ def _adapter(entry: Entry, option: str) -> TypeAdapter:
     return TypeAdapter(opt.type)
 
 
+def tensor_lr(entry: Entry, options: Mapping[str, Any], path: str, errors: Collector) -> Any:
+    """The lr given as a tensor (an optimizer's, a group's, optimizer_class()'s), kept for torch.optim's own classes
+    as torch keeps it (the group's lr is that tensor, which a compiled or captured step reads on the device, and a
+    scheduler fills in place; torch itself refuses it with foreach=True unless capturable); refused for the other
+    implementations, which step with a number (a first-party step reads the lr as a Python float: under fused=True
+    it travels in a tensor already), where pydantic would turn it silently into a float, rounded to the tensor's
+    precision. None otherwise."""
+    key = next((k for k in options if isinstance(k, str) and "lr" in synonyms(k)), None)
+    value = options.get(key) if key is not None else None
+    if type(value).__name__ != "Tensor" or not type(value).__module__.startswith("torch"):
+        return None
+    if isinstance(entry.target, str) and entry.target.startswith("torch.optim"):
+        return value
+    errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: only torch.optim's own "
+                                     f"classes step with a tensor lr; give float({key})")
+    return None
+
+
 def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
     """Validate a group's own keys: the entry's options (types and rules) and its `group_keys`;
     other keys go to the row's bind hook when it has one (MindSpore's order_params), else are errors."""
@@ -67,6 +85,7 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
         else:
             known[key] = value
     local = Collector()
+    tensor = tensor_lr(entry, known, path, local)
     # a rule's selectors and multipliers are offered too (`parms:` is a misspelt `params:`)
     resolved = resolve_aliases(entry, known, local, path, extra_keys=(*entry.group_keys, *SELECTORS, *MULTIPLIERS))
     values, failed = {}, set()
@@ -82,6 +101,8 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
     local.items += [e for e in rule_errors.items
                     if any(f in values for r in rules_of(entry) if join_path(path, r.path) == e.path for f in r.fields)]
     errors.extend(local.items)
+    if tensor is not None and "lr" in values:   # its value validated as a number, the tensor itself built
+        values["lr"] = tensor
     group.options = values
 
 
@@ -261,23 +282,6 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
     return name, spec
 
 
-def _tensor_lr(entry: Entry, options: Mapping[str, Any], path: str, errors: Collector) -> Any:
-    """The lr given as a tensor, kept for torch.optim's own classes as torch keeps it (the group's lr is that
-    tensor, which a compiled or captured step reads on the device, and a scheduler fills in place; torch itself
-    refuses it with foreach=True unless capturable); refused for the other implementations, which step with a
-    number (a first-party step reads the lr as a Python float: under fused=True it travels in a tensor already),
-    where pydantic would turn it silently into a float, rounded to the tensor's precision. None otherwise."""
-    key = next((k for k in options if isinstance(k, str) and "lr" in synonyms(k)), None)
-    value = options.get(key) if key is not None else None
-    if type(value).__name__ != "Tensor" or not type(value).__module__.startswith("torch"):
-        return None
-    if isinstance(entry.target, str) and entry.target.startswith("torch.optim"):
-        return value
-    errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: only torch.optim's own "
-                                     f"classes step with a tensor lr; give float({key})")
-    return None
-
-
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
                    param_groups: Sequence[Mapping[str, Any]] | None = None, path: str = "",
                    options: Mapping[str, Any] | None = None, default: str | None = None,
@@ -308,7 +312,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
             except ConfigError as exc:
                 errors.extend(exc)
     values: dict[str, Any] = {}
-    tensor = _tensor_lr(entry, options, path, errors)
+    tensor = tensor_lr(entry, options, path, errors)
     try:
         values = validate_options(entry, options, path=path, unknown_keys=unknown_keys,
                                   extra_keys=(*(("optimizer",) if wraps_optimizer(entry) else ()),
