@@ -121,6 +121,18 @@ def test_convert_reports_nemo_max_epochs_as_what_it_became(trainer, train, steps
     assert [line for line in report if "max_epochs" in line] == [epochs_use, *([sched_use] if sched_use else [])]
 
 
+def test_convert_steps_reports_hf_num_train_epochs_as_replaced(capsys):
+    """The Trainer's run is num_train_epochs × the dataloader's length; --steps replaces it, and convert said
+    'exact' for it. Read without a length given, it is train.epochs, exactly."""
+    source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
+    assert main(["convert", str(source), "--steps", "100"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if "num_train_epochs" in line] == [
+        "#   approximate  num_train_epochs: replaced by the run length given (--steps): the Trainer's run is",
+        "#                 num_train_epochs × the dataloader's length"]
+    uses = {u.path: (u.verdict, u.why) for u in optreg.load_config(source).report}
+    assert uses["num_train_epochs"] == ("exact", "train.epochs × the dataloader's length")
+
+
 def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source)]) == 1

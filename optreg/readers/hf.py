@@ -406,12 +406,17 @@ class HfFormat:
         elif max_steps > 0:
             total = max_steps
             report.append(KeyUse("max_steps", "exact", "the run length"))
+        # a run length given beside the file (--steps, as `train.steps`): it replaces the epochs
+        given = isinstance(data.get("train"), Mapping) and "steps" in data["train"]
         if total is None:
             epochs = _number(data, "num_train_epochs", errors)
             if epochs and float(epochs).is_integer():
                 own["train"] = {"epochs": int(epochs)}
                 if "num_train_epochs" in data:
-                    report.append(KeyUse("num_train_epochs", "exact", "train.epochs × the dataloader's length"))
+                    report.append(KeyUse("num_train_epochs", "approximate", "replaced by the run length given "
+                                         "(--steps): the Trainer's run is num_train_epochs × the dataloader's length")
+                                  if given else
+                                  KeyUse("num_train_epochs", "exact", "train.epochs × the dataloader's length"))
             elif "num_train_epochs" in data:
                 report.append(KeyUse("num_train_epochs", "approximate", "fractional epochs: give the run length "
                                                                         "(build(total_steps=), --steps)"))
