@@ -113,15 +113,17 @@ def test_one_cycle_refuses_to_step_past_total_steps_like_torch():
      lambda o: L.LinearLR(o, 0.5, 0.9, 0), T.LinearLR(0.5, 0.9, 0)),
     ({"name": "PolynomialLR", "total_iters": 0, "power": 2.0},
      lambda o: L.PolynomialLR(o, 0, 2.0), T.PolynomialLR(0, 2.0)),
-], ids=["LinearLR", "PolynomialLR"])
+    ({"name": "ConstantLR", "factor": 0.5, "total_iters": 0},
+     lambda o: L.ConstantLR(o, 0.5, 0), T.TORCH_FORMS["ConstantLR"](0.5, 0)),
+], ids=["LinearLR", "PolynomialLR", "ConstantLR"])
 def test_total_iters_zero_is_built_with_torchs_lrs(spec, make_torch, schedule):
     """torch 2.13 accepts total_iters=0: LinearLR then holds base_lr·start_factor at every step (its recursion
-    never reaches end_factor) and PolynomialLR holds base_lr (never decayed). configure_lr_scheduler builds it
+    never reaches end_factor), ConstantLR base_lr·factor (never undone) and PolynomialLR base_lr (never decayed). configure_lr_scheduler builds it
     (it refused it, sampling step -1) and the closed form, which plot and `sequential` use, gives the same lrs."""
     import optreg
 
     want, closed = run_pair(make_torch, schedule, steps=20)
-    held = LR * spec.get("start_factor", 1.0)
+    held = LR * spec.get("start_factor", spec.get("factor", 1.0))
     assert want.tolist() == [held] * 20
     assert closed.tolist() == want.tolist()
     opt = optreg.configure_optimizer("sgd", [torch.nn.Parameter(torch.zeros(3))], lr=LR, momentum=0.9)

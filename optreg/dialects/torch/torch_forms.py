@@ -101,6 +101,16 @@ class ConstantLR(SpansTotalIters, Schedule):
 
 
 @dataclass(frozen=True)
+class HeldConstantLR(ConstantLR):
+    """torch's ConstantLR: `ConstantLR`, except that with total_iters 0 the factor holds at every step, as torch
+    2.13's recursion gives (it sets base·factor at step 0 and undoes it only at step total_iters, which it never
+    reaches again). OneFlow's ConstantLR computes the closed form, base_lr there (`ConstantLR`)."""
+
+    def __call__(self, step: int) -> float:
+        return self.factor if self.total_iters == 0 else super().__call__(step)
+
+
+@dataclass(frozen=True)
 class LinearLR(SpansTotalIters, Schedule):
     """factor = s + (e - s)·min(t, T)/T; with T = 0, s at every step, as torch 2.13's recursion gives (it sets
     base·s at step 0 and leaves the lr alone past T, so it never reaches e)."""
@@ -317,10 +327,10 @@ class ChainedScheduler(Delegate):
 
 
 TORCH_FORMS: dict[str, type[Schedule]] = {
-    cls.__name__: cls
-    for cls in (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ConstantLR, LinearLR, ExponentialLR,
-                PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR,
-                SequentialLR, ChainedScheduler)
+    **{cls.__name__: cls
+       for cls in (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, LinearLR, ExponentialLR, PolynomialLR,
+                   CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, SequentialLR, ChainedScheduler)},
+    "ConstantLR": HeldConstantLR,
 }
 
 __all__ = ["TORCH_FORMS", *TORCH_FORMS]
