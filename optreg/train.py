@@ -80,35 +80,41 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
     between backward() and the update (a config's gradient clipping). With `accumulation` A > 1 a step is a
     micro-batch: A micro-batches' gradients (each loss / A) make one optimizer step, after the A-th; the scheduler
     steps after every micro-batch (optreg.config.run: `train.accumulation_steps`)."""
-    from torch.optim.lr_scheduler import ReduceLROnPlateau
-
     teacher = Teacher(seed)
     losses, lrs = [], []
-    for step in range(steps):
-        x, y = teacher.batch(batch_size)
-
-        def closure() -> torch.Tensor:
-            optimizer.zero_grad()
-            loss = task_loss(model, x, y)
-            loss.backward()
-            if clip is not None:
-                clip(model)
-            return loss
-
-        if accumulation == 1:
-            loss = float(optimizer.step(closure).detach())
-        else:
-            loss = _micro_batch(model, optimizer, x, y, step, accumulation, clip)
-        if scheduler is not None:
-            with warnings.catch_warnings():   # under accumulation the first micro-batches step it first, by design
-                warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)
-                scheduler.step(loss) if isinstance(scheduler, ReduceLROnPlateau) else scheduler.step()
-        lr = optimizer.param_groups[0]["lr"]
-        losses.append(loss)
-        lrs.append(float(lr))
-        if on_step:
-            on_step(step, loss, float(lr))
+    with warnings.catch_warnings():   # once for the run: each change of the filters would forget which warnings
+        # were shown, so a warning the step gives (once per place in a Python loop) would print at every step
+        warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)   # under accumulation, by design
+        for step in range(steps):
+            losses.append(_step(model, optimizer, scheduler, teacher.batch(batch_size), step, clip, accumulation))
+            lrs.append(float(optimizer.param_groups[0]["lr"]))
+            if on_step:
+                on_step(step, losses[-1], lrs[-1])
     return Result(losses, lrs)
+
+
+def _step(model: nn.Module, optimizer: Any, scheduler: Any, batch: tuple[torch.Tensor, torch.Tensor], step: int,
+          clip: Callable[[nn.Module], Any] | None, accumulation: int) -> float:
+    """One step of `train()` on `batch`, the scheduler's included; its loss."""
+    from torch.optim.lr_scheduler import ReduceLROnPlateau
+
+    x, y = batch
+
+    def closure() -> torch.Tensor:
+        optimizer.zero_grad()
+        loss = task_loss(model, x, y)
+        loss.backward()
+        if clip is not None:
+            clip(model)
+        return loss
+
+    if accumulation == 1:
+        loss = float(optimizer.step(closure).detach())
+    else:
+        loss = _micro_batch(model, optimizer, x, y, step, accumulation, clip)
+    if scheduler is not None:
+        scheduler.step(loss) if isinstance(scheduler, ReduceLROnPlateau) else scheduler.step()
+    return loss
 
 
 def _micro_batch(model: nn.Module, optimizer: Any, x: torch.Tensor, y: torch.Tensor, step: int, accumulation: int,

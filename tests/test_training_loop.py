@@ -520,6 +520,19 @@ def test_optreg_run_steps_a_metric_driven_schedule_with_the_training_loss():
     assert seen == result.losses and len(seen) == 4
 
 
+def test_a_warning_the_step_gives_prints_once_per_run_as_in_a_python_loop(tmp_path, capsys):
+    """OneFlow's clip_grad() warns of a group without its own max norm at every call; Python's default filter shows
+    it once, and so does `optreg run` (its loop once changed the filters at each step, which showed it again)."""
+    from optreg.cli import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text("optimizer:\n  name: oneflow.AdamW\n  param_groups:\n    - params: ['*.bias']\n"
+                      "      clip_grad_max_norm: 0.5\n      clip_grad_norm_type: 2.0\n"
+                      "scheduler: {name: StepLR, step_size: 2}\ntrain: {steps: 5}\n")
+    assert main(["run", str(config)]) == 0
+    assert capsys.readouterr().err.count("param group 1 has no clip_grad_max_norm") == 1
+
+
 @pytest.mark.parametrize("name", ["LBFGS", "oneflow.LBFGS"])
 def test_accumulation_with_an_optimizer_that_needs_a_closure_is_refused_where_the_file_says_it(name, tmp_path):
     """Gradient accumulation steps the optimizer without a closure after the micro-batches (optreg.train); LBFGS
