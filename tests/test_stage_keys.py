@@ -78,6 +78,11 @@ def _sgd():
         {"name": "oneflow.ConstantLR", "factor": 0.5, "total_iters": 2},
         {"name": "oneflow.ExponentialLR", "gamma": 0.9, "key": "weight_decay"}]},
      "schedulers[1].key", remedy("oneflow.SequentialLR", "weight_decay")),
+    # a torch class as a stage, as any other
+    ({"name": "sequential", "schedulers": [
+        {"name": "LinearLR", "total_iters": 2, "key": "momentum"},
+        {"name": "CosineAnnealingLR", "T_max": 4}]},
+     "schedulers[0].key", remedy("sequential", "momentum")),
     # a stage that drives one key only, not written: refused at the stage
     ({"name": "sequential", "schedulers": [
         {"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.0, "total_iters": 4},
@@ -119,6 +124,11 @@ def test_a_stage_key_equal_to_its_combinators_drives_that_key():
     got = _run({"name": "chained", "schedulers": stages}, 13)
     assert [wd for _, wd in got] == [0.1] * 13
     assert [lr for lr, _ in got] == pytest.approx([0.1 * c * f for c, f in zip(cosine, linear)], rel=1e-12,
+                                                  abs=1e-15)
+    # a torch class as the stage, its key written the combinator's: the same values
+    stages[1] = {"name": "LinearLR", "start_factor": 1.0, "end_factor": 0.1, "total_iters": 12, "key": "weight_decay"}
+    got = _run({"name": "chained", "key": "weight_decay", "schedulers": stages}, 13)
+    assert [wd for _, wd in got] == pytest.approx([0.1 * c * f for c, f in zip(cosine, linear)], rel=1e-12,
                                                   abs=1e-15)
 
 

@@ -831,6 +831,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if engine:
         key = _pop_adapter_options(spec, plan, errors, path, context,
                                    getattr(entry.resolve(), "param_group_key", None))
+    elif context.stage_of is not None and spec.get("key") in KEYS:   # a torch class's key is its combinator's too
+        check_stage_key(spec.pop("key"), entry.qualname, True, context, path, errors)
     if any(option in option_names(entry) for option in NESTED):
         plan.children = _plan_children(spec, context, path, entry.dialect, errors, entry.qualname, key, scale,
                                        getattr(entry.resolve(), "checks_stage_keys", False))
