@@ -407,6 +407,25 @@ def test_an_absolute_schedule_would_undo_the_group_lrs():
                                     "group's lr (torch, OneFlow, HF, timm)")]
 
 
+@pytest.mark.parametrize("rate", [0.5, 1.0])
+def test_validate_without_a_model_refuses_an_absolute_schedule_over_layer_decay_as_build_does(rate):
+    """A layer_decay below 1 gives some layer an lr of its own on any model it fits, so validation without a model
+    (`optreg validate` without --model) gives build's verdict (it said ok, and build refused); at rate 1 no lr
+    changes and both accept."""
+    from optreg.config.experiment import validate_experiment
+
+    config = {"optimizer": {"name": "AdamW", "layer_decay": {"rate": rate, "layer": "blocks.{i}.*"}},
+              "scheduler": {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 0.1, "end_learning_rate": 0.0,
+                            "total_iters": 10}}
+    if rate == 1.0:
+        validate_experiment(config)
+        optreg.build(config, tiny_vit())
+        return
+    expected = [("scheduler", "scheduler: CosineDecayLR " + UNDO.format("optimizer.layer_decay"))]
+    assert errors_of(lambda: validate_experiment(config)) == expected
+    assert errors_of(lambda: optreg.build(config, tiny_vit())) == expected
+
+
 UNDO = ("sets an absolute lr, the same in every group, which would undo {}; use a schedule whose values are factors "
         "of each group's lr (torch, OneFlow, HF, timm)")
 ABSOLUTE_SCHEDULES = [

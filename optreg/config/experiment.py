@@ -436,13 +436,14 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
                   path: str = "optimizer") -> OptimizerPlan:
     """The optimizer's plan without the model (`validate`): one group for the parameters no rule selects and one
     per `param_groups` rule (as if each selected some), with the options, multipliers and lrs that planning
-    against a model gives them; the settings that need the model (no_weight_decay, layer_decay) are not applied.
+    against a model gives them; the settings that need the model (no_weight_decay, layer_decay) are not applied,
+    but a layer_decay below 1 is recorded as what gives lrs of their own (on any model some layer has one).
     Its problems (a multiplier that cannot scale the lr) go to `errors`, at the paths build gives them."""
     name, own, rules, options = split_optimizer(section)
     entry = REGISTRY.lookup(OPTIMIZER, name, own, default=dialect)
     if is_composite(rules):
         return nominal_composite(section, own or dialect, errors, path, _nominal_plan)
-    _, options = split_settings(options, path, Collector())
+    settings, options = split_settings(options, path, Collector())
     if wraps_optimizer(entry):
         inner = _section(options.pop("optimizer"), join_path(path, "optimizer"), Collector())
         plan = _nominal_plan(inner, entry.dialect, errors, join_path(path, "optimizer"))
@@ -457,6 +458,9 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
         group_options(entry, group, values, Collector(), here)
         groups.append(group)
     groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), None, errors, path)
+    decay = settings.get("layer_decay")
+    if decay is not None and decay.rate < 1:   # on any model its layers get lrs of their own, from layer_decay
+        groups[0].origin.setdefault("lr", join_path(path, "layer_decay"))
     plan = OptimizerPlan(entry, values, groups, bool(rules))
     plan.dicts = [{entry.target_name(k): v for k, v in g.options.items()} for g in groups]
     if entry.bind and rules:   # the dialect's group semantics (MindSpore's group keys, per-group lr lists, FTRL)
