@@ -48,6 +48,10 @@ WARNINGS = [
         {"name": "LinearLR", "start_factor": 0.5, "total_iters": 10}, {"name": "CosineAnnealingLR", "T_max": 90}]}),
      "scheduler.schedulers: the stages span 100 steps, under 0.9 × the 1000 steps of the run (train.steps or "
      "--steps): the schedule ends early; make the lengths of scheduler.schedulers add up to 1000"),
+    ("chained horizon", experiment({"name": "chained", "schedulers": [
+        {"name": "LinearLR", "start_factor": 0.5, "total_iters": 10}, {"name": "CosineAnnealingLR", "T_max": 2000}]}),
+     "scheduler.schedulers: the stages span 2000 steps, more than the 1000 steps of the run (train.steps or "
+     "--steps): the schedule never finishes; make the longest of scheduler.schedulers span 1000"),
     ("lr 0 first", experiment({"name": "CosineAnnealingLR", "warmup": {"steps": 10, "start_factor": 0}}),
      "scheduler: the lr at step 0 is 0 (group 0's lr 0.1): the first optimizer step updates nothing; start above 0 "
      "(scheduler.warmup.start_factor or .start_value)"),
@@ -89,6 +93,27 @@ def test_no_warning_without_a_run_length_or_when_it_fits():
     assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 100}, steps=None)) == []
     assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 950})) == []
     assert build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 100}, steps=None), total_steps=100) == []
+
+
+@pytest.mark.parametrize("scheduler", [
+    # torch's ChainedScheduler: its stages side by side, 1000 steps (not their sum, 1010)
+    {"name": "chained", "schedulers": [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 10},
+                                       {"name": "CosineAnnealingLR", "T_max": 1000}]},
+    # torch's SequentialLR to its milestone, then its last stage: 1000 steps (not the stages' sum, 1005)
+    {"name": "sequential", "milestones": [5], "schedulers": [{"name": "LinearLR", "start_factor": 0.5,
+                                                              "total_iters": 10},
+                                                             {"name": "CosineAnnealingLR", "T_max": 995}]},
+    # optreg's chained with a stage that never ends: the momentum keeps changing over the whole run
+    {"name": "chained", "key": "momentum", "schedulers": [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 10},
+                                                          {"name": "ExponentialLR", "gamma": 0.999}]},
+], ids=["chained", "milestones", "endless stage"])
+def test_a_combinator_spans_what_its_closed_form_spans(scheduler):
+    """The horizon of torch's combinators is their closed form's (the stages summed was a false warning); a chained
+    with a stage without end never ends early."""
+    config = experiment(scheduler)
+    config["optimizer"]["momentum"] = 0.9
+    assert build_notes(config) == []
+    assert optreg.load_config(_yaml(config)).notes == []
 
 
 def test_hf_warmup_longer_than_the_schedule_is_an_error():

@@ -552,9 +552,14 @@ class SchedulerPlan:
     def length(self) -> int | None:
         if self.schedule is not None:
             return self.schedule.length
-        if self.children:
+        if self.children and "milestones" not in self.values:   # torch's ChainedScheduler: stages side by side
             lengths = [c.length for c in self.children]
-            return None if None in lengths else sum(lengths)
+            return None if None in lengths else max(lengths)
+        if self.children:   # torch's SequentialLR: to its last milestone, then its last stage
+            try:
+                return self.closed_form("").length
+            except ConfigError:   # a stage with no closed form here (cycle_momentum): not known
+                return None
         return self.values.get(self.entry.length) if self.entry and self.entry.length else None
 
     @property

@@ -181,6 +181,8 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     horizon, room = length - warmup, run.steps - warmup
     if room < 1:   # a warmup of the whole run: an error of the plan (loop._read_warmup), no length to suggest
         return
+    if _side_by_side(plan) and any(c.length is None for c in plan.children):
+        return   # a stage that never ends (ExponentialLR, StepLR) keeps the chained going
     entry = plan.entry
     owner = _length_owner(plan, path)
     if owner is None:   # a schedule whose length no option of its sets
@@ -192,7 +194,8 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
     unit = " epochs" if per_epoch > 1 else ""
-    change = f"set {key} to {target}{unit}" if single else f"make the lengths of {key} add up to {target}{unit}"
+    change = f"set {key} to {target}{unit}" if single else f"make the longest of {key} span {target}{unit}" \
+        if _side_by_side(plan) else f"make the lengths of {key} add up to {target}{unit}"
     after = f" after the {warmup}-step warmup" if warmup else ""
     hf = entry is not None and entry.dialect == "hf"
     if hf and horizon != room:
@@ -203,6 +206,14 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
         out.append(f"{key}: {what} {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
                    f"steps of the run{after} ({run.source}): the schedule "
                    f"{'ends early' if early else 'never finishes'}; {change}")
+
+
+def _side_by_side(plan: Any) -> bool:
+    """Whether the stages of `plan` run side by side (optreg's `chained`, torch's ChainedScheduler: its length is
+    its longest stage's), not one after another."""
+    from optreg.schedules.engine import Chained
+
+    return isinstance(plan.schedule, Chained) or plan.schedule is None and "milestones" not in plan.values
 
 
 def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
