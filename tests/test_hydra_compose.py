@@ -287,6 +287,17 @@ def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override
     assert err.endswith(f"(did you mean '{meant}'?)" if meant else f"+{override}")
 
 
+@pytest.mark.parametrize("written, override", [("learning_rate", "lr"), ("lr", "learning_rate")])
+def test_an_override_spelling_an_alias_of_a_key_the_file_writes_names_the_files_spelling(written, override, tmp_path,
+                                                                                          capsys):
+    """`optimizer.lr=0.5` over a file that writes `learning_rate`: Hydra's `+optimizer.lr=0.5` would give the option
+    twice (an error); the file's own spelling is the key meant."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"optimizer: {{name: mindspore.Adam, {written}: 0.01}}\ntrain: {{steps: 3}}\n")
+    assert main(["validate", str(cfg), f"optimizer.{override}=0.5"]) == 1
+    assert capsys.readouterr().err.strip().endswith(f"(did you mean 'optimizer.{written}'?)")
+
+
 def test_run_keeps_file_positions_and_names_overrides(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("optimizer:\n  name: SGD\n  lr: -1\n  momentum: 0.9\ntrain: {steps: 3}\n")

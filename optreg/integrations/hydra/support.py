@@ -489,13 +489,19 @@ def close_options(word: str, options: Sequence[str], n: int = 5) -> list[str]:
 
 
 def _beside(key: str, data: Mapping[str, Any]) -> str | None:
-    """The key of `data` beside the dotted `key` (in the same mapping) closest to it, as a dotted path; None when
-    there is none close or `key`'s parent is not a mapping of `data`."""
+    """The key of `data` beside the dotted `key` (in the same mapping) that spells the same option (`learning_rate`
+    for `lr`: the alias table's) or else is closest to it, as a dotted path; None when there is none close or
+    `key`'s parent is not a mapping of `data`."""
+    from optreg.core.names import synonyms
+
     parent, _, last = key.rpartition(".")
     node: Any = data
     for part in parent.split(".") if parent else []:
         node = node.get(part) if isinstance(node, Mapping) else None
-    near = closest(last, [str(k) for k in node]) if isinstance(node, Mapping) else None
+    if not isinstance(node, Mapping):
+        return None
+    keys = [str(k) for k in node]
+    near = next((k for k in keys if k != last and k in synonyms(last)), None) or closest(last, keys)
     return join_path(parent, near) if near else None
 
 
