@@ -65,6 +65,9 @@ CASES = [
     ("amsgrad int", opt("Adam", amsgrad=1), "amsgrad", "expected true or false"),
     ("betas scalar", opt("Adam", betas=0.9), "betas", "expected a list"),
     ("betas three", opt("Adam", betas=[0.9, 0.99, 0.9]), "betas", "expected 2 values, got 3"),
+    # too few: the list's count, as for too many (each absent position was a 'required option is missing')
+    ("betas one", opt("Adam", betas=[0.9]), "betas", "expected 2 values, got 1"),
+    ("betas none", opt("AdamW", betas=[]), "betas", "expected 2 values, got 0"),
     ("step_size float", sched({"name": "StepLR", "step_size": 2.5}), "step_size", "must be an integer, got 2.5"),
     ("step_size bool", sched({"name": "StepLR", "step_size": True}), "step_size", "got boolean true"),
     # ranges

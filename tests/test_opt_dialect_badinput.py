@@ -55,7 +55,7 @@ FAMILY_CASES = [
     ("cerebras.Rprop", {"etas": (1.0, 1.2)}, ["etas"], "0 < etaminus < 1 < etaplus"),
     ("cerebras.Rprop", {"etas": (0.5, 0.9)}, ["etas"], "0 < etaminus < 1 < etaplus"),
     ("cerebras.Rprop", {"step_sizes": (1.0, 0.1)}, ["step_sizes"], "min step size"),
-    ("cerebras.Rprop", {"etas": (0.5,)}, ["etas[1]"], "missing"),
+    ("cerebras.Rprop", {"etas": (0.5,)}, ["etas"], "expected 2 values, got 1"),
     ("cerebras.Rprop", {"maximize": True}, ["maximize"], "torch.Rprop"),
     # MindSpore (TypeError and ValueError conditions of the TinyMS / mindspore.nn pages)
     ("mindspore.Momentum", {"learning_rate": 0.1}, ["momentum"], "required"),

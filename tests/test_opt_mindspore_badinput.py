@@ -63,7 +63,7 @@ CASES = (
         ("FTRL", {"loss_scale": 1}, "loss_scale", "must be a float"),
         ("FTRL", {"loss_scale": 0.0}, "loss_scale", "> 0"),
         ("FTRL", {"weight_decay": -0.1}, "weight_decay", ">= 0"),
-        ("AdaFactor", {"eps": [1e-30]}, "eps[1]", "missing"),
+        ("AdaFactor", {"eps": [1e-30]}, "eps", "expected 2 values, got 1"),
         ("AdaFactor", {"eps": [1e-30, -1e-3]}, "eps[1]", ">= 0"),
         ("AdaFactor", {"eps": [0, 1e-3]}, "eps[0]", "must be a float"),
         ("AdaFactor", {"clip_threshold": -1.0}, "clip_threshold", ">= 0"),

@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -150,7 +150,7 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected')}, got {show(value)}"
     if kind in ("too_short", "too_long"):
-        return f"expected {ctx.get('min_length', ctx.get('max_length'))} values, got {ctx.get('actual_length')}"
+        return _count(ctx.get('min_length', ctx.get('max_length')), ctx.get('actual_length'))
     if kind == "value_error":
         return str(ctx.get("error", err.get("msg", "")))
     if kind == "missing":
@@ -164,6 +164,23 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind == "string_type":
         return f"expected a string, got {type(value).__name__} {show(value)}"
     return err["msg"][0].lower() + err["msg"][1:] if err.get("msg") else kind
+
+
+def _count(expected: Any, got: Any) -> str:
+    """The message of a list with another number of values than its type takes."""
+    return f"expected {expected} values, got {got}"
+
+
+def _too_few(errors: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The paths of fixed-length lists given too few values (Pydantic reports each absent position as a `missing`
+    option of its own, `betas[1]`), with how many values each takes."""
+    out: dict[str, int] = {}
+    for err in errors:
+        loc = err["loc"]
+        if err["type"] == "missing" and len(loc) > 1 and isinstance(loc[-1], int) and \
+                isinstance(err.get("input"), (list, tuple)):
+            out[_path(loc[:-1])] = max(out.get(_path(loc[:-1]), 0), loc[-1] + 1)
+    return out
 
 
 def _path(loc: tuple) -> str:
@@ -182,10 +199,15 @@ def pydantic_errors(exc: ValidationError, model: type[BaseModel] | None = None) 
     from optreg.errors import closest
 
     items: dict[str, ErrorItem] = {}
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    too_few = _too_few(errors)
+    for err in errors:
         path = _path(err["loc"])
         hint = None
         message = _message(err)
+        if err["type"] == "missing" and _path(err["loc"][:-1]) in too_few and isinstance(err["loc"][-1], int):
+            path = _path(err["loc"][:-1])   # the list, not each position it lacks
+            message = _count(too_few[path], len(err["input"]))
         if err["type"] == "literal_error" and isinstance(err.get("input"), str):   # a misspelt choice
             hint = closest(err["input"], re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
         if model is not None and err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
