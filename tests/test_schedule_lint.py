@@ -106,7 +106,11 @@ def test_no_warning_without_a_run_length_or_when_it_fits():
     # optreg's chained with a stage that never ends: the momentum keeps changing over the whole run
     {"name": "chained", "key": "momentum", "schedulers": [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 10},
                                                           {"name": "ExponentialLR", "gamma": 0.999}]},
-], ids=["chained", "milestones", "endless stage"])
+    # a dialect's chained class, the same
+    {"name": "oneflow.ChainedScheduler", "schedulers": [
+        {"name": "oneflow.LinearLR", "start_factor": 0.5, "total_iters": 10},
+        {"name": "oneflow.ExponentialLR", "gamma": 0.999}]},
+], ids=["chained", "milestones", "endless stage", "dialect's chained"])
 def test_a_combinator_spans_what_its_closed_form_spans(scheduler):
     """The horizon of torch's combinators is their closed form's (the stages summed was a false warning); a chained
     with a stage without end never ends early."""

@@ -209,11 +209,14 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
 
 
 def _side_by_side(plan: Any) -> bool:
-    """Whether the stages of `plan` run side by side (optreg's `chained`, torch's ChainedScheduler: its length is
-    its longest stage's), not one after another."""
-    from optreg.schedules.engine import Chained
+    """Whether the stages of `plan` run side by side (optreg's `chained`, torch's ChainedScheduler, a dialect's
+    chained class: its length is its longest stage's), not one after another."""
+    from optreg.schedules.engine import Chained, Delegate
 
-    return isinstance(plan.schedule, Chained) or plan.schedule is None and "milestones" not in plan.values
+    schedule = plan.schedule
+    while isinstance(schedule, Delegate):   # a dialect's class over the engine's combinator
+        schedule = schedule.inner
+    return isinstance(schedule, Chained) or plan.schedule is None and "milestones" not in plan.values
 
 
 def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
