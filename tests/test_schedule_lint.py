@@ -120,6 +120,15 @@ def test_a_combinator_spans_what_its_closed_form_spans(scheduler):
     assert optreg.load_config(_yaml(config)).notes == []
 
 
+def test_an_absolute_schedule_that_starts_at_the_optimizers_lr_in_float32_is_not_linted():
+    """Cerebras' LinearLR from 3e-4 computes in float32 (3.0000001e-4 at step 0): it starts at optimizer.lr 3e-4,
+    which the warning asked for ('sets the lr itself (0.0003 at step 0), which overrides optimizer.lr 0.0003')."""
+    config = experiment({"name": "cerebras.LinearLR", "initial_learning_rate": 3e-4, "end_learning_rate": 1e-5,
+                         "total_iters": 1000}, lr=3e-4)
+    assert build_notes(config) == []
+    assert optreg.load_config(_yaml(config)).notes == []
+
+
 def test_hf_warmup_longer_than_the_schedule_is_an_error():
     with pytest.raises(ConfigError) as info:
         optreg.load_config("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: linear, dialect: hf, "

@@ -114,7 +114,7 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
     given, lr = optimizer_lr
     if schedule.values == ABSOLUTE:
         first = _value(schedule, 0, lr)
-        if first is not None and first != lr:
+        if first is not None and not _same_lr(first, lr):
             out.append(f"{path}: {plan.name} sets the lr itself ({first:g} at step 0), which overrides {given} "
                        f"{lr:g}; drop {given} or make the schedule start at it")
         return
@@ -127,12 +127,18 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
         start = schedule.milestones[i - 1] if i else 0
         first = _value(schedule, start, lr)
         before = _value(schedule, start - 1, lr) if start else None
-        if first is None or first == lr:
+        if first is None or _same_lr(first, lr):
             continue
         jump = f": the lr goes from {before:g} at step {start - 1} to {first:g}" if before is not None else ""
         out.append(f"{join_path(join_path(path, 'schedulers'), i)}: {child.name} sets the lr itself ({first:g} at "
                    f"step {start}), which overrides {given} {lr:g} that the other stages scale{jump}; make it start "
                    f"at {lr:g} or use a factor schedule (torch, OneFlow, HF, timm)")
+
+
+def _same_lr(value: float, lr: float) -> bool:
+    """Whether a schedule's value is the lr `lr`: within float32's rounding, in which Cerebras' schedules compute
+    (its LinearLR from 3e-4 gives 3.0000001e-4)."""
+    return math.isclose(value, lr, rel_tol=2.0 ** -23)
 
 
 def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> list[str]:
