@@ -20,6 +20,13 @@ over its time on the team, above 1 where the team is faster):
     cerebras.Adafactor                     0.99    1.05     1.12     1.27
     mindspore.AdaFactor   0.96             1.02    1.09              1.22
 
+In the benchmark's setting (`benchmarks/bench_optimizers.py`: 1,000 tensors, matrices of 256 x 97 and vectors of
+512, flush-denormal on), the earlier rule below took 1.02-1.27x as long over six chains (oneflow.LAMB,
+cerebras.Lamb, mindspore.Lamb, mindspore.LARS, both Adafactors), each step after an OpenMP region or back to back.
+A team is fragile where another process competes for the cores: with a niced process running beside it, a step over
+teams now and then stalled for 0.1-7 s, where one thread's did not (ATen's own parallel operations share this;
+OMP_NUM_THREADS=1 is the remedy there).
+
 An earlier rule kept every tensor below 32,768 elements per loop of the reductions on one thread (three loops for
 an Adafactor), from a measurement on an Intel Xeon of 2 cores (cerebras.Adafactor 2.2x as fast on one thread at
 26,624 elements). It was most likely taken while the background compile's thread lived on with an idle OpenMP team
