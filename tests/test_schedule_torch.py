@@ -118,8 +118,9 @@ def test_one_cycle_refuses_to_step_past_total_steps_like_torch():
 ], ids=["LinearLR", "PolynomialLR", "ConstantLR"])
 def test_total_iters_zero_is_built_with_torchs_lrs(spec, make_torch, schedule):
     """torch 2.13 accepts total_iters=0: LinearLR then holds base_lr·start_factor at every step (its recursion
-    never reaches end_factor), ConstantLR base_lr·factor (never undone) and PolynomialLR base_lr (never decayed). configure_lr_scheduler builds it
-    (it refused it, sampling step -1) and the closed form, which plot and `sequential` use, gives the same lrs."""
+    never reaches end_factor), ConstantLR base_lr·factor (never undone) and PolynomialLR base_lr (never decayed).
+    configure_lr_scheduler builds it (it refused it, sampling step -1) and the closed form, which plot and
+    `sequential` use, gives the same lrs."""
     import optreg
 
     want, closed = run_pair(make_torch, schedule, steps=20)

@@ -329,7 +329,8 @@ class ChainedScheduler(Delegate):
 TORCH_FORMS: dict[str, type[Schedule]] = {
     **{cls.__name__: cls
        for cls in (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, LinearLR, ExponentialLR, PolynomialLR,
-                   CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, SequentialLR, ChainedScheduler)},
+                   CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, SequentialLR,
+                   ChainedScheduler)},
     "ConstantLR": HeldConstantLR,
 }
 
