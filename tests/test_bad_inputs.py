@@ -85,7 +85,7 @@ CASES = [
     ("nesterov without momentum", opt("SGD", nesterov=True), "nesterov", "requires momentum > 0"),
     ("nesterov with dampening", opt("SGD", nesterov=True, momentum=0.9, dampening=0.1), "nesterov",
      "dampening = 0"),
-    ("fused and foreach", opt("Adam", fused=True, foreach=True), "fused", "cannot both be true"),
+    ("fused and foreach", opt("Adam", fused=True, foreach=True), "fused", "give foreach=True or fused=True, not both"),
     ("every problem reported", opt("Adam", lr=-1, betas=[0.9, 2], eps=-1), "eps", "must be >= 0"),
     # aliases
     ("alias and target", opt("Adam", lr=0.1, learning_rate=0.2), "learning_rate", "both 'lr' and its alias"),

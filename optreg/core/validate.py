@@ -124,8 +124,8 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
     return out
 
 
-#: one execution per group: a first-party optimizer's constructor refuses foreach=True with fused=True, and so
-#: does validation, for the optimizer and for each group (torch's rows declare their own rule)
+#: one execution per group: a first-party optimizer's constructor refuses foreach=True with fused=True (torch's
+#: too), and so does validation, for the optimizer and for each group, of every row that takes both flags
 FUSED_OR_FOREACH = Rule("fused", ("fused", "foreach"), lambda f, fe: not (f and fe),
                         "give foreach=True or fused=True, not both")
 

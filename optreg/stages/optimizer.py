@@ -55,7 +55,9 @@ class ChainOptimizer(Optimizer):
                  fused: bool | None = None, contiguous_params: bool = False, state_dtype: str | None = None,
                  **features: Any) -> None:
         if foreach and fused:
-            raise ConfigError("give foreach=True or fused=True, not both", "fused")
+            from optreg.core.validate import FUSED_OR_FOREACH
+
+            raise ConfigError(FUSED_OR_FOREACH.message, FUSED_OR_FOREACH.path)
         if fused:
             check_fused()
         defaults = {**defaults, "foreach": foreach, "fused": fused, "contiguous_params": contiguous_params,

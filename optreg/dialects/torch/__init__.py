@@ -16,8 +16,6 @@ SRC = "torch 2.13 torch.optim"
 SCHED = "torch 2.13 torch.optim.lr_scheduler"
 
 # -- shared rules --------------------------------------------------------------------------------
-NOT_FUSED_AND_FOREACH = Rule("fused", ("fused", "foreach"), lambda f, fe: not (f and fe),
-                             "fused and foreach cannot both be true")
 NESTEROV = Rule("nesterov", ("nesterov", "momentum", "dampening"), lambda n, m, d: not n or (m > 0 and d == 0),
                 "nesterov requires momentum > 0 and dampening = 0")
 
@@ -47,10 +45,9 @@ OPTIMIZERS = [
          types={"eps": tuple[Optional[NonNegFloat], NonNegFloat],
                 "beta2_decay": number(le=0),
                 "d": number(ge=1)}),
-    _opt("Adagrad", "Adagrad: s += g², w -= lr/(1+(t-1)·lr_decay) · g/(√s+ε).", rules=(NOT_FUSED_AND_FOREACH,)),
-    _opt("Adam", "Adam: m̂/(√v̂+ε) with bias-corrected moments; L2 decay (or decoupled).",
-         rules=(NOT_FUSED_AND_FOREACH,)),
-    _opt("AdamW", "AdamW: Adam with decoupled weight decay w -= lr·λ·w.", rules=(NOT_FUSED_AND_FOREACH,)),
+    _opt("Adagrad", "Adagrad: s += g², w -= lr/(1+(t-1)·lr_decay) · g/(√s+ε)."),
+    _opt("Adam", "Adam: m̂/(√v̂+ε) with bias-corrected moments; L2 decay (or decoupled)."),
+    _opt("AdamW", "AdamW: Adam with decoupled weight decay w -= lr·λ·w."),
     _opt("Adamax", "Adamax: u = max(β2·u, |g|+ε), w -= lr/(1-β1^t) · m/u."),
     _opt("ASGD", "Averaged SGD: w -= η·g with η = lr/(1+λ·lr·t)^α and a running average of w.",
          types={"alpha": ASGDAlpha}),
@@ -67,7 +64,7 @@ OPTIMIZERS = [
          rules=(Rule("etas", ("etas",), lambda e: 0 < e[0] < 1 < e[1], "must satisfy 0 < etaminus < 1 < etaplus"),
                 Rule("step_sizes", ("step_sizes",), lambda s: s[0] <= s[1], "min step size must be <= max"))),
     _opt("SGD", "SGD with momentum: b = μb + (1-τ)g, w -= lr·(g + μb if nesterov else b).",
-         rules=(NESTEROV, NOT_FUSED_AND_FOREACH)),
+         rules=(NESTEROV,)),
     _opt("SparseAdam", "Adam for sparse gradients (nn.Embedding(sparse=True)): only touched rows update."),
 ]
 
