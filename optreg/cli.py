@@ -100,18 +100,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     render.print_lines(groups_lines(rows, width), console)
     rules = [row["rule"].removeprefix("optimizer.") for row in rows if row["rule"] != "frozen"]
 
-    def lrs() -> list[float]:
-        return [float(group["lr"]) for group in built.optimizer.param_groups]
+    last: list[float] = []   # the lrs of the last step taken (after it, its scheduler has set the next step's)
+
+    def advance(step: int, loss: float, lrs: list[float]) -> None:
+        last[:] = lrs
+        progress.advance(loss, lrs)
 
     with render.RunProgress(console, steps, rules) as progress:
-        result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed,
-                       on_step=lambda step, loss, lr: progress.advance(loss, lrs()),
+        result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed, on_step=advance,
                        clip=built.clip_gradients if built.clips else None, accumulation=built.run.accumulation)
     accumulation = built.run.accumulation
     final = f"final loss {result.final_loss:.6g}  (after {steps} steps" + (
         f", {steps // accumulation} optimizer steps)" if accumulation > 1 else ")")
-    below = render.lr_lines(lrs(), rules, width)
-    render.print_lines([final, *below] if below else [f"{final}  lr {lrs()[0]:.6g}"], console)
+    below = render.lr_lines(last, rules, width)
+    render.print_lines([final, *below] if below else [f"{final}  lr {last[0]:.6g}"], console)
     return 0
 
 

@@ -74,22 +74,25 @@ def task_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tenso
 
 
 def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_size: int, seed: int,
-          on_step: Callable[[int, float, float], None] | None = None,
+          on_step: Callable[[int, float, list[float]], None] | None = None,
           clip: Callable[[nn.Module], Any] | None = None, accumulation: int = 1) -> Result:
     """Run `steps` steps (closure form, so LBFGS works); metric-driven schedulers get the loss; `clip(model)` runs
     between backward() and the update (a config's gradient clipping). With `accumulation` A > 1 a step is a
     micro-batch: A micro-batches' gradients (each loss / A) make one optimizer step, after the A-th; the scheduler
-    steps after every micro-batch (optreg.config.run: `train.accumulation_steps`)."""
+    steps after every micro-batch (optreg.config.run: `train.accumulation_steps`). The lrs are those each step used
+    (group 0's in `Result.lrs`, every group's to `on_step(step, loss, lrs)`), as `optreg plot` gives them: read
+    before the step, not after its scheduler's step, which sets the next step's."""
     teacher = Teacher(seed)
     losses, lrs = [], []
     with warnings.catch_warnings():   # once for the run: each change of the filters would forget which warnings
         # were shown, so a warning the step gives (once per place in a Python loop) would print at every step
         warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)   # under accumulation, by design
         for step in range(steps):
+            used = [float(group["lr"]) for group in optimizer.param_groups]   # before its scheduler steps
             losses.append(_step(model, optimizer, scheduler, teacher.batch(batch_size), step, clip, accumulation))
-            lrs.append(float(optimizer.param_groups[0]["lr"]))
+            lrs.append(used[0])
             if on_step:
-                on_step(step, losses[-1], lrs[-1])
+                on_step(step, losses[-1], used)
     return Result(losses, lrs)
 
 

@@ -212,7 +212,7 @@ def test_eager_accumulation_trains_through_the_loop(eager_tree):
     built.optimizer.step = lambda *a, **k: (steps.append(built.scheduler.last_epoch), original(*a, **k))[1]
     result = train(model, built.optimizer, built.scheduler, 12, 4, 0, accumulation=built.run.accumulation)
     assert steps == [3, 7, 11] and len(result.lrs) == 12
-    assert result.lrs == [built.scheduler.base_lrs[0] * built.scheduler.schedules[0](t + 1) for t in range(12)]
+    assert result.lrs == [built.scheduler.base_lrs[0] * built.scheduler.schedules[0](t) for t in range(12)]
     # one window by hand: the summed gradients of loss / 4, then the optimizer's step at the lr of step 3
     reference = optreg.build(path, twin)
     for _ in range(3):

@@ -533,6 +533,29 @@ def test_a_warning_the_step_gives_prints_once_per_run_as_in_a_python_loop(tmp_pa
     assert capsys.readouterr().err.count("param group 1 has no clip_grad_max_norm") == 1
 
 
+def test_optreg_run_reports_the_lrs_each_step_used_as_plot_gives_them(tmp_path, capsys):
+    """The run's lrs are those its steps used, as plot's rows: its summary gives the last step's (after it, torch's
+    OneCycleLR goes on past its curve: the scheduler's step sets an lr no step uses), per group."""
+    from optreg.cli import main
+    from optreg.train import make_model, train
+
+    config = tmp_path / "c.yaml"
+    config.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9, param_groups: [{params: ['*.bias'], lr: 0.05}]}\n"
+                      "scheduler: {name: OneCycleLR, max_lr: [0.01, 0.02], total_steps: 30}\ntrain: {steps: 30}\n")
+    assert main(["plot", str(config), "--csv"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.strip().splitlines()[1:]]
+    plotted = {g: [float(v) for s, gg, k, v in rows if gg == g and k == "lr"] for g in ("0", "1")}
+    model = make_model(8, 2, 0)
+    built = optreg.build(str(config), model)
+    seen = []
+    result = train(model, built.optimizer, built.scheduler, 30, 16, 0, on_step=lambda step, loss, lrs: seen.append(lrs))
+    assert result.lrs == plotted["0"] and [lrs[1] for lrs in seen] == plotted["1"]
+    assert built.optimizer.param_groups[0]["lr"] != plotted["0"][-1]   # the scheduler has gone on past it
+    assert main(["run", str(config)]) == 0
+    summary = capsys.readouterr().out
+    assert f"g0 {plotted['0'][-1]:.4g}" in summary and f"g1 {plotted['1'][-1]:.4g}" in summary, summary
+
+
 @pytest.mark.parametrize("name", ["LBFGS", "oneflow.LBFGS"])
 def test_accumulation_with_an_optimizer_that_needs_a_closure_is_refused_where_the_file_says_it(name, tmp_path):
     """Gradient accumulation steps the optimizer without a closure after the micro-batches (optreg.train); LBFGS
