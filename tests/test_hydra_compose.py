@@ -107,6 +107,30 @@ def test_unresolvable_interpolation_is_an_error_naming_the_key():
         ("scheduler.T_max", "cannot resolve interpolation: Interpolation key 'train.nope' not found")]
 
 
+def test_an_interpolation_of_a_train_key_the_file_leaves_out_is_not_found_and_overrides_still_apply(tmp_path):
+    """`train:` keys the file leaves out are there for overrides (`train.steps=8` without `+`), but not as values:
+    `${train.steps}` of a file that gives its run in epochs is a key not found at its position (it resolved to the
+    default, None: 'expected a number'), and a key nobody sets keeps the run's default."""
+    from optreg.config.run import TrainSpec
+    from optreg.config.yaml_loader import read_yaml
+    from optreg.integrations.hydra.support import load_with_overrides
+
+    def load(path, overrides):
+        data, source = read_yaml(path)
+        return load_with_overrides(data, source, overrides, path)
+
+    config = tmp_path / "c.yaml"
+    config.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n"
+                      "  T_max: ${train.steps}\ntrain: {epochs: 5, steps_per_epoch: 4}\n")
+    with pytest.raises(ConfigError) as exc:
+        load(config, ["train.seed=3"])
+    assert [(e.path, e.message, e.location.line) for e in exc.value.errors] == [
+        ("scheduler.T_max", "cannot resolve interpolation: Interpolation key 'train.steps' not found", 4)]
+    experiment = load(config, ["train.batch_size=4", "~train.epochs", "train.steps=8"])
+    assert experiment.train.steps == 8 and experiment.train.batch_size == 4
+    assert experiment.scheduler["T_max"] == 8 and experiment.train.seed == TrainSpec().seed
+
+
 def test_errors_name_the_override_that_set_the_value():
     cfg = composed("optimizer.lr=-1", "optimizer.betas=[0.9,1.0]", hydra=True)
     with pytest.raises(ConfigError) as exc:

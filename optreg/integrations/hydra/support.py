@@ -548,7 +548,9 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
 
 def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any], list[Any]]:
     """The primary config for Hydra: each mapping section becomes the default option of its group, so that
-    `optimizer=sgd` replaces it; `train:` starts from its defaults so that `train.steps=7` always applies."""
+    `optimizer=sgd` replaces it; `train:` holds each of its keys, those the file leaves out as missing (`???`), so
+    that `train.steps=7` always applies (`_unset_dropped` removes those still missing after the composition, and an
+    interpolation of one, `${train.steps}`, is then a key not found, not the default)."""
     from optreg.config.run import TrainSpec
 
     primary: dict[str, Any] = {}
@@ -565,8 +567,24 @@ def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any
         defaults.append({group: FILE_OPTION if group in stored else None})
     defaults.append("_self_")
     if isinstance(primary.get("train", {}), Mapping):
-        primary["train"] = {**TrainSpec().model_dump(), **(primary.get("train") or {})}
+        primary["train"] = {**dict.fromkeys(TrainSpec.model_fields, MISSING), **(primary.get("train") or {})}
     return {"defaults": defaults, **primary}, [stored.get(g) for g in GROUPS]
+
+
+#: the value of a `train:` key the file leaves out, while Hydra composes (`_primary`)
+MISSING = "???"
+
+
+def _unset_dropped(cfg: Any) -> Any:
+    """The composed config without the `train:` keys that neither the file nor an override set (`_primary`)."""
+    from omegaconf import DictConfig, OmegaConf, open_dict
+
+    train = cfg.get("train") if isinstance(cfg, DictConfig) else None
+    if isinstance(train, DictConfig):
+        with open_dict(train):
+            for key in [k for k in train.keys() if OmegaConf.is_missing(train, k)]:
+                del train[key]
+    return cfg
 
 
 def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
@@ -596,7 +614,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
         store.store(name="__optreg_run__", node=primary)
         with initialize(version_base="1.3", config_path=None):
             try:
-                return compose("__optreg_run__", list(overrides))
+                return _unset_dropped(compose("__optreg_run__", list(overrides)))
             except (HydraException, OmegaConfBaseException) as exc:
                 raise _composition_error(exc, parsed, data) from None
     except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
