@@ -396,7 +396,7 @@ def test_a_warning_line():
 
 def test_run_shows_each_groups_lr(monkeypatch, capsys):
     out = run_main(["run", QUICKSTART, "--steps", "5"], 80, monkeypatch, capsys)
-    lr = 3.0e-3 * (0.01 + 0.99 * 5 / 20)       # LinearLR(0.01 -> 1 over 20 steps) after 5 steps: both groups
+    lr = 3.0e-3 * (0.01 + 0.99 * 4 / 20)       # LinearLR(0.01 -> 1 over 20 steps) at step 4, the last of 5: both groups
     lines = out.splitlines()
     final = lines.index(final_line(out))
     assert lines[final + 1] == f"lr: g0 {lr:.4g}  g1 {lr:.4g}"
