@@ -99,7 +99,7 @@ def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path
     for code in (f"open({str(marker)!r}, 'w').write('ran')",
                  f"__import__('os').system('touch {marker}')",
                  f"train.x = (lambda: open({str(marker)!r}, 'w'))()",
-                 f"optim.lr = ().__class__.__bases__[0]",
+                 "optim.lr = ().__class__.__bases__[0]",
                  f"def f():\n    open({str(marker)!r}, 'w')\nf()"):
         with pytest.raises(ConfigError) as exc:
             load_config(tree(code))
