@@ -199,6 +199,11 @@ def test_rule_multiplier_on_top_of_the_layer_scale():
     assert values["blocks.1.qkv.bias"] == (2.0 * 0.5 ** 2, 0.0)              # no_weight_decay wins over decay_mult
     assert values["blocks.0.qkv.weight"] == (0.5 ** 3, 0.1)
     assert values["pos_embed"] == (0.5 ** 4, 0.0) and values["head.weight"] == (1.0, 0.1)
+    opt = optreg.configure_optimizer("AdamW", model, lr=1.0, weight_decay=0.1, no_weight_decay=True,
+                                     param_groups=[{"params": "blocks.1.*", "weight_decay": 0.3}])
+    values = per_name(opt, model)
+    assert values["blocks.1.qkv.bias"] == (1.0, 0.0)                          # ... and over a rule's weight_decay
+    assert values["blocks.1.qkv.weight"] == (1.0, 0.3)
 
 
 def test_layer_count_includes_frozen_layers():
