@@ -341,3 +341,26 @@ def test_an_absolute_schedule_over_a_rule_s_own_lr_is_a_warning_at_the_rule():
                                                                            {"params": ["weight"], "lr": 0.02}]}}
     assert optreg.build(two, torch.nn.Linear(2, 2)).notes == [message.replace(
         "lr 0.05 at every step", "lr 0.05, and those of 1 more (optimizer.param_groups[1]) at every step")]
+
+
+def test_configure_lr_scheduler_warns_of_the_group_lrs_an_absolute_schedule_replaces_as_build_does():
+    """configure_lr_scheduler over an optimizer's groups of different lrs: an absolute lr schedule sets one lr for
+    all, so each group whose lr differs from it is named in one ConfigWarning (build's words, a group's path); a
+    factor schedule, or groups of one lr, say nothing."""
+    def groups(*lrs):
+        return torch.optim.SGD([{"params": [torch.nn.Parameter(torch.zeros(2))], "lr": lr} for lr in lrs], lr=0.01)
+
+    absolute = {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 0.01, "end_learning_rate": 0.001,
+                "total_iters": 100}
+    for optimizer, spec, said in [
+            (groups(0.05, 0.01, 0.02), absolute, [
+                "param_groups[0].lr: CosineDecayLR sets every group's lr itself (0.01 at step 0), which replaces this "
+                "group's lr 0.05, and those of 1 more (param_groups[2]) at every step; drop it, or use a schedule "
+                "whose values are factors of each group's lr (torch, OneFlow, HF, timm)"]),
+            (groups(0.05, 0.01), {"name": "CosineAnnealingLR", "T_max": 100}, []),
+            (groups(0.03, 0.03), absolute, [])]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            optreg.configure_lr_scheduler(optimizer, dict(spec))
+        assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == said
+        assert all(w.filename == __file__ for w in caught if isinstance(w.message, optreg.ConfigWarning))

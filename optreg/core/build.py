@@ -10,6 +10,7 @@ import dataclasses
 import math
 import numbers
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
@@ -23,11 +24,12 @@ from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, c
                                 settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
-from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest, join_path, key_text, show
+from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, join_path,
+                           key_text, show)
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_of, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
-from optreg.core.lint import own_warmup_errors
+from optreg.core.lint import group_lrs_replaced, own_warmup_errors
 from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
 from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED
 from optreg.schedules.epochs import scale_counts
@@ -1138,6 +1140,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
     if problems:
         raise _rooted(ConfigError(problems))
+    for note in group_lrs_replaced(plan, optimizer.param_groups):   # the linter's note that build gives a config
+        warnings.warn(ConfigWarning(note), stacklevel=2)
     for hook, value in wrappers:   # a dialect's keyword (cerebras.pytorch <= 2.3's adjust_learning_rate: muP)
         if value:
             return hook(plan, optimizer)

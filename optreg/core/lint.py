@@ -146,10 +146,8 @@ def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> 
     param_groups rules that give their own lr (`lr_name`, the optimizer's name for it): the schedule sets every
     group's lr, so the rules' are never used; one warning, at the first such rule, naming the others (build
     refuses the multipliers that would be undone, `build.absolute_over_scaled`)."""
-    from optreg.schedules.engine import ABSOLUTE
-
-    schedule = _closed_form(plan)
-    if schedule is None or (plan.key if plan.schedule is not None else "lr") != "lr" or schedule.values != ABSOLUTE:
+    schedule = _absolute_lr(plan)
+    if schedule is None:
         return []
     ruled = []
     for group in groups:
@@ -158,13 +156,47 @@ def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> 
                 not isinstance(value, (int, float)):
             continue
         ruled.append((group.rule, float(value)))
-    if not ruled:
+    return _lrs_replaced(plan, schedule, ruled, "rule", lr_name)
+
+
+def group_lrs_replaced(plan: Any, param_groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`rule_lrs_replaced` for `configure_lr_scheduler` over an optimizer's groups of different lrs: an absolute lr
+    schedule sets one value for every group, which replaces the lr of each group that differs from it (from the
+    first group's where the value cannot be computed here)."""
+    schedule = _absolute_lr(plan)
+    lrs = [g.get("lr") for g in param_groups]
+    if schedule is None or len(set(lrs)) < 2 or \
+            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in lrs):
         return []
-    (rule, value), more = ruled[0], [r for r, _ in ruled[1:]]
+    first = _value(schedule, 0, float(lrs[0]))
+    kept = float(lrs[0]) if first is None else first
+    return _lrs_replaced(plan, schedule, [(f"param_groups[{i}]", float(v)) for i, v in enumerate(lrs)
+                                          if not _same_lr(float(v), kept)], "group")
+
+
+def _absolute_lr(plan: Any) -> Any:
+    """The closed form of an lr schedule whose values are absolute (Cerebras', MindSpore's, OneCycleLR's max_lr),
+    or None."""
+    from optreg.schedules.engine import ABSOLUTE
+
+    schedule = _closed_form(plan)
+    if schedule is None or (plan.key if plan.schedule is not None else "lr") != "lr" or schedule.values != ABSOLUTE:
+        return None
+    return schedule
+
+
+def _lrs_replaced(plan: Any, schedule: Any, own: Sequence[tuple[str, float]], what: str,
+                  lr_name: str = "lr") -> list[str]:
+    """One warning for the lrs of their own (the path of their rule or group, the lr) that an absolute schedule
+    replaces: at the first's lr (`lr_name`), naming the others (`what`: a rule, a group)."""
+    if not own:
+        return []
+    (first_of, value), more = own[0], [w for w, _ in own[1:]]
+    where = join_path(first_of, lr_name)
     first = _value(schedule, 0, value)
     at = f" ({first:g} at step 0)" if first is not None else ""
     also = f", and those of {len(more)} more ({', '.join(more[:3])}{', ...' if len(more) > 3 else ''})" if more else ""
-    return [f"{join_path(rule, lr_name)}: {plan.name} sets every group's lr itself{at}, which replaces this rule's lr "
+    return [f"{where}: {plan.name} sets every group's lr itself{at}, which replaces this {what}'s lr "
             f"{value:g}{also} at every step; drop it, or use a schedule whose values are factors of each group's lr "
             f"(torch, OneFlow, HF, timm)"]
 
@@ -268,4 +300,4 @@ def _start_keys(plan: Any, path: str) -> str:
     return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
-__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "HORIZON_SLACK"]
+__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "group_lrs_replaced", "HORIZON_SLACK"]
