@@ -65,5 +65,5 @@ def _runtimes() -> Any:
 def one_thread() -> Any:
     """Limit the parallel regions that the calling thread opens to one thread, until the returned limiter's
     `restore_original_limits()`. OpenMP keeps the setting per thread (`omp_set_num_threads`), so other threads,
-    a background compile's or the eager pool's, keep theirs."""
+    a background compile's say, keep theirs."""
     return _runtimes().limit(limits=1)

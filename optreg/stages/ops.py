@@ -209,7 +209,7 @@ PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 def unobserved() -> bool:
     """Whether an operation called here runs as it is: not traced by Dynamo, and seen by no dispatch or
-    torch-function mode (thread-local: a pool thread would not see them either)."""
+    torch-function mode (thread-local: another thread would not see them)."""
     return not (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack()
                 or torch._C._is_torch_function_mode_enabled())
 
