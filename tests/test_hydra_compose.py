@@ -131,6 +131,20 @@ def test_an_interpolation_of_a_train_key_the_file_leaves_out_is_not_found_and_ov
     assert experiment.scheduler["T_max"] == 8 and experiment.train.seed == TrainSpec().seed
 
 
+def test_an_override_past_the_end_of_a_list_says_so():
+    """Hydra's "Error merging override" alone said nothing of what failed: the cause is said with it."""
+    from optreg.config.yaml_loader import load_yaml
+    from optreg.integrations.hydra.support import load_with_overrides
+
+    data, source = load_yaml("optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups:\n"
+                             "    - {params: ['*.bias'], lr_mult: 2}\n", "c.yaml")
+    with pytest.raises(ConfigError) as exc:
+        load_with_overrides(data, source, ["optimizer.param_groups.5.lr_mult=3"])
+    assert [(e.path, e.message) for e in exc.value.errors] == [
+        ("optimizer.param_groups.5.lr_mult", "Error merging override optimizer.param_groups.5.lr_mult=3: list index "
+                                             "out of range at optimizer.param_groups[5]")]
+
+
 def test_errors_name_the_override_that_set_the_value():
     cfg = composed("optimizer.lr=-1", "optimizer.betas=[0.9,1.0]", hydra=True)
     with pytest.raises(ConfigError) as exc:

@@ -528,6 +528,10 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
     from hydra.errors import MissingConfigException
 
     text = " ".join(line.strip() for line in str(getattr(exc, "msg", None) or exc).strip().split("\n")[:2])
+    cause = exc.__cause__
+    if text.startswith("Error merging override") and cause is not None:   # what went wrong is the cause's to say
+        where = getattr(cause, "full_key", "")
+        text += f": {str(cause).strip().splitlines()[0]}" + (f" at {where}" if where else "")
     if isinstance(exc, MissingConfigException):
         for o in parsed:
             group, option = o.key_or_group, o.value()
