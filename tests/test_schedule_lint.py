@@ -341,6 +341,9 @@ def test_an_absolute_schedule_over_a_rule_s_own_lr_is_a_warning_at_the_rule():
                                                                            {"params": ["weight"], "lr": 0.02}]}}
     assert optreg.build(two, torch.nn.Linear(2, 2)).notes == [message.replace(
         "lr 0.05 at every step", "lr 0.05, and those of 1 more (optimizer.param_groups[1]) at every step")]
+    split = {**config, "optimizer": {**config["optimizer"], "no_weight_decay": True,
+                                     "param_groups": [{"params": ["*"], "lr": 0.05}]}}
+    assert optreg.build(split, torch.nn.Linear(2, 2)).notes == [message]   # its two groups (decay, none): one rule
 
 
 def test_configure_lr_scheduler_warns_of_the_group_lrs_an_absolute_schedule_replaces_as_build_does():

@@ -20,8 +20,8 @@ from pydantic import TypeAdapter, ValidationError
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
-                                from_rules, locate, remember_scaled_lr, scaled_lr_of, scaled_options, setting_elsewhere,
-                                settings_table, split_settings)
+                                from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of, scaled_options,
+                                setting_elsewhere, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, join_path,
@@ -55,7 +55,7 @@ def tensor_lr(entry: Entry, options: Mapping[str, Any], path: str, errors: Colle
     precision. None otherwise."""
     key = next((k for k in options if isinstance(k, str) and "lr" in synonyms(k)), None)
     value = options.get(key) if key is not None else None
-    if type(value).__name__ != "Tensor" or not type(value).__module__.startswith("torch"):
+    if not is_tensor(value):
         return None
     if isinstance(entry.target, str) and entry.target.startswith("torch.optim"):
         return value

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Iterable, Mapping, Sequence
 
@@ -231,16 +232,16 @@ class Source:
         return [n for n, _ in [*(self.named or []), *self.frozen] if n is not None]
 
 
-def _is_tensor(obj: Any) -> bool:
-    import torch
-
-    return isinstance(obj, torch.Tensor)
+def is_tensor(obj: Any) -> bool:
+    """Whether `obj` is a torch tensor (no tensor exists before torch is imported: this never imports it)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
 
 
 def check_params(params: Any) -> None:
     """ConfigError at `params` unless it is an iterable an optimizer can take its tensors or groups from (a
     Module is taken before this check, where it is taken)."""
-    if _is_tensor(params):
+    if is_tensor(params):
         raise ConfigError("params must be an iterable of tensors, not a single tensor", "params")
     if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
         raise ConfigError(f"params must be a Module, named_parameters() or an iterable of tensors or group "
@@ -271,9 +272,9 @@ def collect(params: Any) -> Source:
         raise ConfigError("optimizer got an empty parameter list", "params")
     if all(isinstance(i, Mapping) for i in items):
         return Source(None, [dict(i) for i in items])
-    if all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and _is_tensor(i[1]) for i in items):
+    if all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and is_tensor(i[1]) for i in items):
         return _named(items)
-    if all(_is_tensor(i) for i in items):
+    if all(is_tensor(i) for i in items):
         return _named([(None, t) for t in items])
     kinds = sorted({type(i).__name__ for i in items})
     raise ConfigError(f"params mixes or contains unsupported items ({', '.join(kinds)}); give tensors, "
@@ -515,7 +516,7 @@ def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
         if raw is None:
             errors.add(join_path(here, "params"), "group has no 'params'")
             continue
-        if _is_tensor(raw):
+        if is_tensor(raw):
             tensors = [raw]
         elif isinstance(raw, Iterable) and not isinstance(raw, (str, bytes, Mapping)):
             tensors = list(raw)
@@ -525,7 +526,7 @@ def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
         pairs = [(t[0], t[1]) if isinstance(t, tuple) and len(t) == 2 else ((names_of or {}).get(id(t)), t)
                  for t in tensors]
         for j, (_, t) in enumerate(pairs):
-            if not _is_tensor(t):
+            if not is_tensor(t):
                 errors.add(join_path(join_path(here, "params"), j), f"expected a tensor, got {type(t).__name__}")
             elif id(t) in seen:
                 errors.add(join_path(here, "params"), f"a parameter is claimed twice (also in {path}[{seen[id(t)]}])")

@@ -153,8 +153,8 @@ def rule_lrs_replaced(plan: Any, groups: Sequence[Any], lr_name: str = "lr") -> 
     for group in groups:
         value = group.options.get(lr_name)
         if group.rule == "default" or "lr" in group.origin or isinstance(value, bool) or \
-                not isinstance(value, (int, float)):
-            continue
+                not isinstance(value, (int, float)) or any(rule == group.rule for rule, _ in ruled):
+            continue   # a rule once, though no_weight_decay splits its parameters into two groups
         ruled.append((group.rule, float(value)))
     return _lrs_replaced(plan, schedule, ruled, "rule", lr_name)
 

@@ -311,19 +311,19 @@ class EagerLoops(PlainEager):
 
     def mul_(self, xs, s):
         if type(s) is float:
-            torch._foreach_mul_(xs, _plain_operand(xs[0], s))
+            torch._foreach_mul_(xs, self.operand(xs[0], s))
             return xs
         return super().mul_(xs, s)
 
     def div_(self, xs, s):
         if type(s) is float:
-            torch._foreach_div_(xs, _plain_operand(xs[0], s))
+            torch._foreach_div_(xs, self.operand(xs[0], s))
             return xs
         return super().div_(xs, s)
 
     def mul(self, xs, s):
         if type(s) is float:
-            return list(torch._foreach_mul(xs, _plain_operand(xs[0], s)))
+            return list(torch._foreach_mul(xs, self.operand(xs[0], s)))
         return super().mul(xs, s)
 
     def add_(self, xs, ys, alpha=1.0):

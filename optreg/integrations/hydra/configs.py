@@ -25,11 +25,10 @@ from typing import Any, Iterable
 
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import synonyms
-from optreg.integrations.hydra.support import BUILDERS
+from optreg.integrations.hydra.support import BUILDERS, MISSING
 
 GROUPS = (OPTIMIZER, SCHEDULER)
 HEADER = "# Generated from the optreg registry by `optreg hydra-configs`; do not edit."
-MISSING = "???"
 
 _LR_WORD = re.compile(r"(?<=[a-z0-9])LR(?=[A-Z])")
 _BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z].)")

@@ -575,7 +575,8 @@ def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any
     return {"defaults": defaults, **primary}, [stored.get(g) for g in GROUPS]
 
 
-#: the value of a `train:` key the file leaves out, while Hydra composes (`_primary`)
+#: OmegaConf's missing value: a template's blank (`configs`), a `train:` key the file leaves out while Hydra
+#: composes (`_primary`)
 MISSING = "???"
 
 
