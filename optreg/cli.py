@@ -80,6 +80,16 @@ def _steps_given(experiment, steps: int | None, added: str | None = None):
     return experiment
 
 
+def _class_of(optimizer: Any) -> str:
+    """What `optreg run` names as the optimizer it built: its class path, or a composite's parts
+    (`Composite(torch.Muon, torch.AdamW)`)."""
+    from optreg.core.composite_optimizer import Composite
+
+    if isinstance(optimizer, Composite):
+        return repr(optimizer)
+    return f"{type(optimizer).__module__}.{type(optimizer).__name__}"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.api import build
@@ -94,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     steps = built.run.steps or DEFAULT_STEPS
     width = render.terminal_width()
     render.print_lines(render.wrap(
-        f"optimizer: {type(built.optimizer).__module__}.{type(built.optimizer).__name__}   "
+        f"optimizer: {_class_of(built.optimizer)}   "
         f"scheduler: {type(built.scheduler).__name__ if built.scheduler else 'none'}", width, "  "), console)
     rows = built.group_table()
     render.print_lines(groups_lines(rows, width), console)

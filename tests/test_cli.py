@@ -8,10 +8,13 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from optreg.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def optreg_cmd(*args: str) -> subprocess.CompletedProcess:
@@ -27,6 +30,17 @@ def test_run_default_config_prints_groups_and_final_loss():
     assert final and "after 25 steps" in final[0]
     loss = float(final[0].split()[2])
     assert 0 < loss < 1.0
+
+
+def test_run_names_the_optimizer_class_or_a_composites_parts():
+    """The header names the class it built; a composite (Muon + AdamW rules) its parts, not its own class path."""
+    plain = optreg_cmd("run", "--steps", "2")
+    composite = optreg_cmd("run", str(ROOT / "examples" / "muon_adamw.yaml"), "--steps", "2")
+    assert plain.returncode == 0 and composite.returncode == 0, plain.stderr + composite.stderr
+    assert "optimizer: torch.optim.adamw.AdamW" in plain.stdout
+    header = " ".join(composite.stdout.split("parameter groups")[0].split())
+    assert "optimizer: Composite(torch.Muon, torch.AdamW, torch.AdamW)" in header
+    assert "composite_optimizer" not in composite.stdout
 
 
 def test_run_with_config_and_overrides(tmp_path):
