@@ -235,6 +235,7 @@ def test_the_schema_takes_every_spelling_of_a_name_that_validation_takes():
     {"name": "hf.linear", "num_warmup_steps": 2, "num_training_steps": 10, "key": "lr", "last_epoch": -1},
     {"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.01, "total_iters": 10, "key": "weight_decay"},
     {"name": "sequential", "schedulers": [{"name": "LinearLR", "total_iters": 5}], "last_step": -1},
+    {"name": "torch.StepLR", "step_size": 3, "key": "lr"},   # the one key a torch class drives (core.build.check_key)
 ])
 def test_the_adapter_s_options_of_a_closed_form_are_in_the_schema(scheduler):
     """`key` and `last_epoch` (alias `last_step`) belong to the adapter of every closed-form schedule
@@ -245,7 +246,7 @@ def test_the_adapter_s_options_of_a_closed_form_are_in_the_schema(scheduler):
 
 
 @pytest.mark.parametrize("scheduler, bad_path", [
-    ({"name": "torch.StepLR", "step_size": 3, "key": "lr"}, "scheduler.key"),   # torch's classes drive the lr only
+    ({"name": "torch.StepLR", "step_size": 3, "key": "momentum"}, "scheduler.key"),   # torch's classes drive the lr
     ({"name": "cerebras.CosineDecayWD", "initial_val": 0.1, "end_val": 0.01, "total_iters": 10, "key": "lr"},
      "scheduler.key"),
 ])

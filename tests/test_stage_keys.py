@@ -140,3 +140,46 @@ def test_a_combinator_key_that_is_no_key_is_reported_once_not_for_each_stage():
     assert messages(info) == [("key", "must be one of lr, momentum, betas[0], betas[1], weight_decay, got "
                                       "'wieght_decay'")]
     assert info.value.errors[0].suggestion == "weight_decay"
+
+
+TOP_FILE = """\
+optimizer: {name: SGD, lr: 0.1, momentum: 0.9}
+scheduler: {name: torch.StepLR, step_size: 2, key: momentum}
+train: {steps: 6}
+"""
+
+
+def test_a_torch_class_at_the_top_drives_the_lr_only(tmp_path, capsys):
+    """A torch class drives the lr (a stage's, its combinator's key): a top-level `key:` naming another key is
+    refused at its key by the rule of every schedule that drives one key, from validate, build and
+    configure_lr_scheduler alike (it was 'unknown option of torch.StepLR')."""
+    path = tmp_path / "top.yaml"
+    path.write_text(TOP_FILE)
+    message = "torch.StepLR drives 'lr' only, got 'momentum'"
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"{path}:2:47: scheduler.key: {message}\n"
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert messages(info) == [("scheduler.key", message)]
+    opt = _sgd()
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, {"name": "torch.StepLR", "step_size": 2, "key": "momentum"})
+    assert messages(info) == [("key", message)]
+    with pytest.raises(optreg.ConfigError) as info:   # a key that is no key: as a closed form's
+        optreg.configure_lr_scheduler(opt, {"name": "torch.StepLR", "step_size": 2, "key": "wieght_decay"})
+    assert messages(info) == [("key", "must be one of lr, momentum, betas[0], betas[1], weight_decay, got "
+                                      "'wieght_decay'")]
+    assert info.value.errors[0].suggestion == "weight_decay"
+
+
+def test_a_torch_class_at_the_top_takes_key_lr():
+    """`key: lr` on a top-level torch class is the key it drives: its lrs are torch's StepLR's."""
+    got = _run({"name": "torch.StepLR", "step_size": 2, "gamma": 0.5, "key": "lr"}, 6)
+    opt = _sgd()
+    theirs = torch.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+    expected = []
+    for _ in range(6):
+        expected.append((opt.param_groups[0]["lr"], opt.param_groups[0]["weight_decay"]))
+        opt.step()
+        theirs.step()
+    assert got == expected

@@ -349,6 +349,8 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         own = getattr(entry.resolve(), "param_group_key", None)   # one a weight-decay schedule drives) and last_epoch
         props["key"] = {"enum": [own] if own else list(KEYS)}
         props.update({k: v for k, v in _last_epoch().items() if k not in props})
+    else:   # a torch class drives the lr (core.build.check_key)
+        props["key"] = {"enum": ["lr"]}
     props.update(_loop_keys())
     length = props.get(entry.length) if entry.length else None
     if length is not None and {"type": "null"} not in length.get("anyOf", []):   # null: left out (core.loop)

@@ -691,13 +691,7 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
     when it gives one, else its combinator's; None when that is not a key (reported once, not for each stage)."""
     written = "key" in spec
     plan.key = spec.pop("key", own_key or "lr")
-    if plan.key not in KEYS:
-        errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(plan.key)}",
-                   closest(plan.key, KEYS) if isinstance(plan.key, str) else None)
-    elif own_key is not None and plan.key != own_key:
-        errors.add(join_path(path, "key"), f"{plan.name} drives {own_key!r} only, got {show(plan.key)}")
-    elif written or own_key:
-        check_stage_key(plan.key, plan.name, written, context, path, errors)
+    check_key(plan.key, own_key, plan.name, written, context, path, errors)
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
@@ -706,6 +700,20 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
     if plan.key not in KEYS:
         return None
     return plan.key if written or own_key or context.stage_of is None else context.stage_of[1]
+
+
+def check_key(key: Any, own_key: str | None, name: str, written: bool, context: Context, path: str,
+              errors: Collector) -> None:
+    """The one rule of a schedule's `key`: one of KEYS (did-you-mean), the only key a schedule that drives one
+    key drives (`own_key`: Cerebras' weight-decay schedules; a torch class at the top, which drives the lr), and
+    a stage's its combinator's (`check_stage_key`)."""
+    if key not in KEYS:
+        errors.add(join_path(path, "key"), f"must be one of {', '.join(KEYS)}, got {show(key)}",
+                   closest(key, KEYS) if isinstance(key, str) else None)
+    elif own_key is not None and key != own_key:
+        errors.add(join_path(path, "key"), f"{name} drives {own_key!r} only, got {show(key)}")
+    elif written or own_key:
+        check_stage_key(key, name, written, context, path, errors)
 
 
 def check_stage_key(key: str, name: str, written: bool, context: Context, path: str, errors: Collector) -> None:
@@ -838,8 +846,8 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if engine:
         key = _pop_adapter_options(spec, plan, errors, path, context,
                                    getattr(entry.resolve(), "param_group_key", None))
-    elif context.stage_of is not None and spec.get("key") in KEYS:   # a torch class's key is its combinator's too
-        check_stage_key(spec.pop("key"), entry.qualname, True, context, path, errors)
+    elif "key" in spec:   # a torch class drives the lr (torch's own), or as a stage its combinator's key
+        check_key(spec.pop("key"), None if context.stage_of else "lr", entry.qualname, True, context, path, errors)
     if any(option in option_names(entry) for option in NESTED):
         plan.children = _plan_children(spec, context, path, entry.dialect, errors, entry.qualname, key, scale,
                                        getattr(entry.resolve(), "checks_stage_keys", False))
