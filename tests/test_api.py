@@ -235,7 +235,7 @@ def test_a_tensor_lr_is_refused_where_it_cannot_be_the_groups_lr():
     for name, key in (("oneflow.AdamW", "lr"), ("mindspore.Adam", "learning_rate")):
         with pytest.raises(ConfigError) as info:
             optreg.configure_optimizer(name, model, **{key: torch.tensor(0.01)})
-        assert str(info.value) == f"{key}: " + refusal.replace("oneflow.AdamW", name).replace("(lr)", f"({key})")
+        assert str(info.value) == f"{key}: " + refusal.replace("oneflow.AdamW", name).replace("lr", key)
     for call, path in ((lambda: optreg.configure_optimizer("oneflow.AdamW", [{"params": [model.weight],
                                                                              "lr": torch.tensor(0.01)}]), "params[0]"),
                        (lambda: optreg.configure_optimizer("oneflow.AdamW", model, param_groups=[
@@ -244,3 +244,75 @@ def test_a_tensor_lr_is_refused_where_it_cannot_be_the_groups_lr():
         with pytest.raises(ConfigError) as info:
             call()
         assert str(info.value) == f"{path}{'.' if path else ''}lr: {refusal}"
+
+
+def _trained(optimizer, model, steps=3):
+    """`steps` steps of `optimizer` over `model` with the same gradients each time; the weights after them."""
+    for step in range(steps):
+        for i, p in enumerate(model.parameters()):
+            p.grad = torch.full_like(p, 0.1 * (i + 1) * (-1) ** step)
+        optimizer.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_tensor_betas_and_weight_decay_are_the_tensors_torch_keeps():
+    """torch 2.13 declares a tensor for Adam's and AdamW's betas and SGD's weight_decay as for every lr: optreg hands
+    torch's class the tensors themselves (the optimizer's, beta1 / beta2, a rule's, optimizer_class()'s), and the
+    weights are torch's bit for bit. They became floats."""
+    torch.manual_seed(0)
+    models = [torch.nn.Linear(3, 2) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    betas = (torch.tensor(0.8), torch.tensor(0.99))
+    ours = optreg.configure_optimizer("adamw", models[0], betas=betas)
+    assert all(a is b for a, b in zip(ours.param_groups[0]["betas"], betas))
+    theirs = torch.optim.AdamW(models[1].parameters(), betas=tuple(b.clone() for b in betas))
+    assert all(torch.equal(a, b) for a, b in zip(_trained(ours, models[0]), _trained(theirs, models[1])))
+    split = optreg.configure_optimizer("adamw", models[0], beta1=betas[0], beta2=betas[1])
+    assert all(a is b for a, b in zip(split.param_groups[0]["betas"], betas))
+    assert optreg.optimizer_class("adamw", betas=betas)(models[0].parameters()).param_groups[0]["betas"][1] is betas[1]
+    decay = torch.tensor(0.25)
+    ours = optreg.configure_optimizer("sgd", models[0], lr=0.1, weight_decay=decay)
+    assert ours.param_groups[0]["weight_decay"] is decay
+    theirs = torch.optim.SGD(models[1].parameters(), lr=0.1, weight_decay=decay.clone())
+    assert all(torch.equal(a, b) for a, b in zip(_trained(ours, models[0]), _trained(theirs, models[1])))
+    ruled = optreg.configure_optimizer("sgd", models[0], lr=0.1, param_groups=[{"params": "bias",
+                                                                                "weight_decay": decay}])
+    assert ruled.param_groups[0]["weight_decay"] is decay and ruled.param_groups[1]["weight_decay"] == 0
+
+
+def test_a_tensor_option_torch_does_not_take_is_refused_at_its_key():
+    """An option torch's class declares no tensor for (AdamW's weight_decay, SGD's momentum, AdamW's eps), and every
+    option of another implementation: a ConfigError at its key, not a float. torch's own refusals (betas that mix a
+    tensor and a number; tensor betas with foreach=True) at betas."""
+    model = torch.nn.Linear(3, 2)
+    tensor = torch.tensor(0.01)
+    adamw = "torch.AdamW takes a number, not a tensor: torch 2.13's AdamW takes one for betas, lr only; give "
+    cases = [
+        (lambda: optreg.configure_optimizer("adamw", model, weight_decay=tensor),
+         "weight_decay: " + adamw + "float(weight_decay)"),
+        (lambda: optreg.configure_optimizer("adamw", model, eps=tensor), "eps: " + adamw + "float(eps)"),
+        (lambda: optreg.configure_optimizer("sgd", model, lr=0.1, momentum=tensor),
+         "momentum: torch.SGD takes a number, not a tensor: torch 2.13's SGD takes one for lr, weight_decay only; "
+         "give float(momentum)"),
+        (lambda: optreg.configure_optimizer("adamw", model, param_groups=[{"params": "bias", "weight_decay": tensor}]),
+         "param_groups[0].weight_decay: " + adamw + "float(weight_decay)"),
+        (lambda: optreg.configure_optimizer("adamw", [{"params": [model.weight], "weight_decay": tensor}]),
+         "params[0].weight_decay: " + adamw + "float(weight_decay)"),
+        (lambda: optreg.optimizer_class("adamw", weight_decay=tensor),
+         "weight_decay: " + adamw + "float(weight_decay)"),
+        (lambda: optreg.configure_optimizer("oneflow.AdamW", model, betas=(tensor, tensor)),
+         "betas: oneflow.AdamW takes a number, not a tensor: only torch.optim's own classes step with a tensor betas; "
+         "give numbers"),
+        (lambda: optreg.configure_optimizer("oneflow.SGD", model, lr=0.1, weight_decay=tensor),
+         "weight_decay: oneflow.SGD takes a number, not a tensor: only torch.optim's own classes step with a tensor "
+         "weight_decay; give float(weight_decay)"),
+        (lambda: optreg.configure_optimizer("adamw", model, betas=(tensor, 0.999)),
+         "betas: torch.AdamW refused the configuration: betas must be either both floats or both Tensors"),
+        (lambda: optreg.configure_optimizer("adamw", model, betas=(tensor, tensor), foreach=True),
+         "betas: torch.AdamW refused the configuration: betas[0] as a Tensor is not supported for capturable=False "
+         "and foreach=True"),
+    ]
+    for call, expected in cases:
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert str(info.value) == expected

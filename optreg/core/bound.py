@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.build import tensor_lr, wraps_optimizer
+from optreg.core.build import tensor_options, with_tensors, wraps_optimizer
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import check_params, setting_elsewhere, settings_table
 from optreg.core.registry import REGISTRY
@@ -47,11 +47,10 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
                                               "it to configure_optimizer() or build() (a config's optimizer "
                                               "section), or pass torch-style group dicts as the params of the class")])
     bound: dict[str, Any] = {}
-    tensor = tensor_lr(entry, options, "", errors)
+    tensors = tensor_options(entry, options, "", errors)
     try:
         values = validate_options(entry, {k: v for k, v in options.items() if k not in settings})
-        bound = to_target_kwargs(entry, {**values, **({"lr": tensor} if tensor is not None and "lr" in values
-                                                      else {})})
+        bound = to_target_kwargs(entry, with_tensors(values, tensors))
     except ConfigError as exc:
         errors.extend(exc)
     errors.raise_if_any()

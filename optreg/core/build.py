@@ -46,22 +46,74 @@ def _adapter(entry: Entry, option: str) -> TypeAdapter:
     return TypeAdapter(opt.type)
 
 
-def tensor_lr(entry: Entry, options: Mapping[str, Any], path: str, errors: Collector) -> Any:
-    """The lr given as a tensor (an optimizer's, a group's, optimizer_class()'s), kept for torch.optim's own classes
-    as torch keeps it (the group's lr is that tensor, which a compiled or captured step reads on the device, and a
-    scheduler fills in place; torch itself refuses it with foreach=True unless capturable); refused for the other
-    implementations, which step with a number (a first-party step reads the lr as a Python float: under fused=True
-    it travels in a tensor already), where pydantic would turn it silently into a float, rounded to the tensor's
-    precision. None otherwise."""
-    key = next((k for k in options if isinstance(k, str) and "lr" in synonyms(k)), None)
-    value = options.get(key) if key is not None else None
-    if not is_tensor(value):
-        return None
-    if isinstance(entry.target, str) and entry.target.startswith("torch.optim"):
-        return value
-    errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: only torch.optim's own "
-                                     f"classes step with a tensor lr; give float({key})")
-    return None
+@lru_cache(maxsize=None)
+def torch_tensor_options(cls: type) -> frozenset[str]:
+    """The constructor arguments of torch.optim's class `cls` that take a tensor, as torch 2.13 declares them
+    (`float | Tensor`: every class's lr, Adam's and AdamW's betas, SGD's weight_decay), and lr for every class (Muon
+    declares a float but checks a tensor lr's size as the others do)."""
+    import inspect
+
+    declared = {n for n, p in inspect.signature(cls).parameters.items() if n != "params" and "Tensor" in str(
+        p.annotation)}
+    return frozenset({"lr", *declared})
+
+
+def _tensor_parts(value: Any) -> list[tuple[int | None, Any]]:
+    """(None, value) for a tensor, (i, item) for each tensor item of a list or tuple (betas), else nothing."""
+    if is_tensor(value):
+        return [(None, value)]
+    if isinstance(value, (list, tuple)):
+        return [(i, v) for i, v in enumerate(value) if is_tensor(v)]
+    return []
+
+
+def tensor_options(entry: Entry, options: Mapping[str, Any], path: str,
+                   errors: Collector) -> dict[tuple[str, int | None], Any]:
+    """The tensors given for options (an optimizer's, a group's, optimizer_class()'s), by (option, index in a tuple
+    option or None): kept for torch.optim's own classes where torch takes a tensor (`torch_tensor_options`), as
+    torch keeps it (the group's lr or betas is that tensor, which a compiled or captured step reads on the device,
+    and a scheduler fills in place; torch refuses some with foreach=True unless capturable, and betas that mix a
+    tensor and a number, when built); refused at the key for every other option and implementation (a first-party
+    step reads a number), where pydantic would turn it silently into a float, rounded to the tensor's precision.
+    `with_tensors` puts the kept ones back in place of the numbers validated from them."""
+    fields = option_names(entry)
+    torch_own = isinstance(entry.target, str) and entry.target.startswith("torch.optim")
+    takes = torch_tensor_options(entry.resolve()) if torch_own else frozenset()
+    kept: dict[tuple[str, int | None], Any] = {}
+    for key, value in options.items():
+        parts = _tensor_parts(value) if isinstance(key, str) else []
+        if not parts:
+            continue
+        option = key if key in fields else next((s for s in synonyms(key) if s in fields), None)
+        part = next(((t, ps.index(key)) for t, ps in TUPLE_ALIASES.items() if key in ps and t in fields), None)
+        if part is not None:   # beta1: betas[0]
+            option, parts = part[0], [(part[1], value)]
+        if option is None:   # not an option: validation reports the key
+            continue
+        if entry.target_name(option) in takes:
+            kept.update({(option, i): tensor for i, tensor in parts})
+            continue
+        who = (f"torch 2.13's {entry.resolve().__name__} takes one for {', '.join(sorted(takes))} only" if torch_own
+               else f"only torch.optim's own classes step with a tensor {option}")
+        errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: {who}; give "
+                                         f"{f'float({key})' if is_tensor(value) else 'numbers'}")
+    return kept
+
+
+def with_tensors(values: Mapping[str, Any], kept: Mapping[tuple[str, int | None], Any]) -> dict[str, Any]:
+    """`values` with the tensors `tensor_options` kept in place of the numbers validated from them (an option that
+    failed validation stays out)."""
+    out = dict(values)
+    for (option, index), tensor in kept.items():
+        if option not in out:
+            continue
+        if index is None:
+            out[option] = tensor
+        else:
+            items = list(out[option])
+            items[index] = tensor
+            out[option] = tuple(items)
+    return out
 
 
 def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
@@ -87,7 +139,7 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
         else:
             known[key] = value
     local = Collector()
-    tensor = tensor_lr(entry, known, path, local)
+    tensors = tensor_options(entry, known, path, local)
     # a rule's selectors and multipliers are offered too (`parms:` is a misspelt `params:`)
     resolved = resolve_aliases(entry, known, local, path, extra_keys=(*entry.group_keys, *SELECTORS, *MULTIPLIERS))
     values, failed = {}, set()
@@ -103,9 +155,7 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
     local.items += [e for e in rule_errors.items
                     if any(f in values for r in rules_of(entry) if join_path(path, r.path) == e.path for f in r.fields)]
     errors.extend(local.items)
-    if tensor is not None and "lr" in values:   # its value validated as a number, the tensor itself built
-        values["lr"] = tensor
-    group.options = values
+    group.options = with_tensors(values, tensors)   # their values validated as numbers, the tensors built
 
 
 def refused_at(entry: Entry, values: Mapping[str, Any], exc: BaseException) -> str:
@@ -314,15 +364,14 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
             except ConfigError as exc:
                 errors.extend(exc)
     values: dict[str, Any] = {}
-    tensor = tensor_lr(entry, options, path, errors)
+    tensors = tensor_options(entry, options, path, errors)
     try:
         values = validate_options(entry, options, path=path, unknown_keys=unknown_keys,
                                   extra_keys=(*(("optimizer",) if wraps_optimizer(entry) else ()),
                                               *settings_table(), "param_groups"))
     except ConfigError as exc:
         errors.extend(exc)
-    if tensor is not None and "lr" in values:   # its value validated as a number, the tensor itself built
-        values["lr"] = tensor
+    values = with_tensors(values, tensors)   # their values validated as numbers, the tensors built
     if wraps_optimizer(entry):
         errors.raise_if_any()
         return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner, frozen=inner.frozen)
