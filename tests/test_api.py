@@ -280,6 +280,23 @@ def test_tensor_betas_and_weight_decay_are_the_tensors_torch_keeps():
     assert ruled.param_groups[0]["weight_decay"] is decay and ruled.param_groups[1]["weight_decay"] == 0
 
 
+def test_a_closed_form_fills_tensor_betas_in_place():
+    """A schedule of betas[0] over tensor betas starts from the tensor's value and fills it in place, as it does a
+    tensor lr (it read no base from the tensor: 'gives no usable betas[0] at step 0')."""
+    model = torch.nn.Linear(3, 2)
+    betas = (torch.tensor(0.9), torch.tensor(0.999))
+    optimizer = optreg.configure_optimizer("adamw", model, betas=betas)
+    scheduler = optreg.configure_lr_scheduler(optimizer, {"name": "oneflow.LinearLR", "start_factor": 1.0,
+                                                          "end_factor": 0.5, "total_iters": 4, "key": "betas[0]"})
+    _trained(optimizer, model, 0)
+    for _ in range(3):
+        optimizer.step()
+        scheduler.step()
+    assert optimizer.param_groups[0]["betas"][0] is betas[0]
+    assert betas[0].item() == pytest.approx(0.9 * (1 - 0.5 * 3 / 4), rel=1e-6)
+    assert betas[1].item() == torch.tensor(0.999).item()   # not driven
+
+
 def test_a_tensor_option_torch_does_not_take_is_refused_at_its_key():
     """An option torch's class declares no tensor for (AdamW's weight_decay, SGD's momentum, AdamW's eps), and every
     option of another implementation: a ConfigError at its key, not a float. torch's own refusals (betas that mix a

@@ -1191,7 +1191,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     for group in optimizer.param_groups:
         value = group.get(key[:5], None) if key.startswith("betas") else group.get(key)
         value = value[int(key[6])] if key.startswith("betas") and isinstance(value, (list, tuple)) else value
-        bases.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) or is_tensor(value)   # torch's
+        bases.append(float(value) if number else None)   # tensor lr or betas: its value
     default = optimizer.defaults.get(key) if not key.startswith("betas") else None
     problems = check_schedule(plan, None if None in bases else bases,
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
