@@ -102,7 +102,10 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
 
 def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:
     """The rows of `build(config, model).group_table()` from the validated plan alone: a dry run that creates
-    no optimizer and no scheduler (`optreg groups`), and that needs no run length."""
+    no optimizer and no scheduler (`optreg groups`), and that needs no run length. The plan's notes on the groups
+    (a rule of frozen parameters only) are warnings, as build gives them."""
+    import warnings
+
     with planned_with_model():
         experiment = to_experiment(config, format)
     if experiment.needs_run and experiment.run.steps is None:
@@ -112,4 +115,6 @@ def group_table(config: Any, model_or_named_params: Any, format: str | None = No
 
         experiment = experiment.with_run(total_steps=NOMINAL_RUN)
     plan = experiment.plan(model_or_named_params)
+    for note in plan.optimizer.notes:
+        warnings.warn(ConfigWarning(note, experiment.note_location(note)), stacklevel=2)
     return table_rows(plan.optimizer.groups, plan.optimizer.frozen)

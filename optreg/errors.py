@@ -90,6 +90,13 @@ def join_path(prefix: str, key: str | int) -> str:
     return f"{prefix}[{key[1:]}" if key.startswith("[") else f"{prefix}.{key}"
 
 
+def first_few(items: Sequence[str], shown: int = 3) -> str:
+    """`a, b, c and 2 more`: the first `shown` of `items`, and how many more (a model's hundred biases are named by
+    their first few)."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
 def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The candidate closest to `word` (difflib), compared case-insensitively, or None."""
     word = key_text(word)

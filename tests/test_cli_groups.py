@@ -123,3 +123,21 @@ def test_the_group_table_lists_a_dialects_group_keys_with_the_options():
         built = optreg.build({"optimizer": {"name": name, "param_groups": [
             {"params": "*.bias", "weight_decay": 0.0, key: value}]}}, model)
         assert built.group_table()[0]["options"] == {"weight_decay": 0.0, key: value}
+
+
+def test_a_rule_over_the_frozen_stem_only_is_a_warning_at_its_position(tmp_path, capsys):
+    """tiny_resnet's stem is frozen: a rule over it makes no group, which validate and groups with --model say as a
+    warning at the rule's params in the file (build's ConfigWarning), and still succeed. They said nothing."""
+    path = tmp_path / "stem.yaml"
+    path.write_text("optimizer:\n  name: SGD\n  lr: 0.01\n  param_groups:\n"
+                    "    - {params: [conv1.*, bn1.*], lr_mult: 0.1}\n")
+    note = (f"{path}:5:8: warning: optimizer.param_groups[0].params: every parameter it matches is frozen "
+            f"(requires_grad=False: conv1.weight, bn1.weight, bn1.bias), so it makes no group; frozen parameters stay "
+            f"out of the optimizer: build it again once they are unfrozen\n")
+    model = "examples.finetune_models:tiny_resnet"
+    assert main(["validate", str(path), "--model", model]) == 0
+    assert capsys.readouterr().err == note
+    assert main(["groups", str(path), "--model", model, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == note
+    assert [r["rule"] for r in json.loads(captured.out)] == ["default", "frozen"]

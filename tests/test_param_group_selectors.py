@@ -233,13 +233,54 @@ def test_tied_parameters_are_placed_once_and_frozen_left_out():
     assert sum(len(g["params"]) for g in opt.param_groups) == 5
 
 
-def test_a_rule_over_frozen_parameters_only_makes_no_group():
+#: the warning of a rule whose parameters are all frozen (groups.frozen_rule_note)
+FROZEN_NOTE = ("every parameter it matches is frozen (requires_grad=False: {}), so it makes no group; frozen "
+               "parameters stay out of the optimizer: build it again once they are unfrozen")
+
+
+def test_a_rule_over_frozen_parameters_only_makes_no_group_and_says_so():
+    """A rule whose parameters are all frozen makes no group: a warning at the rule's params (at the rule for a
+    modules selector), not an error as a pattern that matches no name is, since freezing is often a phase (timm and
+    MMEngine pass over frozen parameters silently); build and configure_optimizer alike. It said nothing."""
     model = Net()
-    for p in model.fc.parameters():
-        p.requires_grad_(False)
-    built = optreg.build({"optimizer": {"name": "SGD", "param_groups": [{"params": "fc.*", "lr": 0.5}]}}, model)
+    model.fc.requires_grad_(False)
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        built = optreg.build({"optimizer": {"name": "SGD", "param_groups": [{"params": "fc.*", "lr": 0.5}]}}, model)
+    assert [str(w.message) for w in caught] == ["optimizer.param_groups[0].params: " +
+                                                FROZEN_NOTE.format("fc.weight, fc.bias")]
     assert [r["rule"] for r in built.group_table()] == ["default", "frozen"]
     assert built.group_table()[-1]["names"] == ["fc.weight", "fc.bias"]
+    model.embed.requires_grad_(False)
+    model.norm.requires_grad_(False)
+    for rule, where in (({"params": ["embed.*", "norm.*", "fc.*"]}, "param_groups[0].params"),
+                        ({"modules": ["Embedding", "LayerNorm", "Linear"]}, "param_groups[0]")):
+        with pytest.warns(optreg.ConfigWarning) as caught:
+            opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{**rule, "lr": 0.5}])
+        assert [str(w.message) for w in caught] == [
+            f"{where}: " + FROZEN_NOTE.format("embed.weight, norm.weight, norm.bias and 2 more")]
+        assert [g["lr"] for g in opt.param_groups] == [0.1]
+    with pytest.raises(ConfigError) as info:   # a pattern matching no name at all is still an error
+        optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{"params": "nothere.*", "lr": 0.5}])
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("param_groups[0].params", "pattern 'nothere.*' matches no parameter")]
+
+
+def test_a_composite_s_rule_over_frozen_parameters_only_warns_once():
+    """In a composite, a rule routed to an optimizer and a rule of the main optimizer over frozen parameters only are
+    both the warning, once each at the user's rule index (the main optimizer's said 'pattern matches no
+    parameter', as it planned without the frozen parameters)."""
+    model = Net()
+    model.fc.requires_grad_(False)
+    model.norm.requires_grad_(False)
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        opt = optreg.configure_optimizer("AdamW", model, lr=0.01, param_groups=[
+            {"params": "embed.*", "optimizer": {"name": "SGD", "lr": 0.1}},
+            {"params": "fc.*", "optimizer": {"name": "SGD", "lr": 0.1}},
+            {"params": "norm.*", "lr_mult": 0.1}])
+    assert [str(w.message) for w in caught] == [
+        "param_groups[1].params: " + FROZEN_NOTE.format("fc.weight, fc.bias"),
+        "param_groups[2].params: " + FROZEN_NOTE.format("norm.weight, norm.bias")]
+    assert [(g["lr"], len(g["params"])) for g in opt.param_groups] == [(0.1, 1), (0.01, 1)]
 
 
 class NoBias(nn.Module):
@@ -349,8 +390,10 @@ def test_two_rules_claiming_a_tied_tensor_by_two_names_first_wins():
 def test_a_tied_name_of_a_frozen_tensor_selects_nothing_trainable():
     model = Tied(head_bias=True)
     model.embed.weight.requires_grad_(False)
-    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
-        {"params": "lm_head.weight", "lr": 0.5}]}}, model)
+    with pytest.warns(optreg.ConfigWarning, match=r"^optimizer\.param_groups\[0\]\.params: every parameter it "
+                                                  r"matches is frozen \(requires_grad=False: lm_head\.weight\)"):
+        built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
+            {"params": "lm_head.weight", "lr": 0.5}]}}, model)
     assert [(r["rule"], r["names"]) for r in built.group_table()] == [
         ("default", ["proj.weight", "proj.bias", "lm_head.bias"]), ("frozen", ["embed.weight"])]
 

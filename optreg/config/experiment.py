@@ -536,7 +536,7 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     if opt_plan is not None:
         sched_plan = plan_around(opt_plan, experiment, errors, notes=notes)
     errors.raise_if_any()
-    return Plan(opt_plan, sched_plan, notes)
+    return Plan(opt_plan, sched_plan, [*opt_plan.notes, *notes])
 
 
 def _check_accumulation(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:

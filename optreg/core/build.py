@@ -24,8 +24,8 @@ from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, c
                                 setting_elsewhere, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
-from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, join_path,
-                           key_text, show)
+from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
+                           join_path, key_text, show)
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_of, resolve_aliases,
                                       to_target_kwargs, validate_options)
 from optreg.core import models
@@ -201,6 +201,7 @@ class OptimizerPlan:
     dicts: list[dict[str, Any]] = field(default_factory=list)
     frozen: list[tuple[str, Any]] = field(default_factory=list)   # parameters left out (requires_grad=False)
     model: Any = None                  # the Module itself, for an entry that `takes_model` (MindSpore thor)
+    notes: list[str] = field(default_factory=list)   # warnings of its planning (groups.frozen_rule_note)
 
     def build(self):
         """The optimizer, keeping the keys that scaled its groups' lrs (groups.remember_scaled_lr)."""
@@ -374,10 +375,12 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     values = with_tensors(values, tensors)   # their values validated as numbers, the tensors built
     if wraps_optimizer(entry):
         errors.raise_if_any()
-        return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner, frozen=inner.frozen)
+        return OptimizerPlan(entry, values, inner.groups, inner.grouped, inner, frozen=inner.frozen,
+                             notes=inner.notes)
     if entry.takes_model:
         return _model_plan(entry, params, values, param_groups, settings, errors, path)
     groups: list[Group] = []
+    notes: list[str] = []
     source = None
     try:
         source = collect(params)
@@ -401,7 +404,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         groups = from_dicts(dicts, errors, join_path(path, "params"), paramless_ok=paramless)
     elif named is not None:
         groups = from_rules(named, list(param_groups or ()), errors, rules_path, paramless_ok=paramless,
-                            source=source)
+                            source=source, notes=notes)
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
         for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
@@ -417,7 +420,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     _check_params(entry, groups, errors, path)
     _check_steppable(entry, values, groups, errors, path)
     errors.raise_if_any()
-    plan = OptimizerPlan(entry, values, groups, grouped, frozen=list(source.frozen) if source else [])
+    plan = OptimizerPlan(entry, values, groups, grouped, frozen=list(source.frozen) if source else [], notes=notes)
     plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path, rules_path)
     errors.raise_if_any()
     return plan
@@ -470,9 +473,8 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
                     refused.append(f"{who} is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}"
                                    if placements else f"{who} has shape {tuple(p.shape)}")
         if refused:   # one error, the first few named: a model's hundred biases are one problem
-            more = f" and {len(refused) - SHOWN_REFUSED} more" if len(refused) > SHOWN_REFUSED else ""
             hint = ROUTE_HINT if len(refused) == 1 else ROUTE_HINT.replace("route it", "route them", 1)
-            errors.add(join_path(path, "params"), f"{requirement}; {', '.join(refused[:SHOWN_REFUSED])}{more}: {hint}")
+            errors.add(join_path(path, "params"), f"{requirement}; {first_few(refused, SHOWN_REFUSED)}: {hint}")
 
 
 #: parameters an optimizer refuses that its error names (`_check_params`)
@@ -524,8 +526,11 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if call is not None:   # the framework's own reading of these arguments (Model Zoo 2.0-2.3's call)
         params, kwargs, extras = call(entry, params, kwargs, unknown_keys)
     param_groups = kwargs.pop("param_groups", None)
-    optimizer = plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
-                               param_groups=param_groups, options=kwargs).build()
+    plan = plan_optimizer(optimizer_type, params, dialect=dialect, unknown_keys=unknown_keys,
+                          param_groups=param_groups, options=kwargs)
+    for note in plan.notes:   # as build() and validate give them
+        warnings.warn(ConfigWarning(note), stacklevel=2)
+    optimizer = plan.build()
     for group, extra in zip(optimizer.param_groups, extras):
         group.update(extra)
     return optimizer

@@ -155,7 +155,8 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         raise ConfigError("a param_groups rule with optimizer: routes parameters by name: pass the Module or "
                           "model.named_parameters()", rules_path)
     routing = [{k: v for k, v in r.items() if k in SELECTORS} if isinstance(r, Mapping) else r for r in param_groups]
-    routed = from_rules(source.named, routing, errors, rules_path, source=source)
+    notes: list[str] = []
+    routed = from_rules(source.named, routing, errors, rules_path, source=source, notes=notes)
     errors.raise_if_any()
     members = {g.rule: [(n, t) for n, t in zip(g.names or [], g.params)] for g in routed}
     taken: set[str] = set()
@@ -190,14 +191,16 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
                                f"{entry.qualname} has none (drop it, or route fewer)")
     else:
         try:
-            main = plan_optimizer(entry.qualname, rest, unknown_keys=unknown_keys,
+            main = plan_optimizer(entry.qualname, [*rest, *source.frozen], unknown_keys=unknown_keys,
                                   param_groups=[r for _, r in main_rules] or None, path=path, options=options)
             parts.insert(0, (None, main))
             _check_part(main, path, errors)
         except ConfigError as exc:
             errors.extend(_reindex(exc, rules_path, [i for i, _ in main_rules]))
     errors.raise_if_any()
-    return CompositePlan.of(parts, param_groups, rules_path, [i for i, _ in main_rules], list(source.frozen))
+    plan = CompositePlan.of(parts, param_groups, rules_path, [i for i, _ in main_rules], list(source.frozen))
+    plan.notes = notes   # the routing saw every rule over every parameter: the parts' notes are its again
+    return plan
 
 
 def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: Collector, path: str,
@@ -255,6 +258,7 @@ class CompositePlan:
         self.order = order            # (part index, group index within the part), in the composite's order
         self.groups = groups
         self.frozen = frozen
+        self.notes: list[str] = []     # warnings of its planning, as OptimizerPlan's
         self.grouped = True
         self.inner = None
         main = next((p for i, p in parts if i is None), parts[0][1])

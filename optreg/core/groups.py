@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 from pydantic_core import PydanticCustomError
 
 from optreg.core.types import Bool, NonNegFloat, NonNegInt, number
-from optreg.errors import Collector, ConfigError, ErrorItem, closest, join_path, show
+from optreg.errors import Collector, ConfigError, ErrorItem, closest, first_few, join_path, show
 
 _GLOB = set("*?[")
 
@@ -401,9 +401,11 @@ NO_SELECTOR = "required: a glob pattern or list of patterns over parameter names
 
 
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
-               path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None) -> list[Group]:
+               path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None,
+               notes: list[str] | None = None) -> list[Group]:
     """Rule i -> group i (first matching rule wins; every selector of a rule must hold); unmatched parameters form
-    a last, default group.
+    a last, default group. A rule whose parameters are all frozen makes no group: a note (`frozen_rule_note`) to
+    `notes`.
 
     Selectors: `params` (glob patterns over names; which of them may match nothing: `_check_patterns`), `modules`
     (class of the owning module), `max_ndim`. A tied parameter is selected by any of its names, and placed under its
@@ -483,13 +485,15 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         target = groups[k] if k is not None else rest
         target.params.append(tensor)
         target.names.append(name)
-    for group in groups:  # every match taken by an earlier rule: the rule would do nothing
+    for group in groups:  # every match taken by an earlier rule, or frozen: the rule would do nothing
         hits = group.selectors.pop("_hits", [])
         placed = {n: aliases.get(n, n) for n in hits}
         taken = sorted({owner[m] for m in placed.values() if m in owner and groups[owner[m]] is not group})
+        where = join_path(group.rule, "params") if group.patterns else group.rule
+        if hits and not group.params and not taken and notes is not None:
+            notes.append(frozen_rule_note(where, [n for n in hits if aliases.get(n, n) in frozen]))
         if hits and not group.params and taken:
             earlier = ", ".join(f"{path}[{k}]" for k in taken)
-            where = join_path(group.rule, "params") if group.patterns else group.rule
             ties = [f"{n} is tied to {m}" for n, m in placed.items() if n != m]
             errors.add(where, f"every parameter it matches is already taken by {earlier} "
                               f"(the first matching rule wins{'; ' + ', '.join(ties) if ties else ''}); "
@@ -500,6 +504,15 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
             group.names = None
     # a rule whose parameters are all frozen makes no group; a rule without selectors is a dialect's (order_params)
     return [g for g in groups if g.params or not g.selectors] + ([rest] if rest.params else [])
+
+
+def frozen_rule_note(where: str, names: Sequence[str]) -> str:
+    """The note of a rule whose parameters are all frozen (requires_grad=False): a warning, not an error, as
+    freezing is often a phase of training (the same file unfreezes them later) and neither timm nor MMEngine says
+    anything of it (timm leaves frozen parameters out, MMEngine applies no custom_keys to them), while a pattern
+    that matches no name at all is an error (`_check_patterns`)."""
+    return (f"{where}: every parameter it matches is frozen (requires_grad=False: {first_few(list(names))}), so it "
+            f"makes no group; frozen parameters stay out of the optimizer: build it again once they are unfrozen")
 
 
 def from_dicts(dicts: list[dict], errors: Collector, path: str = "params",
