@@ -303,13 +303,13 @@ def test_a_tensor_option_torch_does_not_take_is_refused_at_its_key():
     tensor and a number; tensor betas with foreach=True) at betas."""
     model = torch.nn.Linear(3, 2)
     tensor = torch.tensor(0.01)
-    adamw = "torch.AdamW takes a number, not a tensor: torch 2.13's AdamW takes one for betas, lr only; give "
+    adamw = "torch.AdamW takes a number, not a tensor: torch's AdamW takes one for betas, lr only; give "
     cases = [
         (lambda: optreg.configure_optimizer("adamw", model, weight_decay=tensor),
          "weight_decay: " + adamw + "float(weight_decay)"),
         (lambda: optreg.configure_optimizer("adamw", model, eps=tensor), "eps: " + adamw + "float(eps)"),
         (lambda: optreg.configure_optimizer("sgd", model, lr=0.1, momentum=tensor),
-         "momentum: torch.SGD takes a number, not a tensor: torch 2.13's SGD takes one for lr, weight_decay only; "
+         "momentum: torch.SGD takes a number, not a tensor: torch's SGD takes one for lr, weight_decay only; "
          "give float(momentum)"),
         (lambda: optreg.configure_optimizer("adamw", model, param_groups=[{"params": "bias", "weight_decay": tensor}]),
          "param_groups[0].weight_decay: " + adamw + "float(weight_decay)"),

@@ -93,7 +93,7 @@ def tensor_options(entry: Entry, options: Mapping[str, Any], path: str,
         if entry.target_name(option) in takes:
             kept.update({(option, i): tensor for i, tensor in parts})
             continue
-        who = (f"torch 2.13's {entry.resolve().__name__} takes one for {', '.join(sorted(takes))} only" if torch_own
+        who = (f"torch's {entry.resolve().__name__} takes one for {', '.join(sorted(takes))} only" if torch_own
                else f"only torch.optim's own classes step with a tensor {option}")
         errors.add(join_path(path, key), f"{entry.qualname} takes a number, not a tensor: {who}; give "
                                          f"{f'float({key})' if is_tensor(value) else 'numbers'}")
