@@ -259,6 +259,13 @@ def test_a_rule_over_frozen_parameters_only_makes_no_group_and_says_so():
         assert [str(w.message) for w in caught] == [
             f"{where}: " + FROZEN_NOTE.format("embed.weight, norm.weight, norm.bias and 2 more")]
         assert [g["lr"] for g in opt.param_groups] == [0.1]
+    linear = nn.Linear(3, 2)
+    linear.bias.requires_grad_(False)
+    with pytest.warns(optreg.ConfigWarning) as caught:   # bare tensors: max_ndim over frozen ones only
+        opt = optreg.configure_optimizer("SGD", list(linear.parameters()), lr=0.1, param_groups=[
+            {"max_ndim": 1, "lr": 0.5}])
+    assert [str(w.message) for w in caught] == ["param_groups[0]: " + FROZEN_NOTE.format("a tensor of shape (2,)")]
+    assert [(g["lr"], g["params"]) for g in opt.param_groups] == [(0.1, [linear.weight])]
     with pytest.raises(ConfigError) as info:   # a pattern matching no name at all is still an error
         optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{"params": "nothere.*", "lr": 0.5}])
     assert [(e.path, e.message) for e in info.value.errors] == [

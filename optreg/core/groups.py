@@ -464,7 +464,11 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
             hits = [j for j, (_, t) in enumerate(named) if t.dim() <= keys["max_ndim"]]
             for j in hits:
                 owner.setdefault(j, i)
-            if not hits:
+            frozen_hits = [f"a tensor of shape {tuple(t.shape)}" for _, t in source.frozen
+                           if t.dim() <= keys["max_ndim"]]
+            if not hits and frozen_hits and notes is not None:
+                notes.append(frozen_rule_note(here, frozen_hits))
+            elif not hits:
                 errors.add(join_path(here, "max_ndim"), f"no parameter has at most {keys['max_ndim']} dimensions")
             continue
         hits = _rule_hits(keys, every, tensors, owners)
