@@ -69,7 +69,8 @@ class ConfigError(ValueError):
 
 
 class ConfigWarning(UserWarning):
-    """A note on a config: probably a mistake, not an error (the schedule linter's, optreg.core.lint). `note` begins
+    """A note on a config: probably a mistake, not an error (the schedule linter's, optreg.core.lint; a param_groups
+    rule of frozen parameters only, optreg.core.groups.frozen_rule_note). `note` begins
     with the key path it is about; `location` is where the file writes that key (None: not from a file, or not
     written there). Its text is `file:line:column: note` where there is a location."""
 
