@@ -286,3 +286,33 @@ def test_a_value_not_read_that_the_reader_needs_is_its_error_with_an_override_to
     assert [str(e) for e in after.value.errors] == [str(e) for e in before.value.errors]
     assert item.location.line == 8 and item.location.file.endswith("main.py")
     assert _with_overrides(path, "train.train_iter=100").run.steps == 100   # an override replaces it
+
+
+@pytest.mark.parametrize("extra, want", [
+    # the scheduler's unknown argument (the reader's) and the optimizer's (optreg's own form's)
+    ("train.scheduler.alpah = 0.1\noptim.lrr = 1e-3\n",
+     [("train.scheduler.alpah", 8, "not an argument of LiBai's WarmupCosineLR"),
+      ("optim.lrr", 9, "unknown option of oneflow.AdamW")]),
+    # the run length (the reader's) hid the scheduler's and the optimizer's
+    ("train.train_iter = 'x'\ntrain.scheduler.warmup_method = 'linar'\noptim.eps = -1\n",
+     [("train.train_iter", 8, "must be an integer >= 0, got 'x'"), ("optim.eps", 10, "must be >= 0, got -1"),
+      ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
+    # the warmup ratio (the reader's) hid the warmup's method
+    ("train.warmup_ratio = 1.5\ntrain.scheduler.warmup_method = 'linar'\n",
+     [("train.warmup_ratio", 8, "must be a number in [0, 1), got 1.5"),
+      ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
+    # a section bound to what the file computes (not read) hid the other's
+    ("train = make_train()\noptim.lrr = 1e-3\n",
+     [("train", 8, "not read: a call to make_train (main.py:8)"), ("optim.lrr", 9, "unknown option of oneflow.AdamW")]),
+    ("optim = make_optim()\ntrain.scheduler.warmup_method = 'linar'\n",
+     [("optim", 8, "not read: a call to make_optim (main.py:8)"),
+      ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
+])
+def test_an_error_in_one_section_does_not_hide_another_s(tree, extra, want):
+    """Every problem at once: an error the reader finds in one section (optim, train's run length, train.scheduler)
+    no longer hides those of the others, each at its path and line."""
+    with pytest.raises(ConfigError) as exc:
+        load_config(tree(extra))
+    assert [(e.path, e.location.line) for e in exc.value.errors] == [(path, line) for path, line, _ in want]
+    assert all(e.message.startswith(message) and e.location.file.endswith("main.py")
+               for e, (_, _, message) in zip(exc.value.errors, want))

@@ -228,3 +228,32 @@ def test_layer_scale_is_refused_where_mindformers_1_3_builds_a_layer_wise_lr(arc
     (item,) = exc.value.errors
     assert item.path == "layer_scale" and item.location.line == text.splitlines().index("layer_scale: True") + 1
     assert "layer_decay^(L + 1 - layer id)" in item.message and "set layer_scale: false" in item.message
+
+
+@pytest.mark.parametrize("edits, want", [
+    # the schedule's near miss (the reader's) and the optimizer's eps (optreg's own form's)
+    ({"lr_end:": "lr_ed:", "eps: 1.e-8": "eps: -1.e-8"},
+     [("lr_schedule.lr_ed", 16, "not an option of MindFormers' CosineWithWarmUpLR, which would ignore it"),
+      ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
+    # the optimizer's unknown type (the reader's) and the schedule's warmup_ratio (the own form's)
+    ({"type: AdamWeightDecay": "type: AdamWeightDecy", "warmup_ratio: 0.1": "warmup_ratio: 1.5"},
+     [("optimizer.type", 7, "unknown MindFormers optimizer type 'AdamWeightDecy'"),
+      ("lr_schedule.warmup_ratio", 17, "must be <= 1, got 1.5")]),
+    # runner_config's epochs leaves the run unknown: total_steps -1 is not said to need it
+    ({"epochs: 2": "epochs: 0", "eps: 1.e-8": "eps: -1.e-8"},
+     [("runner_config.epochs", 2, "must be an integer >= 1, got 0"),
+      ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
+    # train:'s misspelt steps_per_epoch: neither total_steps -1 nor warmup_epochs is said to need the dataset's size
+    ({"steps_per_epoch:": "steps_per_epch:", "warmup_ratio: 0.1": "warmup_epochs: 1", "eps: 1.e-8": "eps: -1.e-8"},
+     [("train.steps_per_epch", 23, "unknown key"), ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
+])
+def test_an_error_in_one_section_does_not_hide_or_change_another_s(edits, want):
+    """Every problem at once: an error the reader finds in one section and one in another, each at its path and
+    line (the own form's were not read after the reader's error; a run section in error added that total_steps -1
+    needs the dataset's size)."""
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR")
+    for old, new in edits.items():
+        text = text.replace(old, new)
+    with pytest.raises(ConfigError) as exc:
+        load_config(text)
+    assert [(e.path, e.location.line, e.message.split(";")[0]) for e in exc.value.errors] == want

@@ -50,9 +50,11 @@ def source_note(note: str, paths: Mapping[str, str]) -> str:
     return f"{source_path(head, paths)}{sep}{rest}" if known else rest
 
 
-def _top(path: str) -> str:
-    """A path's top-level key (`optimizer.params.lr` -> `optimizer`, `param_groups[0]` -> `param_groups`)."""
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+def _section(path: str, sections: tuple[str, ...] = ()) -> str:
+    """The section of the source a path is in: the first of `sections` it is under (LiBai's `train.scheduler`), else
+    its top-level key (`optimizer.params.lr` -> `optimizer`, `param_groups[0]` -> `param_groups`)."""
+    inside = (s for s in sections if path == s or path.startswith((s + ".", s + "[")))
+    return next(inside, None) or re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checked against while the file is read
@@ -60,13 +62,15 @@ NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checke
 
 def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
                     format_steps: tuple[int, str] | None = None, run_length: str | None = None,
-                    errors: Any = None, format_epochs: tuple[int, str] | None = None, beside: bool = False) -> Any:
+                    errors: Any = None, format_epochs: tuple[int, str] | None = None, beside: bool = False,
+                    sections: tuple[str, ...] = ()) -> Any:
     """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
     the source's paths (`paths`) and positions; `report` its KeyUse list. `errors`: what the reader found already
     (a Collector): they are raised, and with `beside`, the own form's problems in the other top-level keys of the
     source too (those the reader found an error in may be missing or partly read in `own`): for a reader whose
     errors leave the other sections as the file has them (DeepSpeed's, HF's), not one whose errors change them
-    (NeMo's misspelt trainer.max_steps leaves the schedule without a length).
+    (NeMo's misspelt trainer.max_steps leaves the schedule without a length). `sections`: source keys below the top
+    level that the reader reads as sections of their own (LiBai's `train.scheduler` beside `train.train_iter`).
 
     run_length: the source key through which the scheduler leaves its length to the run (DeepSpeed's `"auto"`),
     which `build(total_steps=)` or `--steps` gives later: its options are checked against a nominal run, and the
@@ -87,11 +91,11 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
         except ConfigError as exc:
             errors.extend(source_paths(exc, paths).errors)
     elif beside:   # every problem at once: the own form's too, in the source keys the reader found none in
-        flagged = {_top(e.path) for e in errors.items}
+        flagged = {_section(e.path, sections) for e in errors.items}
         try:
             _read_own(data, None)
         except ConfigError as exc:
-            errors.extend(e for e in source_paths(exc, paths).errors if _top(e.path) not in flagged)
+            errors.extend(e for e in source_paths(exc, paths).errors if _section(e.path, sections) not in flagged)
     if errors:
         error = ConfigError(errors.items)
         raise (error.located(source) if source else error) from None

@@ -20,7 +20,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
-from optreg.config.translate import read_translated
+from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -93,10 +93,14 @@ class MindFormersFormat:
         report: list[KeyUse] = []
         train = read_train(data, errors)
         format_steps = _run_length(data, train, report, errors)
+        # train: or runner_config: in error leave the dataset's size and the run unknown: the schedule is read with
+        # a nominal run, its own problems said beside theirs (every problem at once)
+        unknown = bool(errors)
         # the run length a caller gives beside the file is known here: total_steps -1 is the run's
-        run = resolve_run(train, format_steps=format_steps, errors=errors, **given_run())
+        run = resolve_run(train, format_steps=(NOMINAL_RUN, "a nominal run") if unknown else format_steps,
+                          errors=errors, **given_run())
         scale = _lr_scale(data, report, errors)
-        scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors)
+        scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors, unknown)
         optimizer = _optimizer(data.get("optimizer"), data.get("lr_schedule") is not None, scale, report, errors)
         clip = _clip(data.get("runner_wrapper"), report, errors)
         _layer_scale(data, report, errors)
@@ -105,7 +109,7 @@ class MindFormersFormat:
             own["scheduler"] = scheduler
         if "train" in data:
             own["train"] = data["train"]
-        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
+        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors, beside=True)   # all at once
         from optreg.dialects.mindspore.mindformers.groups import plan_mindformers
 
         return dataclasses.replace(experiment, source=source, planner=plan_mindformers, format_steps=format_steps,
@@ -179,8 +183,10 @@ def _lr_scale(data: Mapping[str, Any], report: list, errors: Collector) -> float
     return devices * batch / factor
 
 
-def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, errors: Collector) -> dict | None:
-    """`lr_schedule:` -> optreg's scheduler section (None when absent)."""
+def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, errors: Collector,
+               unknown: bool = False) -> dict | None:
+    """`lr_schedule:` -> optreg's scheduler section (None when absent). `unknown`: the dataset's size is not known
+    because train: or runner_config: is in error (warmup_epochs is then not converted, nor said to need it)."""
     if raw is None:
         return None
     if not isinstance(raw, Mapping) or "type" not in raw:
@@ -204,10 +210,10 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
             errors.add("lr_schedule.warmup_epochs", f"must be an integer >= 0, got {show(epochs)}")
         elif spec.get("warmup_ratio") is None:   # a ratio wins (MindFormers warns and drops the epochs)
-            if train.steps_per_epoch is None:
+            if train.steps_per_epoch is None and not unknown:
                 errors.add("lr_schedule.warmup_epochs", "warmup_epochs × the dataset's size: give the dataset's "
                                                         "size as train.steps_per_epoch")
-            else:
+            elif train.steps_per_epoch is not None:
                 spec["warmup_steps"] = epochs * train.steps_per_epoch
         report.append(KeyUse("lr_schedule.warmup_epochs", "exact", "warmup_epochs × train.steps_per_epoch"))
     spec = _drop_ignored(name, spec, report, errors)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
-from optreg.config.translate import read_translated
+from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show
 
 SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
@@ -109,10 +109,10 @@ class LiBaiFormat:
         errors = Collector()
         if "optim" not in data:
             errors.add("optim", "required: a LiBai config binds optim (LazyCall(flow.optim.X)(...))")
-        for key, value in data.items():
-            if not isinstance(value, Mapping) and key != "graph":   # graph: read where the run needs it
-                _not_read(value, key, errors)
-        if errors:
+        unread = {key for key, value in data.items()   # graph: read where the run needs it
+                  if not isinstance(value, Mapping) and key != "graph" and _not_read(value, key, errors)}
+        if errors:   # the file is not read further (nor overridden), but the other sections' problems are said too
+            _read_beside(self, data, unread | ({"optim"} - set(data)), errors, reader.marks)
             raise ConfigError(errors.items).located(reader.marks)
         return data, reader.marks
 
@@ -134,14 +134,16 @@ class LiBaiFormat:
         accumulation = _accumulation(libai_train, data.get("graph"), report, errors)
         grouping: dict[str, Any] = {}
         optimizer = _optimizer(data.get("optim"), grouping, report, errors)
-        iters, epochs = length or (None, 0)
+        # a run length in error: the scheduler is checked against a nominal run, its own problems said beside
+        iters, epochs = length or (NOMINAL_RUN, 0)
         scheduler = _scheduler(libai_train, iters, report, errors, accumulation) if iters and not epochs else None
         own: dict[str, Any] = {"dialect": "oneflow", "optimizer": optimizer}
         if scheduler is not None:
             own["scheduler"] = scheduler
         if accumulation > 1:
             own["train"] = {"accumulation_steps": accumulation}
-        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors)
+        experiment = read_translated(own, source, self.name, PATHS, report, errors=errors, beside=True,
+                                     sections=("train.scheduler",))
         steps = (iters * accumulation, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
         run = (deferred, iters, epochs, accumulation)
@@ -151,6 +153,15 @@ class LiBaiFormat:
         return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
                                    run=RunLength(steps[0], None, steps[1], accumulation) if steps
                                    else RunLength(accumulation=accumulation))
+
+
+def _read_beside(libai: LiBaiFormat, data: Mapping[str, Any], missing: set, errors: Collector, marks: Any) -> None:
+    """The problems of a LazyConfig's sections beside those it binds to nothing read (`missing`: `optim = f()`, no
+    optim), added to `errors` (every problem at once)."""
+    try:
+        libai.read({k: v for k, v in data.items() if k not in missing}, marks)
+    except ConfigError as exc:
+        errors.extend([e for e in exc.errors if e.path.split(".")[0] not in missing])
 
 
 def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoch: int | None,
@@ -317,7 +328,7 @@ def _scheduler(train: Mapping[str, Any], iters: int, report: list, errors: Colle
     ratio = train.get("warmup_ratio", 0) or 0
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
         errors.add("train.warmup_ratio", f"must be a number in [0, 1), got {show(ratio)}")
-        return None
+        ratio = 1 / iters   # a nominal warmup: the scheduler's and its warmup's arguments are still checked
     warmup, steps = math.ceil(iters * ratio) * accumulation, iters * accumulation
     args = {k: v for k, v in raw.items() if k != "_target_"}
     for key in ("max_iter", "warmup_iter"):

@@ -245,6 +245,7 @@ class Reader:
     def _assign(self, target: ast.AST, value: Any, module: Module, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             module.env[target.id] = value
+            self._forget(target.id)
             self._mark_value(target.id, getattr(stmt, "value", None), module)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -261,8 +262,16 @@ class Reader:
     def _mark(self, target: ast.AST, module: Module, stmt: ast.stmt) -> None:
         dotted = _dotted(target)
         if self.marks is not None and dotted and dotted.split(".")[0] in self.roots:
+            self._forget(dotted)
             self.marks.marks[dotted] = Location(str(module.path), stmt.lineno, stmt.col_offset + 1)
             self._mark_value(dotted, getattr(stmt, "value", None), module)
+
+    def _forget(self, path: str) -> None:
+        """Drops the marks of `path` and below: bound anew, it is where the new binding is (a value the file binds
+        over an imported one is located in the file, not in the import)."""
+        if self.marks is not None:
+            for key in [k for k in self.marks.marks if k == path or k.startswith((path + ".", path + "["))]:
+                del self.marks.marks[key]
 
     def _mark_value(self, path: str, node: ast.AST | None, module: Module) -> None:
         """Where each keyword of a dict(...) / LazyCall(...)(...) value under a config root was written."""
