@@ -98,10 +98,10 @@ model:
 
 @pytest.mark.parametrize("trainer, train, steps, epochs_use, sched_use", [
     ("{max_epochs: 3}", "", ["--steps", "100"],
-     "approximate  trainer.max_epochs: replaced by the run length given (train:, --steps): NeMo's run and schedule "
-     "are trainer.max_epochs × the dataloader's length",
-     "approximate  model.optim.sched.name: max_steps: the run length given, not NeMo's trainer.max_epochs × the "
-     "dataloader's length"),
+     "approximate  trainer.max_epochs: replaced by the run length given (train:, --steps): NeMo's run is "
+     "trainer.max_epochs × the dataloader's length",
+     "approximate  model.optim.sched.name: max_steps: replaced by the run length given (train:, --steps): NeMo's run "
+     "is trainer.max_epochs × the dataloader's length"),
     ("{max_epochs: 3}", "train: {steps_per_epoch: 10}\n", [], "exact        trainer.max_epochs",
      "exact        model.optim.sched.name: max_steps: trainer.max_epochs × the dataloader's length, as NeMo "
      "computes it"),
@@ -127,8 +127,8 @@ def test_convert_steps_reports_hf_num_train_epochs_as_replaced(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source), "--steps", "100"]) == 0
     assert [line for line in capsys.readouterr().out.splitlines() if "num_train_epochs" in line] == [
-        "#   approximate  num_train_epochs: replaced by the run length given (--steps): the Trainer's run is",
-        "#                 num_train_epochs × the dataloader's length"]
+        "#   approximate  num_train_epochs: replaced by the run length given (train:, --steps): the Trainer's",
+        "#                 run is num_train_epochs × the dataloader's length"]
     uses = {u.path: (u.verdict, u.why) for u in optreg.load_config(source).report}
     assert uses["num_train_epochs"] == ("exact", "train.epochs × the dataloader's length")
 

@@ -115,6 +115,18 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     return RunLength(first[1], per_epoch, first[2], accumulation)
 
 
+def epochs_run(key: str) -> str:
+    """A trainer's run in epochs as a report words it: `key` (the file's epochs) × the dataloader's length."""
+    return f"{key} × the dataloader's length"
+
+
+def length_replaced(whose: str, key: str) -> str:
+    """Why a file's own run in epochs (`key`, `whose` trainer's) is not the run when a run length is given beside
+    the file (its train:, --steps), which replaces it: one wording for every reader that reports it (HF's
+    num_train_epochs, NeMo's trainer.max_epochs and the schedule's max_steps NeMo computes from it)."""
+    return f"replaced by the run length given (train:, --steps): {whose} run is {epochs_run(key)}"
+
+
 def accumulation_note(run: RunLength) -> str | None:
     """The note (a ConfigWarning at train.accumulation_steps) of a run whose steps are not a multiple of its
     accumulation_steps A: the last micro-batches make no optimizer step, their gradients are left unapplied (as in

@@ -28,6 +28,7 @@ import math
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
+from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.errors import Collector, closest, show
 
@@ -413,10 +414,9 @@ class HfFormat:
             if epochs and float(epochs).is_integer():
                 own["train"] = {"epochs": int(epochs)}
                 if "num_train_epochs" in data:
-                    report.append(KeyUse("num_train_epochs", "approximate", "replaced by the run length given "
-                                         "(--steps): the Trainer's run is num_train_epochs × the dataloader's length")
-                                  if given else
-                                  KeyUse("num_train_epochs", "exact", "train.epochs × the dataloader's length"))
+                    report.append(KeyUse("num_train_epochs", "approximate",
+                                         length_replaced("the Trainer's", "num_train_epochs")) if given else
+                                  KeyUse("num_train_epochs", "exact", epochs_run("train.epochs")))
             elif "num_train_epochs" in data:
                 report.append(KeyUse("num_train_epochs", "approximate", "fractional epochs: give the run length "
                                                                         "(build(total_steps=), --steps)"))

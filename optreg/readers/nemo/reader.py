@@ -23,6 +23,7 @@ import warnings
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
+from optreg.config.run import epochs_run, length_replaced
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.config.translate import read_translated
 
@@ -80,9 +81,9 @@ SCHED_TRAINER = {"monitor": "the metric Lightning logs with the schedule",
                  "reduce_on_plateau": "Lightning's flag, set by NeMo from the schedule's class",
                  "iters_per_batch": "ignored by NeMo's scheduler construction"}
 #: the run NeMo trains without trainer.max_steps, and the max_steps it gives the schedule then
-EPOCHS_RUN = "trainer.max_epochs × the dataloader's length"
-#: why trainer.max_epochs is not the run when a run length is given beside it (--steps, the file's own train:)
-EPOCHS_REPLACED = f"replaced by the run length given (train:, --steps): NeMo's run and schedule are {EPOCHS_RUN}"
+EPOCHS_RUN = epochs_run("trainer.max_epochs")
+#: why trainer.max_epochs is not the run, nor the schedule's max_steps, when a run length is given beside it
+EPOCHS_REPLACED = length_replaced("NeMo's", "trainer.max_epochs")
 NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`max_steps` is set to -1 in the "
                "scheduler config, scheduler will not be instantiated): the lr stays constant")
 
@@ -327,9 +328,8 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
         report.append(KeyUse(join_path(path, "max_steps"), "exact"))
     else:
         max_steps = None   # trainer.max_epochs x steps per epoch: filled from the run by optreg's planner
-        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: the run length given, not NeMo's "
-                                                                     f"{EPOCHS_RUN}") if length_given else
-                      KeyUse(join_path(path, "name"), "exact", f"max_steps: {EPOCHS_RUN}, as NeMo computes it"))
+        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: {EPOCHS_REPLACED}") if length_given
+                      else KeyUse(join_path(path, "name"), "exact", f"max_steps: {EPOCHS_RUN}, as NeMo computes it"))
     if takes_steps and max_steps is not None:
         spec["max_steps"] = max_steps
     if name in EPOCH:
