@@ -328,7 +328,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
-    built = build(experiment, make_model(spec.hidden, spec.depth, spec.seed))
+    model = load_model(args.model) if args.model else make_model(spec.hidden, spec.depth, spec.seed)
+    built = build(experiment, model)
     steps = built.run.steps or DEFAULT_STEPS
     data = plot.trace(built, steps)
     if args.csv:   # stdout holds the CSV only; notes go to stderr
@@ -353,13 +354,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+MODEL_EXAMPLE = "examples.finetune_models:tiny_vit"   # a --model factory, as help and errors name one
+
+
 def load_model(spec: str) -> Any:
     """`MODULE:CALLABLE` -> the model the user's factory returns (the current directory on sys.path)."""
     import importlib
 
     module_name, colon, attr = spec.partition(":")
     if not colon or not module_name or not attr:
-        raise ConfigError(f"expected MODULE:CALLABLE (e.g. examples.finetune_models:tiny_vit), got {spec!r}", "--model")
+        raise ConfigError(f"expected MODULE:CALLABLE (e.g. {MODEL_EXAMPLE}), got {spec!r}", "--model")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
@@ -473,6 +477,15 @@ def cmd_hydra_configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_option(command: argparse.ArgumentParser, purpose: str | None = None, required: bool = False) -> None:
+    """`--model MODULE:CALLABLE` (read by load_model): one definition for every command that takes the user's
+    model; `purpose`: what the command does with it."""
+    factory = (f"a factory that returns your torch.nn.Module (imported with the current directory on sys.path), "
+               f"e.g. {MODEL_EXAMPLE}")
+    command.add_argument("--model", required=required, metavar="MODULE:CALLABLE",
+                         help=f"{purpose}; {factory}" if purpose else factory)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="optreg", description="Config-driven PyTorch optimizers and LR schedulers.")
     top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -502,8 +515,7 @@ def parser() -> argparse.ArgumentParser:
                                "alone: the embedded quickstart")
     validate.add_argument("--steps", type=_positive, help="the run length, where the file leaves it to the trainer "
                                                          "(DeepSpeed's \"auto\", Hugging Face's epochs)")
-    validate.add_argument("--model", metavar="MODULE:CALLABLE",
-                          help="also plan the parameter groups against the model this factory returns")
+    _model_option(validate, "also plan the parameter groups against your model")
     validate.set_defaults(fn=cmd_validate)
     convert = sub.add_parser("convert", help="write a config of another format (DeepSpeed, Hugging Face, Model "
                                              "Zoo...) as optreg's own YAML, with what became of each key")
@@ -512,10 +524,9 @@ def parser() -> argparse.ArgumentParser:
                                                 "the report as comments, to stdout)")
     convert.add_argument("--steps", type=_positive, help="the run length, where the source leaves it to the trainer "
                                                         "(DeepSpeed's \"auto\", Hugging Face's epochs)")
-    convert.add_argument("--model", metavar="MODULE:CALLABLE",
-                         help="write the parameter groups a format decides against the model (MMEngine's "
-                              "paramwise_cfg, MindFormers' and LiBai's weight-decay groups) for this model's "
-                              "parameter names")
+    _model_option(convert, "write the parameter groups a format decides against the model (MMEngine's "
+                           "paramwise_cfg, MindFormers' and LiBai's weight-decay groups) for your model's parameter "
+                           "names")
     convert.set_defaults(fn=cmd_convert)
     schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
     schema.add_argument("-o", "--output")
@@ -536,13 +547,13 @@ def parser() -> argparse.ArgumentParser:
                                                         "of the run, the value an optimizer step there applies (a "
                                                         "micro-batch under train.accumulation_steps A: the optimizer "
                                                         "steps on every A-th)")
+    _model_option(plot, "draw the groups the config gives your model (default: the built-in model of run, "
+                        "which param_groups rules written for another model may not fit)")
     plot.set_defaults(fn=cmd_plot)
     groups = sub.add_parser("groups", help="dry run: print the parameter groups a config gives your model")
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     groups.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
-    groups.add_argument("--model", required=True, metavar="MODULE:CALLABLE",
-                        help="a factory that returns your torch.nn.Module (imported with the current directory "
-                             "on sys.path), e.g. examples.finetune_models:tiny_vit")
+    _model_option(groups, required=True)
     groups.add_argument("--json", action="store_true", help="print the rows as JSON")
     groups.set_defaults(fn=cmd_groups)
     hydra = sub.add_parser("hydra-configs", help="write the Hydra config groups (configs/optimizer, "

@@ -124,3 +124,27 @@ def test_an_output_that_cannot_be_written_says_which_file_and_why(tmp_path, caps
     quickstart = Path(__file__).resolve().parents[1] / "examples" / "quickstart.yaml"
     assert main(["convert", str(quickstart), "-o", str(tmp_path)]) == 1
     assert capsys.readouterr().err.splitlines()[-1] == f"{tmp_path}: Is a directory"
+
+
+def test_plot_csv_with_model_is_what_build_gives_that_model(tmp_path, capsys, monkeypatch):
+    """`plot --model MODULE:CALLABLE` draws the groups the config gives the user's model (as `groups --model`): the
+    ViT example's layer decay and 10x head lr, which the built-in model cannot take, every group at every step as
+    a build() of the same model steps it (the lr each optimizer.step() reads)."""
+    from examples.finetune_models import tiny_vit
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])   # the factory's module, found as a user runs it
+    path = tmp_path / "vit.yaml"
+    path.write_text((Path("examples") / "finetune_vit.yaml").read_text().replace("T_max: 100", "T_max: 4"))
+    assert main(["plot", str(path), "--steps", str(STEPS), "--csv"]) == 1   # the built-in model has no blocks
+    capsys.readouterr()
+    assert main(["plot", str(path), "--steps", str(STEPS), "--csv", "--model",
+                 "examples.finetune_models:tiny_vit"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    built = optreg.build(str(path), tiny_vit())
+    want = []
+    for step in range(STEPS):
+        want += [(step, group, "lr", g["lr"]) for group, g in enumerate(built.optimizer.param_groups)]
+        built.optimizer.step()
+        built.scheduler.step()
+    assert [(int(r["step"]), int(r["group"]), r["key"], float(r["value"])) for r in rows] == want
+    assert len({lr for _, _, _, lr in want[:len(built.optimizer.param_groups)]}) == 6   # head, 4 layers, the rest
