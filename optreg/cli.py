@@ -272,7 +272,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     experiment = _load(args.config, [], args.format, args.steps)
     experiment.check_length()
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg, MindFormers' and
-    # LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own form says it only for one model, the one --model gives (the planner's for_model)
+    # LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own
+    # form says it only for one model, the one --model gives (the planner's for_model)
     keeps = getattr(experiment.planner, "keeps", None)   # True, or the source keys the planner keeps
     for_model = getattr(experiment.planner, "for_model", None)
     if (keeps or experiment.modelzoo is not None) and (for_model is None or args.model is None):

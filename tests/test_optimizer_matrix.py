@@ -502,7 +502,8 @@ def test_optimizer_class_and_a_rule_say_where_the_group_settings_go():
 
 @pytest.mark.parametrize("name", ["oneflow.AdamW", "mindspore.Adam"])
 def test_a_checkpoint_with_the_older_top_level_global_step_still_resumes(name):
-    case = Case(name, {"lr": 0.01} if name.startswith("oneflow") else {"learning_rate": [0.01 * k for k in range(1, 7)]})
+    case = Case(name, {"lr": 0.01} if name.startswith("oneflow")
+                else {"learning_rate": [0.01 * k for k in range(1, 7)]})
     straight_model = _model(case)
     model = copy.deepcopy(straight_model)
     straight = _run(straight_model, _build(case, straight_model), 6)

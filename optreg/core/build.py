@@ -1005,7 +1005,8 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
         errors.add(join_path(path, "schedulers"), "expected a non-empty list of scheduler specs")
 
 
-MAX_SCHEDULED = 1e18   # |value| a schedule may give: MAX_FLOAT times a factor of MAX_FLOAT, still float32-safe in a step
+#: |value| a schedule may give: MAX_FLOAT times a factor of MAX_FLOAT, still float32-safe in a step
+MAX_SCHEDULED = 1e18
 
 
 def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: float | None,

@@ -192,7 +192,8 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
         elif key == "set_grad_none":
             report.append(KeyUse(join_path(path, key), "trainer", "apex's zero_grad setting"))
         else:
-            report.append(KeyUse(join_path(path, key_text(key)), "exact", why if key in ("name", "adam_w_mode") else ""))
+            report.append(KeyUse(join_path(path, key_text(key)), "exact",
+                                 why if key in ("name", "adam_w_mode") else ""))
     if "name" not in optim and target is None:
         report.append(KeyUse(join_path(path, "name"), "exact", "NeMo's default: adam"))
     return {"name": torch_name, **options}
@@ -391,7 +392,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
                                  errors=errors)
     if stand_in:
         experiment.scheduler.pop("max_steps")
-    if trainer is not None and steps >= 0:   # Lightning's max_steps: the format's own length, which a given one replaces
+    # Lightning's max_steps: the format's own length, which a given one replaces
+    if trainer is not None and steps >= 0:
         run = resolve_run(experiment.train, format_steps=(steps, "trainer.max_steps"), errors=errors)
         experiment = dataclasses.replace(experiment, format_steps=(steps, "trainer.max_steps"), run=run)
     if from_epochs:   # checked before any plan, without a model too (validate as build: Experiment.check_run)

@@ -134,7 +134,8 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
         if key == "sink_mode":
             ok, want = value in (0, 1), "true or false"
         else:
-            ok = isinstance(value, int) and not isinstance(value, bool) and (value >= 1 or key == "sink_size" and value == -1)
+            ok = isinstance(value, int) and not isinstance(value, bool) and \
+                (value >= 1 or key == "sink_size" and value == -1)
             want = "an integer >= 1" + (" or -1" if key == "sink_size" else "")
         if not ok:
             errors.add(join_path("runner_config", key), f"must be {want}, got {show(value)}")

@@ -226,7 +226,8 @@ class Reader:
                         target.update(value)
                 target.update({k.arg: self._expr(k.value, module) for k in node.keywords if k.arg})
             return
-        raise _refuse(stmt, str(module.path), f"a statement that calls {_dotted(getattr(node, 'func', node)) or 'something'}")
+        called = _dotted(getattr(node, "func", node)) or "something"
+        raise _refuse(stmt, str(module.path), f"a statement that calls {called}")
 
     def _container(self, node: ast.AST, module: Module) -> tuple[Any, Any] | None:
         """(the container, its key) an assignment target names, or None when it is not read."""
