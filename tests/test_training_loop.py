@@ -381,6 +381,30 @@ def test_clip_grad_gives_the_norm_asked_for(norm_type):
     assert _norm(model, float(norm_type)) == pytest.approx(0.5, rel=1e-5)
 
 
+def _uneven_grads(model, zero):
+    """Gradients of different sizes in each tensor, none 0 (a negative order would give a total of 0), but the
+    last tensor's all zero with `zero` (an order 0 then counts the others, not every tensor)."""
+    torch.manual_seed(0)
+    for i, p in enumerate(model.parameters()):
+        p.grad = torch.zeros_like(p) if zero and i == 3 else (torch.rand_like(p) + 0.25) * (i + 1) * torch.sign(
+            torch.randn_like(p))
+
+
+@pytest.mark.parametrize("norm_type", [0, "-inf", -math.inf, math.inf, 1, 2, 3.5, -1.5])
+def test_clip_grad_takes_every_norm_type_torch_does(norm_type):
+    """0 (torch's order-0 norm of the tensors' norms: how many gradients are not all zero), a negative order and
+    -inf (the smallest |g|) as torch 2.13's clip_grad_norm_ clips with them: the same gradients and total norm."""
+    model, twin = Two(), Two()
+    built = optreg.build(config(clip_grad={"max_norm": 0.1, "norm_type": norm_type}), model)
+    _uneven_grads(model, float(norm_type) == 0)
+    _uneven_grads(twin, float(norm_type) == 0)
+    total = built.clip_gradients(model)
+    expected = torch.nn.utils.clip_grad_norm_(twin.parameters(), 0.1, float(norm_type))
+    assert float(total) == float(expected) > 0.1   # it clips
+    for mine, torch_s in zip(model.parameters(), twin.parameters()):
+        assert torch.equal(mine.grad, torch_s.grad)
+
+
 def test_clip_grad_by_value_and_its_errors():
     model = Two()
     built = optreg.build(config(clip_grad={"max_value": 0.25}), model)
@@ -396,7 +420,14 @@ def test_clip_grad_by_value_and_its_errors():
                                          "element)")),
                           ({"max_norm": -1.0}, ("clip_grad.max_norm", "must be > 0, got -1.0")),
                           ({"max_norm": 1.0, "norm_type": "l2"},
-                           ("clip_grad.norm_type", "expected a number > 0 or 'inf', got 'l2'")),
+                           ("clip_grad.norm_type", "expected a number or ±'inf', got 'l2'")),
+                          ({"max_norm": 1.0, "norm_type": True},
+                           ("clip_grad.norm_type", "expected a number or ±'inf', got boolean true")),
+                          ({"max_norm": 1.0, "norm_type": float("nan")},
+                           ("clip_grad.norm_type", "must be a number or ±'inf', got nan (torch's clip_grad_norm_ "
+                                                   "would make every gradient nan)")),
+                          ({"max_norm": 1.0, "norm_type": -1e10},
+                           ("clip_grad.norm_type", "must be within ±1e+09 or ±'inf', got -10000000000.0")),
                           ({"max_nrom": 1.0}, None)]:
         with pytest.raises(ConfigError) as info:
             optreg.build(config(clip_grad=bad), model)
@@ -592,7 +623,7 @@ def test_an_invalid_run_is_the_one_problem_said_about_a_length_it_would_give(tmp
     assert capsys.readouterr().err.splitlines() == [
         f"{at(3, 'steps')}: train.steps: must be >= 1, got -5",
         f"{at(3, 'stesp')}: train.stesp: unknown key (did you mean 'steps'?)",
-        f"{at(4, 'norm_type')}: clip_grad.norm_type: must be at most 1e+09 or 'inf', got 10000000000.0",
+        f"{at(4, 'norm_type')}: clip_grad.norm_type: must be within ±1e+09 or ±'inf', got 10000000000.0",
         f"{at(2, 'step')}: scheduler.warmup.step: unknown key (did you mean 'steps'?)"]
     lines[1] = "scheduler: {name: CosineAnnealingLR, warmup: 5}"
     path.write_text("\n".join(lines[:2]) + "\ntrain: {steps: 10}\n")

@@ -285,16 +285,20 @@ def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, 
     return out
 
 
+#: a norm order > 0 or inf (optreg.core.options.norm_order: OneFlow's per-group clip_grad_norm_type)
+NORM_ORDER = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"enum": ["inf"]}]}
+
+
 def _group_key(key: str, kind: Any, definitions: dict[str, Any]) -> dict[str, Any]:
     """The schema of an entry's group key (`Entry.group_keys`), from its declared type; a norm order (a validator
-    alone) as clip_grad's norm_type."""
+    alone) as NORM_ORDER."""
     from pydantic import TypeAdapter
 
     schema = TypeAdapter(kind).json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
     definitions.update(schema.pop("$defs", {}))
     schema.pop("title", None)
     if not schema and key.endswith("norm_type"):
-        schema = {k: v for k, v in _clip_schema()["properties"]["norm_type"].items() if k != "default"}
+        schema = dict(NORM_ORDER)
     return {**schema, "description": f"{key}: a key of this rule's group, read per group by the optimizer"}
 
 
@@ -396,8 +400,7 @@ def _clip_schema() -> dict[str, Any]:
     from optreg.config.run import ClipGrad
 
     schema = _model_schema(ClipGrad)
-    schema["properties"]["norm_type"] = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"enum": ["inf"]}],
-                                         "default": 2.0}
+    schema["properties"]["norm_type"] = {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf"]}], "default": 2.0}
     schema["description"] = ClipGrad.__doc__.split("\n")[0]
     return schema
 

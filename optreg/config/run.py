@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from optreg.core import models
-from optreg.core.options import norm_order
+from optreg.core.options import clip_norm_order
 from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
 from optreg.errors import Collector, join_path, show
 
@@ -185,7 +185,8 @@ class ClipGrad(BaseModel):
     """`clip_grad:`: gradient clipping between backward() and the optimizer's step, over every parameter.
 
     max_norm            clip the global norm to this (torch.nn.utils.clip_grad_norm_: g ← g·min(1, max_norm/‖g‖));
-    norm_type           the norm's p (2; `inf` for the max norm);
+    norm_type           the norm's p (2; `inf` for the max norm; 0, negative and `-inf` as torch takes them:
+                        optreg.core.options.clip_norm_order);
     max_value           clip each element to [-max_value, max_value] (torch.nn.utils.clip_grad_value_);
     error_if_nonfinite  raise when the total norm is nan or inf (clip_grad_norm_'s flag).
 
@@ -213,7 +214,7 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
         errors.add(path, f"expected a mapping with max_norm or max_value, got {type(raw).__name__}")
         return None
     try:
-        norm_type = norm_order(raw.get("norm_type", 2.0))
+        norm_type = clip_norm_order(raw.get("norm_type", 2.0))
     except ValueError as exc:
         errors.add(join_path(path, "norm_type"), str(exc))
         return None

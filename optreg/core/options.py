@@ -112,25 +112,51 @@ PARAM_TYPES: dict[str, Any] = {
 }
 
 
+def _order(value: Any, expected: str, signs: str = "+") -> float:
+    """A norm order as a float: infinity spelt as YAML or Python spell it (`inf`, `.inf`, `Infinity`, with a sign
+    of `signs`), a number float() reads; a boolean, anything else and a finite value beyond ±MAX_FLOAT are a
+    ValueError (`expected`: what the message says is taken)."""
+    import math
+
+    from optreg.core.types import MAX_FLOAT
+    from optreg.errors import show
+
+    if isinstance(value, bool):
+        raise ValueError(f"expected {expected}, got boolean {str(value).lower()}")
+    if isinstance(value, str) and value.strip().lower().lstrip(signs + ".") in ("inf", "infinity"):
+        return -math.inf if value.strip().startswith("-") else math.inf
+    try:
+        value = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"expected {expected}, got {show(value)}") from None
+    signed = "-" in signs
+    if math.isfinite(value) and (abs(value) if signed else value) > MAX_FLOAT:
+        raise ValueError(f"must be {'within ±' if signed else 'at most '}{MAX_FLOAT:g} or {'±' if signed else ''}"
+                         f"'inf', got {show(value)}")
+    return value
+
+
 def norm_order(value: Any) -> Any:
     """A p-norm order: a number > 0, or infinity (`inf`, `.inf` in YAML) for the max norm."""
     import math
 
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number > 0 or 'inf', got boolean {str(value).lower()}")
-    if isinstance(value, str) and value.strip().lower().lstrip("+.") in ("inf", "infinity"):
-        return math.inf
-    from optreg.core.types import MAX_FLOAT
-    from optreg.errors import show
-
-    try:
-        value = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"expected a number > 0 or 'inf', got {show(value)}") from None
-    if value != math.inf and value > MAX_FLOAT:
-        raise ValueError(f"must be at most {MAX_FLOAT:g} or 'inf', got {show(value)}")
+    value = _order(value, "a number > 0 or 'inf'")
     if math.isnan(value) or not value > 0:
         raise ValueError(f"must be a number > 0 or 'inf', got {value}")
+    return value
+
+
+def clip_norm_order(value: Any) -> float:
+    """`clip_grad.norm_type`: every order torch 2.13's torch.nn.utils.clip_grad_norm_ takes (it calls float() on
+    it): a p > 0, `inf` (the largest |g|), 0 (torch's vector_norm of order 0 counts nonzeros, so the total is the
+    number of tensors whose gradient is not all zero), a negative p and `-inf` (the smallest |g| of any tensor);
+    nan, which torch takes and turns every gradient into, and a boolean are refused."""
+    import math
+
+    value = _order(value, "a number or ±'inf'", "+-")
+    if math.isnan(value):
+        raise ValueError("must be a number or ±'inf', got nan (torch's clip_grad_norm_ would make every gradient "
+                         "nan)")
     return value
 
 
