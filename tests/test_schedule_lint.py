@@ -120,6 +120,53 @@ def test_a_combinator_spans_what_its_closed_form_spans(scheduler):
     assert optreg.load_config(_yaml(config)).notes == []
 
 
+CEREBRAS_EXP = {"name": "ExponentialLR", "initial_learning_rate": 0.1, "total_iters": 10, "decay_rate": 0.5}
+CEREBRAS_LINEAR = {"name": "LinearLR", "initial_learning_rate": 0.1, "end_learning_rate": 0.05, "total_iters": 10}
+
+
+@pytest.mark.parametrize("scheduler", [
+    {"name": "cerebras.ChainedLR", "schedulers": [CEREBRAS_LINEAR, CEREBRAS_EXP]},
+    {"name": "cerebras.SequentialLR", "schedulers": [CEREBRAS_LINEAR, {**CEREBRAS_EXP, "initial_learning_rate": 0.05}]},
+    {"name": "sequential", "dialect": "cerebras", "schedulers": [CEREBRAS_LINEAR,
+                                                                 {**CEREBRAS_EXP, "initial_learning_rate": 0.05}]},
+    {**CEREBRAS_EXP, "dialect": "cerebras"},
+    {"name": "cerebras.InverseExponentialTimeDecayLR", "initial_learning_rate": 0.1, "step_exponent": 1,
+     "total_iters": 10, "decay_rate": 0.5},
+], ids=["chained", "SequentialLR", "sequential", "alone", "inverse time"])
+def test_cerebras_decay_periods_are_no_end(scheduler):
+    """Cerebras' ExponentialLR (init·decay_rate^(t/T)) and InverseExponentialTimeDecayLR go on falling past
+    total_iters, a decay period (cerebras_pytorch 2.10's docs: 'decays ... by decay_rate every step'): a schedule
+    holding one never ends early (it was counted as total_iters long: 'the stages span 10/20 steps, under 0.9 × the
+    1000 steps of the run')."""
+    config = experiment(scheduler)
+    assert build_notes(config) == []
+    assert optreg.load_config(_yaml(config)).notes == []
+
+
+def test_a_cerebras_decay_period_is_still_a_sequentialLR_stage_of_total_iters_steps(tmp_path, capsys):
+    """As a stage before another, ExponentialLR spans total_iters steps (SequentialLR's milestones sum them); the
+    last stage's lr goes on falling past its total_iters, as plot --csv gives it, with no note."""
+    from optreg.cli import main
+
+    exp = {**CEREBRAS_EXP, "initial_learning_rate": 0.05}
+    config = experiment({"name": "cerebras.SequentialLR", "schedulers": [CEREBRAS_EXP, exp]}, steps=40)
+    built = optreg.build(config, torch.nn.Linear(2, 2))
+    assert built.notes == []
+    lrs = []
+    for _ in range(40):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    assert lrs == pytest.approx([0.1 * 0.5 ** (t / 10) for t in range(10)] +
+                                [0.05 * 0.5 ** ((t - 10) / 10) for t in range(10, 40)], rel=1e-12)
+    path = tmp_path / "exp.yaml"
+    path.write_text(_yaml(config))
+    assert main(["plot", str(path), "--csv"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert [float(line.split(",")[3]) for line in out.splitlines()[1:]] == pytest.approx(lrs, rel=1e-12)
+
+
 def test_an_absolute_schedule_that_starts_at_the_optimizers_lr_in_float32_is_not_linted():
     """Cerebras' LinearLR from 3e-4 computes in float32 (3.0000001e-4 at step 0): it starts at optimizer.lr 3e-4,
     which the warning asked for ('sets the lr itself (0.0003 at step 0), which overrides optimizer.lr 0.0003')."""

@@ -76,7 +76,10 @@ class Schedule:
     values     "factor" (times the group's base value), "absolute", or "mixed" (stages of both kinds).
     __call__   the value at `step` (for a factor schedule that reads the base: the value for base 1).
     apply      the value a param group gets at `step` given its base value; the adapter calls this.
-    length     the steps the schedule spans (for sequential milestones), or None.
+    length     the steps the schedule spans (after them it holds its value or starts over: the linter's horizon),
+               or None (it goes on changing).
+    stage_length  the steps it spans as a stage whose milestone comes from its length (its `length`, but a
+               decay period's total_iters, `DecayPeriod`)
     bind       a copy completed from the optimizer (the groups' base values and its default), for
                the few schedules that read them (HF polynomial reads optimizer.defaults["lr"]).
     zero_start_by_design   the framework's form starts at 0 whatever its options (HF's warmups, t/W at t = 0): the
@@ -96,6 +99,10 @@ class Schedule:
     @property
     def length(self) -> int | None:
         return None
+
+    @property
+    def stage_length(self) -> int | None:
+        return self.length
 
     @property
     def initial_value(self) -> float:
@@ -133,6 +140,20 @@ class DecaysOverTotalIters(SpansTotalIters):
         check(errors, self.total_iters >= 1, "total_iters", f"must be >= 1, got {self.total_iters}")
 
 
+class DecayPeriod(DecaysOverTotalIters):
+    """Mixin of a Schedule whose `total_iters` is a decay period, not an end: the value keeps falling past it
+    (Cerebras' ExponentialLR and InverseExponentialTimeDecayLR, Keras' decay_steps), so it has no length; as a
+    stage of a sequence it still spans total_iters steps (Cerebras' SequentialLR sums them into milestones)."""
+
+    @property
+    def length(self) -> int | None:
+        return None
+
+    @property
+    def stage_length(self) -> int | None:
+        return self.total_iters
+
+
 def require_schedules(stages: Any, path: str = "schedulers") -> tuple[Schedule, ...]:
     """The stages as a tuple; ConfigError unless it is a non-empty sequence of Schedules."""
     if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages:
@@ -156,7 +177,7 @@ def derive_milestones(stages: Sequence[Schedule], path: str = "schedulers") -> l
     errors = Collector()
     milestones, total = [], 0
     for i, stage in enumerate(stages[:-1]):
-        length = stage.length
+        length = stage.stage_length
         if length is None:
             errors.add(join_path(path, i), f"{type(stage).__name__} has no length to derive a milestone "
                                            f"from; give milestones")
@@ -342,6 +363,10 @@ class Delegate(Schedule):
     @property
     def length(self) -> int | None:
         return self.inner.length
+
+    @property
+    def stage_length(self) -> int | None:
+        return self.inner.stage_length
 
     def bind(self, bases: Sequence[float], default: float | None) -> Schedule:
         return self.inner.bind(bases, default)

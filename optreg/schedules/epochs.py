@@ -61,6 +61,11 @@ class EpochStepped(Schedule):
         length = self.inner.length
         return None if length is None else length * self.steps_per_epoch
 
+    @property
+    def stage_length(self) -> int | None:
+        length = self.inner.stage_length
+        return None if length is None else length * self.steps_per_epoch
+
     def bind(self, bases: Sequence[float], default: float | None) -> "EpochStepped":
         return dataclasses.replace(self, inner=self.inner.bind(bases, default))
 

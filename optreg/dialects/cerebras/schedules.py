@@ -14,9 +14,9 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Optional, Sequence
 
 from optreg.core.float32 import f32
 from optreg.errors import Collector
-from optreg.schedules.engine import (ABSOLUTE, Chained, DecaysOverTotalIters, Delegate, Schedule, Sequential,
-                                      SpansTotalIters, anneal, check, check_milestones, derive_milestones,
-                                      half_cosine)
+from optreg.schedules.engine import (ABSOLUTE, Chained, DecayPeriod, DecaysOverTotalIters, Delegate, Schedule,
+                                      Sequential, SpansTotalIters, anneal, check, check_milestones,
+                                      derive_milestones, half_cosine)
 from optreg.dialects.cerebras.schedulers import WD_TWINS
 from optreg.dialects.torch.torch_forms import (CyclicOptions, cyclic_scale, cyclic_value, one_cycle_phases,
                                                one_cycle_value)
@@ -80,8 +80,14 @@ class PolynomialLR(DecaysOverTotalIters, CerebrasSchedule):
 
 
 @dataclass(frozen=True)
-class ExponentialLR(DecaysOverTotalIters, CerebrasSchedule):
-    """lr = init·decay_rate^(t/T) (⌊t/T⌋ when staircase), the Keras ExponentialDecay form."""
+class ExponentialLR(DecayPeriod, CerebrasSchedule):
+    """lr = init·decay_rate^(t/T) (⌊t/T⌋ when staircase), the Keras ExponentialDecay form: it goes on falling
+    past T, which is no end (no length; a SequentialLR stage of T steps).
+
+    Args:
+        total_iters: the decay period T: the lr is multiplied by decay_rate every T steps, and goes on falling
+            after them (not an end); a stage of T steps in a SequentialLR, whose milestones sum them
+    """
 
     initial_learning_rate: float
     total_iters: int
@@ -94,8 +100,14 @@ class ExponentialLR(DecaysOverTotalIters, CerebrasSchedule):
 
 
 @dataclass(frozen=True)
-class InverseExponentialTimeDecayLR(DecaysOverTotalIters, CerebrasSchedule):
-    """lr = init / (1 + decay_rate·(t^k/T)) (⌊t^k/T⌋ when staircase), Keras InverseTimeDecay."""
+class InverseExponentialTimeDecayLR(DecayPeriod, CerebrasSchedule):
+    """lr = init / (1 + decay_rate·(t^k/T)) (⌊t^k/T⌋ when staircase), Keras InverseTimeDecay: it goes on falling
+    past T, which is no end (no length; a SequentialLR stage of T steps).
+
+    Args:
+        total_iters: the decay period T (t^k/T in the denominator): the lr goes on falling after T steps (not an
+            end); a stage of T steps in a SequentialLR, whose milestones sum them
+    """
 
     initial_learning_rate: float
     step_exponent: int
