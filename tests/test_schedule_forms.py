@@ -206,3 +206,50 @@ def test_values_and_lengths_of_rows_agree_with_their_schedules():
         if entry.length is not None:
             assert entry.length in {f for f in target.__dataclass_fields__}, entry.qualname
     assert np.isfinite(1.0)
+
+
+TORCH_OPTIONS_IN_CEREBRAS_FORM = """\
+optimizer: {name: torch.SGD, lr: 0.1, momentum: 0.9}
+scheduler:
+  - LinearLR: {start_factor: 0.1, total_iters: 5}
+  - CosineAnnealingLR: {T_max: 10}
+  - StepLR: {initial_learning_rate: 0.1, step_size: 2, gamma: 0.5}
+train: {steps: 15}
+"""
+
+
+def test_a_cerebras_form_item_with_torch_s_options_says_how_to_write_torch_s(tmp_path, capsys):
+    """`{Name: {...}}` is Cerebras' form: an item Cerebras' class refuses whose keys are all torch's same-named
+    scheduler's is one error at the item's path and position, naming the form and torch's spelling (it was
+    'scheduler.schedulers[0].LinearLR.start_factor: unknown option of Cerebras LinearLR' and a missing
+    initial_learning_rate at the list); an item Cerebras takes (StepLR with its options) is read as before."""
+    import torch
+
+    import optreg
+    from optreg.cli import main
+
+    path = tmp_path / "torch_in_cerebras_form.yaml"
+    path.write_text(TORCH_OPTIONS_IN_CEREBRAS_FORM)
+    expected = [
+        ("scheduler.schedulers[0]", "start_factor is an option of torch's LinearLR, not of Cerebras'; the {Name: "
+                                    "{...}} form reads Cerebras' schedulers: write `- {name: torch.LinearLR, "
+                                    "start_factor: 0.1, total_iters: 5}` for torch's", 3),
+        ("scheduler.schedulers[1]", "T_max is an option of torch's CosineAnnealingLR too, and Cerebras' needs "
+                                    "initial_learning_rate; the {Name: {...}} form reads Cerebras' schedulers: "
+                                    "write `- {name: torch.CosineAnnealingLR, T_max: 10}` for torch's", 4)]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert [(e.path, e.message, e.location.line, e.location.column) for e in info.value.errors] == \
+        [(p, m, line, 5) for p, m, line in expected]
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:5: {p}: {m}" for p, m, line in expected]
+    fixed = TORCH_OPTIONS_IN_CEREBRAS_FORM.replace(
+        "- LinearLR: {start_factor: 0.1, total_iters: 5}", "- {name: torch.LinearLR, start_factor: 0.1, "
+                                                            "total_iters: 5}").replace(
+        "- CosineAnnealingLR: {T_max: 10}", "- {name: torch.CosineAnnealingLR, T_max: 10}")
+    assert optreg.load_config(fixed).scheduler[0] == {"name": "torch.LinearLR", "start_factor": 0.1,
+                                                      "total_iters": 5}
+    with pytest.raises(ConfigError) as info:   # a Model Zoo file's learning_rate, where torch's has no place
+        to_spec({"LinearLR": {"start_factor": 0.1, "total_iters": 5}})
+    assert [(e.path, e.message) for e in info.value.errors] == \
+        [("learning_rate.LinearLR.start_factor", "unknown option of Cerebras LinearLR")]

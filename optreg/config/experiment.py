@@ -103,7 +103,14 @@ class Experiment:
             from optreg.config.translate import source_paths
 
             error = source_paths(error, self.paths)
-        return error.located(self.source) if self.source else error
+        return error.located(self.position) if self.source else error
+
+    def position(self, path: str) -> Location | None:
+        """Where the file (`source`) writes the key at `path`; a scheduler written as a list is read as a
+        `sequential` of its items, whose stage `scheduler.schedulers[i]` the file writes as `scheduler[i]`."""
+        if isinstance(self.scheduler, (list, tuple)) and path.startswith("scheduler.schedulers["):
+            path = "scheduler" + path[len("scheduler.schedulers"):]
+        return self.source(path)
 
     def note_location(self, note: str) -> Location | None:
         """Where the file writes the key a note begins with (`scheduler.T_max: ...`, at the source's path for a
@@ -111,7 +118,7 @@ class Experiment:
         head, sep, _ = note.partition(": ")
         if not sep or " " in head or self.source is None:
             return None
-        where = self.source(head)
+        where = self.position(head)
         return where if where is not None and where.line else None
 
     def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None,

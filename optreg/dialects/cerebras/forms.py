@@ -61,13 +61,18 @@ def _norm(name: str) -> str:
 _BY_NORM = {_norm(c): c for c in CLASSES}
 
 
-def _options(cls_name: str) -> list[str]:
-    """The option names of the Cerebras engine class (its dataclass init fields)."""
+def _fields(cls_name: str) -> list[dataclasses.Field]:
+    """The options of the Cerebras engine class (its dataclass init fields; LinearLR's, PolynomialLR's but power)."""
     from optreg.dialects.cerebras import schedules as cerebras
 
     target = "PolynomialLR" if cls_name == "LinearLR" else cls_name
-    names = [f.name for f in dataclasses.fields(getattr(cerebras, target)) if f.init]
-    return [n for n in names if not (cls_name == "LinearLR" and n == "power")]
+    return [f for f in dataclasses.fields(getattr(cerebras, target))
+            if f.init and not (cls_name == "LinearLR" and f.name == "power")]
+
+
+def _options(cls_name: str) -> list[str]:
+    """The option names of the Cerebras engine class."""
+    return [f.name for f in _fields(cls_name)]
 
 
 def class_name(name: Any, path: str) -> str:
@@ -221,7 +226,10 @@ def _is_current(value: Any) -> bool:
             and isinstance(next(iter(value.values())), (Mapping, type(None))))
 
 
-def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
+def _current_one(value: Mapping[str, Any], path: str, errors: Collector, torch_hint: bool = False
+                 ) -> dict[str, Any] | None:
+    """One `{Name: {...}}` item as Cerebras reads it; `torch_hint`: in optreg's own scheduler section, an item that
+    Cerebras' class refuses but whose keys are all torch's same-named scheduler's is the one error `_torch_hint`."""
     (name, params), = value.items()
     params = dict(params or {})
     where = join_path(path, key_text(name))
@@ -231,7 +239,7 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict
         if not isinstance(children, list) or not children:
             errors.add(join_path(where, "schedulers"), "expected a non-empty list of schedulers")
             return None
-        specs = [_current_one(c, join_path(join_path(where, "schedulers"), i), errors) if _is_current(c)
+        specs = [_current_one(c, join_path(join_path(where, "schedulers"), i), errors, torch_hint) if _is_current(c)
                  else _bad(c, join_path(join_path(where, "schedulers"), i), errors) for i, c in enumerate(children)]
         spec: dict[str, Any] = {"name": COMBINATORS[key], "dialect": "cerebras", "schedulers": specs}
         if "milestones" in params and COMBINATORS[key] == "SequentialLR":
@@ -251,11 +259,44 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector) -> dict
     except ConfigError as exc:
         errors.extend(exc)
         return None
-    options = _map_keys(cls_name, params, where, errors, legacy=False)
+    problems = Collector()
+    options = _map_keys(cls_name, params, where, problems, legacy=False)
+    hint = _torch_hint(cls_name, params, options, bool(problems)) if torch_hint and not wd else None
+    if hint is not None:
+        errors.add(path, hint)
+        return None
+    errors.extend(problems.items)
     spec = {"name": cls_name, "dialect": "cerebras", **options}
     if wd:
         spec["key"] = "weight_decay"
     return spec
+
+
+def _torch_hint(cls_name: str, params: Mapping[str, Any], options: Mapping[str, Any], refused: bool) -> str | None:
+    """The message for a `{Name: {...}}` item written with the options of torch's scheduler of that name: every key
+    is torch's, and Cerebras' class refuses the item (`refused`: a key it does not have; or a required option of
+    its missing). None for any other item."""
+    from optreg.core.entry import SCHEDULER
+    from optreg.core.registry import REGISTRY
+    from optreg.core.validate import option_names
+
+    keys = [key_text(k) for k in params]
+    try:
+        torch_keys = set(option_names(REGISTRY.lookup(SCHEDULER, cls_name, "torch")))
+    except ConfigError:   # no torch scheduler of that name (CosineDecayLR)
+        return None
+    missing = [f.name for f in _fields(cls_name) if f.name not in options and
+               f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if not keys or not set(keys) <= torch_keys or not (refused or missing):
+        return None
+    fields = _options(cls_name)
+    foreign = [k for k in keys if k not in fields]
+    named = foreign or keys
+    given = ", ".join(f"{k}: {show(v)}" for k, v in zip(keys, params.values()))
+    return (f"{', '.join(named)} {'is an option' if len(named) == 1 else 'are options'} of torch's {cls_name}"
+            + (", not of Cerebras'" if foreign else f" too, and Cerebras' needs {', '.join(missing)}")
+            + f"; the {{Name: {{...}}}} form reads Cerebras' schedulers: write `- {{name: torch.{cls_name}, "
+              f"{given}}}` for torch's")
 
 
 def _bad(value: Any, path: str, errors: Collector) -> None:
@@ -276,14 +317,22 @@ def claims(spec: Any) -> bool:
     return isinstance(spec, (list, tuple)) and bool(spec) and all(claims(s) for s in spec)
 
 
-def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps_reset: bool = False) -> dict[str, Any]:
-    """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring)."""
+def read_form(spec: Any, *, path: str = "scheduler") -> dict[str, Any]:
+    """A scheduler section of optreg's own config written in a Cerebras form: `to_spec`, with an item written with
+    torch's options said so (`_torch_hint`: the form is Cerebras', torch's is `{name: torch.X, ...}`)."""
+    return to_spec(spec, path=path, torch_hint=True)
+
+
+def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps_reset: bool = False,
+            torch_hint: bool = False) -> dict[str, Any]:
+    """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring); `torch_hint`
+    as in `read_form`."""
     errors = Collector()
     spec: dict[str, Any] | None = None
     if isinstance(learning_rate, (int, float, str)) and not isinstance(learning_rate, bool):
         return {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": _number(learning_rate, path)}
     if _is_current(learning_rate):
-        spec = _current_one(learning_rate, path, errors)
+        spec = _current_one(learning_rate, path, errors, torch_hint)
     elif isinstance(learning_rate, Mapping):
         spec = _legacy_one(learning_rate, path, errors)
     elif isinstance(learning_rate, (list, tuple)) and learning_rate:
@@ -292,7 +341,7 @@ def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps
                 errors.add(path, "a list of {Name: {...}} schedulers holds independent schedulers (one per "
                                  "param-group key); convert it with to_specs()")
             else:
-                spec = _current_one(learning_rate[0], join_path(path, 0), errors)
+                spec = _current_one(learning_rate[0], join_path(path, 0), errors, torch_hint)
         else:
             spec = _legacy_list(learning_rate, path, errors, disable_lr_steps_reset)
     else:
@@ -321,4 +370,4 @@ def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dic
     return specs
 
 
-__all__ = ["claims", "to_spec", "to_specs", "class_name", "CLASSES"]
+__all__ = ["claims", "read_form", "to_spec", "to_specs", "class_name", "CLASSES"]
