@@ -363,8 +363,12 @@ def test_an_epoch_based_entry_of_the_own_form_needs_the_steps_per_epoch(tmp_path
     assert optreg.load_config(path).format == "optreg"   # the steps per epoch may still come from build()
     with pytest.raises(optreg.ConfigError) as info:
         optreg.build(str(path), torch.nn.Linear(2, 2))
-    assert str(info.value) == (f"{path}:6:9: train.epochs: 3 epochs need the steps per epoch to give a run length: "
-                               f"train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))")
+    assert str(info.value).splitlines() == [   # the entry's problem and the run's, at once
+        f"{path}:5:7: scheduler.param_scheduler[0].by_epoch: an epoch-based entry (MMEngine's default) needs the "
+        f"steps per epoch, MMEngine's len(train_dataloader): train.steps_per_epoch (in the file, or the override "
+        f"train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)",
+        f"{path}:6:9: train.epochs: 3 epochs need the steps per epoch to give a run length: "
+        f"train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))"]
     path.write_text(path.read_text().replace("train: {epochs: 3}", "train: {steps: 6}"))
     with pytest.raises(optreg.ConfigError) as info:
         optreg.build(str(path), torch.nn.Linear(2, 2))

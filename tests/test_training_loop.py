@@ -649,6 +649,40 @@ def _verdicts(path, capsys, *extra):
     return out
 
 
+EPOCHS_NEED = ("a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the file, or the "
+               "override train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)")
+NO_STEPS_PER_EPOCH = ("train.epochs: 3 epochs need the steps per epoch to give a run length: train.steps_per_epoch or "
+                      "--steps N (build(..., steps_per_epoch=))")
+
+
+@pytest.mark.parametrize("text, errors", [
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  - {name: StepLR, step_size: 1, by_epoch: true}\n"
+     "  - {name: CosineAnnealingLR}\ntrain: {epochs: 3}\n",
+     [f"3:34: scheduler.schedulers[0].by_epoch: {EPOCHS_NEED}",
+      "4:5: scheduler.schedulers[1].T_max: required option is missing", f"5:9: {NO_STEPS_PER_EPOCH}"]),
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  - {name: CosineAnnealingLR, T_max: 2, by_epoch: true}\n"
+     "  - {name: CosineAnnealingLR}\ntrain: {steps: 30}\n",
+     [f"3:41: scheduler.schedulers[0].by_epoch: {EPOCHS_NEED}",
+      "4:5: scheduler.schedulers[1].T_max: required option is missing"]),
+    ("optimizer: {name: SGD, lr: 0.1, momentun: 0.9}\nscheduler: {name: CosineAnnealingLR}\ntrain: {epochs: 3}\n",
+     ["1:33: optimizer.momentun: unknown option of torch.SGD (did you mean 'momentum'?)", f"3:9: {NO_STEPS_PER_EPOCH}"]),
+    ("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, warmup: {ratio: 0.1}}\n"
+     "train: {epochs: 3}\n",
+     ["2:47: scheduler.warmup.ratio: a warmup ratio needs the run length: train.steps, train.epochs × "
+      "steps_per_epoch, or build(total_steps=)", f"3:9: {NO_STEPS_PER_EPOCH}"]),
+], ids=["epochs, a stage in epochs, a stage's length", "a stage in epochs, a stage's length", "an option, epochs",
+        "a warmup ratio, epochs"])
+def test_every_problem_of_a_runs_length_is_reported_at_once(text, errors, tmp_path, capsys):
+    """A run in epochs without its steps per epoch, a schedule (or stage) counted in epochs without them and a stage
+    whose length is missing are each reported at their path and position in one run of validate, plot and build
+    (validate and plot said the stage's missing length alone, build the epochs' alone; a top-level length the run
+    would give is not also missing)."""
+    path = tmp_path / "lengths.yaml"
+    path.write_text(text)
+    said = "".join(f"{path}:{e}\n" for e in errors)
+    assert _verdicts(path, capsys) == [(1, said), (1, said), said.rstrip("\n")]
+
+
 def test_accumulation_over_more_steps_than_the_run_is_an_error(tmp_path, capsys):
     """An optimizer that would never step (accumulation_steps 40 in a 20-step run) is refused at the key, with the
     run length and where it came from, by validate, plot and build alike."""

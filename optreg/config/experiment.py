@@ -20,8 +20,8 @@ from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_o
                                dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
                                plan_scheduler, wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
-from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, read_clip,
-                               read_train, resolve_run)
+from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
+                               read_clip, read_train, resolve_run)
 from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
@@ -65,38 +65,48 @@ class Experiment:
                 "(build(..., steps_per_epoch=N))"), self.needs_run)
             raise error.located(self.source) if self.source else error
 
-    def check_length(self) -> None:
+    def check_length(self, later: bool = False) -> Collector:
         """The run as planning needs it, before any plan (validate, convert, build, run, plot): a run in epochs
-        with its steps per epoch (`check_epochs`), a length the file leaves to the trainer given (`check_run`)."""
-        self.check_epochs()
+        with its steps per epoch (`check_epochs`; with `later`, returned for the caller to report after the plan's
+        problems, else raised), a length the file leaves to the trainer given (`check_run`, raised at once)."""
+        errors = Collector()
+        self.check_epochs(errors)
+        if errors and (not later or self.needs_run and self.run.steps is None):
+            raise self.locate(ConfigError(errors.items))
         self.check_run()
+        return errors
 
     def check_final(self) -> list[str]:
         """The verdict of build on this experiment without a model, for a caller that gives nothing more of the
         run (`optreg validate`): `check_length`, and the checks of its reading (`nominal_checks`)
         again with the run final, as build plans it: a schedule in epochs without the steps per epoch, a warmup
-        ratio without a run length. The schedule linter's notes."""
-        self.check_length()
-        if self.modelzoo is not None or "name" not in self.optimizer or \
-                self.run.steps is not None and self.run.steps_per_epoch is not None:   # nothing changes when final
-            return self.notes
-        errors = Collector()
-        notes = nominal_checks(self, errors, final_run=True)
+        ratio without a run length; every problem at once. The schedule linter's notes."""
+        length = self.check_length(later=True)
+        notes, errors = self.notes, Collector()
+        if not (self.modelzoo is not None or "name" not in self.optimizer or
+                self.run.steps is not None and self.run.steps_per_epoch is not None):   # nothing changes when final
+            notes = nominal_checks(self, errors, final_run=True)
+        errors.extend(length.items)
         if errors:
             raise self.locate(ConfigError(errors.items))
         return notes
 
-    def check_epochs(self) -> None:
-        """A ConfigError at train.epochs, with its file position, when a run in epochs lacks its steps per epoch
-        (in validate, run, plot and build alike: a run length in epochs is not left unused)."""
+    @property
+    def epochs_unresolved(self) -> bool:
+        """A run in epochs that nothing gave the steps per epoch of: no run length (`check_epochs`' error), so a
+        length the run would give a schedule is not also missing (it is planned as `Context.run_invalid`)."""
+        return self.train.epochs is not None and self.run.steps is None
+
+    def check_epochs(self, errors: Collector) -> None:
+        """The error at train.epochs (into `errors`) of a run in epochs without its steps per epoch (in validate,
+        run, plot and build alike: a run length in epochs is not left unused)."""
         epochs = self.train.epochs
-        if epochs is not None and self.run.steps is None:   # a format's own epochs (the Trainer's num_train_epochs)
+        if self.epochs_unresolved:   # a format's own epochs (the Trainer's num_train_epochs)
             # are not train: ones, beside which its reader reads no train.steps_per_epoch
             remedy = "--steps N (build(..., steps_per_epoch=))" if "train.epochs" in self.paths else \
                 "train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))"
             counted = f"{epochs} epochs need" if epochs != 1 else "1 epoch needs"
-            raise self.locate(ConfigError(f"{counted} the steps per epoch to give a run length: {remedy}",
-                                          "train.epochs"))
+            errors.add("train.epochs", f"{counted} the steps per epoch to give a run length: {remedy}")
 
     def locate(self, error: ConfigError) -> ConfigError:
         if self.paths:
@@ -147,11 +157,15 @@ class Experiment:
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
         config's positions otherwise); nothing is built."""
-        self.check_length()
+        errors = Collector()
+        length = self.check_length(later=self.planner is None)   # optreg's planner: its problems too
         try:
             plan = (self.planner or plan_own)(self, model_or_named_params)
         except ConfigError as exc:
-            raise self.locate(exc) from None
+            errors.extend(exc)
+        errors.extend(length.items)
+        if errors:
+            raise self.locate(ConfigError(errors.items)) from None
         known = getattr(plan, "run", None)   # a format's planner may know the run better (LiBai's train_epoch)
         plan.run = known if known is not None and known.steps is not None else self.run
         plan.clip = plan.clip or self.clip
@@ -310,7 +324,7 @@ class OwnFormat:
         return own_sections(data)
 
     def read(self, data: Mapping[str, Any], source: Source | None = None) -> Experiment:
-        return _read_own(data, source)
+        return _read_own(data, source, final=True)
 
 
 OWN_FORMAT = OwnFormat()
@@ -353,8 +367,10 @@ def _missing_optimizer(data: Mapping[str, Any], errors: Collector) -> None:
     errors.extend([m for m in misspelt if not any(e.path == m.path for e in errors.items)])   # one error a key
 
 
-def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
-    """optreg's own form -> Experiment; Hydra's instantiate keys are dropped (a foreign `_target_` refused)."""
+def _read_own(data: Mapping[str, Any], source: Source | None, final: bool = False) -> Experiment:
+    """optreg's own form -> Experiment; Hydra's instantiate keys are dropped (a foreign `_target_` refused).
+    `final`: a file of optreg's own form, whose run nothing but the caller's given run completes (not a translated
+    format's, whose own length comes after): its errors come with its run's (`_final_problems`)."""
     from optreg.integrations.hydra.support import strip_builders
 
     errors = Collector()
@@ -383,16 +399,52 @@ def _read_own(data: Mapping[str, Any], source: Source | None) -> Experiment:
         experiment.notes = nominal_checks(experiment, errors)
     elif scheduler is not None and (check or errors):   # the scheduler's own problems, beside the optimizer's
         try:
-            run_invalid = any(e.path == "train" or e.path.startswith("train.") for e in errors.items)
-            plan_scheduler(scheduler, Context(1, frozenset(), dialect, known_groups=False, known_options=False,
-                                              run_steps=experiment.run.steps, final_run=False,
-                                              run_invalid=run_invalid), "scheduler")
+            _scheduler_alone(experiment, experiment.run, False, experiment.epochs_unresolved or _train_errors(errors))
         except ConfigError as exc:   # what the sections' reading found already is not said twice
-            said = {(e.path, e.message) for e in errors.items}
-            errors.extend([e for e in exc.errors if (e.path, e.message) not in said])
+            _unsaid(exc, errors)
+    if errors and final:   # the reading ends here: the run as nothing more gives it, every problem at once
+        _final_problems(experiment, errors)
     if errors:
         raise experiment.locate(ConfigError(errors.items))
     return experiment
+
+
+def _train_errors(errors: Collector) -> bool:
+    """Whether `errors` holds a problem of the `train:` section (then it gives no run length)."""
+    return any(e.path == "train" or e.path.startswith("train.") for e in errors.items)
+
+
+def _scheduler_alone(experiment: Experiment, run: RunLength, final_run: bool, run_invalid: bool) -> None:
+    """The scheduler section planned without the optimizer's (one group, its options unknown) for `run`: its own
+    problems, raised (`final_run`, `run_invalid`: as `Context` takes them)."""
+    plan_scheduler(experiment.scheduler, Context(1, frozenset(), experiment.dialect, known_groups=False,
+                                                 known_options=False, run_steps=run.steps,
+                                                 steps_per_epoch=run.steps_per_epoch, final_run=final_run,
+                                                 run_invalid=run_invalid), "scheduler")
+
+
+def _unsaid(error: ConfigError, errors: Collector) -> None:
+    """The items of `error` that `errors` does not hold yet (the same path and message) added to it."""
+    said = {(e.path, e.message) for e in errors.items}
+    errors.extend([e for e in error.errors if (e.path, e.message) not in said])
+
+
+def _final_problems(experiment: Experiment, errors: Collector) -> None:
+    """Beside the errors a reading of optreg's own form ends with (nothing later gives the run: no `check_final`,
+    no plan), the problems of its run as it is final, the caller's given run (`given_run`) included, as validate
+    and build would report them next: a run in epochs without its steps per epoch (`check_epochs`), and the
+    scheduler's with the run final (a schedule in epochs without the steps per epoch, a warmup ratio without a
+    run length); none when `train:` itself has errors (no run to speak of)."""
+    if experiment.scheduler is None and experiment.train.epochs is None or _train_errors(errors):
+        return
+    final = dataclasses.replace(experiment, run=resolve_run(experiment.train, errors=Collector(), **given_run()))
+    try:
+        if experiment.scheduler is not None:
+            _scheduler_alone(final, final.run, True, final.epochs_unresolved)
+    except ConfigError as exc:   # in the order build plans them (the reading's of them in their place)
+        again = {(e.path, e.message) for e in exc.errors}
+        errors.items[:] = [e for e in errors.items if (e.path, e.message) not in again] + exc.errors
+    final.check_epochs(errors)   # after the plan's problems, as `Experiment.plan` reports it
 
 
 STAND_IN = object()   # the parameter of a nominal group (never built)
@@ -578,7 +630,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         return None
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
                       unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
-                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=final_run)
+                      steps_per_epoch=experiment.run.steps_per_epoch, final_run=final_run,
+                      run_invalid=experiment.epochs_unresolved)
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:
