@@ -665,7 +665,8 @@ NO_STEPS_PER_EPOCH = ("train.epochs: 3 epochs need the steps per epoch to give a
      [f"3:41: scheduler.schedulers[0].by_epoch: {EPOCHS_NEED}",
       "4:5: scheduler.schedulers[1].T_max: required option is missing"]),
     ("optimizer: {name: SGD, lr: 0.1, momentun: 0.9}\nscheduler: {name: CosineAnnealingLR}\ntrain: {epochs: 3}\n",
-     ["1:33: optimizer.momentun: unknown option of torch.SGD (did you mean 'momentum'?)", f"3:9: {NO_STEPS_PER_EPOCH}"]),
+     ["1:33: optimizer.momentun: unknown option of torch.SGD (did you mean 'momentum'?)",
+      f"3:9: {NO_STEPS_PER_EPOCH}"]),
     ("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, warmup: {ratio: 0.1}}\n"
      "train: {epochs: 3}\n",
      ["2:47: scheduler.warmup.ratio: a warmup ratio needs the run length: train.steps, train.epochs × "
