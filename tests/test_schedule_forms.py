@@ -249,6 +249,12 @@ def test_a_cerebras_form_item_with_torch_s_options_says_how_to_write_torch_s(tmp
         "- CosineAnnealingLR: {T_max: 10}", "- {name: torch.CosineAnnealingLR, T_max: 10}")
     assert optreg.load_config(fixed).scheduler[0] == {"name": "torch.LinearLR", "start_factor": 0.1,
                                                       "total_iters": 5}
+    with pytest.raises(ConfigError) as info:   # a section's one item: torch's spec, not a list's item
+        optreg.load_config("optimizer: {name: SGD, lr: 0.1}\nscheduler: {StepLR: {step_size: 2}}\n")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler", "step_size is an option of torch's StepLR too, and Cerebras' needs initial_learning_rate, "
+                      "gamma; the {Name: {...}} form reads Cerebras' schedulers: write `{name: torch.StepLR, "
+                      "step_size: 2}` for torch's")]
     with pytest.raises(ConfigError) as info:   # a Model Zoo file's learning_rate, where torch's has no place
         to_spec({"LinearLR": {"start_factor": 0.1, "total_iters": 5}})
     assert [(e.path, e.message) for e in info.value.errors] == \

@@ -261,7 +261,7 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector, torch_h
         return None
     problems = Collector()
     options = _map_keys(cls_name, params, where, problems, legacy=False)
-    hint = _torch_hint(cls_name, params, options, bool(problems)) if torch_hint and not wd else None
+    hint = _torch_hint(cls_name, params, options, bool(problems), path) if torch_hint and not wd else None
     if hint is not None:
         errors.add(path, hint)
         return None
@@ -272,10 +272,11 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector, torch_h
     return spec
 
 
-def _torch_hint(cls_name: str, params: Mapping[str, Any], options: Mapping[str, Any], refused: bool) -> str | None:
-    """The message for a `{Name: {...}}` item written with the options of torch's scheduler of that name: every key
-    is torch's, and Cerebras' class refuses the item (`refused`: a key it does not have; or a required option of
-    its missing). None for any other item."""
+def _torch_hint(cls_name: str, params: Mapping[str, Any], options: Mapping[str, Any], refused: bool,
+                path: str) -> str | None:
+    """The message for a `{Name: {...}}` item (at `path`: a list's item, or a section) written with the options of
+    torch's scheduler of that name: every key is torch's, and Cerebras' class refuses the item (`refused`: a key it
+    does not have; or a required option of its missing). None for any other item."""
     from optreg.core.entry import SCHEDULER
     from optreg.core.registry import REGISTRY
     from optreg.core.validate import option_names
@@ -295,8 +296,8 @@ def _torch_hint(cls_name: str, params: Mapping[str, Any], options: Mapping[str, 
     given = ", ".join(f"{k}: {show(v)}" for k, v in zip(keys, params.values()))
     return (f"{', '.join(named)} {'is an option' if len(named) == 1 else 'are options'} of torch's {cls_name}"
             + (", not of Cerebras'" if foreign else f" too, and Cerebras' needs {', '.join(missing)}")
-            + f"; the {{Name: {{...}}}} form reads Cerebras' schedulers: write `- {{name: torch.{cls_name}, "
-              f"{given}}}` for torch's")
+            + f"; the {{Name: {{...}}}} form reads Cerebras' schedulers: write `{'- ' if path.endswith(']') else ''}"
+              f"{{name: torch.{cls_name}, {given}}}` for torch's")
 
 
 def _bad(value: Any, path: str, errors: Collector) -> None:
