@@ -316,3 +316,19 @@ def test_an_error_in_one_section_does_not_hide_another_s(tree, extra, want):
     assert [(e.path, e.location.line) for e in exc.value.errors] == [(path, line) for path, line, _ in want]
     assert all(e.message.startswith(message) and e.location.file.endswith("main.py")
                for e, (_, _, message) in zip(exc.value.errors, want))
+
+
+def test_validate_names_a_lazyconfig_file_and_its_imports_as_the_user_named_it(tree, tmp_path, monkeypatch, capsys):
+    """A position names the file as a YAML file's does, by the path given (relative here), once; a file it imports by
+    that path's folder (configs/common/optim.py), after the file validated, not by its absolute path."""
+    from optreg.cli import main
+
+    tree("optim.lrr = 1e-4")
+    (tmp_path / "configs" / "common" / "optim.py").write_text(
+        (COMMON / "optim.py").read_text().replace("weight_decay=0.01", "weight_decay=-1.0"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "configs/main.py"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["configs/main.py:8:1: optim.lrr: unknown option of oneflow.AdamW (did you mean 'lr'?)",
+                     "configs/main.py: configs/common/optim.py:17:18: optim.weight_decay: must be >= 0, got -1.0"]
+    assert not any(str(tmp_path) in line for line in lines)

@@ -104,7 +104,7 @@ class LiBaiFormat:
         reader = Reader()
         reader.marks = Marks(name)
         file = Path(path) if path is not None else Path(name)
-        module = reader.read(text, file.resolve() if path is not None else file)
+        module = reader.read(text, file.resolve() if path is not None else file, name)
         data = {k: module.env[k] for k in ("optim", "train", "graph") if k in module.env}
         errors = Collector()
         if "optim" not in data:

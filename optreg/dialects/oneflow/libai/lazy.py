@@ -22,6 +22,7 @@ config's names. Loops that touch other names (datasets) are skipped.
 from __future__ import annotations
 
 import ast
+import os
 import operator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +57,12 @@ class Lazy:
 
 @dataclass
 class Module:
-    """A config file read: its top-level names, and where each config path was written."""
+    """A config file read: its top-level names, and where each config path was written; `shown` is how its positions
+    name it (`Reader.shown`)."""
 
     path: Path
     env: dict[str, Any] = field(default_factory=dict)
+    shown: str = ""
 
 
 class Marks:
@@ -129,14 +132,29 @@ class Reader:
         self.roots = roots
         self.modules: dict[Path, Module] = {}
         self.marks: Marks | None = None
+        self.main: tuple[Path, str] | None = None   # the file read first, and its name as the user gave it
+
+    def shown(self, path: Path) -> str:
+        """How a position names the file `path`: the first file read by the name it was given (`read`'s `name`), a
+        file it imports by that name's folder and its way from there (`lb/cfg.py` imports `lb/common/train.py`), as
+        a YAML file's positions name it."""
+        if self.main is None:
+            return str(path)
+        main, name = self.main
+        if path == main:
+            return name
+        return os.path.normpath(os.path.join(os.path.dirname(name), os.path.relpath(path, main.parent)))
 
     # -- files -------------------------------------------------------------------------------------
-    def read(self, text: str, path: Path) -> Module:
+    def read(self, text: str, path: Path, name: str | None = None) -> Module:
+        """The file at `path` (resolved), its imports read too; `name`: how the user named it, for the first file."""
+        if self.main is None and name is not None:
+            self.main = (path, name)
         if len(self.modules) >= MAX_IMPORTS:
-            raise ConfigError(f"{path}: more than {MAX_IMPORTS} config files imported")
-        tree = parse(text, str(path))
-        screen(tree, str(path))
-        module = Module(path)
+            raise ConfigError(f"{self.shown(path)}: more than {MAX_IMPORTS} config files imported")
+        module = Module(path, shown=self.shown(path))
+        tree = parse(text, module.shown)
+        screen(tree, module.shown)
         self.modules[path] = module
         for stmt in tree.body:
             self._statement(stmt, module)
@@ -149,7 +167,7 @@ class Reader:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError([ErrorItem("", f"cannot read the imported config: {type(exc).__name__}",
-                                             Location(str(file)))]) from None
+                                             Location(self.shown(file)))]) from None
             self.read(text, file)
         return self.modules[file]
 
@@ -170,7 +188,7 @@ class Reader:
 
     # -- statements --------------------------------------------------------------------------------
     def _statement(self, stmt: ast.stmt, module: Module) -> None:
-        env, file = module.env, str(module.path)
+        env, file = module.env, module.shown
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = Symbol(alias.name if alias.asname else
@@ -187,7 +205,7 @@ class Reader:
                                         f"({file}:{stmt.lineno}: {text}), which is not beside the file")
                 else:
                     other = self._load(found)
-                    env[name] = other.env.get(alias.name, NotRead(f"{alias.name}: not in {found}"))
+                    env[name] = other.env.get(alias.name, NotRead(f"{alias.name}: not in {other.shown}"))
         elif isinstance(stmt, ast.Assign):
             value = self._expr(stmt.value, module)
             for target in stmt.targets:
@@ -227,7 +245,7 @@ class Reader:
                 target.update({k.arg: self._expr(k.value, module) for k in node.keywords if k.arg})
             return
         called = _dotted(getattr(node, "func", node)) or "something"
-        raise _refuse(stmt, str(module.path), f"a statement that calls {called}")
+        raise _refuse(stmt, module.shown, f"a statement that calls {called}")
 
     def _container(self, node: ast.AST, module: Module) -> tuple[Any, Any] | None:
         """(the container, its key) an assignment target names, or None when it is not read."""
@@ -264,7 +282,7 @@ class Reader:
         dotted = _dotted(target)
         if self.marks is not None and dotted and dotted.split(".")[0] in self.roots:
             self._forget(dotted)
-            self.marks.marks[dotted] = Location(str(module.path), stmt.lineno, stmt.col_offset + 1)
+            self.marks.marks[dotted] = Location(module.shown, stmt.lineno, stmt.col_offset + 1)
             self._mark_value(dotted, getattr(stmt, "value", None), module)
 
     def _forget(self, path: str) -> None:
@@ -278,12 +296,12 @@ class Reader:
         """Where each keyword of a dict(...) / LazyCall(...)(...) value under a config root was written."""
         if self.marks is None or path.split(".")[0] not in self.roots or node is None:
             return
-        self.marks.marks.setdefault(path, Location(str(module.path), node.lineno, node.col_offset + 1))
+        self.marks.marks.setdefault(path, Location(module.shown, node.lineno, node.col_offset + 1))
         pairs = [(k.arg, k.value) for k in node.keywords if k.arg] if isinstance(node, ast.Call) else \
             [(k.value, v) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)] \
             if isinstance(node, ast.Dict) else []
         for key, value in pairs:
-            self.marks.marks[f"{path}.{key}"] = Location(str(module.path), value.lineno, value.col_offset + 1)
+            self.marks.marks[f"{path}.{key}"] = Location(module.shown, value.lineno, value.col_offset + 1)
             self._mark_value(f"{path}.{key}", value, module)
 
     def _delete(self, target: ast.AST, module: Module) -> None:
@@ -296,7 +314,7 @@ class Reader:
 
     # -- expressions -------------------------------------------------------------------------------
     def _expr(self, node: ast.AST, module: Module) -> Any:
-        env, file = module.env, str(module.path)
+        env, file = module.env, module.shown
         where = f"{Path(file).name}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Constant):
             return node.value
