@@ -529,7 +529,8 @@ def parser() -> argparse.ArgumentParser:
                            "paramwise_cfg, MindFormers' and LiBai's weight-decay groups) for your model's parameter "
                            "names")
     convert.set_defaults(fn=cmd_convert)
-    schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs")
+    schema = sub.add_parser("schema", help="write the JSON Schema (draft-07) of experiment configs in optreg's own "
+                                           "form (not a format reader's: DeepSpeed, Hugging Face, ...)")
     schema.add_argument("-o", "--output")
     schema.add_argument("--dialect", action="append", metavar="NAME",
                         help="also the optimizers of this installed library dialect (pytorch_optimizer, torchao, "

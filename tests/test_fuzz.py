@@ -40,6 +40,7 @@ from torch_cases import EmbeddingNet, Net
 import optreg
 from optreg import ConfigError
 from optreg.cli import main
+from optreg.config.json_schema import OTHER_FORMS
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER
 from optreg.core.names import normalise
@@ -61,8 +62,24 @@ SCHEMA = optreg.json_schema()
 REQUIRED = {e.qualname: [o.name for o in models.options(e) if o.required]
             for kind in (OPTIMIZER, SCHEDULER) for e in REGISTRY.entries(kind)}
 DEFS = SCHEMA["definitions"]
-OPTIMIZER_BRANCHES = SCHEMA["properties"]["optimizer"]["anyOf"]
-SCHEDULER_BRANCHES = DEFS["scheduler"]["anyOf"]
+# the components' schemas; the other forms beside them (`json_schema.OTHER_FORMS`: a scheduler by its name alone, a
+# dialect's scheduler form, a Hydra primary config's unnamed section, a ${...} interpolation) are not drawn
+OPTIMIZER_BRANCHES = [b for b in SCHEMA["properties"]["optimizer"]["anyOf"] if "title" in b]
+SCHEDULER_BRANCHES = [b for b in DEFS["scheduler"]["anyOf"] if "title" in b]
+
+
+def _drawn(branch: dict[str, Any]) -> bool:
+    """Whether the strategies draw from a schema branch: not one of the other forms of a value."""
+    return "$ref" not in branch or branch["$ref"].split("/")[-1].split(":")[0] not in OTHER_FORMS
+
+
+def _resolved(node: dict[str, Any]) -> dict[str, Any]:
+    """A schema node with its `$ref` followed and without the branches that are other forms (`_drawn`)."""
+    node = DEFS[node["$ref"].split("/")[-1]] if "$ref" in node else node
+    if "anyOf" not in node:
+        return node
+    branches = [b for b in node["anyOf"] if _drawn(b)]
+    return branches[0] if len(branches) == 1 else {**node, "anyOf": branches}
 
 
 def _deep(n: int, kind: str) -> Any:
@@ -145,11 +162,11 @@ def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     """Values the schema node accepts (the registry's types and bounds), nested schedulers up to 2 deep."""
     if "$ref" in node:
         name = node["$ref"].split("/")[-1]
-        if depth >= 2:
+        if name == "scheduler" and depth >= 2:
             return st.just({"name": "ConstantLR"})
-        return _reference(name, depth + 1)
-    if "anyOf" in node or "oneOf" in node:
-        branches = node.get("anyOf") or node["oneOf"]
+        return _reference(name, depth + 1 if name == "scheduler" else depth)
+    if "anyOf" in node:
+        branches = [b for b in node["anyOf"] if _drawn(b)]
         if len(branches) == 2 and "enum" in branches[0] and "pattern" in branches[1]:   # a name, in any spelling
             names = st.sampled_from(branches[0]["enum"])
             return st.one_of(names, st.tuples(names, st.sampled_from(RESPELLINGS)).map(lambda p: p[1](p[0])))
@@ -191,7 +208,9 @@ def from_schema(node: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
         props.pop("fused", None)   # torch.compile per example would take the whole CI budget
         # a component's own dialect is always given (else its name means the torch component of that name), and
         # its required options (the registry's models know them; the schema leaves them to the user's editor)
-        required = [k for k in node.get("required", []) if k in props] + (["dialect"] if "dialect" in props and
+        # a component's name: the first of the keys that name it (`oneOf` of them)
+        required = [k for k in node.get("required", []) + [b["required"][0] for b in node.get("oneOf", [])[:1]]
+                    if k in props] + (["dialect"] if "dialect" in props and
                                                                            "name" in props else [])
         required += [k for k in REQUIRED.get(node.get("title"), ()) if k in props and k not in required]
         optional = {k: from_schema(v, depth) for k, v in props.items() if k not in required}
@@ -606,9 +625,9 @@ def test_validate_reports_every_file(tmp_path_factory, configs):
 
 def test_the_strategies_cover_every_registered_component():
     """The generated configs reach every component of every dialect (the schema lists them all)."""
-    names = {(name, (b["properties"].get("dialect") or {}).get("enum", ["torch"])[0])
+    names = {(name, _resolved(b["properties"].get("dialect") or {}).get("enum", ["torch"])[0])
              for b in OPTIMIZER_BRANCHES + SCHEDULER_BRANCHES
-             for spelt in b["properties"]["name"].get("anyOf", [b["properties"]["name"]])
+             for spelt in _resolved(b["properties"]["name"]).get("anyOf", [_resolved(b["properties"]["name"])])
              for name in spelt.get("enum", [])}
     for kind in (OPTIMIZER, SCHEDULER):
         for entry in REGISTRY.entries(kind):

@@ -15,8 +15,9 @@ from optreg import ConfigError
 import optreg
 from optreg.cli import main
 from optreg.config.experiment import validate_experiment
-from optreg.config.json_schema import parse_args_section
+from optreg.config.json_schema import INTERPOLATION, parse_args_section
 from optreg.config.yaml_loader import read_yaml
+from optreg.core.names import NAME_KEYS
 from optreg.integrations.hydra.support import strip_builders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,9 +27,16 @@ VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
 
 
 def members(kind: str) -> list[dict]:
+    """The components' schemas (not the other forms beside them: a `$ref` each)."""
     if kind == "optimizer":
-        return SCHEMA["properties"]["optimizer"]["anyOf"]
-    return SCHEMA["definitions"]["scheduler"]["anyOf"]
+        return [m for m in SCHEMA["properties"]["optimizer"]["anyOf"] if "title" in m]
+    return [m for m in SCHEMA["definitions"]["scheduler"]["anyOf"] if "title" in m]
+
+
+def own(node: dict) -> dict:
+    """A value's schema without its `${...}` alternative (json_schema._or_interpolation)."""
+    branches = [b for b in node["anyOf"] if b != {"$ref": f"#/definitions/{INTERPOLATION}"}]
+    return branches[0] if len(branches) == 1 else {**node, "anyOf": branches}
 
 
 def member(title: str) -> dict:
@@ -52,18 +60,19 @@ def test_schema_is_valid_draft_07():
 
 
 def test_tuples_are_items_plus_additional_items():
-    betas = member("torch.AdamW")["properties"]["betas"]
+    betas = own(member("torch.AdamW")["properties"]["betas"])
     assert isinstance(betas["items"], list) and len(betas["items"]) == 2
     assert betas["additionalItems"] is False and betas["minItems"] == betas["maxItems"] == 2
-    assert betas["items"][1] == {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+    assert own(betas["items"][1]) == {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
 
 
-def test_every_component_requires_name_and_forbids_other_keys():
+def test_every_component_requires_one_name_key_and_forbids_other_keys():
     registered = len(optreg.list_optimizers()) + len(optreg.list_schedulers()) + 2   # + sequential, chained
     all_members = members("optimizer") + members("scheduler")
     assert len(all_members) == registered
     for m in all_members:
-        assert m["required"][0] == "name" and m["additionalProperties"] is False, m["title"]
+        assert m["oneOf"] == [{"required": [k]} for k in NAME_KEYS], m["title"]
+        assert m["additionalProperties"] is False, m["title"]
         assert m["description"], m["title"]
 
 
@@ -266,7 +275,7 @@ def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
                          "param_groups": [{"params": ["*.bias"], "weight_decay": 0.0}]}}
     validate_experiment(doc)
     assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
-    assert "coefficient" not in member("mindspore.LARS")["properties"]["param_groups"]["items"]["properties"]
+    assert "coefficient" not in own(member("mindspore.LARS")["properties"]["param_groups"])["items"]["properties"]
 
 
 @pytest.mark.parametrize("section", [
@@ -304,3 +313,4 @@ def test_a_rule_takes_the_group_keys_its_optimizer_reads_per_group():
     assert not VALIDATOR.is_valid({"optimizer": {"name": "oneflow.AdamW", "clip_grad_max_norm": 1.0}})
     assert not VALIDATOR.is_valid({"optimizer": {"name": "oneflow.AdamW",
                                                  "param_groups": [{**rule, "clip_grad_norm_type": 0}]}})
+

@@ -25,13 +25,14 @@ from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumul
 from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
-from optreg.core.names import NAME_KEYS
+from optreg.core.names import NAME_KEYS, any_case
 from optreg.core.lint import lint_schedule, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
 
 TOP_KEYS = ("dialect", "optimizer", "scheduler", "train", "clip_grad")
 SECTION_KEYS = ("dialect", "param_groups")
+DEFAULTS = "defaults"   # a Hydra primary config's list of the config groups it composes
 
 
 @dataclass
@@ -299,6 +300,22 @@ def _near_miss(key: Any) -> str | None:
     return next((k for k in TOP_KEYS if _one_edit(key.lower(), k)), None)
 
 
+def near_miss_pattern() -> str:
+    """The keys `_near_miss` reads as a section's (the sections' own names among them) as one regular expression
+    without flags (a JSON Schema's, `optreg schema`): each name of TOP_KEYS with at most one letter changed, added,
+    dropped or two swapped, in any case."""
+    any_char, variants = r"[\s\S]", set()
+    for key in TOP_KEYS:
+        for i in range(len(key) + 1):
+            variants.add((key[:i], any_char, key[i:]))                  # one added
+            if i < len(key):
+                variants.add((key[:i], any_char, key[i + 1:]))          # one changed (or none)
+                variants.add((key[:i], "", key[i + 1:]))                # one dropped
+            if i + 1 < len(key):
+                variants.add((key[:i] + key[i + 1] + key[i], "", key[i + 2:]))   # two swapped
+    return "^(" + "|".join(sorted(any_case(a) + edit + any_case(b) for a, edit, b in variants)) + ")$"
+
+
 def _one_edit(a: str, b: str) -> bool:
     """Whether `a` and `b` differ by at most one edit (substitution, insertion, deletion, adjacent swap)."""
     if abs(len(a) - len(b)) > 1:
@@ -560,7 +577,7 @@ def composes(data: Any, format: str | None = None) -> bool:
     optreg's own form that is a Hydra primary config (a `defaults:` list) or has a `${...}` interpolation (`T_max:
     ${train.steps}`, which OmegaConf resolves). A foreign format's reader reads its own (a NeMo file's `defaults:`
     names files of NeMo's tree, and its interpolations are resolved by the reader)."""
-    if not isinstance(data, dict) or not ("defaults" in data or _interpolates(data)):
+    if not isinstance(data, dict) or not (DEFAULTS in data or _interpolates(data)):
         return False
     from optreg.config.formats import OWN, detect
 

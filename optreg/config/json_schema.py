@@ -1,4 +1,5 @@
-"""JSON Schema (draft-07, what yaml-language-server reads) of the experiment config, from the registry."""
+"""JSON Schema (draft-07, what yaml-language-server reads) of the experiment config in optreg's own form, from the
+registry: it takes what `optreg validate` takes of one key at a time (a format reader's files are not its own)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,28 @@ from pydantic.json_schema import GenerateJsonSchema
 from optreg.core import models
 from optreg.core.build import COMBINATOR_DOCS
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.names import SCHEDULER_SUFFIX, SEPARATORS, TUPLE_ALIASES, normalise, synonyms
+from optreg.core.names import (NAME_KEYS, SCHEDULER_SUFFIX, SEPARATORS, TUPLE_ALIASES, any_case, normalise,
+                               synonyms)
 from optreg.core.registry import REGISTRY
 from optreg.integrations.hydra.support import BUILDERS
 from optreg.schedules.engine import KEYS
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+#: definitions of the other forms of a value beside the components' schemas (each name before a `:`): a `${...}`
+#: interpolation, a scheduler by its name alone, a dialect's scheduler forms (`scheduler_form:cerebras:0`), a Hydra
+#: primary config's unnamed section
+INTERPOLATION = "interpolation"
+SCHEDULER_NAME = "scheduler_by_name"
+SCHEDULER_FORM = "scheduler_form"
+COMPOSED = "composed_section"
+OTHER_FORMS = (INTERPOLATION, SCHEDULER_NAME, SCHEDULER_FORM, COMPOSED)
+_ANNOTATIONS = ("title", "description", "default", "examples")
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/definitions/{name}"}
 
 
 class Draft07(GenerateJsonSchema):
@@ -210,19 +227,14 @@ def _names(entry: Entry) -> list[str]:
 _SEPARATORS = f"[{SEPARATORS}]*"   # a character class of them as written, without escapes (an editor's regex: ECMA)
 
 
-def _any_case(text: str, between: str = "") -> str:
-    """A regular expression of `text` in any case (JSON Schema's patterns have no flags), `between` its letters."""
-    return between.join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in text)
-
-
 def _name_pattern(entry: Entry) -> str:
     """Every spelling the registry takes for the entry (`names.normalise`: any case, `-`, `_` and spaces anywhere, a
     scheduler's trailing `LR` optional), with or without its dialect's prefix (`oneflow.`, or `oneflow_` as a Hydra
     group name has it)."""
     keys = sorted({normalise(n, entry.kind) for n in (entry.name, *entry.aliases)})
-    lr = f"({_SEPARATORS}{_any_case(SCHEDULER_SUFFIX, _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
-    spelt = "|".join(_any_case(key, _SEPARATORS) for key in keys)
-    dialect = _any_case(entry.dialect)   # `oneflow.AdamW`, or a Hydra group name's `oneflow_adamw`
+    lr = f"({_SEPARATORS}{any_case(SCHEDULER_SUFFIX, _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
+    spelt = "|".join(any_case(key, _SEPARATORS) for key in keys)
+    dialect = any_case(entry.dialect)   # `oneflow.AdamW`, or a Hydra group name's `oneflow_adamw`
     return rf"^\s*({dialect}\s*\.|{dialect}_)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
 
 
@@ -248,6 +260,18 @@ def _option_aliases(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _name_keys(name: dict[str, Any]) -> dict[str, Any]:
+    """`name` and the other keys that name a component (`names.NAME_KEYS`: `type`, `optimizer_type`), each taking
+    what `name` takes (the schema `name`, a `$ref` where it is large)."""
+    first, *others = NAME_KEYS
+    return {first: name, **{key: {"allOf": [name], "description": f"another spelling of {first}"} for key in others}}
+
+
+def _one_name() -> list[dict[str, Any]]:
+    """A component's spec gives exactly one of the keys that name it (`experiment._section`: 'keep one')."""
+    return [{"required": [key]} for key in NAME_KEYS]
+
+
 def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     schema = models.model(entry).model_json_schema(schema_generator=Draft07, ref_template="#/definitions/{model}")
     definitions.update(schema.pop("$defs", {}))
@@ -258,12 +282,16 @@ def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     for prop in props.values():
         prop.pop("title", None)
     props.update(_option_aliases(props))
-    props["name"] = {"anyOf": [{"enum": _names(entry)}, {"type": "string", "pattern": _name_pattern(entry)}],
-                     "description": entry.doc or entry.name}
+    name = f"name:{entry.kind}:{entry.qualname}"   # one definition for every key that names it
+    definitions[name] = _or_interpolation({"anyOf": [{"enum": _names(entry)},
+                                                     {"type": "string", "pattern": _name_pattern(entry)}],
+                                           "description": entry.doc or entry.name})
+    props.update(_name_keys(_ref(name)))
     props["dialect"] = {"enum": [entry.dialect], "description": "the framework whose names, defaults and numerics "
                                                                 "this component follows"}
     props.update(_hydra_keys(entry.kind))
-    schema["required"] = ["name"]
+    schema.pop("required", None)
+    schema["oneOf"] = _one_name()
     schema["additionalProperties"] = False
     schema["description"] = " ".join(filter(None, [entry.doc, f"Reproduces {entry.source}." if entry.source else ""]))
     schema["title"] = entry.qualname
@@ -321,7 +349,7 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         rule["properties"][key] = _group_key(key, kind, definitions)   # clipping, Model Zoo's muP adjustments)
     items: dict[str, Any] = rule
     if not wraps and not entry.takes_model:   # a composite's rule: its own optimizer
-        route = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+        route = {"type": "object", "oneOf": _one_name(), "properties": _name_keys({"type": "string"}),
                  "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: "
                                 "and its options; optreg.core.composite)"}
         rule["properties"][ROUTE_KEY] = route
@@ -335,10 +363,10 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     if wraps:  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
         example = wrapped_example(entry)
         schema["properties"]["optimizer"] = {
-            "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+            "type": "object", "oneOf": _one_name(), "properties": _name_keys({"type": "string"}),
             "description": "the optimizer to wrap: a nested spec with name: and its options (its dialect defaults "
                            "to this one's)", "examples": [example]}
-        schema["required"] = [*schema["required"], "optimizer"]
+        schema["required"] = ["optimizer"]
     return schema
 
 
@@ -412,20 +440,113 @@ def _combinators() -> list[dict[str, Any]]:
     common = {"schedulers": nested, "key": {"enum": list(KEYS)},
               **_last_epoch(), **_hydra_keys(SCHEDULER), **_loop_keys()}
     return [
-        {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
-         "description": COMBINATOR_DOCS["sequential"],
-         "properties": {"name": {"enum": ["sequential", "Sequential"]}, **common,
+        {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["schedulers"],
+         "oneOf": _one_name(), "description": COMBINATOR_DOCS["sequential"],
+         "properties": {**_name_keys({"enum": ["sequential", "Sequential"]}), **common,
                         "milestones": {"type": "array", "items": {"type": "integer", "minimum": 0}},
                         "restart": {"anyOf": [restart, {"type": "array", "items": restart}]}}},
-        {"title": "chained", "type": "object", "additionalProperties": False, "required": ["name", "schedulers"],
-         "description": COMBINATOR_DOCS["chained"],
-         "properties": {"name": {"enum": ["chained", "Chained"]}, **common}},
+        {"title": "chained", "type": "object", "additionalProperties": False, "required": ["schedulers"],
+         "oneOf": _one_name(), "description": COMBINATOR_DOCS["chained"],
+         "properties": {**_name_keys({"enum": ["chained", "Chained"]}), **common}},
     ]
 
 
+def _interpolation() -> dict[str, Any]:
+    """A `${...}` string (`experiment.composes`: OmegaConf resolves it before validation, as `optreg validate` and
+    `optreg run` read the file), in place of any option's value."""
+    return {"type": "string", "pattern": r"\$\{", "description": "an OmegaConf interpolation (${...}), resolved "
+                                                                 "before the config is validated"}
+
+
+def _takes_scalar(node: Any) -> bool:
+    """Whether a schema node takes a value that is no mapping (a number, a list, a choice, null), which an
+    interpolation may stand for; an unconstrained string takes it already, and a section is left as it is."""
+    if not isinstance(node, dict) or "$ref" in node:
+        return False
+    if "anyOf" in node:
+        return any(_takes_scalar(b) for b in node["anyOf"])
+    if "enum" in node or "const" in node:
+        return True
+    kinds = node.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds or []
+    return any(k not in ("object", "string") for k in kinds) or \
+        "string" in kinds and any(k in node for k in ("pattern", "minLength", "maxLength", "format"))
+
+
+def _or_interpolation(node: Any) -> Any:
+    """`node`, a value's schema, taking an interpolation too (`_takes_scalar`)."""
+    if not _takes_scalar(node):
+        return node
+    if "anyOf" in node and set(node) - {"anyOf"} <= set(_ANNOTATIONS):
+        return {**node, "anyOf": [*node["anyOf"], _ref(INTERPOLATION)]}
+    return {"anyOf": [{k: v for k, v in node.items() if k not in _ANNOTATIONS}, _ref(INTERPOLATION)],
+            **{k: node[k] for k in _ANNOTATIONS if k in node}}
+
+
+def _interpolable(node: Any) -> Any:
+    """A copy of a schema in which every value below a section (an option, a list's item, a train: key) may be an
+    interpolation; the keywords that negate or condition (`not`, `if`, `propertyNames`) and data are left alone."""
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    for key in ("properties", "patternProperties"):
+        if isinstance(node.get(key), dict):
+            out[key] = {k: _or_interpolation(_interpolable(v)) for k, v in node[key].items()}
+    for key in ("items", "additionalProperties", "additionalItems"):
+        if isinstance(node.get(key), dict):
+            out[key] = _or_interpolation(_interpolable(node[key]))
+        elif isinstance(node.get(key), list):
+            out[key] = [_or_interpolation(_interpolable(v)) for v in node[key]]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(node.get(key), list):
+            out[key] = [_interpolable(v) for v in node[key]]
+    for key in ("definitions", "then", "else"):
+        if isinstance(node.get(key), dict):
+            out[key] = ({k: _interpolable(v) for k, v in node[key].items()} if key == "definitions"
+                        else _interpolable(node[key]))
+    return out
+
+
+def _other_forms(schedulers: dict[int, dict[str, Any]], definitions: dict[str, Any]) -> list[dict[str, Any]]:
+    """The declared dialects' other spellings of a scheduler that have a schema (`SchedulerForm.schema`: Cerebras'
+    `{LinearLR: {...}}`), each a definition, with the options of that dialect's rows (`schedulers`: an entry's id
+    -> its schema)."""
+    refs = []
+    for dialect in REGISTRY.declared():
+        for i, form in enumerate(dialect.scheduler_forms):
+            if form.schema is None:
+                continue
+            name = f"{SCHEDULER_FORM}:{dialect.name}:{i}"
+
+            def options_of(cls: str, dialect: str = dialect.name) -> dict[str, Any]:
+                return schedulers[id(REGISTRY.lookup(SCHEDULER, cls, dialect))]["properties"]
+
+            definitions[name] = form.schema(options_of, f"#/definitions/{name}")
+            refs.append(_ref(name))
+    return refs
+
+
+def _scheduler_name(schedulers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The scheduler section given as a name alone (`scheduler: ConstantLR`, read as {name: ConstantLR}; not an
+    item of a list): any spelling of a registered scheduler's name (each member's `name`, a `$ref`)."""
+    return {"anyOf": [s["properties"]["name"] for s in schedulers],
+            "description": "a scheduler by its name alone, with its defaults"}
+
+
+def _composed_section() -> dict[str, Any]:
+    """A section of a Hydra primary config that leaves its name (and so its options' schema) to the config group
+    its `defaults:` list chooses (`experiment.composes`), e.g. the param_groups every optimizer takes."""
+    return {"type": "object", "not": {"anyOf": _one_name()},
+            "description": "a section without its name: the one the defaults: list composes completes it"}
+
+
 def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
-    """The whole experiment config; every registered component of every dialect is a member, and the optimizers of
-    each installed library dialect named in `libraries` (`pytorch_optimizer`: read from the installed package)."""
+    """The whole experiment config of optreg's own form (not a format reader's: DeepSpeed, Hugging Face, ...);
+    every registered component of every dialect is a member, and the optimizers of each installed library dialect
+    named in `libraries` (`pytorch_optimizer`: read from the installed package). What `optreg validate` reads
+    before it validates is taken as it is: an application's own top-level keys, `${...}` interpolations, a
+    dialect's scheduler forms, a Hydra primary config's sections that its `defaults:` completes."""
+    from optreg.config.experiment import DEFAULTS, TOP_KEYS, near_miss_pattern
     from optreg.config.run import TrainSpec
 
     definitions: dict[str, Any] = {}
@@ -433,23 +554,33 @@ def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
     for dialect in libraries:
         rows.update((id(e), e) for e in REGISTRY.entries(OPTIMIZER, REGISTRY.dialect(dialect).name))
     optimizers = [_optimizer(e, definitions) for e in rows.values()]
-    schedulers = [_scheduler(e, definitions) for e in REGISTRY.entries(SCHEDULER)]
-    definitions["scheduler"] = {"anyOf": schedulers + _combinators()}
+    entries = REGISTRY.entries(SCHEDULER)
+    schedulers = [_scheduler(e, definitions) for e in entries]
+    forms = _other_forms({id(e): s for e, s in zip(entries, schedulers)}, definitions)
+    definitions[SCHEDULER_NAME] = _scheduler_name(schedulers)
+    definitions["scheduler"] = {"anyOf": schedulers + _combinators() + forms}
+    definitions[INTERPOLATION] = _interpolation()
+    definitions[COMPOSED] = _composed_section()
     train = TrainSpec.model_json_schema(schema_generator=Draft07)
-    return {
+    scheduler = [_ref("scheduler"), {"type": "array", "items": _ref("scheduler")}, _ref(SCHEDULER_NAME),
+                 {"type": "null"}]
+    return _interpolable({
         "$schema": DRAFT_07,
         "title": "optreg experiment config",
         "type": "object",
-        "additionalProperties": False,
+        # an application's own keys (`model:`, `seed:`) are its business; a near-miss of a section's is refused
+        "propertyNames": {"anyOf": [{"enum": list(TOP_KEYS)}, {"not": {"pattern": near_miss_pattern()}}]},
         "properties": {
             "dialect": {"enum": list(REGISTRY.dialects()), "description": "default dialect of the names below"},
-            "optimizer": {"anyOf": optimizers},
-            "scheduler": {"anyOf": [{"$ref": "#/definitions/scheduler"},
-                                    {"type": "array", "items": {"$ref": "#/definitions/scheduler"}},
-                                    {"type": "null"}]},
+            "optimizer": {"anyOf": [*optimizers, _ref(COMPOSED)]},
+            "scheduler": {"anyOf": [*scheduler, _ref(COMPOSED)]},
             "train": train,
             "clip_grad": _clip_schema(),
         },
-        "required": ["optimizer"],
+        # a Hydra primary config (a `defaults:` list) may leave its sections' names to the groups it composes
+        "if": {"required": [DEFAULTS]},
+        "else": {"required": ["optimizer"],
+                 "properties": {"optimizer": {"oneOf": _one_name()}, "scheduler": {"anyOf": scheduler}}},
         "definitions": definitions,
-    }
+    })
+

@@ -19,7 +19,9 @@ What a dialect may declare (each defaults to torch's reading):
   param_names, optimizer values, grouped) -> group dicts`;
 - `option_aliases`: the framework's spellings of option names (`learning_rate` for `lr`), read in every dialect;
 - `scheduler_forms`: other spellings of a scheduler spec (Cerebras' `{scheduler: Linear}` / `{LinearLR: {...}}`):
-  `claims(spec)` and `read(spec, path) -> {name: ..., <options>}`;
+  `claims(spec)`, `read(spec, path) -> {name: ..., <options>}` and optionally `schema(options_of, ref)`, the JSON
+  Schema of the form for `optreg schema` (`options_of(class)`: the schemas of the options of the dialect's
+  scheduler row `class`; `ref`: the form's own `$ref`, for nested schedulers);
 - `closed_forms(name)`: the closed form (`optreg.schedules.engine.Schedule`) of one of its scheduler classes, for
   composing and plotting (torch's LRScheduler classes);
 - absolute vs factor values: each scheduler row's `values` (planning refuses an absolute schedule over groups
@@ -44,10 +46,12 @@ from typing import Any, Callable, Mapping, Sequence
 @dataclass(frozen=True)
 class SchedulerForm:
     """Another spelling of a scheduler spec: `claims(spec)` says whether `spec` is one, `read(spec, path=...)`
-    turns it into optreg's `{name: ..., <options>}` (ConfigError at the spec's paths)."""
+    turns it into optreg's `{name: ..., <options>}` (ConfigError at the spec's paths); `schema(options_of, ref)`,
+    where given, is its JSON Schema (see the module doc)."""
 
     claims: Callable[[Any], bool]
     read: Callable[..., dict[str, Any]]
+    schema: Callable[[Callable[[str], Mapping[str, Any]], str], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

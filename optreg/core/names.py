@@ -22,6 +22,13 @@ def normalise(name: str, kind: str | None = None) -> str:
     return key
 
 
+def any_case(text: str, between: str = "") -> str:
+    """A regular expression of `text` in any case (JSON Schema's patterns have no flags), `between` its letters."""
+    import re
+
+    return between.join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in text)
+
+
 def spelling(name: str) -> str:
     """A name as spelled, case aside: `exponential_decay_lr` and `ExponentialDecayLR` stay apart."""
     return str(name).strip().lower()

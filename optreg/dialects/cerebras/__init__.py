@@ -46,7 +46,7 @@ DIALECT = Dialect(
                                               "Model Zoo's configure_param_groups (on by default in the cerebras "
                                               "dialect with a Module)", _modelzoo("modelzoo_no_decay")),),
     option_aliases={"learning_rate": "lr"},
-    scheduler_forms=(SchedulerForm(forms.claims, forms.read_form),),
+    scheduler_forms=(SchedulerForm(forms.claims, forms.read_form, forms.schema),),
     legacy_keys=LEGACY_KEYS,
     optimizer_call=_modelzoo("optimizer_call"),
     scheduler_call=_modelzoo("scheduler_call"),

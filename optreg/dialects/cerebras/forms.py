@@ -306,6 +306,59 @@ def _bad(value: Any, path: str, errors: Collector) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# JSON Schema of the current form (optreg schema)
+# ---------------------------------------------------------------------------------------------------
+_SEP = "[-_]*"   # what `_norm` drops anywhere
+
+
+def _spelt(letters: str) -> str:
+    """A regular expression of `letters` as `_norm` reads them: in any case, `-` and `_` anywhere after each."""
+    from optreg.core.names import any_case
+
+    return "".join(any_case(c) + _SEP for c in letters)
+
+
+def _key_pattern(norm: str, twin: bool = False) -> str:
+    """Every key that `_current_one` reads as the class or combinator whose `_norm` is `norm`: `_norm` drops an
+    `LR`, a `WD` after it names the weight-decay twin, and `class_name` drops one `LR` more (`LinearLR`, `linear`,
+    `Linear_LR_WD`); surrounding spaces are stripped."""
+    lr = f"({_spelt('lr')})?"
+    if norm in COMBINATORS:   # read by `_norm` alone
+        return rf"^\s*{_SEP}{_spelt(norm)}{lr}\s*$"
+    return rf"^\s*{_SEP}{_spelt(norm)}{lr}{_spelt('wd') if twin else ''}{lr}\s*$"
+
+
+def _params(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of one scheduler's parameters in the current form: its options, or null (none given)."""
+    return {"anyOf": [{"type": "object", "properties": dict(options), "additionalProperties": False},
+                      {"type": "null"}]}
+
+
+def schema(options_of: Any, ref: str) -> dict[str, Any]:
+    """The JSON Schema of the current form as `_current_one` reads it: a one-key mapping `{Name: {...}}` of a
+    class's options (`_options`; their schemas `options_of(class)`, the dialect's rows'), its weight-decay twin
+    `{NameWD: {initial_val, ...}}` (`WD_RENAMES`, beside the lr names), or a combinator `{SequentialLR: {schedulers:
+    [...], milestones}}` / `{ChainedScheduler: {schedulers: [...]}}` of schedulers of this form (`ref`)."""
+    patterns: dict[str, Any] = {}
+    for cls in CLASSES:
+        own = options_of(cls)
+        options = {k: own[k] for k in _options(cls) if k in own}
+        patterns[_key_pattern(_norm(cls))] = _params(options)
+        twin = {**options, **{generic: options[k] for generic, k in WD_RENAMES.items() if k in options}}
+        patterns[_key_pattern(_norm(cls), twin=True)] = _params(twin)
+    for key, cls in COMBINATORS.items():
+        options = {"schedulers": {"type": "array", "minItems": 1, "items": {"$ref": ref}}}
+        if cls == "SequentialLR":   # the milestones `_current_one` keeps
+            options["milestones"] = options_of(cls)["milestones"]
+        patterns[_key_pattern(key)] = {"type": "object", "required": ["schedulers"], "properties": options,
+                                       "additionalProperties": False}
+    return {"type": "object", "minProperties": 1, "maxProperties": 1, "patternProperties": patterns,
+            "additionalProperties": False,
+            "description": "Cerebras' form of a scheduler (Model Zoo 2.3+ trainer configs): {LinearLR: {options}}, "
+                           "{CosineDecayWD: {...}} (weight decay), {SequentialLR: {schedulers: [...]}}"}
+
+
+# ---------------------------------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------------------------------
 def claims(spec: Any) -> bool:
@@ -371,4 +424,4 @@ def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dic
     return specs
 
 
-__all__ = ["claims", "read_form", "to_spec", "to_specs", "class_name", "CLASSES"]
+__all__ = ["claims", "read_form", "to_spec", "to_specs", "class_name", "schema", "CLASSES"]
