@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from pathlib import Path
@@ -314,3 +315,179 @@ def test_a_rule_takes_the_group_keys_its_optimizer_reads_per_group():
     assert not VALIDATOR.is_valid({"optimizer": {"name": "oneflow.AdamW",
                                                  "param_groups": [{**rule, "clip_grad_norm_type": 0}]}})
 
+
+# ---------------------------------------------------------------------------------------------------
+# the schema accepts what `optreg validate` accepts: every file of optreg's own form it accepts, and the forms
+# validate reads before it validates (an application's keys, ${...}, Cerebras' scheduler forms, name keys)
+# ---------------------------------------------------------------------------------------------------
+def _config_files() -> list[Path]:
+    """The YAML and JSON files shipped or used in the repository (examples, the quickstart, the tests' fixtures);
+    the Hydra group files (a section each) are `shipped_documents`'."""
+    roots = [REPO / "examples", REPO / "tests", CONFIGS / "quickstart.yaml"]
+    return [p for root in roots for p in (sorted(root.rglob("*")) if root.is_dir() else [root])
+            if p.suffix in (".yaml", ".yml", ".json")]
+
+
+def _readme_blocks() -> list[tuple[str, str]]:
+    """(where, text) of every ```yaml block of the README and the docs."""
+    import re
+
+    out = []
+    for md in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = md.read_text()
+        for m in re.finditer(r"```ya?ml\n(.*?)```", text, re.S):
+            out.append((f"{md.name}:{text[:m.start()].count(chr(10)) + 2}", m.group(1)))
+    return out
+
+
+def _own_form(data) -> bool:
+    """Whether a loaded document is read as optreg's own form (the schema's), not by a format reader."""
+    from optreg.config import formats
+    from optreg.config.experiment import OWN_FORMAT
+
+    try:
+        return isinstance(data, dict) and formats.detect(data) is OWN_FORMAT
+    except ConfigError:   # two formats claim it
+        return False
+
+
+def accepted_corpus():
+    """(where, document as written) of every file and README block of optreg's own form that `optreg validate`
+    accepts (`load_config`: composed by Hydra where it has `defaults:` or `${...}`)."""
+    from optreg.config.experiment import load_config
+
+    for path in _config_files():
+        try:   # a JSON recording is read as JSON: YAML's reader takes seconds over the fixtures' megabytes
+            data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)[0]
+        except (ValueError, ConfigError):
+            continue
+        if _own_form(data):
+            with contextlib.suppress(ConfigError), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                load_config(str(path))
+                yield str(path.relative_to(REPO)), data
+    for where, text in _readme_blocks():
+        with contextlib.suppress(ConfigError), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = read_yaml(text)[0]
+            if _own_form(data):
+                load_config(text)
+                yield where, data
+
+
+def test_every_file_that_validate_accepts_the_schema_accepts():
+    """The corpus: each file of the repository (and README block) in optreg's own form that validate accepts passes
+    the schema as written, before Hydra composes it: the Hydra app's primary config (`defaults:`, an optimizer
+    section without its name) among them."""
+    corpus = dict(accepted_corpus())
+    assert {"examples/hydra_app/conf/config.yaml", "examples/quickstart.yaml", "examples/muon_adamw.yaml",
+            "optreg/configs/quickstart.yaml"} <= set(corpus)
+    assert len(corpus) >= 10 and any(where.startswith("README.md:") for where in corpus)
+    failures = {where: [e.message[:160] for e in VALIDATOR.iter_errors(doc)][:2] for where, doc in corpus.items()
+                if not VALIDATOR.is_valid(doc)}
+    assert not failures, failures
+
+
+SGD = "optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
+
+
+@pytest.mark.parametrize("text", [
+    # an application's own top-level keys (a Hydra app's model: and data:)
+    SGD + "model: resnet\ndata: {path: /data, batch_size: 32}\nseed: 0\ntrainer: {devices: 2}\n",
+    # ${...} interpolations in a number, a boolean, a choice, a tuple's item, a list and a train: key
+    "steps: 20\nflag: true\ngamma: 0.5\noptimizer: {name: AdamW, amsgrad: '${flag}', betas: [0.9, '${gamma}']}\n"
+    "scheduler: {name: StepLR, step_size: '${steps}', gamma: '${gamma}'}\ntrain: {steps: '${steps}'}\n",
+    SGD + "ms: [2, 4]\nscheduler: {name: MultiStepLR, milestones: '${ms}'}\n",
+    SGD + "key: lr\nscheduler: {name: hf.linear, num_warmup_steps: 2, num_training_steps: 10, key: '${key}'}\n",
+    # Cerebras' {Name: {...}} forms: a list of them, one, a weight-decay twin, a SequentialLR of them, no options
+    SGD + "scheduler:\n  - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+          "  - cosine_decay: {initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 15}\n",
+    SGD + "scheduler: {CosineDecayLR: {initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 10}}\n",
+    "optimizer: {name: SGD, lr: 0.1, weight_decay: 0.1}\n"
+    "scheduler: {CosineDecayWD: {initial_val: 0.1, end_val: 0.01, total_iters: 10}}\n",
+    SGD + "scheduler:\n  SequentialLR:\n    schedulers:\n      - LinearLR: {initial_learning_rate: 0.0, "
+          "end_learning_rate: 0.1, total_iters: 5}\n      - ConstantLR: {learning_rate: 0.1}\n",
+    SGD + "scheduler: {name: sequential, schedulers: [{name: LinearLR, total_iters: 2}, {ConstantLR: {learning_rate:"
+          " 0.1}}], milestones: [2]}\n",
+    # the scheduler section as a name alone
+    SGD + "scheduler: ConstantLR\n",
+    SGD + "scheduler: constant_lr\n",
+    # the other keys that name a component (NAME_KEYS)
+    "optimizer: {type: AdamW, lr: 0.001}\nscheduler: {optimizer_type: StepLR, step_size: 3}\n",
+    "optimizer: {name: Muon, param_groups: [{max_ndim: 1, optimizer: {type: AdamW}}]}\n",
+])
+def test_the_schema_takes_the_forms_validate_reads(text):
+    """Each form `optreg validate` accepts (it reads it before validating: an application's keys are its own,
+    OmegaConf resolves `${...}`, the cerebras dialect reads its scheduler forms, any NAME_KEYS key names a
+    component) passes the schema as written."""
+    from optreg.config.experiment import load_config
+
+    load_config(text)
+    doc = read_yaml(text)[0]
+    assert not [e.message[:160] for e in VALIDATOR.iter_errors(doc)]
+
+
+@pytest.mark.parametrize("text, bad_path", [
+    (SGD + "Optimizer: {name: SGD}\n", "Optimizer"),                  # a near-miss of a section is no app's key
+    (SGD + "schedular: {name: StepLR, step_size: 2}\n", "schedular"),
+    ("optimizer: {name: SGD, lr: '0.1x'}\n", "optimizer.lr"),          # a string that is no interpolation
+    (SGD + "n: 3\nscheduler: {name: StepLR, step_size: '${n}', step_sise: 2}\n", "scheduler.step_sise"),
+    (SGD + "scheduler: {LinearLR: {initial_learning_rate: 0.1, total_iter: 5}}\n", "scheduler.LinearLR.total_iter"),
+    (SGD + "scheduler: [{LinearLR: {initial_learning_rate: 0.1, total_iters: 5}}, {LinearXX: {}}]\n",
+     "scheduler.schedulers[1].LinearXX"),
+    (SGD + "scheduler: {CosineDecayWD: {initial_val: 0.1, end_val: 0, total_iters: 3, base_lr: 1}}\n",
+     "scheduler.CosineDecayWD.base_lr"),
+    (SGD + "scheduler: {SequentialLR: {schedulers: []}}\n", "scheduler.SequentialLR.schedulers"),
+    (SGD + "scheduler: StepLRR\n", "scheduler.name"),
+    (SGD + "scheduler: [ConstantLR]\n", "scheduler.schedulers[0]"),   # a name alone is no item of a list
+    ("optimizer: {name: SGD, type: SGD, lr: 0.1}\n", "optimizer.type"),
+    ("optimizer: {lr: 0.1}\n", "optimizer.name"),                     # no defaults: list completes it
+    ("train: {steps: 3}\n", "optimizer"),
+])
+def test_what_validate_refuses_the_schema_refuses(text, bad_path):
+    """Real errors beside the forms the schema now takes: both refuse them (validate at the path given)."""
+    from optreg.config.experiment import load_config
+
+    with pytest.raises(ConfigError) as exc:
+        load_config(text)
+    assert bad_path in [e.path for e in exc.value.errors]
+    assert not VALIDATOR.is_valid(read_yaml(text)[0])
+
+
+def test_the_schema_s_section_names_are_validate_s():
+    """`near_miss_pattern` (the schema's propertyNames) takes exactly the keys `_near_miss` reads as a misspelt
+    section, over every one- and two-letter edit of each section's name: the rest are an application's keys."""
+    import re
+    from optreg.config.experiment import TOP_KEYS, _near_miss, near_miss_pattern
+
+    pattern = re.compile(near_miss_pattern())
+    checked = 0
+    for key in TOP_KEYS:
+        once = {key[:i] + c + key[j:] for i in range(len(key) + 1) for j in (i, i + 1)
+                for c in ("", "x", "S", key[0])}
+        once |= {key[:i] + key[i + 1] + key[i] + key[i + 2:] for i in range(len(key) - 1)} | {key.upper()}
+        for spelt in once | {a[:i] + "q" + a[i:] for a in once for i in (0, len(a) // 2, len(a))}:
+            assert bool(pattern.search(spelt)) == (spelt in TOP_KEYS or _near_miss(spelt) is not None), spelt
+            checked += 1
+    assert checked > 1000
+
+
+def test_cerebras_scheduler_keys_in_the_schema_are_the_ones_its_reader_takes():
+    """The form's key patterns (cerebras.forms.schema) take exactly the class names `to_spec` reads, in the
+    spellings `_norm` and `class_name` take (case, `_` and `-`, an `LR` dropped or doubled, the `WD` twin)."""
+    import re
+    from optreg.dialects.cerebras import forms
+
+    form = SCHEMA["definitions"]["scheduler_form:cerebras:0"]
+    patterns = [re.compile(p) for p in form["patternProperties"]]
+    names = ["LinearLR", "Linear", "linear_lr", "LINEAR-LR", "LinearLRLR", "LinearLRLRLR", "LinearWD", "LinearLRWD",
+             "linear_lr_wd_lr", "LinearWDWD", "LinearXLR", "CosineDecayLR", " cosine_decay ", "CosineDecayWD",
+             "SequentialLR", "sequential", "ChainedScheduler", "chainedlr", "SequentialWD", "ScalePerParamLR", "LR"]
+    for name in names:
+        try:
+            forms.to_spec({name: {"schedulers": [{"ConstantLR": {}}]} if forms._norm(name) in forms.COMBINATORS
+                           else {}})
+            read = True
+        except ConfigError:
+            read = False
+        assert any(p.search(name) for p in patterns) == read, name
