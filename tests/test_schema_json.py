@@ -409,6 +409,13 @@ SGD = "optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
           "end_learning_rate: 0.1, total_iters: 5}\n      - ConstantLR: {learning_rate: 0.1}\n",
     SGD + "scheduler: {name: sequential, schedulers: [{name: LinearLR, total_iters: 2}, {ConstantLR: {learning_rate:"
           " 0.1}}], milestones: [2]}\n",
+    # Cerebras' legacy items ({scheduler: Linear, ...}: Model Zoo 1.x-2.2), with their legacy option names, one or
+    # a list; a null train: or clip_grad: (as if left out)
+    SGD + "scheduler: {scheduler: Exponential, learning_rate: 0.1, decay_rate: 0.9, decay_steps: 10}\n",
+    SGD + "scheduler: {scheduler: PiecewiseConstant, values: [0.1, 0.01], boundaries: [5]}\n",
+    SGD + "scheduler:\n  - {scheduler: linear_lr, initial_learning_rate: 0.0, end_learning_rate: 0.1, steps: 5}\n"
+          "  - {scheduler: CosineAnnealing, learning_rate: 0.1, t_max: 10, disable_lr_steps_reset: true}\n",
+    SGD + "train: null\nclip_grad: null\ndialect: null\n",
     # the scheduler section as a name alone
     SGD + "scheduler: ConstantLR\n",
     SGD + "scheduler: constant_lr\n",
@@ -438,7 +445,10 @@ def test_the_schema_takes_the_forms_validate_reads(text):
     (SGD + "scheduler: {CosineDecayWD: {initial_val: 0.1, end_val: 0, total_iters: 3, base_lr: 1}}\n",
      "scheduler.CosineDecayWD.base_lr"),
     (SGD + "scheduler: {SequentialLR: {schedulers: []}}\n", "scheduler.SequentialLR.schedulers"),
+    (SGD + "scheduler: {scheduler: Linearr, initial_learning_rate: 0.1, steps: 10}\n", "scheduler.scheduler"),
+    (SGD + "scheduler: {scheduler: Constant, learning_rate: 0.1, gamma: 0.5}\n", "scheduler.gamma"),
     (SGD + "scheduler: StepLRR\n", "scheduler.name"),
+    (SGD + "train: false\n", "train"),                                 # null is left out, false is no section
     (SGD + "scheduler: [ConstantLR]\n", "scheduler.schedulers[0]"),   # a name alone is no item of a list
     ("optimizer: {name: SGD, type: SGD, lr: 0.1}\n", "optimizer.type"),
     ("optimizer: {lr: 0.1}\n", "optimizer.name"),                     # no defaults: list completes it
@@ -478,7 +488,7 @@ def test_cerebras_scheduler_keys_in_the_schema_are_the_ones_its_reader_takes():
     import re
     from optreg.dialects.cerebras import forms
 
-    form = SCHEMA["definitions"]["scheduler_form:cerebras:0"]
+    form = SCHEMA["definitions"]["scheduler_form:cerebras:0"]["anyOf"][0]   # [1]: the legacy form
     patterns = [re.compile(p) for p in form["patternProperties"]]
     names = ["LinearLR", "Linear", "linear_lr", "LINEAR-LR", "LinearLRLR", "LinearLRLRLR", "LinearWD", "LinearLRWD",
              "linear_lr_wd_lr", "LinearWDWD", "LinearXLR", "CosineDecayLR", " cosine_decay ", "CosineDecayWD",

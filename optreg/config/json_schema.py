@@ -571,11 +571,11 @@ def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
         # an application's own keys (`model:`, `seed:`) are its business; a near-miss of a section's is refused
         "propertyNames": {"anyOf": [{"enum": list(TOP_KEYS)}, {"not": {"pattern": near_miss_pattern()}}]},
         "properties": {
-            "dialect": {"enum": list(REGISTRY.dialects()), "description": "default dialect of the names below"},
+            "dialect": {"enum": [*REGISTRY.dialects(), None], "description": "default dialect of the names below"},
             "optimizer": {"anyOf": [*optimizers, _ref(COMPOSED)]},
             "scheduler": {"anyOf": [*scheduler, _ref(COMPOSED)]},
-            "train": train,
-            "clip_grad": _clip_schema(),
+            "train": {"anyOf": [train, {"type": "null"}]},   # null: as if left out (run.read_train, read_clip)
+            "clip_grad": {"anyOf": [_clip_schema(), {"type": "null"}]},
         },
         # a Hydra primary config (a `defaults:` list) may leave its sections' names to the groups it composes
         "if": {"required": [DEFAULTS]},

@@ -172,9 +172,10 @@ def check_given(total_steps: Any, steps_per_epoch: Any) -> None:
 
 
 def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
-    """The `train:` section (defaults when absent); its problems go to `errors` with their paths."""
+    """The `train:` section (defaults when absent or null); its problems go to `errors` with their paths."""
+    raw = data.get("train")
     try:
-        return TrainSpec.model_validate(data.get("train") or {})
+        return TrainSpec.model_validate({} if raw is None else raw)
     except ValidationError as exc:
         for item in models.pydantic_errors(exc, TrainSpec):
             errors.add(join_path("train", item.path), item.message, item.suggestion)

@@ -318,12 +318,13 @@ def _spelt(letters: str) -> str:
     return "".join(any_case(c) + _SEP for c in letters)
 
 
-def _key_pattern(norm: str, twin: bool = False) -> str:
+def _key_pattern(norm: str, twin: bool = False, legacy: bool = False) -> str:
     """Every key that `_current_one` reads as the class or combinator whose `_norm` is `norm`: `_norm` drops an
     `LR`, a `WD` after it names the weight-decay twin, and `class_name` drops one `LR` more (`LinearLR`, `linear`,
-    `Linear_LR_WD`); surrounding spaces are stripped."""
+    `Linear_LR_WD`); surrounding spaces are stripped. `legacy`: the `scheduler:` value `_legacy_one` reads, which
+    `class_name` alone reads (one `LR` dropped)."""
     lr = f"({_spelt('lr')})?"
-    if norm in COMBINATORS:   # read by `_norm` alone
+    if norm in COMBINATORS or legacy:   # read by `_norm` alone
         return rf"^\s*{_SEP}{_spelt(norm)}{lr}\s*$"
     return rf"^\s*{_SEP}{_spelt(norm)}{lr}{_spelt('wd') if twin else ''}{lr}\s*$"
 
@@ -334,11 +335,40 @@ def _params(options: Mapping[str, Any]) -> dict[str, Any]:
                       {"type": "null"}]}
 
 
+def _legacy_schema(options_of: Any) -> dict[str, Any]:
+    """The JSON Schema of one legacy item as `_legacy_one` and `_map_keys(legacy=True)` read it: `scheduler:` a
+    class, its options and their legacy spellings (`STEP_KEYS`, `LR_KEYS`, `RATE_KEYS`, `RENAMES`), and the list's
+    `TOP_LEVEL` keys. (That every item of a list but the last gives its steps is not said.)"""
+    main, reset = TOP_LEVEL
+    top = {main: {"type": "string"}, reset: {"type": "boolean"}}
+    items = []
+    for cls in CLASSES:
+        own = options_of(cls)
+        fields = {k: own[k] for k in _options(cls) if k in own}
+        aliases: dict[str, Any] = {k: fields.get("total_iters", {"type": "integer", "minimum": 1})
+                                   for k in STEP_KEYS}
+        for keys in (LR_KEYS, RATE_KEYS):
+            target = next((k for k in keys if k in fields), None)
+            aliases.update({k: fields[target] for k in keys} if target else {})
+        aliases.update({k: fields[v] for k, v in RENAMES.items() if v in fields})
+        items.append({"type": "object", "required": ["scheduler"], "additionalProperties": False,
+                      "properties": {"scheduler": {"type": "string", "pattern": _key_pattern(_norm(cls), legacy=True)},
+                                     **aliases, **fields, **top}})
+    return {"anyOf": items, "description": "Cerebras' legacy form of a scheduler (Model Zoo 1.x-2.2): "
+                                           "{scheduler: Linear, initial_learning_rate, end_learning_rate, steps}"}
+
+
 def schema(options_of: Any, ref: str) -> dict[str, Any]:
-    """The JSON Schema of the current form as `_current_one` reads it: a one-key mapping `{Name: {...}}` of a
-    class's options (`_options`; their schemas `options_of(class)`, the dialect's rows'), its weight-decay twin
-    `{NameWD: {initial_val, ...}}` (`WD_RENAMES`, beside the lr names), or a combinator `{SequentialLR: {schedulers:
-    [...], milestones}}` / `{ChainedScheduler: {schedulers: [...]}}` of schedulers of this form (`ref`)."""
+    """The JSON Schema of the forms `to_spec` reads in a scheduler spec: the legacy item (`_legacy_schema`) and the
+    current form as `_current_one` reads it, a one-key mapping `{Name: {...}}` of a class's options (`_options`;
+    their schemas `options_of(class)`, the dialect's rows'), its weight-decay twin `{NameWD: {initial_val, ...}}`
+    (`WD_RENAMES`, beside the lr names), or a combinator `{SequentialLR: {schedulers: [...], milestones}}` /
+    `{ChainedScheduler: {schedulers: [...]}}` of schedulers of the current form (`ref`)."""
+    return {"anyOf": [_current_schema(options_of, ref), _legacy_schema(options_of)]}
+
+
+def _current_schema(options_of: Any, ref: str) -> dict[str, Any]:
+    """The current form `{Name: {...}}` (`schema`); `ref`: this schema's own `$ref`."""
     patterns: dict[str, Any] = {}
     for cls in CLASSES:
         own = options_of(cls)
@@ -347,7 +377,7 @@ def schema(options_of: Any, ref: str) -> dict[str, Any]:
         twin = {**options, **{generic: options[k] for generic, k in WD_RENAMES.items() if k in options}}
         patterns[_key_pattern(_norm(cls), twin=True)] = _params(twin)
     for key, cls in COMBINATORS.items():
-        options = {"schedulers": {"type": "array", "minItems": 1, "items": {"$ref": ref}}}
+        options = {"schedulers": {"type": "array", "minItems": 1, "items": {"$ref": f"{ref}/anyOf/0"}}}
         if cls == "SequentialLR":   # the milestones `_current_one` keeps
             options["milestones"] = options_of(cls)["milestones"]
         patterns[_key_pattern(key)] = {"type": "object", "required": ["schedulers"], "properties": options,
