@@ -16,7 +16,7 @@ from optreg import ConfigError
 import optreg
 from optreg.cli import main
 from optreg.config.experiment import validate_experiment
-from optreg.config.json_schema import INTERPOLATION, parse_args_section
+from optreg.config.json_schema import OTHER_FORMS, parse_args_section
 from optreg.config.yaml_loader import read_yaml
 from optreg.core.names import NAME_KEYS
 from optreg.integrations.hydra.support import strip_builders
@@ -35,8 +35,8 @@ def members(kind: str) -> list[dict]:
 
 
 def own(node: dict) -> dict:
-    """A value's schema without its `${...}` alternative (json_schema._or_interpolation)."""
-    branches = [b for b in node["anyOf"] if b != {"$ref": f"#/definitions/{INTERPOLATION}"}]
+    """A value's schema without its `${...}` and numeric-string alternatives (json_schema._or_interpolation)."""
+    branches = [b for b in node["anyOf"] if b.get("$ref", "/").split("/")[-1].split(":")[0] not in OTHER_FORMS]
     return branches[0] if len(branches) == 1 else {**node, "anyOf": branches}
 
 
@@ -416,6 +416,9 @@ SGD = "optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
     SGD + "scheduler:\n  - {scheduler: linear_lr, initial_learning_rate: 0.0, end_learning_rate: 0.1, steps: 5}\n"
           "  - {scheduler: CosineAnnealing, learning_rate: 0.1, t_max: 10, disable_lr_steps_reset: true}\n",
     SGD + "train: null\nclip_grad: null\ndialect: null\n",
+    # numbers written as strings (core.types: as pydantic parses them)
+    "optimizer: {name: AdamW, lr: '1e-3', betas: ['0.9', ' 0.95 '], weight_decay: '1_0e-3'}\n"
+    "scheduler: {name: StepLR, step_size: '10', gamma: '.5e0'}\ntrain: {steps: '20.0'}\n",
     # the scheduler section as a name alone
     SGD + "scheduler: ConstantLR\n",
     SGD + "scheduler: constant_lr\n",
@@ -438,6 +441,8 @@ def test_the_schema_takes_the_forms_validate_reads(text):
     (SGD + "Optimizer: {name: SGD}\n", "Optimizer"),                  # a near-miss of a section is no app's key
     (SGD + "schedular: {name: StepLR, step_size: 2}\n", "schedular"),
     ("optimizer: {name: SGD, lr: '0.1x'}\n", "optimizer.lr"),          # a string that is no interpolation
+    ("optimizer: {name: SGD, lr: '-1e-3'}\n", "optimizer.lr"),         # nor a number in range
+    (SGD + "scheduler: {name: StepLR, step_size: '1e1'}\n", "scheduler.step_size"),   # an integer's
     (SGD + "n: 3\nscheduler: {name: StepLR, step_size: '${n}', step_sise: 2}\n", "scheduler.step_sise"),
     (SGD + "scheduler: {LinearLR: {initial_learning_rate: 0.1, total_iter: 5}}\n", "scheduler.LinearLR.total_iter"),
     (SGD + "scheduler: [{LinearLR: {initial_learning_rate: 0.1, total_iters: 5}}, {LinearXX: {}}]\n",
@@ -501,3 +506,25 @@ def test_cerebras_scheduler_keys_in_the_schema_are_the_ones_its_reader_takes():
         except ConfigError:
             read = False
         assert any(p.search(name) for p in patterns) == read, name
+
+
+@pytest.mark.parametrize("kind", ["number", "integer"])
+def test_a_numeric_string_the_schema_takes_is_one_validation_reads_as_that_number(kind):
+    """`json_schema._numeric_strings` against pydantic's parsing of the number types (core.types): every string
+    the schema's pattern takes is read as a number, the usual spellings are taken."""
+    import re
+    from pydantic import TypeAdapter
+    from optreg.core.types import Float, Int
+
+    adapter = TypeAdapter(Float if kind == "number" else Int)
+    pattern = re.compile(SCHEMA["definitions"][f"numeric_string:{kind}"]["pattern"])
+    usual = ["1", "10", " 7 ", "+3", "-2", "1_000", "10.0"] + (["1e-3", ".5", "5.", "2.5E+3", "-0.1"]
+                                                            if kind == "number" else [])
+    unusual = ["", "x", "1x", "0x10", "1 0", "1__0", "_1", "e3", ".", "-", "nan", "inf", "1e", "1.5e", "${x}",
+               "1e3", "10.5", "1.", "--1", "+-1"]
+    for text in usual:
+        assert pattern.search(text), text
+        adapter.validate_python(text)
+    for text in unusual:
+        if pattern.search(text):
+            adapter.validate_python(text)

@@ -29,7 +29,8 @@ INTERPOLATION = "interpolation"
 SCHEDULER_NAME = "scheduler_by_name"
 SCHEDULER_FORM = "scheduler_form"
 COMPOSED = "composed_section"
-OTHER_FORMS = (INTERPOLATION, SCHEDULER_NAME, SCHEDULER_FORM, COMPOSED)
+NUMERIC_STRING = "numeric_string"
+OTHER_FORMS = (INTERPOLATION, SCHEDULER_NAME, SCHEDULER_FORM, COMPOSED, NUMERIC_STRING)
 _ANNOTATIONS = ("title", "description", "default", "examples")
 
 
@@ -473,13 +474,38 @@ def _takes_scalar(node: Any) -> bool:
         "string" in kinds and any(k in node for k in ("pattern", "minLength", "maxLength", "format"))
 
 
+def _numeric_strings() -> dict[str, Any]:
+    """Definitions of the strings validation reads as numbers (`core.types`: `"1e-3"`, as pydantic parses them:
+    spaces around, `_` between digits; an integer's as `"10"` or `"10.0"`), signed or not (a lower bound >= 0)."""
+    digits = r"\d+(_\d+)*"
+    numbers = {"number": rf"({digits}(\.({digits})?)?|\.{digits})([eE][-+]?\d+)?", "integer": rf"{digits}(\.0+)?"}
+    return {f"{NUMERIC_STRING}:{kind}{':unsigned' * unsigned}": {
+        "type": "string", "pattern": rf"^\s*[{'+' if unsigned else '-+'}]?{number}\s*$",
+        "description": f"a{'n' * (kind == 'integer')} {kind} written as a string"}
+        for kind, number in numbers.items() for unsigned in (False, True)}
+
+
+def _numeric_forms(node: dict[str, Any]) -> list[dict[str, str]]:
+    """The numeric strings (`_numeric_strings`) that stand for the numbers `node` (or a branch of its anyOf)
+    takes."""
+    refs = []
+    for branch in node.get("anyOf", [node]):
+        kind = branch.get("type") if isinstance(branch, dict) else None
+        if kind in ("number", "integer"):
+            unsigned = any(branch.get(k, -1) >= 0 for k in ("minimum", "exclusiveMinimum"))
+            ref = _ref(f"{NUMERIC_STRING}:{kind}{':unsigned' * unsigned}")
+            refs += [ref] if ref not in refs else []
+    return refs
+
+
 def _or_interpolation(node: Any) -> Any:
-    """`node`, a value's schema, taking an interpolation too (`_takes_scalar`)."""
+    """`node`, a value's schema, taking an interpolation too (`_takes_scalar`), and a number a numeric string."""
     if not _takes_scalar(node):
         return node
+    others = [*_numeric_forms(node), _ref(INTERPOLATION)]
     if "anyOf" in node and set(node) - {"anyOf"} <= set(_ANNOTATIONS):
-        return {**node, "anyOf": [*node["anyOf"], _ref(INTERPOLATION)]}
-    return {"anyOf": [{k: v for k, v in node.items() if k not in _ANNOTATIONS}, _ref(INTERPOLATION)],
+        return {**node, "anyOf": [*node["anyOf"], *others]}
+    return {"anyOf": [{k: v for k, v in node.items() if k not in _ANNOTATIONS}, *others],
             **{k: node[k] for k in _ANNOTATIONS if k in node}}
 
 
@@ -560,6 +586,7 @@ def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
     definitions[SCHEDULER_NAME] = _scheduler_name(schedulers)
     definitions["scheduler"] = {"anyOf": schedulers + _combinators() + forms}
     definitions[INTERPOLATION] = _interpolation()
+    definitions.update(_numeric_strings())
     definitions[COMPOSED] = _composed_section()
     train = TrainSpec.model_json_schema(schema_generator=Draft07)
     scheduler = [_ref("scheduler"), {"type": "array", "items": _ref("scheduler")}, _ref(SCHEDULER_NAME),
