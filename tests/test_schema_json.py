@@ -282,6 +282,8 @@ def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
 @pytest.mark.parametrize("section", [
     {"optimizer": {"name": "oneflow.optim.AdamW"}},                  # a framework's class path
     {"optimizer": {"name": "mindspore.nn.Adam"}},
+    {"optimizer": {"name": " oneflow.optim.SGD ", "dialect": "oneflow"}},   # spaces around, as validation strips
+    {"optimizer": {"name": "oneflow.optim.adam_w"}},                 # the module's path, the name in any spelling
     {"optimizer": {"name": "oneflow_adamw"}},                        # a Hydra group option's name
     {"optimizer": {"name": "mindspore_experimental_adamw"}},
     {"optimizer": {"name": "SGD"}, "scheduler": {"name": "torch.optim.lr_scheduler.StepLR", "step_size": 3}},

@@ -216,13 +216,17 @@ def _hydra_keys(kind: str) -> dict[str, Any]:
             "_partial_": {"type": "boolean", "description": flag}}
 
 
+def _class_paths(entry: Entry) -> list[str]:
+    """The framework's class paths (`oneflow.optim.AdamW`, `torch.optim.lr_scheduler.StepLR`), which name the entry
+    too (`Registry.place`: matched as written, spaces around aside)."""
+    return sorted(path for (kind, path), e in REGISTRY.framework_paths().items() if e is entry and kind == entry.kind)
+
+
 def _names(entry: Entry) -> list[str]:
     names = []
     for n in (entry.name, *entry.aliases):
         names += [n, n.lower(), f"{entry.dialect}.{n}", f"{entry.dialect}.{n}".lower()]
-    # the framework's class paths (`oneflow.optim.AdamW`, `torch.optim.lr_scheduler.StepLR`), which name it too
-    names += [path for (kind, path), e in REGISTRY.framework_paths().items() if e is entry and kind == entry.kind]
-    return sorted(set(names))
+    return sorted(set(names + _class_paths(entry)))
 
 
 _SEPARATORS = f"[{SEPARATORS}]*"   # a character class of them as written, without escapes (an editor's regex: ECMA)
@@ -231,12 +235,15 @@ _SEPARATORS = f"[{SEPARATORS}]*"   # a character class of them as written, witho
 def _name_pattern(entry: Entry) -> str:
     """Every spelling the registry takes for the entry (`names.normalise`: any case, `-`, `_` and spaces anywhere, a
     scheduler's trailing `LR` optional), with or without its dialect's prefix (`oneflow.`, or `oneflow_` as a Hydra
-    group name has it)."""
+    group name has it) or its framework's module path (`oneflow.optim.`, as `Registry.place` reads it), or a class
+    path of it (`_class_paths`)."""
     keys = sorted({normalise(n, entry.kind) for n in (entry.name, *entry.aliases)})
     lr = f"({_SEPARATORS}{any_case(SCHEDULER_SUFFIX, _SEPARATORS)})?" if entry.kind == SCHEDULER else ""
     spelt = "|".join(any_case(key, _SEPARATORS) for key in keys)
     dialect = any_case(entry.dialect)   # `oneflow.AdamW`, or a Hydra group name's `oneflow_adamw`
-    return rf"^\s*({dialect}\s*\.|{dialect}_)?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*$"
+    modules = "".join(f"|{re.escape(m)}\\." for m in REGISTRY.dialect(entry.dialect).paths.get(entry.kind, ()))
+    paths = "".join(f"|^\\s*{re.escape(path)}\\s*$" for path in _class_paths(entry))
+    return rf"^\s*({dialect}\s*\.|{dialect}_{modules})?{_SEPARATORS}({spelt}){lr}{_SEPARATORS}\s*${paths}"
 
 
 def _option_aliases(props: dict[str, Any]) -> dict[str, Any]:
