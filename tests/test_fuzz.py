@@ -30,6 +30,7 @@ import re
 import time
 from typing import Any, Callable
 
+import jsonschema
 import pytest
 import torch
 import yaml as pyyaml
@@ -40,12 +41,14 @@ from torch_cases import EmbeddingNet, Net
 import optreg
 from optreg import ConfigError
 from optreg.cli import main
+from optreg.config.experiment import validate_experiment
 from optreg.config.json_schema import OTHER_FORMS
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER
 from optreg.core.names import normalise
 from optreg.core.registry import REGISTRY
 from optreg.errors import show
+from optreg.integrations.hydra.support import INSTANTIATE_KEYS
 
 @pytest.fixture(autouse=True)
 def _no_flush_to_zero():
@@ -568,6 +571,27 @@ def _check_format_config(config: Any) -> None:
     optreg.load_config(convert_text(experiment, "fuzzed"))
 
 
+SCHEMA_VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
+
+
+def _without_flags(value: Any) -> Any:
+    """`value` without Hydra's instantiate flags (`INSTANTIATE_KEYS`), at any depth: validation drops them unread
+    (Hydra reads them), the schema says their types."""
+    if isinstance(value, dict):
+        return {k: _without_flags(v) for k, v in value.items() if k not in INSTANTIATE_KEYS}
+    return [_without_flags(v) for v in value] if isinstance(value, list) else value
+
+
+def _check_schema_takes_what_validate_takes(config: Any) -> None:
+    """A config that validation accepts (`optreg validate`'s verdict on the mapping) passes the JSON Schema."""
+    try:
+        validate_experiment(config)
+    except ConfigError:
+        return
+    errors = [e.message[:200] for e in SCHEMA_VALIDATOR.iter_errors(_without_flags(config))]
+    assert not errors, (config, errors)
+
+
 test_configure_optimizer, test_configure_optimizer_fuzz = _pair(
     st.tuples(mutated(OPTIMIZER_SPECS), st.one_of(st.none(), mutated(PARAM_GROUPS))), _check_configure_optimizer)
 test_configure_lr_scheduler, test_configure_lr_scheduler_fuzz = _pair(
@@ -577,6 +601,8 @@ test_build_mapping, test_build_mapping_fuzz = _pair(experiments(), _check_build_
 test_build_yaml_text, test_build_yaml_text_fuzz = _pair(experiments(), _check_build_yaml)
 test_build_dictconfig, test_build_dictconfig_fuzz = _pair(experiments(), _check_build_dictconfig)
 test_mutated_yaml_bytes, test_mutated_yaml_bytes_fuzz = _pair(yaml_texts(), _check_yaml_text)
+test_schema_takes_what_validate_takes, test_schema_takes_what_validate_takes_fuzz = _pair(
+    experiments(), _check_schema_takes_what_validate_takes)
 
 
 @_settings(max(FUZZ_CI // 10, 20))   # each example builds twice and converts: a tenth of the others' count
