@@ -491,7 +491,8 @@ def test_the_schema_s_section_names_are_validate_s():
 
 def test_cerebras_scheduler_keys_in_the_schema_are_the_ones_its_reader_takes():
     """The form's key patterns (cerebras.forms.schema) take exactly the class names `to_spec` reads, in the
-    spellings `_norm` and `class_name` take (case, `_` and `-`, an `LR` dropped or doubled, the `WD` twin)."""
+    spellings `_norm` and `class_name` take (case, `_` and `-`, an `LR` dropped or doubled, the `WD` twin); a legacy
+    item's `scheduler:` pattern the ones `class_name` alone takes (one `LR` dropped)."""
     import re
     from optreg.dialects.cerebras import forms
 
@@ -508,6 +509,15 @@ def test_cerebras_scheduler_keys_in_the_schema_are_the_ones_its_reader_takes():
         except ConfigError:
             read = False
         assert any(p.search(name) for p in patterns) == read, name
+    legacy = [re.compile(own(item["properties"]["scheduler"])["pattern"])
+              for item in SCHEMA["definitions"]["scheduler_form:cerebras:0"]["anyOf"][1]["anyOf"]]
+    for name in ["Linear", "LinearLR", "linear_lr", "COSINE-DECAY", "LinearLRLR", "LinearWD", "Linearr", "LR"]:
+        try:
+            forms.to_spec({"scheduler": name})
+            read = True
+        except ConfigError:
+            read = False
+        assert any(p.search(name) for p in legacy) == read, name
 
 
 @pytest.mark.parametrize("kind", ["number", "integer"])

@@ -368,7 +368,7 @@ def schema(options_of: Any, ref: str) -> dict[str, Any]:
 
 
 def _current_schema(options_of: Any, ref: str) -> dict[str, Any]:
-    """The current form `{Name: {...}}` (`schema`); `ref`: this schema's own `$ref`."""
+    """The current form `{Name: {...}}` (`schema`); `ref`: the form's `$ref`, whose first branch this is."""
     patterns: dict[str, Any] = {}
     for cls in CLASSES:
         own = options_of(cls)
