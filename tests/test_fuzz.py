@@ -78,11 +78,12 @@ def _drawn(branch: dict[str, Any]) -> bool:
 
 def _resolved(node: dict[str, Any]) -> dict[str, Any]:
     """A schema node with its `$ref` followed and without the branches that are other forms (`_drawn`)."""
-    node = DEFS[node["$ref"].split("/")[-1]] if "$ref" in node else node
+    if "$ref" in node:
+        return _resolved(DEFS[node["$ref"].split("/")[-1]])
     if "anyOf" not in node:
         return node
     branches = [b for b in node["anyOf"] if _drawn(b)]
-    return branches[0] if len(branches) == 1 else {**node, "anyOf": branches}
+    return _resolved(branches[0]) if len(branches) == 1 else {**node, "anyOf": branches}
 
 
 def _deep(n: int, kind: str) -> Any:

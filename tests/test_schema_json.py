@@ -276,7 +276,8 @@ def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
                          "param_groups": [{"params": ["*.bias"], "weight_decay": 0.0}]}}
     validate_experiment(doc)
     assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
-    assert "coefficient" not in own(member("mindspore.LARS")["properties"]["param_groups"])["items"]["properties"]
+    rule = own(own(member("mindspore.LARS")["properties"]["param_groups"])["items"])
+    assert "coefficient" not in rule["properties"]
 
 
 @pytest.mark.parametrize("section", [
@@ -401,6 +402,12 @@ SGD = "optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
     "scheduler: {name: StepLR, step_size: '${steps}', gamma: '${gamma}'}\ntrain: {steps: '${steps}'}\n",
     SGD + "ms: [2, 4]\nscheduler: {name: MultiStepLR, milestones: '${ms}'}\n",
     SGD + "key: lr\nscheduler: {name: hf.linear, num_warmup_steps: 2, num_training_steps: 10, key: '${key}'}\n",
+    # ... and in place of a section, a rule, a nested scheduler (an application's key holding it)
+    "optim: {name: SGD, lr: 0.1}\nrule: {params: '*.bias', weight_decay: 0}\nwarm: {name: LinearLR, total_iters: 2}\n"
+    "optimizer: '${optim}'\n",
+    "rule: {params: '*.bias', weight_decay: 0}\nwarm: {name: LinearLR, total_iters: 2}\n"
+    "optimizer: {name: SGD, lr: 0.1, param_groups: ['${rule}']}\n"
+    "scheduler: {name: sequential, schedulers: ['${warm}', {name: ConstantLR}], milestones: [2]}\n",
     # Cerebras' {Name: {...}} forms: a list of them, one, a weight-decay twin, a SequentialLR of them, no options
     SGD + "scheduler:\n  - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
           "  - cosine_decay: {initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 15}\n",

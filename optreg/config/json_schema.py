@@ -466,19 +466,17 @@ def _interpolation() -> dict[str, Any]:
                                                                  "before the config is validated"}
 
 
-def _takes_scalar(node: Any) -> bool:
-    """Whether a schema node takes a value that is no mapping (a number, a list, a choice, null), which an
-    interpolation may stand for; an unconstrained string takes it already, and a section is left as it is."""
-    if not isinstance(node, dict) or "$ref" in node:
-        return False
-    if "anyOf" in node:
-        return any(_takes_scalar(b) for b in node["anyOf"])
-    if "enum" in node or "const" in node:
+def _takes_any_string(node: Any) -> bool:
+    """Whether a value's schema takes every string already (an interpolation among them): no constraint, or a
+    string (or an anyOf branch) without a pattern, a length, a format or a choice."""
+    if not isinstance(node, dict):
         return True
-    kinds = node.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else kinds or []
-    return any(k not in ("object", "string") for k in kinds) or \
-        "string" in kinds and any(k in node for k in ("pattern", "minLength", "maxLength", "format"))
+    if any(k in node for k in ("$ref", "allOf", "oneOf", "not", "enum", "const", "pattern", "minLength", "maxLength",
+                               "format")):
+        return False
+    kinds = node.get("type", "string")
+    return "string" in ([kinds] if isinstance(kinds, str) else kinds) and \
+        ("anyOf" not in node or any(_takes_any_string(b) for b in node["anyOf"]))
 
 
 def _numeric_strings() -> dict[str, Any]:
@@ -506,8 +504,9 @@ def _numeric_forms(node: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _or_interpolation(node: Any) -> Any:
-    """`node`, a value's schema, taking an interpolation too (`_takes_scalar`), and a number a numeric string."""
-    if not _takes_scalar(node):
+    """`node`, a value's schema (a section's, an option's, an item's), taking an interpolation too, and a number a
+    numeric string."""
+    if _takes_any_string(node):
         return node
     others = [*_numeric_forms(node), _ref(INTERPOLATION)]
     if "anyOf" in node and set(node) - {"anyOf"} <= set(_ANNOTATIONS):
@@ -517,8 +516,8 @@ def _or_interpolation(node: Any) -> Any:
 
 
 def _interpolable(node: Any) -> Any:
-    """A copy of a schema in which every value below a section (an option, a list's item, a train: key) may be an
-    interpolation; the keywords that negate or condition (`not`, `if`, `propertyNames`) and data are left alone."""
+    """A copy of a schema in which every value (a section, an option, a list's item) may be an interpolation; the
+    keywords that negate or condition (`not`, `if`, `propertyNames`) and data are left alone."""
     if not isinstance(node, dict):
         return node
     out = dict(node)
