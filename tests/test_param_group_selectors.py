@@ -688,17 +688,20 @@ def test_json_schema_has_the_keys_from_their_declarations():
 
     schema = optreg.json_schema()
     adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
-    items = adamw["properties"]["param_groups"]["items"]
+    # a value's own schema, beside the `${...}` interpolation the schema takes for any value (json_schema)
+    own = lambda node: next(b for b in node["anyOf"] if "$ref" not in b) if "anyOf" in node else node  # noqa: E731
+    items = own(adamw["properties"]["param_groups"])["items"]
     rule = items["anyOf"][0]   # a rule of AdamW's groups (the other: a composite's rule, its own optimizer)
     assert items["anyOf"][1]["required"] == ["optimizer"]
     for key, declared in RULE_KEYS.items():
         assert rule["properties"][key]["description"] == declared.doc
     for key, declared in settings_table().items():   # decay rules included (modelzoo_groups, hf_decay_groups)
         assert adamw["properties"][key]["description"] == declared.doc
-    assert rule["properties"]["max_ndim"]["minimum"] == 0 and rule["properties"]["lr_mult"]["minimum"] == 0
-    layer_decay = adamw["properties"]["layer_decay"]
+    assert own(rule["properties"]["max_ndim"])["minimum"] == 0 and own(rule["properties"]["lr_mult"])["minimum"] == 0
+    layer_decay = own(adamw["properties"]["layer_decay"])
     assert layer_decay["required"] == ["rate", "layer"] and layer_decay["additionalProperties"] is False
-    assert layer_decay["properties"]["rate"]["exclusiveMinimum"] == 0 and layer_decay["properties"]["rate"]["maximum"] == 1
+    rate = own(layer_decay["properties"]["rate"])
+    assert rate["exclusiveMinimum"] == 0 and rate["maximum"] == 1
     validator = jsonschema.Draft7Validator(schema)
     for path in (VIT_YAML, RESNET_YAML):
         assert not list(validator.iter_errors(optreg.load_config(path) and __import__("yaml").safe_load(path.read_text())))
@@ -706,7 +709,9 @@ def test_json_schema_has_the_keys_from_their_declarations():
     rule_without_selector = {"name": "AdamW", "param_groups": [{"lr_mult": 2}]}
     assert [e.validator for e in adamw_only.iter_errors(rule_without_selector)] == ["anyOf"]
     rate_above_one = {"name": "AdamW", "layer_decay": {"rate": 1.5, "layer": "blocks.{i}.*"}}
-    assert [e.message for e in adamw_only.iter_errors(rate_above_one)] == ["1.5 is greater than the maximum of 1"]
+    (error,) = adamw_only.iter_errors(rate_above_one)   # one error, at layer_decay: the rate is above its maximum
+    assert list(error.path) == ["layer_decay"]
+    assert jsonschema.exceptions.best_match([error]).message == "1.5 is greater than the maximum of 1"
     assert not list(adamw_only.iter_errors({"name": "AdamW", "param_groups": [{"modules": ["LayerNorm"],
                                                                                 "max_ndim": 1, "decay_mult": 0}]}))
 
