@@ -142,3 +142,23 @@ def test_language_model_loss_curves_quick_run(tmp_path, monkeypatch):
     assert [float(r[4]) for r in rows[:2]] == [8.0, 4.0] and abs(float(rows[2][4]) - 2 * (1 + 4 / 256)) < 0.01
     assert all(abs(float(r[2]) - float(rows[0][2])) < 0.01 * float(rows[0][2]) for r in rows)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eager_and_torchs_for_loop_are_timed_side_by_side_in_turns(monkeypatch):
+    """Each round times the eager step and torch's for-loop one after the other, the for-loop first in every other
+    round (a pair in a fixed order favours its second step), each row getting its own step's time."""
+    bench = _load("bench_optimizers", monkeypatch)
+    order: list[str] = []
+
+    class Step:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def step(self) -> None:
+            order.append(self.name)
+
+    ours, loop = bench.Row("oneflow.SGD", "eager", 100), bench.Row("torch.SGD (for-loop)", "reference", 100)
+    for turn in range(4):
+        bench._pair(ours, Step("eager"), loop, Step("for-loop"), turn % 2 == 1)
+    assert order == ["eager", "for-loop", "for-loop", "eager"] * 2
+    assert len(ours.times) == len(loop.times) == 4
