@@ -186,12 +186,14 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
         parts.append((i, sub))
     main_rules = [(i, r) for i, r in enumerate(param_groups) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
     rest = [(n, t) for n, t in source.named if n not in taken]
+    kept = dict([*rest, *source.frozen])
+    tied = [(alias, kept[name]) for alias, name in source.aliases.items() if name in kept]
     if not rest:
         errors.add(rules_path, f"every parameter is routed to a rule's optimizer: the main optimizer "
                                f"{entry.qualname} has none (drop it, or route fewer)")
     else:
         try:
-            main = plan_optimizer(entry.qualname, [*rest, *source.frozen], unknown_keys=unknown_keys,
+            main = plan_optimizer(entry.qualname, [*rest, *source.frozen, *tied], unknown_keys=unknown_keys,
                                   param_groups=[r for _, r in main_rules] or None, path=path, options=options)
             parts.insert(0, (None, main))
             _check_part(main, path, errors)
