@@ -228,6 +228,33 @@ def test_refusals(rule, path, words):
     assert hits and words in hits[0].message, info.value
 
 
+def test_a_main_rule_shadowed_by_a_routed_rule_names_the_rule_and_the_parameters():
+    """A main-optimizer rule whose parameters an earlier rule routed to its own optimizer is the error of a shadowed
+    rule (as a plain optimizer's), at the rule's params, naming the earlier rule and the first parameters it took."""
+    spec = {**MUON_ADAMW, "param_groups": [*MUON_ADAMW["param_groups"], {"params": "*.bias", "lr_mult": 0.5}]}
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": spec}, _net())
+    assert [(e.path, e.message) for e in info.value.errors] == [(
+        "optimizer.param_groups[2].params", "every parameter it matches (body.bias, norm.bias, head.bias) is already "
+                                            "taken by optimizer.param_groups[0] (the first matching rule wins); put "
+                                            "this rule first")]
+
+
+def test_a_main_rule_selects_a_tied_parameter_by_its_other_name():
+    """The main optimizer's rules select a tied parameter by any of its names, as a plain optimizer's do
+    (`lm_head.weight` is `embed.weight`): it said 'pattern 'lm_head.weight' matches no parameter'."""
+    from tests.test_param_group_selectors import Tied
+
+    model = Tied()
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [
+        {"params": "proj.bias", "optimizer": {"name": "AdamW", "lr": 3e-4}},
+        {"params": "lm_head.weight", "lr_mult": 0.5}]}}, model)
+    assert [(r["rule"], r["names"], r["optimizer"]) for r in built.group_table()] == [
+        ("optimizer.param_groups[0]", ["proj.bias"], "torch.AdamW"),
+        ("optimizer.param_groups[1]", ["embed.weight"], "torch.SGD"), ("default", ["proj.weight"], "torch.SGD")]
+    assert [g["lr"] for g in built.optimizer.param_groups] == [3e-4, 0.05, 0.1]
+
+
 def test_validate_without_the_model_checks_each_part():
     from optreg.api import to_experiment
 

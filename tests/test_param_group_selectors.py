@@ -390,8 +390,9 @@ def test_two_rules_claiming_a_tied_tensor_by_two_names_first_wins():
     with pytest.raises(ConfigError) as info:       # every parameter the later rule matches is the earlier's
         optreg.configure_optimizer("SGD", Tied(), lr=0.1, param_groups=rules)
     assert [(e.path, e.message) for e in info.value.errors] == [(
-        "param_groups[1].params", "every parameter it matches is already taken by param_groups[0] (the first "
-                                  "matching rule wins; lm_head.weight is tied to embed.weight); put this rule first")]
+        "param_groups[1].params", "every parameter it matches (lm_head.weight) is already taken by param_groups[0] "
+                                  "(the first matching rule wins; lm_head.weight is tied to embed.weight); put this "
+                                  "rule first")]
 
 
 def test_a_tied_name_of_a_frozen_tensor_selects_nothing_trainable():

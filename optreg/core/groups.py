@@ -499,7 +499,7 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         if hits and not group.params and taken:
             earlier = ", ".join(f"{path}[{k}]" for k in taken)
             ties = [f"{n} is tied to {m}" for n, m in placed.items() if n != m]
-            errors.add(where, f"every parameter it matches is already taken by {earlier} "
+            errors.add(where, f"every parameter it matches ({first_few(hits)}) is already taken by {earlier} "
                               f"(the first matching rule wins{'; ' + ', '.join(ties) if ties else ''}); "
                               f"put this rule first")
     if unnamed:  # bare tensors: no names to report or to match
