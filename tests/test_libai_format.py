@@ -132,6 +132,28 @@ def test_scheduler_errors_carry_the_line(tree):
     assert item.location.line == 9 and item.location.file.endswith("main.py")
 
 
+@pytest.mark.parametrize("extra, path, message", [
+    ("train.scheduler = LazyCall(WarmupCosineLR)(warmup_factor=0.001, alpha=0.1)", "train.scheduler",
+     "LazyCall's target is not read: the name 'WarmupCosineLR' (main.py:8) is neither imported nor bound in the "
+     "file; import it as LiBai's configs do: from libai.scheduler import WarmupCosineLR"),
+    ("train.scheduler = LazyCall(WarmupCosinLR)(warmup_factor=0.001)", "train.scheduler",
+     "LazyCall's target is not read: the name 'WarmupCosinLR' (main.py:8) is neither imported nor bound in the "
+     "file; LiBai's configs import their scheduler from libai.scheduler (WarmupCosineLR, WarmupCosineAnnealingLR, "
+     "WarmupStepLR, WarmupMultiStepLR, WarmupExponentialLR, WarmupPolynomialLR) (did you mean 'WarmupCosineLR'?)"),
+    ("optim = LazyCall(AdamW)(lr=1e-4)", "optim",
+     "LazyCall's target is not read: the name 'AdamW' (main.py:8) is neither imported nor bound in the file; "
+     "LiBai's configs write `import oneflow as flow` and LazyCall(flow.optim.AdamW)"),
+])
+def test_a_lazycall_of_a_name_not_imported_says_so_and_the_import(tree, extra, path, message):
+    """A LazyCall whose target the file never imports is one error at the section saying so in full, with the
+    import LiBai's configs write; it was 'expected LazyCall(<LiBai scheduler>)(...) of ..., got "the name
+    'WarmupCosineLR' (train.py:2), not boun…(61 chars)'."""
+    with pytest.raises(ConfigError) as exc:
+        load_config(tree(extra))
+    assert [(e.path, e.location.line, e.message + (f" (did you mean {e.suggestion!r}?)" if e.suggestion else ""))
+            for e in exc.value.errors] == [(path, 8, message)]
+
+
 GRAPH = "from .common.models.graph import graph\n"
 
 

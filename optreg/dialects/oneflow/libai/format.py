@@ -73,6 +73,33 @@ def _not_read(value: Any, path: str, errors: Collector) -> bool:
     return False
 
 
+def _unbound_target(value: Any, path: str, fix: Any, errors: Collector, names: tuple[str, ...] = ()) -> bool:
+    """Whether `value` is a LazyCall whose target optreg does not read: the error at `path` says why in full (a
+    name the file neither imports nor binds: `LazyCall(WarmupCosineLR)` without its import), and for such a name
+    `fix(name)`, the import LiBai's own configs write (did you mean one of `names`, when it is none)."""
+    from optreg.dialects.oneflow.libai.lazy import NotRead, Unbound
+
+    target = _target(value)
+    if not isinstance(target, NotRead):
+        return False
+    unbound = isinstance(target, Unbound)
+    errors.add(path, f"LazyCall's target is not read: {target}" + (f"; {fix(target.name)}" if unbound else ""),
+               closest(target.name, names) if unbound and target.name not in names else None)
+    return True
+
+
+def _optimizer_import(name: str) -> str:
+    """How LiBai's configs (configs/common/optim.py) name a oneflow.optim class."""
+    return f"LiBai's configs write `import oneflow as flow` and LazyCall(flow.optim.{name})"
+
+
+def _scheduler_import(name: str) -> str:
+    """How LiBai's configs (configs/common/train.py) import a scheduler."""
+    if name in SCHEDULERS:
+        return f"import it as LiBai's configs do: from libai.scheduler import {name}"
+    return f"LiBai's configs import their scheduler from libai.scheduler ({', '.join(SCHEDULERS)})"
+
+
 class LiBaiFormat:
     """A LiBai config: `optim` (LazyCall of a oneflow.optim class) and `train` (train_iter, scheduler)."""
 
@@ -270,7 +297,7 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
     if target is None:
         errors.add("optim", f"expected LazyCall(flow.optim.X)(...), got {show(optim)}")
         return None
-    if _not_read(optim, "optim", errors):
+    if _unbound_target(optim, "optim", _optimizer_import, errors) or _not_read(optim, "optim", errors):
         return None
     if not str(target).startswith("oneflow.optim."):
         errors.add("optim._target_", f"LiBai's optimizer is a oneflow.optim class; {target} is not one "
@@ -315,6 +342,8 @@ def _scheduler(train: Mapping[str, Any], iters: int, report: list, errors: Colle
     A × ceil(iters × warmup_ratio), as auto_scale_hyperparams scales them."""
     raw = train.get("scheduler")
     if raw is None:
+        return None
+    if _unbound_target(raw, "train.scheduler", _scheduler_import, errors, tuple(SCHEDULERS)):
         return None
     target = _target(raw)
     if target is None or _name(target) not in SCHEDULERS:

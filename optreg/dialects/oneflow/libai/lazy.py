@@ -44,6 +44,20 @@ class NotRead(str):
     """A value the file computes in a way optreg does not evaluate; the string says what and where."""
 
 
+class Unbound(NotRead):
+    """A name the file neither imports nor binds (`LazyCall(WarmupCosineLR)` without `from libai.scheduler import
+    WarmupCosineLR`); `name` is the name."""
+
+    name = ""
+
+    @classmethod
+    def of(cls, name: str, where: str) -> "Unbound":
+        """`name`, written at `where` (`train.py:3`), unbound."""
+        text = cls(f"the name {name!r} ({where}) is neither imported nor bound in the file")
+        text.name = name
+        return text
+
+
 class Symbol(str):
     """A name imported from a module that is not a config file (`oneflow.optim.AdamW`)."""
 
@@ -335,7 +349,7 @@ class Reader:
                 return env[node.id]
             if node.id in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[node.id]
-            return NotRead(f"the name {node.id!r} ({where}), not bound in the file")
+            return Unbound.of(node.id, where)
         if isinstance(node, ast.Attribute):
             owner = self._expr(node.value, module)
             if isinstance(owner, Symbol):
@@ -393,7 +407,9 @@ class Reader:
             if len(node.args) != 1 or node.keywords:
                 return NotRead(f"LazyCall takes one target ({where})")
             target = self._expr(node.args[0], module)
-            return Lazy(str(target)) if isinstance(target, str) else NotRead(f"a LazyCall target ({where})")
+            if not isinstance(target, str):
+                return NotRead(f"a LazyCall target ({where})")
+            return Lazy(target if isinstance(target, NotRead) else str(target))   # a target not read says why
         if bare in MAPPING_CALLS or name in MAPPING_CALLS or (isinstance(func, Symbol) and
                                                                func.split(".")[-1] in ("DictConfig", "create")):
             out = {}
