@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from optreg.api import to_experiment
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import to_target_kwargs, validate_options
 from optreg.dialects.cerebras import schedules as C
@@ -129,7 +130,7 @@ def test_weight_decay_twins_and_the_schedulers_list():
        "main_scheduler": "chained"},
       {"scheduler": "Linear", "steps": 3, "initial_learning_rate": 0, "end_learning_rate": 1,
        "main_scheduler": "sequential"}], "learning_rate.main_scheduler"),
-    ({"scheduler": "Linear", "steps": 0, "initial_learning_rate": 0, "end_learning_rate": 1}, None),
+    ({"scheduler": "Linear", "steps": 0, "initial_learning_rate": 0, "end_learning_rate": 1}, "learning_rate.steps"),
     ({"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 5,
                    "param_group_tags": "x"}}, "learning_rate.LinearLR.param_group_tags"),
     ({"ScalePerParamLR": {"scheduler": {}}}, "learning_rate.ScalePerParamLR"),
@@ -137,14 +138,25 @@ def test_weight_decay_twins_and_the_schedulers_list():
     ([], "learning_rate"),
 ])
 def test_bad_cerebras_forms_are_config_errors_with_the_path(value, path):
-    if path is None:  # steps: 0 passes the form and fails the row's validation
-        with pytest.raises(ConfigError) as err:
-            build(to_spec(value))
-        assert paths(err) == ["total_iters"]
-        return
     with pytest.raises(ConfigError) as err:
         to_spec(value)
     assert path in paths(err)
+
+
+@pytest.mark.parametrize("scheduler, path, line, column", [
+    ("{scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.0, steps: 0}", "scheduler.steps", 2, 84),
+    ("\n  - {scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.0, decay_steps: 0}",
+     "scheduler[0].decay_steps", 3, 77),
+])
+def test_a_legacy_item_s_length_is_refused_at_the_key_the_file_writes(tmp_path, scheduler, path, line, column):
+    """A legacy item's `steps: 0` is refused at its own key and position, alone as in a list (the single item's was
+    at scheduler.total_iters, the section's line: the key the form maps it to)."""
+    config = tmp_path / "c.yaml"
+    config.write_text(f"optimizer: {{name: cerebras.SGD, lr: 0.1}}\nscheduler: {scheduler}\n")
+    with pytest.raises(ConfigError) as err:
+        to_experiment(str(config))
+    assert [(e.path, e.message, e.location.line, e.location.column) for e in err.value.errors] == [
+        (path, "must be an integer >= 1, got 0", line, column)]
 
 
 # ---------------------------------------------------------------------------------------------------

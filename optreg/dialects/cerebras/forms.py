@@ -417,7 +417,8 @@ def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps
         return {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": _number(learning_rate, path)}
     if _is_current(learning_rate):
         spec = _current_one(learning_rate, path, errors, torch_hint)
-    elif isinstance(learning_rate, Mapping):
+    elif isinstance(learning_rate, Mapping):   # its length at the key it is written with, as a list's item's
+        _steps(learning_rate, path, errors)
         spec = _legacy_one(learning_rate, path, errors)
     elif isinstance(learning_rate, (list, tuple)) and learning_rate:
         if all(_is_current(v) for v in learning_rate):
