@@ -128,8 +128,10 @@ def test_a_plugin_dialect_s_decay_rule_binder_and_alias_are_what_planning_uses(t
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("optimizer.toy_decay_groups", "toy_decay_groups reads the model's modules (its norm layers): pass the "
                                        "Module itself, not named_parameters() or tensors")]
-    adamw = next(m for m in optreg.json_schema()["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
-    assert adamw["properties"]["toy_decay_groups"]["description"] == "weight decay 0 for names ending in bias"
+    schema = optreg.json_schema()
+    adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
+    shared = adamw["properties"]["toy_decay_groups"]["anyOf"][0]["$ref"].split("/")[-1]   # every optimizer's key
+    assert schema["definitions"][shared]["description"] == "weight decay 0 for names ending in bias"
 
 
 def test_a_row_naming_a_binder_its_dialect_lacks_is_a_located_error(toy_dialect):

@@ -689,15 +689,20 @@ def test_json_schema_has_the_keys_from_their_declarations():
 
     schema = optreg.json_schema()
     adamw = next(m for m in schema["properties"]["optimizer"]["anyOf"] if m["title"] == "torch.AdamW")
-    # a value's own schema, beside the `${...}` interpolation the schema takes for any value (json_schema)
-    own = lambda node: next(b for b in node["anyOf"] if "$ref" not in b) if "anyOf" in node else node  # noqa: E731
+    def own(node: dict) -> dict:
+        """A value's own schema, beside the `${...}` interpolation (and numeric string) the schema takes for any value
+        (json_schema._or_interpolation); one that every optimizer shares, its definition (json_schema._shared)."""
+        mine = next(b for b in node["anyOf"] if not b.get("$ref", "").startswith(
+            ("#/definitions/interpolation", "#/definitions/numeric_string"))) if "anyOf" in node else node
+        return schema["definitions"][mine["$ref"].split("/")[-1]] if "$ref" in mine else mine
+
     items = own(adamw["properties"]["param_groups"])["items"]
     rule = items["anyOf"][0]   # a rule of AdamW's groups (the other: a composite's rule, its own optimizer)
-    assert items["anyOf"][1]["required"] == ["optimizer"]
+    assert own(items["anyOf"][1])["required"] == ["optimizer"]
     for key, declared in RULE_KEYS.items():
-        assert rule["properties"][key]["description"] == declared.doc
+        assert own(rule["properties"][key])["description"] == declared.doc
     for key, declared in settings_table().items():   # decay rules included (modelzoo_groups, hf_decay_groups)
-        assert adamw["properties"][key]["description"] == declared.doc
+        assert own(adamw["properties"][key])["description"] == declared.doc
     assert own(rule["properties"]["max_ndim"])["minimum"] == 0 and own(rule["properties"]["lr_mult"])["minimum"] == 0
     layer_decay = own(adamw["properties"]["layer_decay"])
     assert layer_decay["required"] == ["rate", "layer"] and layer_decay["additionalProperties"] is False

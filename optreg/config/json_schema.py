@@ -4,7 +4,9 @@ registry: it takes what `optreg validate` takes of one key at a time (a format r
 from __future__ import annotations
 
 import inspect
+import json
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -30,12 +32,69 @@ SCHEDULER_NAME = "scheduler_by_name"
 SCHEDULER_FORM = "scheduler_form"
 COMPOSED = "composed_section"
 NUMERIC_STRING = "numeric_string"
+#: the definitions of a value's schema that many members share (`_shared`: `shared:warmup`, `shared:group:lr_mult`,
+#: `shared:optimizer:state_dtype`)
+SHARED = "shared"
 OTHER_FORMS = (INTERPOLATION, SCHEDULER_NAME, SCHEDULER_FORM, COMPOSED, NUMERIC_STRING)
 _ANNOTATIONS = ("title", "description", "default", "examples")
 
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/definitions/{name}"}
+
+
+def _shared(name: str, node: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """`node`, a value's schema that many members share (a scheduler's warmup, a param_groups rule's keys), once in
+    `definitions` (`shared:<name>`, its description with it); where it is used, a `$ref` to it with the value's
+    other forms beside (`_or_interpolation`, as they would be beside the schema written there)."""
+    definitions[f"{SHARED}:{name}"] = node
+    others = [] if _takes_any_string(node) else [*_numeric_forms(node), _ref(INTERPOLATION)]
+    return {"anyOf": [_ref(f"{SHARED}:{name}"), *others]} if others else _ref(f"{SHARED}:{name}")
+
+
+#: the size (characters of compact JSON) from which an option's schema that members declare alike is shared
+SHARED_SIZE = 120
+
+
+def _share_options(members: Sequence[dict[str, Any]], kind: str, definitions: dict[str, Any]) -> None:
+    """Each option's schema that several members declare alike (`state_dtype`, the Adam family's `betas`, Hydra's
+    `_target_`), from `SHARED_SIZE` characters, once: a shared definition (`shared:<kind>:<option>`, then
+    `...:<option>:2`, `:3` for other schemas of an option of that name), used where each member declares it, its
+    param_groups rules' options included (the same schemas)."""
+    def text(node: Any) -> str:
+        return json.dumps(node, sort_keys=True, separators=(",", ":"))
+
+    counts = Counter((key, text(node)) for member in members for key, node in member["properties"].items())
+    variants: dict[str, list[str]] = {}   # option -> its shared schemas, in the members' order
+    sites: dict[int, dict[str, Any]] = {}   # id of a schema shared -> its use
+    for member in members:
+        for key, node in member["properties"].items():
+            written = text(node)
+            if counts[key, written] < 2 or len(written) < SHARED_SIZE:
+                continue
+            known = variants.setdefault(key, [])
+            known += [written] if written not in known else []
+            number = known.index(written) + 1
+            sites[id(node)] = _shared(f"{kind}:{key}" + (f":{number}" if number > 1 else ""), node, definitions)
+    for member in members:
+        _use_shared(member, sites)
+
+
+def _use_shared(node: Any, sites: dict[int, dict[str, Any]]) -> None:
+    """Every property of `node` and below whose schema is shared (`sites`: its id -> its use) replaced by its use."""
+    if isinstance(node, list):
+        for item in node:
+            _use_shared(item, sites)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key != "properties" or not isinstance(value, dict):
+                _use_shared(value, sites)
+                continue
+            for name, prop in value.items():
+                if id(prop) in sites:
+                    value[name] = sites[id(prop)]
+                else:
+                    _use_shared(prop, sites)
 
 
 class Draft07(GenerateJsonSchema):
@@ -307,7 +366,8 @@ def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
 
 
 def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    """Schemas of the group keys (optreg.core.groups: RULE_KEYS, SETTINGS), from their declared types."""
+    """Schemas of the group keys (optreg.core.groups: RULE_KEYS, SETTINGS), from their declared types, each a
+    shared definition (every optimizer's rules take them)."""
     from pydantic import TypeAdapter
 
     out = {}
@@ -317,7 +377,7 @@ def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, 
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
-        out[name] = {**schema, "description": key.doc}
+        out[name] = _shared(f"group:{name}", {**schema, "description": key.doc}, definitions)
     return out
 
 
@@ -357,15 +417,16 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         rule["properties"][key] = _group_key(key, kind, definitions)   # clipping, Model Zoo's muP adjustments)
     items: dict[str, Any] = rule
     if not wraps and not entry.takes_model:   # a composite's rule: its own optimizer
-        route = {"type": "object", "oneOf": _one_name(), "properties": _name_keys({"type": "string"}),
-                 "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: "
-                                "and its options; optreg.core.composite)"}
+        route = _shared("route", {
+            "type": "object", "oneOf": _one_name(), "properties": _name_keys({"type": "string"}),
+            "description": "the optimizer that takes the parameters this rule selects (a nested spec with name: and "
+                           "its options; optreg.core.composite)"}, definitions)
         rule["properties"][ROUTE_KEY] = route
         # beside its optimizer, a composite's rule takes that optimizer's group keys (any dialect's), not this one's
-        items = {"anyOf": [rule, {"type": "object", "required": [ROUTE_KEY], "additionalProperties": True,
-                                  "description": rule["description"],
-                                  "properties": {**_group_keys(RULE_KEYS, definitions), ROUTE_KEY: route},
-                                  "anyOf": rule["anyOf"]}]}
+        items = {"anyOf": [rule, _shared("composite_rule", {
+            "type": "object", "required": [ROUTE_KEY], "additionalProperties": True,
+            "description": rule["description"], "properties": {**_group_keys(RULE_KEYS, definitions), ROUTE_KEY: route},
+            "anyOf": rule["anyOf"]}, definitions)]}
     schema["properties"]["param_groups"] = {"type": "array", "items": items}
     schema["properties"].update(_group_keys(settings_table(), definitions))
     if wraps:  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
@@ -391,7 +452,7 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         props.update({k: v for k, v in _last_epoch().items() if k not in props})
     else:   # a torch class drives the lr (core.build.check_key)
         props["key"] = {"enum": ["lr"]}
-    props.update(_loop_keys())
+    props.update(_loop_keys(definitions))
     length = props.get(entry.length) if entry.length else None
     if length is not None and {"type": "null"} not in length.get("anyOf", []):   # null: left out (core.loop)
         outer = {k: length.pop(k) for k in ("default", "description") if k in length}
@@ -415,9 +476,9 @@ def _model_schema(model: Any) -> dict[str, Any]:
     return schema
 
 
-@lru_cache(maxsize=None)
-def _loop_keys() -> dict[str, Any]:
-    """The training loop's keys of every scheduler spec (optreg.core.loop)."""
+def _loop_keys(definitions: dict[str, Any]) -> dict[str, Any]:
+    """The training loop's keys of every scheduler spec (optreg.core.loop); the warmup's schema a shared
+    definition."""
     from optreg.schedules.warmup import WarmupSpec
 
     warmup = _model_schema(WarmupSpec)
@@ -427,8 +488,9 @@ def _loop_keys() -> dict[str, Any]:
                                                        "value(t) = f(floor(t / steps_per_epoch)) (MMEngine)"},
         "convert_to_iter_based": {"type": "boolean", "description": "with by_epoch: its step counts times "
                                                                     "steps_per_epoch, changing every step (MMEngine)"},
-        "warmup": {"description": warmup["description"] + "; null: none (a Hydra group file's default)",
-                   "anyOf": [warmup, {"type": "null"}]},
+        "warmup": _shared("warmup", {"description": warmup["description"] + "; null: none (a Hydra group file's "
+                                                                          "default)",
+                                     "anyOf": [warmup, {"type": "null"}]}, definitions),
     }
 
 
@@ -441,12 +503,12 @@ def _clip_schema() -> dict[str, Any]:
     return schema
 
 
-def _combinators() -> list[dict[str, Any]]:
+def _combinators(definitions: dict[str, Any]) -> list[dict[str, Any]]:
     """optreg's own `sequential` and `chained` (not registry rows: they compose rows of any dialect)."""
     nested = {"type": "array", "items": {"$ref": "#/definitions/scheduler"}, "minItems": 1}
     restart = {"enum": ["local", "global"]}
     common = {"schedulers": nested, "key": {"enum": list(KEYS)},
-              **_last_epoch(), **_hydra_keys(SCHEDULER), **_loop_keys()}
+              **_last_epoch(), **_hydra_keys(SCHEDULER), **_loop_keys(definitions)}
     return [
         {"title": "sequential", "type": "object", "additionalProperties": False, "required": ["schedulers"],
          "oneOf": _one_name(), "description": COMBINATOR_DOCS["sequential"],
@@ -508,7 +570,9 @@ def _or_interpolation(node: Any) -> Any:
     numeric string."""
     if _takes_any_string(node):
         return node
-    others = [*_numeric_forms(node), _ref(INTERPOLATION)]
+    others = [form for form in [*_numeric_forms(node), _ref(INTERPOLATION)] if form not in node.get("anyOf", [])]
+    if not others:   # taken already (a shared definition's use: `_shared`)
+        return node
     if "anyOf" in node and set(node) - {"anyOf"} <= set(_ANNOTATIONS):
         return {**node, "anyOf": [*node["anyOf"], *others]}
     return {"anyOf": [{k: v for k, v in node.items() if k not in _ANNOTATIONS}, *others],
@@ -588,9 +652,11 @@ def experiment_schema(libraries: Sequence[str] = ()) -> dict[str, Any]:
     optimizers = [_optimizer(e, definitions) for e in rows.values()]
     entries = REGISTRY.entries(SCHEDULER)
     schedulers = [_scheduler(e, definitions) for e in entries]
+    _share_options(optimizers, OPTIMIZER, definitions)
+    _share_options(schedulers, SCHEDULER, definitions)
     forms = _other_forms({id(e): s for e, s in zip(entries, schedulers)}, definitions)
     definitions[SCHEDULER_NAME] = _scheduler_name(schedulers)
-    definitions["scheduler"] = {"anyOf": schedulers + _combinators() + forms}
+    definitions["scheduler"] = {"anyOf": schedulers + _combinators(definitions) + forms}
     definitions[INTERPOLATION] = _interpolation()
     definitions.update(_numeric_strings())
     definitions[COMPOSED] = _composed_section()
