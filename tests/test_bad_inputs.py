@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from torch_cases import make_model, make_sgd
@@ -58,6 +59,15 @@ CASES = [
     ("lr yaml on", opt("Adam", lr="on"), "lr", "expected a number"),
     ("lr bool", opt("Adam", lr=True), "lr", "got boolean true"),
     ("eps bool", opt("Adam", eps=False), "eps", "got boolean false"),
+    # numpy's bool_ and a bool tensor are booleans too (pydantic read them as 1.0 through __float__ / __index__)
+    ("lr numpy bool", opt("oneflow.AdamW", lr=np.bool_(True)), "lr", "expected a number, got boolean np.True_"),
+    ("lr_mult bool tensor", opt("AdamW", param_groups=[{"params": "*.bias", "lr_mult": torch.tensor(True)}]),
+     "param_groups[0].lr_mult", "expected a number, got boolean tensor(True)"),
+    ("T_max bool tensor", sched({"name": "CosineAnnealingLR", "T_max": torch.tensor(True)}), "T_max",
+     "expected a number, got boolean tensor(True)"),
+    ("max_norm numpy bool", lambda: optreg.build({"optimizer": {"name": "SGD", "lr": 0.1},
+                                                  "clip_grad": {"max_norm": np.bool_(True)}}, make_model()),
+     "clip_grad.max_norm", "expected a number, got boolean np.True_"),
     ("lr nan", opt("Adam", lr=float("nan")), "lr", "finite number"),
     ("lr inf", opt("Adam", lr=float("inf")), "lr", "finite number"),
     ("lr list", opt("Adam", lr=[0.1]), "lr", "expected a number"),

@@ -15,9 +15,11 @@ from optreg.errors import show
 
 
 def _no_bool(value: Any) -> Any:
-    if isinstance(value, bool):
+    """Refuse a boolean where a number goes: Python's, and numpy's `bool_` or a bool tensor, which pydantic would
+    otherwise read as 0 or 1 through their `__float__` / `__index__`."""
+    if isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool"):
         raise PydanticCustomError("bool_not_number", "expected a number, got boolean {value}",
-                                 {"value": str(value).lower()})
+                                 {"value": str(value).lower() if isinstance(value, bool) else show(value)})
     return value
 
 
