@@ -17,6 +17,7 @@ from typing import Any
 from optreg.schedules.engine import KEYS
 BARS = "▁▂▃▄▅▆▇█"
 STYLES = ("-", "--", ":", "-.")
+SPARK_MIN = 8       # the shortest sparkline `sparklines` fits into the columns
 
 
 @dataclass
@@ -211,17 +212,23 @@ def sparkline(series: list[float], width: int = 60) -> str:
 
 def sparklines(data: Trace, width: int | None = 60, columns: int = 80) -> str:
     """The trace as text: per moving key and group, first value, sparkline, last value, range. `width`: the
-    sparklines' length; None fits every line into `columns`."""
+    sparklines' length; None fits every line into `columns`. A group's label longer than the line leaves it beside a
+    sparkline of SPARK_MIN (a reader's rule listing its parameters by name) keeps its two ends around `…`, as a name
+    in a table does."""
+    from optreg.cli_render import NAME_MIN, shorten
+
     lines = [f"{data.title} over {data.steps} steps"] + [f"note: {n}" for n in data.notes]
-    label_width = max(len(g) for g in data.groups)
-    rows = [(key, [(f"  {label:<{label_width}}  {series[0]:<9.3g} ", series,
+    rows = [(key, [(label, f"  {series[0]:<9.3g} ", series,
                     f" {series[-1]:<9.3g} [min {min(series):.3g}, max {max(series):.3g}]")
                    for label, series in zip(data.groups, data.values[key])]) for key in data.moving()]
+    beside = max(2 + len(first) + len(tail) for _, parts in rows for _, first, _, tail in parts)
+    label_width = min(max(len(g) for g in data.groups), max(NAME_MIN, columns - beside - SPARK_MIN))
     if width is None:
-        width = max(8, columns - max(len(head) + len(tail) for _, parts in rows for head, _, tail in parts))
+        width = max(SPARK_MIN, columns - beside - label_width)
     for key, parts in rows:
         lines.append(f"{key}:")
-        lines += [head + sparkline(series, width) + tail for head, series, tail in parts]
+        lines += [f"  {shorten(label, label_width):<{label_width}}{first}{sparkline(series, width)}{tail}"
+                  for label, first, series, tail in parts]
     return "\n".join(lines)
 
 

@@ -118,6 +118,20 @@ def test_without_matplotlib_it_falls_back_to_sparklines(monkeypatch, capsys, tmp
     assert "SGD + StepLR over 9 steps" in captured.out and not (tmp_path / "lr.png").exists()
 
 
+def test_a_long_group_label_keeps_its_ends_within_the_columns():
+    # a reader's rule lists its parameters by name (MindFormers' weight-decay group): its label was the whole list,
+    # a 230-column line on an 80-column terminal
+    names = [f"blocks.{i}.norm.{p}" for i in range(8) for p in ("weight", "bias")]
+    label = ", ".join(names)
+    series = [1e-3 * t / 19 for t in range(20)]
+    data = plot.Trace(20, [label, "other parameters"], {"lr": [series, series]}, "AdamW")
+    rows = plot.sparklines(data, None, 80).splitlines()[2:]
+    assert [len(row) for row in rows] == [80, 80]
+    head = rows[0].split("  ")[1]
+    assert head == label[:14] + "…" + label[-14:] and rows[1].split("  ")[1].strip() == "other parameters"
+    assert plot.sparklines(data, 40, 80).splitlines()[2].split("  ")[1] == head   # the sparkline's width aside
+
+
 def test_sparkline():
     assert plot.sparkline([float(v) for v in range(8)], 8) == plot.BARS
     assert plot.sparkline([0.5] * 5) == plot.BARS[0] * 5
