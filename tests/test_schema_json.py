@@ -175,6 +175,8 @@ def test_every_shipped_yaml_validates():
     ({"optimizer": {"name": "SGD"}, "scheduler": {"name": "StepLR", "step_size": 0}}, "scheduler.step_size"),
     ({"optimizer": {"name": "SGD"}, "trian": {"steps": 3}}, "trian"),
     ({"optimizer": {"name": "SGD", "_target_": "os.system"}}, "optimizer._target_"),
+    # the layer pattern without its {i} (the pattern was left out of the schema by the validator before it)
+    ({"optimizer": {"name": "AdamW", "layer_decay": {"rate": 0.7, "layer": "blocks.*"}}}, "optimizer.layer_decay.layer"),
 ])
 def test_schema_rejects_what_validation_rejects(doc, bad_path):
     assert not VALIDATOR.is_valid(doc)

@@ -61,9 +61,9 @@ class LayerDecay(BaseModel):
 
     rate: Annotated[number(gt=0, le=1), Field(description="decay per layer, 0 < rate <= 1: the last "
                                                                   "layer keeps rate**1, the head rate**0")]
-    layer: Annotated[str, BeforeValidator(_layer_pattern),
-                     Field(min_length=1, pattern=r"\{i\}",
-                           description="glob pattern with {i} where the layer index is, e.g. 'blocks.{i}.*'")]
+    layer: Annotated[str, Field(min_length=1, pattern=r"\{i\}",     # before the validator: the JSON Schema has it
+                                description="glob pattern with {i} where the layer index is, e.g. 'blocks.{i}.*'"),
+                     BeforeValidator(_layer_pattern)]
     before: Annotated[_strings("a glob pattern", allow_empty=True),
                       Field(description="glob patterns of the parameters before the first layer (layer 0): "
                                         "embeddings, cls_token, pos_embed")] = []
