@@ -329,6 +329,13 @@ def test_a_value_not_read_that_the_reader_needs_is_its_error_with_an_override_to
     ("optim = make_optim()\ntrain.scheduler.warmup_method = 'linar'\n",
      [("optim", 8, "not read: a call to make_optim (main.py:8)"),
       ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
+    # the optimizer's parameters (the reader's) hid the optimizer's own options
+    ("optim.params = LazyCall(my_groups)(wd=0.1)\noptim.betaz = (0.9, 0.99)\n",
+     [("optim.params._target_", 8, "not read: the name 'my_groups' (main.py:8) is neither imported nor bound"),
+      ("optim.betaz", 9, "unknown option of oneflow.AdamW")]),
+    ("optim.params.weight_decay_norm = wd_norm\noptim.betaz = (0.9, 0.99)\n",
+     [("optim.params.weight_decay_norm", 8, "not read: the name 'wd_norm' (main.py:8) is neither imported nor bound"),
+      ("optim.betaz", 9, "unknown option of oneflow.AdamW")]),
 ])
 def test_an_error_in_one_section_does_not_hide_another_s(tree, extra, want):
     """Every problem at once: an error the reader finds in one section (optim, train's run length, train.scheduler)

@@ -170,7 +170,7 @@ class LiBaiFormat:
         if accumulation > 1:
             own["train"] = {"accumulation_steps": accumulation}
         experiment = read_translated(own, source, self.name, PATHS, report, errors=errors, beside=True,
-                                     sections=("train.scheduler",))
+                                     sections=("train.scheduler", "optim.params"))
         steps = (iters * accumulation, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
         run = (deferred, iters, epochs, accumulation)
@@ -297,7 +297,8 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
     if target is None:
         errors.add("optim", f"expected LazyCall(flow.optim.X)(...), got {show(optim)}")
         return None
-    if _unbound_target(optim, "optim", _optimizer_import, errors) or _not_read(optim, "optim", errors):
+    if _unbound_target(optim, "optim", _optimizer_import, errors) or \
+            _not_read({k: v for k, v in optim.items() if k != "params"}, "optim", errors):
         return None
     if not str(target).startswith("oneflow.optim."):
         errors.add("optim._target_", f"LiBai's optimizer is a oneflow.optim class; {target} is not one "
@@ -311,12 +312,14 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
         section[key] = value
         report.append(KeyUse(join_path("optim", key), "exact"))
     params = optim.get("params")
-    if params is not None:
+    if params is not None:   # a problem here leaves the section's options checked (every problem at once)
+        if _not_read(params, "optim.params", errors):
+            return section
         if _target(params) is None or _name(_target(params)) != GROUPING:
             errors.add("optim.params._target_" if _target(params) else "optim.params",
                        f"LiBai's parameters come from LazyCall({GROUPING})(...); got {show(_target(params) or params)}"
                        f" (a project's own grouping function is code optreg does not read)")
-            return None
+            return section
         group = {k: v for k, v in params.items() if k != "_target_"}
         unknown = [k for k in group if k not in GROUP_KEYS and k != "model"]
         for key in unknown:
