@@ -337,3 +337,18 @@ def test_an_error_in_one_section_does_not_hide_the_next_section_s():
                        "scheduler": {"type": "WarmupLR", "params": {"warmup_num_step": 10}}})
     assert {path: item.suggestion for path, item in items.items()} == {
         "optimizer.params.weight_decy": "weight_decay", "scheduler.params.warmup_num_step": "warmup_num_steps"}
+
+
+@pytest.mark.parametrize("optimizer, reader", [
+    ({"type": "AdamW", "params": {"weigth_decay": 0.1}}, "FusedAdam / DeepSpeedCPUAdam takes no 'weigth_decay'"),
+    ({"type": "Lion", "params": {"weigth_decay": 0.1}}, "FusedLion takes no 'weigth_decay'"),
+    ({"type": "AdamW", "params": {"lr": "auto"}}, "\"auto\" is filled by the Hugging Face Trainer"),
+])
+def test_an_argument_the_reader_refuses_does_not_hide_the_section_s_others(optimizer, reader):
+    """Every problem at once within optimizer.params: an argument the reader refuses (a key it leaves out, an "auto")
+    stands for itself; the own form's problems in the section's other arguments are said beside it."""
+    optimizer["params"]["betas"] = [0.9, 1.5]
+    items = errors_of({"train_batch_size": 8, "optimizer": optimizer})
+    key = f"optimizer.params.{next(iter(optimizer['params']))}"
+    assert set(items) == {key, "optimizer.params.betas[1]"}
+    assert items[key].message.startswith(reader) and items["optimizer.params.betas[1]"].message == "must be < 1, got 1.5"

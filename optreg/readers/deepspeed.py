@@ -21,6 +21,7 @@ logging) is the engine's: reported as the trainer's.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, has_mapping
@@ -290,6 +291,13 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
     return spec
 
 
+def argument_errors(errors: Collector) -> tuple[str, ...]:
+    """The paths of the reader's errors at one argument of optimizer.params (a key it leaves out of the section, a
+    value it refuses): the rest of the section is read as the file has it, so each error stands for itself alone and
+    the own form's problems in the other arguments are said beside it (read_translated's `sections`)."""
+    return tuple(e.path for e in errors.items if re.fullmatch(r"optimizer\.params\.[^.\[]+", e.path))
+
+
 class DeepSpeedFormat:
     """A DeepSpeed ds_config: `optimizer: {type, params}`, `scheduler: {type, params}`, `gradient_clipping`; its
     other keys are the engine's."""
@@ -343,7 +351,8 @@ class DeepSpeedFormat:
             report.append(KeyUse(str(key), TRAINER, "DeepSpeed's engine"))
         auto = next((u.path for u in report if u.why.startswith("auto:")), None)   # the length left to the run
         # the reader's errors, with the own form's in the sections it found none in (every problem at once)
-        return read_translated(own, source, self.name, paths, report, run_length=auto, errors=errors, beside=True)
+        return read_translated(own, source, self.name, paths, report, run_length=auto, errors=errors, beside=True,
+                               sections=argument_errors(errors))
 
 
 DEEPSPEED_FORMAT = DeepSpeedFormat()
