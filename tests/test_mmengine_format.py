@@ -170,6 +170,11 @@ BASE = {"optim_wrapper": {"optimizer": {"type": "SGD", "lr": 0.1}}}
     ({"param_scheduler": {"type": "LinearLR", "by_epoch": False, "convert_to_iter_based": True}},
      "param_scheduler.convert_to_iter_based", "epoch-based"),
     ({"train_cfg": {"type": "IterBasedTrainLoop"}}, "train_cfg.max_iters", "required"),
+    # the length misspelt: said at the key written, with the one the loop needs (was 'max_epochs: required, None')
+    ({"train_cfg": {"type": "EpochBasedTrainLoop", "max_epoch": 12}}, "train_cfg.max_epoch",
+     "train_cfg.max_epoch: unknown key of MMEngine's epoch-based train loop (did you mean 'max_epochs'?)"),
+    ({"train_cfg": {"by_epoch": False, "max_iter": 100}}, "train_cfg.max_iter",
+     "train_cfg.max_iter: unknown key of MMEngine's iteration-based train loop (did you mean 'max_iters'?)"),
 ])
 def test_refusals_are_located(change, path, fragment):
     error = _error({**BASE, **change})

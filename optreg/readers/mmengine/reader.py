@@ -213,9 +213,13 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
             return None, None, None
     key = "max_epochs" if by_epoch else "max_iters"
     value = raw.get(key)
+    loop = f"MMEngine's {'epoch' if by_epoch else 'iteration'}-based train loop"
+    misspelt = None if key in raw else next((k for k in raw if isinstance(k, str) and closest(k, [key], NEAR)), None)
+    if misspelt is not None:    # `max_epoch: 12`: said at the key written, which MMEngine's loop would refuse
+        errors.add(join_path(path, misspelt), f"unknown key of {loop}", key)
+        return None, None, None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        errors.add(join_path(path, key), f"required by MMEngine's {'epoch' if by_epoch else 'iteration'}-based "
-                                         f"train loop: an integer >= 1, got {show(value)}")
+        errors.add(join_path(path, key), f"required by {loop}: an integer >= 1, got {show(value)}")
         return None, None, None
     for k in raw:
         verdict = "exact" if k in ("type", "by_epoch", key) else "trainer"
