@@ -329,6 +329,10 @@ def test_a_value_not_read_that_the_reader_needs_is_its_error_with_an_override_to
     ("optim = make_optim()\ntrain.scheduler.warmup_method = 'linar'\n",
      [("optim", 8, "not read: a call to make_optim (main.py:8)"),
       ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
+    # the run length misspelt, which LiBai's trainer passes over (it ran train.py's 10000 iterations silently)
+    ("train.train_itr = 100\noptim.eps = -1\n",
+     [("train.train_itr", 8, "not a key LiBai's trainer reads, which runs without it"),
+      ("optim.eps", 9, "must be >= 0, got -1")]),
     # the optimizer's parameters (the reader's) hid the optimizer's own options
     ("optim.params = LazyCall(my_groups)(wd=0.1)\noptim.betaz = (0.9, 0.99)\n",
      [("optim.params._target_", 8, "not read: the name 'my_groups' (main.py:8) is neither imported nor bound"),

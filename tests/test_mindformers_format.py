@@ -243,6 +243,10 @@ def test_layer_scale_is_refused_where_mindformers_1_3_builds_a_layer_wise_lr(arc
     ({"epochs: 2": "epochs: 0", "eps: 1.e-8": "eps: -1.e-8"},
      [("runner_config.epochs", 2, "must be an integer >= 1, got 0"),
       ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
+    # runner_config's misspelt epochs, which MindFormers passes over (its default, 1 epoch, was run silently)
+    ({"epochs: 2": "epoch: 2", "eps: 1.e-8": "eps: -1.e-8"},
+     [("runner_config.epoch", 2, "not a key MindFormers' runner reads: it would run with epochs 1"),
+      ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
     # train:'s misspelt steps_per_epoch: neither total_steps -1 nor warmup_epochs is said to need the dataset's size
     ({"steps_per_epoch:": "steps_per_epch:", "warmup_ratio: 0.1": "warmup_epochs: 1", "eps: 1.e-8": "eps: -1.e-8"},
      [("train.steps_per_epch", 23, "unknown key"), ("optimizer.eps", 10, "must be > 0, got -1e-08")]),

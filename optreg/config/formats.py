@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterable, Literal, Mapping, Protocol, runtime_checkable
 
 from optreg.errors import ConfigError, ErrorItem, closest, show
 
@@ -145,6 +145,18 @@ def detect(data: Any, forced: str | None = None) -> ConfigFormat:
 #: letter off in a name of 9 or more (`learning_rat`, `param_schedulr`, `train_cfgg`), while a format's other keys
 #: (MMEngine's `val_cfg`, `env_cfg`) stay the application's
 NEAR = 0.85
+
+
+def misspelt(section: Mapping[str, Any], wanted: Iterable[str], known: Iterable[str] = ()) -> tuple[str, str] | None:
+    """(the key written, the key meant) for the first key of a reader's `section` that misspells (NEAR) one of the
+    keys it reads, `wanted` (`max_epoch` for train_cfg's max_epochs), other than those and the section's `known`
+    keys; None when there is none. The framework would pass it over, or refuse it, and run without the value."""
+    wanted, known = list(wanted), set(known)
+    for key in section:
+        meant = closest(key, wanted, NEAR) if isinstance(key, str) and key not in wanted and key not in known else None
+        if meant is not None:
+            return key, meant
+    return None
 
 
 def resemblance(data: Mapping[str, Any], own: tuple[str, ...]) -> tuple[list[ErrorItem], list[str]]:

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from optreg.config.formats import NEAR, KeyUse
+from optreg.config.formats import NEAR, KeyUse, misspelt
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.readers.mmengine import LOOP_TYPES, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
@@ -214,9 +214,9 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
     key = "max_epochs" if by_epoch else "max_iters"
     value = raw.get(key)
     loop = f"MMEngine's {'epoch' if by_epoch else 'iteration'}-based train loop"
-    misspelt = None if key in raw else next((k for k in raw if isinstance(k, str) and closest(k, [key], NEAR)), None)
-    if misspelt is not None:    # `max_epoch: 12`: said at the key written, which MMEngine's loop would refuse
-        errors.add(join_path(path, misspelt), f"unknown key of {loop}", key)
+    near = misspelt(raw, [key])
+    if near is not None:    # `max_epoch: 12`: said at the key written, which MMEngine's loop would refuse
+        errors.add(join_path(path, near[0]), f"unknown key of {loop}", near[1])
         return None, None, None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         errors.add(join_path(path, key), f"required by {loop}: an integer >= 1, got {show(value)}")

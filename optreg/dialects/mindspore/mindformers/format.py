@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
@@ -141,6 +141,11 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
             errors.add(join_path("runner_config", key), f"must be {want}, got {show(value)}")
             return None
         values[key] = value
+    near = misspelt(runner, RUNNER_DEFAULTS, TRAINER_KEYS)
+    if near is not None:   # `epoch: 2`: MindFormers would pass it over and run the default
+        errors.add(join_path("runner_config", near[0]), f"not a key MindFormers' runner reads: it would run with "
+                                                        f"{near[1]} {show(RUNNER_DEFAULTS[near[1]])}", near[1])
+        return None
     for key in runner:
         report.append(KeyUse(join_path("runner_config", key), "exact", "the run length") if key in RUNNER_DEFAULTS
                       else KeyUse(join_path("runner_config", key), "trainer", TRAINER_KEYS.get(key, "MindFormers' "

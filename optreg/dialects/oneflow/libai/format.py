@@ -28,7 +28,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show
 
@@ -46,6 +46,7 @@ WARMUP_KEYS = ("warmup_factor", "warmup_method")
 GROUPING = "get_default_optimizer_params"
 GROUP_KEYS = ("weight_decay_norm", "weight_decay_bias", "clip_grad_max_norm", "clip_grad_norm_type", "overrides",
               "base_lr", "weight_decay")
+RUN_KEYS = ("train_iter", "train_epoch", "warmup_ratio")   # what LiBai's trainer derives the run and its warmup from
 TRAINER = {"train_micro_batch_size": "batch size", "global_batch_size": "batch size", "num_accumulation_steps":
            "gradient accumulation", "amp": "mixed precision", "output_dir": "output", "checkpointer": "checkpoints",
            "evaluation": "evaluation", "dist": "parallelism", "zero_optimization": "ZeRO", "log_period": "logging",
@@ -225,14 +226,14 @@ def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
 def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tuple[int, int] | None:
     """(train_iter, train_epoch): LiBai's run is max(ceil(len(dataset)·train_epoch/global_batch), train_iter)
     (DefaultTrainer.auto_scale_hyperparams)."""
-    if _not_read({k: train.get(k) for k in ("train_iter", "train_epoch", "warmup_ratio")}, "train", errors):
+    if _not_read({k: train.get(k) for k in RUN_KEYS}, "train", errors):
         return None
     iters = _int(train.get("train_iter", 0), "train.train_iter", errors)
     epochs = _int(train.get("train_epoch", 0), "train.train_epoch", errors)
     if iters is None or epochs is None:
         return None
     for key in train:
-        if key in ("train_iter", "train_epoch", "warmup_ratio", "scheduler"):
+        if key in (*RUN_KEYS, "scheduler"):
             why = "the run length" if key != "scheduler" else ""
             if key == "train_epoch" and epochs:
                 report.append(KeyUse("train.train_epoch", "approximate", "train_epoch × build(steps_per_epoch=): "
@@ -241,6 +242,10 @@ def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tu
             report.append(KeyUse(join_path("train", key), "exact", why))
         else:
             report.append(KeyUse(join_path("train", key), "trainer", TRAINER.get(key, "LiBai's trainer")))
+    near = misspelt(train, RUN_KEYS, TRAINER)
+    if near is not None:   # `train.train_itr = 100`: LiBai's trainer passes over it and runs train.py's train_iter
+        errors.add(join_path("train", near[0]), "not a key LiBai's trainer reads, which runs without it", near[1])
+        return None
     if iters < 1 and not epochs:
         errors.add("train.train_iter", "required: the run length (train_iter >= 1, or train_epoch)")
         return None
