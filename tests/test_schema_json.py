@@ -177,6 +177,7 @@ def test_every_shipped_yaml_validates():
     ({"optimizer": {"name": "SGD", "_target_": "os.system"}}, "optimizer._target_"),
     # the layer pattern without its {i} (the pattern was left out of the schema by the validator before it)
     ({"optimizer": {"name": "AdamW", "layer_decay": {"rate": 0.7, "layer": "blocks.*"}}}, "optimizer.layer_decay.layer"),
+    ({"optimizer": {"name": "SGD"}, "clip_grad": {"max_norm": 1.0, "norm_type": "infinite"}}, "clip_grad.norm_type"),
 ])
 def test_schema_rejects_what_validation_rejects(doc, bad_path):
     assert not VALIDATOR.is_valid(doc)
@@ -194,6 +195,11 @@ def test_schema_rejects_what_validation_rejects(doc, bad_path):
     {"optimizer": {"name": "Muon", "param_groups": [
         {"max_ndim": 1, "clip_grad_max_norm": 1.0, "optimizer": {"name": "oneflow.AdamW"}},
         {"params": ["embed.*"], "grad_centralization": True, "optimizer": {"name": "mindspore.Adam"}}]}},
+    # infinity as the norm orders read it (YAML's `Infinity` is a string; the schema took 'inf' and '-inf' only)
+    *({"optimizer": {"name": "SGD"}, "clip_grad": {"max_norm": 1.0, "norm_type": spelt}}
+      for spelt in ("Infinity", "+inf", " -INF ", "-infinity", ".inf")),
+    {"optimizer": {"name": "oneflow.SGD", "param_groups": [{"params": "*.bias", "clip_grad_max_norm": 1.0,
+                                                            "clip_grad_norm_type": "Infinity"}]}},
 ])
 def test_schema_accepts_what_validation_accepts(doc):
     errors = [e.message for e in VALIDATOR.iter_errors(doc)]

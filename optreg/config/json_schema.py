@@ -381,8 +381,14 @@ def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, 
     return out
 
 
+def infinity(signs: str) -> dict[str, Any]:
+    """A string that optreg.core.options._order reads as infinity: `inf` or `infinity` in any case, after any run of
+    the characters of `signs` and `.` (`Infinity`, `.inf`, `+inf`; `-inf` with "+-"), spaces around."""
+    return {"type": "string", "pattern": rf"^\s*[{re.escape(signs)}.]*{any_case('inf')}({any_case('inity')})?\s*$"}
+
+
 #: a norm order > 0 or inf (optreg.core.options.norm_order: OneFlow's per-group clip_grad_norm_type)
-NORM_ORDER = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"enum": ["inf"]}]}
+NORM_ORDER = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, infinity("+")]}
 
 
 def _group_key(key: str, kind: Any, definitions: dict[str, Any]) -> dict[str, Any]:
@@ -498,7 +504,7 @@ def _clip_schema() -> dict[str, Any]:
     from optreg.config.run import ClipGrad
 
     schema = _model_schema(ClipGrad)
-    schema["properties"]["norm_type"] = {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf"]}], "default": 2.0}
+    schema["properties"]["norm_type"] = {"anyOf": [{"type": "number"}, infinity("+-")], "default": 2.0}
     schema["description"] = ClipGrad.__doc__.split("\n")[0]
     return schema
 
