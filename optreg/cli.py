@@ -359,7 +359,8 @@ MODEL_EXAMPLE = "examples.finetune_models:tiny_vit"   # a --model factory, as he
 
 
 def load_model(spec: str) -> Any:
-    """`MODULE:CALLABLE` -> the model the user's factory returns (the current directory on sys.path)."""
+    """`MODULE:CALLABLE` -> the model (a torch.nn.Module) the user's factory returns (the current directory on
+    sys.path)."""
     import importlib
 
     module_name, colon, attr = spec.partition(":")
@@ -381,9 +382,14 @@ def load_model(spec: str) -> Any:
     if not callable(obj):
         raise ConfigError(f"{spec} is a {type(obj).__name__}, not a callable that returns the model", "--model")
     try:
-        return obj()
+        model = obj()
     except Exception as exc:  # the user's own code: reported with its type, not a traceback
         raise ConfigError(f"{spec}() raised {type(exc).__name__}: {str(exc)[:200]}", "--model") from None
+    import torch
+
+    if not isinstance(model, torch.nn.Module):   # said at --model, not at the config's first line as its params
+        raise ConfigError(f"{spec}() returned {type(model).__name__}, not the model (a torch.nn.Module)", "--model")
+    return model
 
 
 def _cell(value: Any) -> str:

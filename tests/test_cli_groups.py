@@ -78,6 +78,8 @@ def test_the_dry_run_creates_no_optimizer(monkeypatch, capsys):
                                           "'tiny_vit'?)"),
     ("examples.finetune_models:TinyViT.no_weight_decay", "--model: examples.finetune_models.TinyViT.no_weight_decay() "
                                                          "raised TypeError"),
+    # not a model: said at --model (it was the config's first line: 'vit.yaml:1:1: params: params must be ...')
+    ("os:getcwd", "--model: os:getcwd() returned str, not the model (a torch.nn.Module)"),
 ])
 def test_bad_model_specs(spec, message, capsys):
     assert main(["groups", VIT, "--model", spec]) == 1
