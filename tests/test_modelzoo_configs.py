@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 import optreg
+from optreg.config.experiment import validate_experiment
 from optreg.config.run import ClipGrad
 from optreg.errors import ConfigError
 
@@ -155,6 +156,20 @@ def test_clip_gradients_by_norm():
     built.clip_gradients(model)
     total = torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters()))
     assert float(total) == pytest.approx(1.0, rel=1e-5)
+
+
+@pytest.mark.parametrize("clipping, message", [
+    ({"max_gradient_norm": -1.0}, "trainer.init.precision.max_gradient_norm: must be a number > 0, got -1.0"),
+    ({"max_gradient_norm": 1.0, "max_gradient_value": 2.0}, "trainer.init.precision.max_gradient_value: both "
+                                                            "max_gradient_norm and max_gradient_value are given"),
+])
+def test_the_clipping_is_checked_without_the_model_as_with_it(clipping, message):
+    # validate without a model said ok where build refused the value
+    config = {"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "precision": clipping}}}
+    for check in (lambda: validate_experiment(config), lambda: _quiet_build(config, Net())):
+        with pytest.raises(ConfigError) as info:
+            check()
+        assert str(info.value).startswith(message)
 
 
 def test_keys_around_the_optimizer_are_reported_in_one_warning():

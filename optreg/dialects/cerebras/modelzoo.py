@@ -634,18 +634,7 @@ def plan(section: Section, model: Any) -> Plan:
                                       f"{other.path}); Model Zoo refuses it")
         keys.setdefault(sp.key, []).append(spec)
         planned.append((spec, sp))
-    clip = None
-    for key, mode in CLIPPING.items():
-        if key in section.around and section.around[key][0] is not None:
-            value, where = section.around[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                errors.add(where, f"must be a number > 0, got {show(value)}")
-            elif clip is not None:
-                errors.add(where, f"both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
-            else:
-                from optreg.config.run import ClipGrad
-
-                clip = ClipGrad(**{mode: float(value)})
+    clip = _clip(section, errors)
     around = [(k, v) for k, v in section.around.items() if k not in CLIPPING]
     if around:
         listed = ", ".join(f"{where}={show(value)}" for value, where in (v for _, v in around))
@@ -656,6 +645,24 @@ def plan(section: Section, model: Any) -> Plan:
                         if clip else ""))
     errors.raise_if_any()
     return Plan(opt_plan, extras, planned, clip, notes)
+
+
+def _clip(section: Section, errors: Collector) -> Any:
+    """The clip_grad (optreg.config.run.ClipGrad) of the config's max_gradient_norm / max_gradient_value, or None;
+    a value Cerebras' trainer cannot clip by, or both given, goes to `errors`."""
+    clip = None
+    for key, mode in CLIPPING.items():
+        if key in section.around and section.around[key][0] is not None:
+            value, where = section.around[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                errors.add(where, f"must be a number > 0, got {show(value)}")
+            elif clip is not None:
+                errors.add(where, "both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
+            else:
+                from optreg.config.run import ClipGrad
+
+                clip = ClipGrad(**{mode: float(value)})
+    return clip
 
 
 def build_optimizer(p: Plan) -> Any:
@@ -699,7 +706,7 @@ __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section
 
 
 def check(section: Section) -> None:
-    """What can be checked without the model: the optimizer's name and options, and the schedulers."""
+    """What can be checked without the model: the optimizer's name and options, the clipping and the schedulers."""
     from optreg.core.build import Context, plan_scheduler
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
@@ -721,6 +728,7 @@ def check(section: Section) -> None:
                 validate_options(entry, options, path=section.path, unknown_keys="warn")
             except ConfigError as exc:
                 errors.extend([e for e in exc.errors if not e.path.endswith(".lr") or "required" not in e.message])
+    _clip(section, errors)
     context = Context(1, frozenset(), "cerebras", known_groups=False, known_options=False)
     for raw, where in section.schedulers:
         spec = _unwrap(raw, where, errors)
