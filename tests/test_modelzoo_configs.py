@@ -206,6 +206,17 @@ def test_trainer_form_sequential_stage_without_total_iters_is_refused():
     assert "needs total_iters" in info.value.errors[0].message
 
 
+def test_a_stage_s_total_iters_misspelt_is_said_at_the_key_written():
+    config = {"trainer": {"init": {"optimizer": {"SGD": {}}, "schedulers": [{"SequentialLR": {"schedulers": [
+        {"ConstantLR": {"learning_rate": 0.1, "total_iter": 5}}, {"ConstantLR": {"learning_rate": 0.01}}]}}]}}}
+    with pytest.raises(ConfigError) as info:
+        validate_experiment(config)
+    (error,) = info.value.errors
+    assert (error.path, error.suggestion) == ("trainer.init.schedulers[0].SequentialLR.schedulers[0].ConstantLR."
+                                              "total_iter", "total_iters")
+    assert error.message.startswith("every stage of a SequentialLR but the last needs total_iters")
+
+
 def test_sgd_without_lr_takes_the_schedule():
     config = {"trainer": {"init": {"optimizer": {"SGD": {"momentum": 0.9}},
                                    "schedulers": [{"ConstantLR": {"learning_rate": 0.02}}]}}}

@@ -459,8 +459,12 @@ def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
                     _refused(cparams, here, errors)
                     if "sequential" in str(name).lower() and i < len(params["schedulers"]) - 1 and \
                             "total_iters" not in cparams:
-                        errors.add(here, "every stage of a SequentialLR but the last needs total_iters (Model Zoo "
-                                         "2.10 derives the milestones from them)")
+                        from optreg.config.formats import misspelt
+
+                        near = misspelt(cparams, ["total_iters"])   # `total_iter: 5`: at the key, did you mean
+                        errors.add(join_path(here, near[0]) if near else here, "every stage of a SequentialLR but "
+                                   "the last needs total_iters (Model Zoo 2.10 derives the milestones from them)",
+                                   near[1] if near else None)
         if "milestones" in params and "sequential" in str(name).lower() and not errors:
             lengths = [next(iter(c.values())).get("total_iters") for c in params.get("schedulers", [])[:-1]
                        if isinstance(c, Mapping) and len(c) == 1 and isinstance(next(iter(c.values())), Mapping)]
