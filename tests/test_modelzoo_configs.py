@@ -217,6 +217,18 @@ def test_a_stage_s_total_iters_misspelt_is_said_at_the_key_written():
     assert error.message.startswith("every stage of a SequentialLR but the last needs total_iters")
 
 
+@pytest.mark.parametrize("config, path", [
+    ({"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "loop": {"max_step": 20}}}}, "trainer.init.loop.max_step"),
+    ({**LEGACY, "runconfig": {"max_step": 20, "num_steps": 5}}, "runconfig.max_step"),
+])
+def test_the_run_length_misspelt_is_said_at_the_key_written(config, path):
+    # it was passed over: the run was left to the other sources (optreg run's 100 steps)
+    with pytest.raises(ConfigError) as info:
+        validate_experiment(config)
+    assert [(e.path, e.message, e.suggestion) for e in info.value.errors] == [
+        (path, "unknown key: the run length is max_steps", "max_steps")]
+
+
 def test_sgd_without_lr_takes_the_schedule():
     config = {"trainer": {"init": {"optimizer": {"SGD": {"momentum": 0.9}},
                                    "schedulers": [{"ConstantLR": {"learning_rate": 0.02}}]}}}

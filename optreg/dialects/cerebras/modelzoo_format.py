@@ -60,6 +60,11 @@ class ModelZooFormat:
         node: Any = data
         for part in path:
             if not hasattr(node, "keys") or part not in node:
+                from optreg.config.formats import misspelt
+
+                near = misspelt(node, [part]) if hasattr(node, "keys") and part == path[-1] else None
+                if near is not None:   # `max_step: 20`: the run would be left to the other sources (optreg run's 100)
+                    errors.add(".".join((*path[:-1], str(near[0]))), f"unknown key: the run length is {part}", near[1])
                 return None
             node = node[part]
         if isinstance(node, bool) or not isinstance(node, int) or node < 1:
