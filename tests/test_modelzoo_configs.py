@@ -229,6 +229,16 @@ def test_the_run_length_misspelt_is_said_at_the_key_written(config, path):
         (path, "unknown key: the run length is max_steps", "max_steps")]
 
 
+def test_an_unknown_optimizer_option_is_the_same_note_without_the_model_as_with_it():
+    # Model Zoo ignores it: build warned, validate without a model said nothing
+    config = {"trainer": {"init": {"optimizer": {"AdamW": {"lr": 0.1, "weigth_decay": 0.1}}}}}
+    note = "trainer.init.optimizer.AdamW.weigth_decay: unknown option of cerebras.AdamW; ignored"
+    assert validate_experiment(config).check_final() == [note]
+    with pytest.warns(UserWarning) as record:
+        optreg.build(config, Net())
+    assert note in [str(w.message) for w in record]
+
+
 def test_sgd_without_lr_takes_the_schedule():
     config = {"trainer": {"init": {"optimizer": {"SGD": {"momentum": 0.9}},
                                    "schedulers": [{"ConstantLR": {"learning_rate": 0.02}}]}}}

@@ -709,8 +709,10 @@ def _plan_experiment(experiment: Any, model: Any) -> Plan:
 __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section", "Plan"]
 
 
-def check(section: Section) -> None:
-    """What can be checked without the model: the optimizer's name and options, the clipping and the schedulers."""
+def check(section: Section) -> list[str]:
+    """What can be checked without the model: the optimizer's name and options, the clipping and the schedulers;
+    returns the notes of the optimizer's options that plan() gives too (an unknown option, which Model Zoo
+    ignores)."""
     from optreg.core.build import Context, plan_scheduler
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
@@ -722,12 +724,13 @@ def check(section: Section) -> None:
     except ConfigError as exc:
         errors.extend(exc)
         entry = None
+    caught: list[Any] = []
     if entry is not None:
         options = {k: v for k, v in section.options.items()
                    if k not in ("params", "adjust_learning_rate") and k not in CLIPPING and k not in AROUND
                    and k not in RENAMED}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             try:
                 validate_options(entry, options, path=section.path, unknown_keys="warn")
             except ConfigError as exc:
@@ -742,6 +745,7 @@ def check(section: Section) -> None:
             except ConfigError as exc:
                 errors.extend(exc)
     errors.raise_if_any()
+    return [str(w.message) for w in caught]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -34,10 +34,10 @@ class ModelZooFormat:
         from optreg.dialects.cerebras.modelzoo import _plan_experiment, check, read
 
         errors = Collector()
-        section = None
+        section, notes = None, []
         try:
             section = read(data, self.form)
-            check(section)
+            notes = check(section)
         except ConfigError as exc:
             errors.extend(exc)
         train = read_train(data, errors)
@@ -47,7 +47,7 @@ class ModelZooFormat:
         steps = self.max_steps(data, errors)
         experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
                                 format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors),
-                                report=list(section.model_keys) if section is not None else [])
+                                report=list(section.model_keys) if section is not None else [], notes=notes)
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment
