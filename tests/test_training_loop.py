@@ -8,6 +8,7 @@ import math
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -63,6 +64,9 @@ def test_run_length_from_each_source_in_order():
     assert (built.run.steps, built.run.steps_per_epoch) == (120, 30)
     built = optreg.build(config(train={"steps_per_epoch": 30}), model, total_steps=90)
     assert (built.run.steps, built.run.source) == (90, "total_steps=")
+    # numpy's integers, as train.steps takes them (they were 'must be an integer >= 1, got np.int64(90)')
+    built = optreg.build(config(train={"epochs": 3}), model, total_steps=np.int64(90), steps_per_epoch=np.int32(30))
+    assert (built.run.steps, built.run.steps_per_epoch) == (90, 30) and type(built.run.steps) is int
 
 
 def test_two_run_lengths_that_disagree_are_an_error():

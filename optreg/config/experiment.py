@@ -139,7 +139,7 @@ class Experiment:
         name total_steps (`optreg.config.run.resolve_run`)."""
         if total_steps is None and steps_per_epoch is None:
             return self
-        check_given(total_steps, steps_per_epoch)
+        total_steps, steps_per_epoch = check_given(total_steps, steps_per_epoch)
         errors = Collector()
         run = resolve_run(self.train, total_steps=total_steps, steps_per_epoch=steps_per_epoch,
                           format_steps=self.format_steps, format_epochs=self.format_epochs, errors=errors,

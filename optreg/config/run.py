@@ -148,7 +148,7 @@ _GIVEN: ContextVar[dict[str, int]] = ContextVar("optreg_given_run", default={})
 def run_given(total_steps: int | None, steps_per_epoch: int | None) -> Iterator[None]:
     """Read files inside this block knowing the run length the caller gives (`given_run`); the values are checked
     (`check_given`) before any file is read."""
-    check_given(total_steps, steps_per_epoch)
+    total_steps, steps_per_epoch = check_given(total_steps, steps_per_epoch)
     given = {k: v for k, v in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)) if v is not None}
     token = _GIVEN.set(given)
     try:
@@ -162,13 +162,18 @@ def given_run() -> dict[str, int]:
     return dict(_GIVEN.get())
 
 
-def check_given(total_steps: Any, steps_per_epoch: Any) -> None:
-    """A ConfigError at `total_steps` / `steps_per_epoch` unless each is None or an integer >= 1."""
+def check_given(total_steps: Any, steps_per_epoch: Any) -> tuple[int | None, int | None]:
+    """`total_steps` and `steps_per_epoch` as ints: a ConfigError at each that is not None or an integer >= 1 (numpy's
+    integers too, as train.steps takes them: `len(dataset) // batch` of numpy sizes)."""
+    import numbers
+
     errors = Collector()
     for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
             errors.add(name, f"must be an integer >= 1, got {show(value)}")
     errors.raise_if_any()
+    return (None if total_steps is None else int(total_steps),
+            None if steps_per_epoch is None else int(steps_per_epoch))
 
 
 def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
