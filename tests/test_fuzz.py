@@ -577,10 +577,26 @@ SCHEMA_VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
 
 def _without_flags(value: Any) -> Any:
     """`value` without Hydra's instantiate flags (`INSTANTIATE_KEYS`), at any depth: validation drops them unread
-    (Hydra reads them), the schema says their types."""
-    if isinstance(value, dict):
-        return {k: _without_flags(v) for k, v in value.items() if k not in INSTANTIATE_KEYS}
-    return [_without_flags(v) for v in value] if isinstance(value, list) else value
+    (Hydra reads them), the schema says their types. Without recursion: a drawn value may nest deeper than the
+    interpreter's stack allows below a test runner's own frames (an xdist worker's are deeper)."""
+    def fresh(v: Any) -> Any:
+        return {} if isinstance(v, dict) else [] if isinstance(v, list) else v
+
+    out = fresh(value)
+    todo = [(value, out)]
+    while todo:
+        source, target = todo.pop()
+        items = ((k, v) for k, v in source.items() if k not in INSTANTIATE_KEYS) if isinstance(source, dict) \
+            else enumerate(source) if isinstance(source, list) else ()
+        for key, item in items:
+            copy = fresh(item)
+            if isinstance(target, dict):
+                target[key] = copy
+            else:
+                target.append(copy)
+            if copy is not item:
+                todo.append((item, copy))
+    return out
 
 
 def _check_schema_takes_what_validate_takes(config: Any) -> None:
