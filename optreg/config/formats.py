@@ -137,7 +137,7 @@ def detect(data: Any, forced: str | None = None) -> ConfigFormat:
     if len(claims) > 1:
         raise ConfigError(f"the config has the signature of {len(claims)} formats: "
                           + ", ".join(f"{f.name} ({f.signature})" for f in claims)
-                          + f"; choose one with format= (--format NAME)")
+                          + "; choose one with format= (--format NAME)")
     return claims[0] if claims else known[OWN]
 
 
