@@ -433,8 +433,8 @@ def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
     if "scaleperparam" in str(name).lower().replace("_", ""):
         inner = params.pop("scheduler", None)
         for key in params:
-            errors.add(join_path(where, key), f"unknown option of ScalePerParamLR (it takes scheduler, "
-                                              f"param_group_tags)", closest(key, ["scheduler", "param_group_tags"]))
+            errors.add(join_path(where, key), "unknown option of ScalePerParamLR (it takes scheduler, "
+                                              "param_group_tags)", closest(key, ["scheduler", "param_group_tags"]))
         if inner is None:
             errors.add(join_path(where, "scheduler"), "required: the scheduler whose lr ScalePerParamLR scales")
             return None
