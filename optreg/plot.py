@@ -233,8 +233,7 @@ def sparklines(data: Trace, width: int | None = 60, columns: int = 80) -> str:
 
 
 def have_matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether matplotlib is installed (found, not imported: an import takes a second)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None

@@ -40,6 +40,8 @@ def _strings(what: str, allow_empty: bool = False):
 
 
 Patterns = _strings("a glob pattern")
+#: a list of glob patterns that may be empty (`LayerDecay.before`)
+OptionalPatterns = _strings("a glob pattern", allow_empty=True)
 ClassNames = _strings("a class name")
 
 
@@ -64,7 +66,7 @@ class LayerDecay(BaseModel):
     layer: Annotated[str, Field(min_length=1, pattern=r"\{i\}",     # before the validator: the JSON Schema has it
                                 description="glob pattern with {i} where the layer index is, e.g. 'blocks.{i}.*'"),
                      BeforeValidator(_layer_pattern)]
-    before: Annotated[_strings("a glob pattern", allow_empty=True),
+    before: Annotated[OptionalPatterns,
                       Field(description="glob patterns of the parameters before the first layer (layer 0): "
                                         "embeddings, cls_token, pos_embed")] = []
 
