@@ -43,13 +43,33 @@ class ErrorItem:
         return iter((self.path, self.message, self.location, self.suggestion))
 
 
+#: how a message that a key is absent begins (`required option is missing`, `required: the scheduler's name`)
+REQUIRED = "required"
+
+
+def says_required(message: str) -> bool:
+    """Whether `message` says that its key is required (absent, or not what the key must hold)."""
+    return message.startswith(REQUIRED)
+
+
+def _explained(items: list[ErrorItem]) -> list[ErrorItem]:
+    """`items` less each required key that a misspelt key beside it explains: a key of the same mapping whose
+    did-you-mean names it (`step_sizee` beside StepLR's missing `step_size` is one error, the misspelling's)."""
+    named = {(e.path.rpartition(".")[0], e.suggestion) for e in items
+             if e.suggestion and e.path.rpartition(".")[2] != e.suggestion}
+    if not named:
+        return items
+    return [e for e in items if not (says_required(e.message) and e.path.rpartition(".")[::2] in named)]
+
+
 class ConfigError(ValueError):
-    """Raised for every bad configuration input; `.errors` lists every problem found."""
+    """Raised for every bad configuration input; `.errors` lists every problem found, a required key that a
+    misspelling beside it explains left out (`_explained`)."""
 
     def __init__(self, errors: Iterable[ErrorItem] | str, path: str = ""):
         if isinstance(errors, str):
             errors = [ErrorItem(path, errors)]
-        self.errors: list[ErrorItem] = list(errors)
+        self.errors: list[ErrorItem] = _explained(list(errors))
         super().__init__("\n".join(str(e) for e in self.errors))
 
     def located(self, locate) -> "ConfigError":

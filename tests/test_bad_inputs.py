@@ -342,12 +342,12 @@ def test_an_error_elsewhere_leaves_a_length_from_the_run_alone(tmp_path):
 
 @pytest.mark.parametrize("text, expected", [
     ("optimizr: {name: AdamW}\n", [
-        ("optimizr", "unknown top-level key; expected dialect, optimizer, scheduler, train, clip_grad"),
-        ("optimizer", "required: the optimizer section (name: and its options)")]),
+        ("optimizr", "unknown top-level key; expected dialect, optimizer, scheduler, train, clip_grad")]),
     ("optimizer: {name: AdamW}\nscheduler: {T_max: 4}\n", [("scheduler.name", "required: the scheduler's name")]),
 ])
 def test_one_problem_is_one_error(text, expected):
-    """A misspelt section or a scheduler without a name is reported once (before, twice in two wordings)."""
+    """A misspelt section or a scheduler without a name is reported once (before, twice in two wordings; a
+    misspelt optimizer section, also as the missing section its did-you-mean names)."""
     with pytest.raises(ConfigError) as info:
         optreg.load_config(text)
     assert [(e.path, e.message) for e in info.value.errors] == expected
@@ -526,3 +526,54 @@ def test_what_build_refuses_whatever_the_model_validate_refuses_without_one(opti
     with pytest.raises(ConfigError) as info:
         optreg.build({"optimizer": optimizer}, make_model())
     assert [e.path for e in info.value.errors] == [path]
+
+
+MISSPELT = ("optimizer:\n  name: cerebras.SGD\n  lrr: 0.1\n"
+            "scheduler:\n  name: StepLR\n  step_sizee: 10\n  gamma: 0.5\n")
+
+
+def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path, capsys):
+    """A misspelt key whose did-you-mean names a required option that is missing is one error, the misspelling's,
+    at its position: the missing option is what it explains (before, also `lr: required option is missing` at the
+    section's position), in validate, build and a Python call alike."""
+    from optreg.cli import main
+
+    file = tmp_path / "c.yaml"
+    file.write_text(MISSPELT)
+    expected = [("optimizer.lrr", "unknown option of cerebras.SGD", optreg.Location(str(file), 3, 3), "lr"),
+                ("scheduler.step_sizee", "unknown option of torch.StepLR", optreg.Location(str(file), 6, 3),
+                 "step_size")]
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(file)
+    assert [tuple(e) for e in info.value.errors] == expected
+    file.write_text(MISSPELT.replace("lrr", "lr"))
+    with pytest.raises(ConfigError) as info:
+        optreg.build(file, make_model())
+    assert [tuple(e) for e in info.value.errors] == expected[1:]
+    file.write_text(MISSPELT)
+    assert main(["validate", str(file)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{file}:3:3: optimizer.lrr: unknown option of cerebras.SGD (did you mean 'lr'?)",
+        f"{file}:6:3: scheduler.step_sizee: unknown option of torch.StepLR (did you mean 'step_size'?)"]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("mindspore.Momentum", make_model(), learning_rat=0.1, momentum=0.9)
+    assert [tuple(e) for e in info.value.errors] == [("learning_rat", "unknown option of mindspore.Momentum", None,
+                                                      "learning_rate")]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(make_sgd(make_model()), [{"name": "StepLR", "step_sizee": 10},
+                                                               {"name": "ExponentialLR", "gama": 0.9}])
+    assert [tuple(e) for e in info.value.errors] == [
+        ("schedulers[0].step_sizee", "unknown option of torch.StepLR", None, "step_size"),
+        ("schedulers[1].gama", "unknown option of torch.ExponentialLR", None, "gamma")]
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"name": "StepLR"}, [("step_size", "required option is missing", None, None)]),
+    ({"name": "StepLR", "gama": 0.5}, [("gama", "unknown option of torch.StepLR", None, "gamma"),
+                                       ("step_size", "required option is missing", None, None)]),
+], ids=["missing", "beside-another-misspelling"])
+def test_a_missing_required_key_no_misspelling_explains_is_its_own_error(spec, expected):
+    """A required option is still said missing when no key beside it is a misspelling of it."""
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(make_sgd(make_model()), spec)
+    assert [tuple(e) for e in info.value.errors] == expected

@@ -352,3 +352,22 @@ def test_an_argument_the_reader_refuses_does_not_hide_the_section_s_others(optim
     key = f"optimizer.params.{next(iter(optimizer['params']))}"
     assert set(items) == {key, "optimizer.params.betas[1]"}
     assert items[key].message.startswith(reader) and items["optimizer.params.betas[1]"].message == "must be < 1, got 1.5"
+
+
+def test_a_misspelt_required_param_is_one_error_at_the_misspelling(tmp_path):
+    """WarmupDecayLR's `total_num_step` is one error, the misspelling's with its did-you-mean, at its position: the
+    missing total_num_steps it explains is not said too; without a misspelling it is said missing."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{\n  "optimizer": {"type": "Adam", "params": {"lr": 3e-4}},\n'
+                    '  "scheduler": {"type": "WarmupDecayLR",\n'
+                    '                "params": {"warmup_num_steps": 10, "total_num_step": 100}}\n}\n')
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [tuple(e) for e in info.value.errors] == [
+        ("scheduler.params.total_num_step", "unknown option of deepspeed.WarmupDecayLR",
+         optreg.Location(str(path), 4, 52), "total_num_steps")]
+    path.write_text(path.read_text().replace(', "total_num_step": 100', ""))
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [tuple(e) for e in info.value.errors] == [
+        ("scheduler.params.total_num_steps", "required option is missing", optreg.Location(str(path), 4, 17), None)]

@@ -365,3 +365,21 @@ def test_validate_names_a_lazyconfig_file_and_its_imports_as_the_user_named_it(t
     assert lines == ["configs/main.py:8:1: optim.lrr: unknown option of oneflow.AdamW (did you mean 'lr'?)",
                      "configs/main.py: configs/common/optim.py:17:18: optim.weight_decay: must be >= 0, got -1.0"]
     assert not any(str(tmp_path) in line for line in lines)
+
+
+def test_a_misspelt_required_argument_is_one_error_at_the_misspelling(tree):
+    """WarmupCosineLR's `warmup_factr` is one error, the misspelling's with its did-you-mean, at its argument: the
+    missing warmup_factor it explains is not said too; without a misspelling it is said missing."""
+    path = tree("from libai.scheduler import WarmupCosineLR\n"
+                "train.scheduler = LazyCall(WarmupCosineLR)(warmup_factr=0.001, alpha=0.01)")
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert [tuple(e) for e in exc.value.errors] == [
+        ("train.scheduler.warmup_factr", "not an argument of LiBai's WarmupCosineLR", optreg.Location(path, 9, 57),
+         "warmup_factor")]
+    path = tree("from libai.scheduler import WarmupCosineLR\n"
+                "train.scheduler = LazyCall(WarmupCosineLR)(alpha=0.01)")
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert [(e.path, e.message, e.suggestion) for e in exc.value.errors] == [
+        ("train.scheduler.warmup_factor", "required: LiBai's WarmupCosineLR takes warmup_factor", None)]

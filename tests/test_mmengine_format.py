@@ -372,3 +372,17 @@ def test_validate_of_a_python_config_with_errors_lists_them(tmp_path, capsys):
     assert "internal error" not in err
     assert f"{path}: optim_wrapper.optimizer.lrr: unknown option of torch.AdamW (did you mean 'lr'?)" in err
     assert "param_scheduler[0].start_factr: unknown option of MMEngine's LinearLR (did you mean 'start_factor'?)" in err
+
+
+def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path):
+    """`step_sizee` of a StepLR entry is one error, the misspelling's with its did-you-mean, at its position: the
+    missing step_size it explains is not said too; a StepLR without it and without a misspelling says it missing."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nparam_scheduler:\n"
+                    "  - {type: StepLR, step_sizee: 3, by_epoch: false}\n  - {type: StepLR, by_epoch: false}\n"
+                    "train_cfg: {by_epoch: false, max_iters: 100}\n")
+    assert [tuple(e) for e in _error(str(path)).errors] == [
+        ("param_scheduler[0].step_sizee", "unknown option of MMEngine's StepLR", optreg.Location(str(path), 4, 20),
+         "step_size"),
+        ("param_scheduler[1].step_size", "required option is missing (StepLR)", optreg.Location(str(path), 5, 5),
+         None)]

@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from optreg.core.types import Bool, integer, number, strict_number
-from optreg.errors import Collector, closest, join_path, key_text, show, unknown_name
+from optreg.errors import Collector, closest, join_path, key_text, says_required, show, unknown_name
 
 INF = 10 ** 9   # MMEngine's `end` when none is given (mmengine.optim.scheduler.param_scheduler.INF)
 
@@ -143,8 +143,8 @@ def read_entry(raw: Any, path: str, errors: Collector) -> Entry | None:
         values = cls.model_validate({k: v for k, v in raw.items() if k in cls.model_fields}).model_dump()
     except ValidationError as exc:
         for item in pydantic_errors(exc):
-            errors.add(join_path(path, item.path), f"{item.message} ({kind})" if item.message.startswith(
-                "required") else item.message, item.suggestion)
+            errors.add(join_path(path, item.path), f"{item.message} ({kind})" if says_required(item.message)
+                       else item.message, item.suggestion)
         return None
     if len(errors.items) != n:
         return None
