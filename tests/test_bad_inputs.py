@@ -577,3 +577,55 @@ def test_a_missing_required_key_no_misspelling_explains_is_its_own_error(spec, e
     with pytest.raises(ConfigError) as info:
         optreg.configure_lr_scheduler(make_sgd(make_model()), spec)
     assert [tuple(e) for e in info.value.errors] == expected
+
+
+NAMELESS = """\
+optimizer:
+  nmae: SGD
+  lr: 0.1
+scheduler:
+  name: sequential
+  schedulers:
+    - {tpye: StepLR, step_size: 3}
+"""
+
+
+def test_a_misspelt_name_key_is_the_error_with_its_did_you_mean(tmp_path, capsys):
+    """A spec whose name key is misspelt (`nmae`, `tpye`) is one error at that key, with the did-you-mean, where it
+    was `required: the optimizer's name` at the section's first line; the same from a file, validate, a Python
+    call, a wrapped optimizer and a composite's rule. A spec with no key near a name key is still `required`."""
+    from optreg.cli import main
+
+    file = tmp_path / "n.yaml"
+    file.write_text(NAMELESS)
+    expected = [("optimizer.nmae", "unknown key, and the optimizer's name is missing",
+                 optreg.Location(str(file), 2, 3), "name"),
+                ("scheduler.schedulers[0].tpye", "unknown key, and the scheduler's name is missing",
+                 optreg.Location(str(file), 7, 8), "type")]
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(file)
+    assert [tuple(e) for e in info.value.errors] == expected
+    assert main(["validate", str(file)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{file}:2:3: optimizer.nmae: unknown key, and the optimizer's name is missing (did you mean 'name'?)",
+        f"{file}:7:8: scheduler.schedulers[0].tpye: unknown key, and the scheduler's name is missing "
+        f"(did you mean 'type'?)"]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(make_sgd(make_model()), {"nam": "StepLR", "step_size": 3})
+    assert [tuple(e) for e in info.value.errors] == [("nam", "unknown key, and the scheduler's name is missing",
+                                                      None, "name")]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("mindspore.LARS", make_model(), optimizer={"nmae": "Momentum", "momentum": 0.9})
+    assert [tuple(e) for e in info.value.errors] == [
+        ("optimizer.nmae", "unknown key, and the wrapped optimizer's name is missing", None, "name")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "Muon", "lr": 0.02, "param_groups": [
+            {"max_ndim": 1, "optimizer": {"nmae": "AdamW", "lr": 3e-4}}]}}, make_model())
+    assert [tuple(e) for e in info.value.errors] == [
+        ("optimizer.param_groups[0].optimizer.nmae",
+         "unknown key, and the name of the optimizer for the parameters this rule selects is missing", None, "name")]
+    file.write_text("optimizer: {lr: 0.1}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(file)
+    assert [tuple(e) for e in info.value.errors] == [
+        ("optimizer.name", "required: the optimizer's name", optreg.Location(str(file), 1, 1), None)]

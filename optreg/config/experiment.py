@@ -25,7 +25,7 @@ from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumul
 from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
-from optreg.core.names import NAME_KEYS, any_case
+from optreg.core.names import NAME_KEYS, any_case, missing_name
 from optreg.core.lint import lint_schedule, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
@@ -214,7 +214,7 @@ def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
             out.pop(extra)
     else:   # in the words the scheduler's planning uses (`_read_own` reports one of the two)
         what = {"optimizer": "the optimizer's", "scheduler": "the scheduler's"}.get(path, "the component's")
-        errors.add(join_path(path, "name"), f"required: {what} name")
+        missing_name(errors, out, path, f"{what} name")
     return out
 
 

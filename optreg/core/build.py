@@ -22,7 +22,7 @@ from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of, scaled_options,
                                 setting_elsewhere, settings_table, split_settings)
-from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, option_aliases, synonyms
+from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
                            join_path, key_text, show)
@@ -329,7 +329,7 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
     spec = dict(spec)
     given = [k for k in NAME_KEYS if k in spec]
     if not given:
-        errors.add(join_path(join_path(path, "optimizer"), "name"), "required: the wrapped optimizer's name")
+        missing_name(errors, spec, join_path(path, "optimizer"), "the wrapped optimizer's name")
         return None, {}
     name = spec.pop(given[0])
     return name, spec
@@ -729,7 +729,7 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
     if len(given) > 1:
         errors.add(join_path(path, given[1]), f"both {given[0]!r} and {given[1]!r} name the scheduler; keep one")
     if not given:
-        errors.add(join_path(path, "name"), "required: the scheduler's name")
+        missing_name(errors, spec, path, "the scheduler's name")
         return None
     spec["name"] = spec.pop(given[0])
     for extra in given[1:]:

@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from optreg.core.entry import Entry
 from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules, remember_scaled_lr
-from optreg.core.names import NAME_KEYS
+from optreg.core.names import NAME_KEYS, missing_name
 from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
 
 ROUTE_KEY = "optimizer"
@@ -106,8 +106,7 @@ def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector, default: st
         return None
     given = [k for k in NAME_KEYS if k in spec]
     if not given:
-        errors.add(join_path(where, "name"), "required: the name of the optimizer for the parameters this rule "
-                                             "selects")
+        missing_name(errors, spec, where, "the name of the optimizer for the parameters this rule selects")
         return None
     name = spec.pop(given[0])
     dialect = spec.pop("dialect", None)

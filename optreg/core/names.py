@@ -65,6 +65,19 @@ TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
 NAME_KEYS = ("name", "optimizer_type", "type")
 
 
+def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
+    """Report into `errors` (a `Collector`) a component spec with no key of `NAME_KEYS`: a key of it that misspells
+    one (`nmae`, `tpye`) is the error, with its did-you-mean; otherwise `required: {what}` at `path`.name."""
+    from optreg.errors import closest, join_path
+
+    for key in spec:
+        near = closest(key, NAME_KEYS, cutoff=0.7) if isinstance(key, str) else None
+        if near is not None:
+            errors.add(join_path(path, key), f"unknown key, and {what} is missing", near)
+            return
+    errors.add(join_path(path, "name"), f"required: {what}")
+
+
 def synonyms(option: str) -> set[str]:
     """Every spelling of `option` known to the alias table, itself included."""
     table = option_aliases()
