@@ -327,7 +327,8 @@ def run(names: list[str], counts: list[int], rounds: int, quick: bool) -> tuple[
             for count in counts:
                 rows += own[count].values()
                 print(f"{name} ({count} tensors): " + ", ".join(
-                    f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items()) + f", first step {own[count]['fused'].first:.1f} s, compile {own[count]['fused'].compile:.1f} s",
+                    f"{ex} {r.ms:.1f} ms" for ex, r in own[count].items())
+                    + f", first step {own[count]['fused'].first:.1f} s, compile {own[count]['fused'].compile:.1f} s",
                     file=sys.stderr, flush=True)
             del opts, own_params, fresh
         except Exception as exc:   # one entry that cannot step is reported, and the run goes on
@@ -380,7 +381,8 @@ def table(samples: list[float], rows: list[Row], counts: list[int], rounds: int)
         "from its start until the compiled step is ready.",
         "",
         "| optimizer | tensors | eager ms | foreach ms | fused ms | eager roofline | foreach roofline | "
-        "fused roofline | fused × AdamW | first s | compile s | contiguous ms | contiguous roofline | contiguous × AdamW | "
+        "fused roofline | fused × AdamW | first s | compile s | contiguous ms | contiguous roofline | "
+        "contiguous × AdamW | "
         "contiguous, copy × AdamW |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -421,7 +423,8 @@ def _for_loop_table(by: dict, counts: list[int]) -> list[str]:
     """Eager against torch's for-loop implementation of the same algorithm, timed in the same rounds: the median
     over the rounds of the for-loop's time over eager's (above 1: eager is faster)."""
     lines = ["", "eager against torch's for-loop implementation (foreach=False, fused=False), same rounds:", "",
-             "| optimizer | torch | tensors | eager ms | for-loop ms | eager × for-loop |", "|---|---|---:|---:|---:|---:|"]
+             "| optimizer | torch | tensors | eager ms | for-loop ms | eager × for-loop |",
+             "|---|---|---:|---:|---:|---:|"]
     for name, ref in FOR_LOOP.items():
         for count in counts:
             e, r = by.get((name, "eager", count)), by.get((ref, "reference", count))

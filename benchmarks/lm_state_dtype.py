@@ -103,8 +103,8 @@ def train(state_dtype: str | None, steps: int, batch: int, lr: float) -> dict:
     seconds = time.perf_counter() - start
     with torch.no_grad():
         held = loss_of(model, held_out).item()
-    return {"losses": losses, "held_out": held, "bytes": state_per_param(opt, list(model.parameters())), "seconds": seconds,
-            "params": sum(p.numel() for p in model.parameters())}
+    return {"losses": losses, "held_out": held, "bytes": state_per_param(opt, list(model.parameters())),
+            "seconds": seconds, "params": sum(p.numel() for p in model.parameters())}
 
 
 def smooth(values: list[float], beta: float = 0.9) -> list[float]:

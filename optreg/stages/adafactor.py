@@ -81,7 +81,8 @@ class FactoredSecondMoment(Stage):
 
     def init(self, p: torch.Tensor, group: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         if p.dim() >= 2:
-            return {"exp_avg_sq_row": p.new_zeros(p.shape[:-1]), "exp_avg_sq_col": p.new_zeros(p.shape[:-2] + p.shape[-1:])}
+            return {"exp_avg_sq_row": p.new_zeros(p.shape[:-1]),
+                    "exp_avg_sq_col": p.new_zeros(p.shape[:-2] + p.shape[-1:])}
         dtype = torch.float16 if group.get("compression") else p.dtype
         return {"exp_avg_sq": torch.zeros_like(p, dtype=dtype, memory_format=torch.preserve_format)}
 

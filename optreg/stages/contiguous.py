@@ -348,7 +348,8 @@ class Bucket:
         if slot is not None and slot[1][i] is not None:
             if slot[1][i].dim() == 0:
                 return slot[0], i, (), 1, slot[0].dtype
-            return slot[0], self.offsets[i], tuple(self.params[i].shape), self.offsets[i + 1] - self.offsets[i], slot[0].dtype
+            return (slot[0], self.offsets[i], tuple(self.params[i].shape), self.offsets[i + 1] - self.offsets[i],
+                    slot[0].dtype)
         slot = self.shaped.get(name)
         if slot is not None and slot[1][i] is not None:
             shape = tuple(slot[3][i])

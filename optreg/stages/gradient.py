@@ -37,7 +37,8 @@ class CoupledDecay(Stage):
 
     def host(self, group: Mapping[str, Any], hp: dict[str, Any]) -> None:
         wd = float(group.get("weight_decay", 0.0) or 0.0)
-        hp["coupled_wd"] = wd * float(group.get("loss_scale", 1.0)) if self.loss_scaled else wd  # not "l2": an option of FTRL, ProximalAdagrad
+        # not "l2": an option of FTRL, ProximalAdagrad
+        hp["coupled_wd"] = wd * float(group.get("loss_scale", 1.0)) if self.loss_scaled else wd
         hp["l2_on"] = wd != 0.0 and not (self.unless is not None and bool(group.get(self.unless)))
 
     def apply(self, b: Batch) -> None:

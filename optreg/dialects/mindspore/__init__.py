@@ -1,7 +1,7 @@
 """The mindspore dialect: MindSpore (mindspore.nn): its learning-rate schedules.
 
-`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`), with MindFormers' lr schedules
-(`mindformers/rows.py`).
+`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its
+schedulers (`schedulers.py`; closed forms in `schedules.py`), with MindFormers' lr schedules (`mindformers/rows.py`).
 """
 
 from __future__ import annotations

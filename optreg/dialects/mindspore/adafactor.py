@@ -44,4 +44,5 @@ class AdaFactor(ChainOptimizer):
                         relative_step=relative_step, warmup_init=warmup_init, compression=compression,
                         loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, decay_all=True, carried=defaults),
-                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, loss_scale=loss_scale)

@@ -37,7 +37,8 @@ class Adagrad(ChainOptimizer):
         super().__init__(params,
                          dict(lr=learning_rate, accum=accum, update_slots=update_slots, loss_scale=loss_scale,
                               weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
 
 
 class ProximalAdagrad(ChainOptimizer):
@@ -58,7 +59,8 @@ class ProximalAdagrad(ChainOptimizer):
         super().__init__(params,
                          dict(lr=learning_rate, accum=accum, l1=l1, l2=l2, use_locking=use_locking,
                               loss_scale=loss_scale, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
 
 
 class RMSProp(ChainOptimizer):
@@ -82,4 +84,5 @@ class RMSProp(ChainOptimizer):
                          dict(lr=learning_rate, decay=decay, momentum=momentum, epsilon=epsilon,
                               use_locking=use_locking, centered=centered, loss_scale=loss_scale,
                               weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)

@@ -50,7 +50,8 @@ class _MindSporeAdam(ChainOptimizer):
         defaults = dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, use_locking=use_locking,
                         use_nesterov=use_nesterov, weight_decay=weight_decay, loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
 
     def prepare_grad(self, p: torch.Tensor, group: dict[str, Any]) -> torch.Tensor:
         """The gradient the rule sees: `p.grad` through the gradient pipeline (MindSpore's order)."""
@@ -116,7 +117,8 @@ class AdamOffload(_MindSporeAdam):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, learning_rate, beta1, beta2, eps, use_locking, use_nesterov, weight_decay,
-                         loss_scale, foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype)
+                         loss_scale, foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype)
         if fused and any(p.device.type != "cpu" for g in self.param_groups for p in g["params"]):
             raise ConfigError("AdamOffload computes on the host: fused=True compiles for the parameters' device, "
                               "which is not the CPU here; use foreach=True or the default eager execution", "fused")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Optional
 
 from optreg.core.entry import Rule, optimizer
-from optreg.dialects.mindspore.vocabulary import (BIND, BIND_DECAY_ALL, BIND_FTRL, GC_NOTE, GROUPS_NOTE, LR_NOTE, MINDSPORE,
-                                                   PIPELINE_NOTE)
+from optreg.dialects.mindspore.vocabulary import (BIND, BIND_DECAY_ALL, BIND_FTRL, GC_NOTE, GROUPS_NOTE, LR_NOTE,
+                                                   MINDSPORE, PIPELINE_NOTE)
 
 # adam family
 
@@ -81,7 +81,8 @@ ROWS = [
     ),
     optimizer(
         "mindspore", "AdamOffload", "optreg.dialects.mindspore.adam:AdamOffload",
-        "AdamOffload: Adam whose state lives on the CPU; the step direction is computed there and w += delta runs on the parameter's device.",
+        "AdamOffload: Adam whose state lives on the CPU; the step direction is computed there and w += delta runs "
+        "on the parameter's device.",
         bind=BIND,
         source=MINDSPORE + ".AdamOffload (AdamNoUpdateParam on CPU)",
         notes=ADAM_MS_NOTES + (
@@ -197,7 +198,8 @@ ROWS = [
     ),
     optimizer(
         "mindspore", "FTRL", "optreg.dialects.mindspore.ftrl:FTRL",
-        "FTRL-Proximal: n' = n + g², z += g - (n'^-p - n^-p)/lr·w, w = (sign(z)·l1 - z)/(n'^-p/lr + 2·l2) if |z| > l1 else 0.",
+        "FTRL-Proximal: n' = n + g², z += g - (n'^-p - n^-p)/lr·w, "
+        "w = (sign(z)·l1 - z)/(n'^-p/lr + 2·l2) if |z| > l1 else 0.",
         bind=BIND_FTRL,
         source=MINDSPORE + ".FTRL (ApplyFtrl / SparseApplyFtrl)",
         notes=(
@@ -255,7 +257,8 @@ ROWS = [
     ),
     optimizer(
         "mindspore", "LARS", "optreg.dialects.mindspore.lars:LARS",
-        "LARS wrapper: c = coefficient·‖w‖/(‖g‖ + wd·‖w‖ + epsilon) (min(c/lr, 1) with use_clip); g = c·(g + wd·w); then the inner optimizer steps.",
+        "LARS wrapper: c = coefficient·‖w‖/(‖g‖ + wd·‖w‖ + epsilon) (min(c/lr, 1) with use_clip); g = c·(g + wd·w); "
+        "then the inner optimizer steps.",
         types={"lars_filter": Optional[list[str]]},
         source=MINDSPORE + ".LARS (LARSUpdate)",
         notes=(

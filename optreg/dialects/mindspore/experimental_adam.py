@@ -23,8 +23,8 @@ class ExperimentalAdam(ChainOptimizer):
     plain form.
     """
 
-    chain = Chain(Maximize(), CoupledDecay(), AdamMoments(amsgrad=False), BiasCorrection("global"), AdamDirection("hat"),
-                  ApplyLR())
+    chain = Chain(Maximize(), CoupledDecay(), AdamMoments(amsgrad=False), BiasCorrection("global"),
+                  AdamDirection("hat"), ApplyLR())
 
     def __init__(self, params: Iterable[Any], lr: NonNegFloat = 1e-3, betas: Betas = (0.9, 0.999),
                  eps: NonNegFloat = 1e-8, weight_decay: NonNegFloat = 0.0, amsgrad: Bool = False, *,

@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 
-from optreg.core.types import Bool, NonNegFloat, OptionalBool, StateDtype, StrictNonNegFloat, StrictPosFloat, strict_number
+from optreg.core.types import (Bool, NonNegFloat, OptionalBool, StateDtype, StrictNonNegFloat, StrictPosFloat,
+                               strict_number)
 from optreg.dialects.mindspore.groups import _as_items, _refuse_group_lr, resolve_groups
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
@@ -39,7 +40,8 @@ class FTRL(ChainOptimizer):
         defaults = dict(lr=learning_rate, initial_accum=initial_accum, lr_power=lr_power, l1=l1, l2=l2,
                         use_locking=use_locking, loss_scale=loss_scale, weight_decay=weight_decay)
         super().__init__(resolve_groups(items, weight_decay, learning_rate, decay_all=True, carried=defaults),
-                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         defaults, foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, loss_scale=loss_scale)
         for i, group in enumerate(self.param_groups):
             if self.lr_schedule(i) is not None or group["lr"] != self.defaults["lr"]:
                 raise ConfigError(

@@ -53,7 +53,8 @@ def _as_items(params: Any) -> list[Any]:
     try:
         return list(params)
     except TypeError:
-        raise ConfigError(f"must be an iterable of parameters or group dicts, got {type(params).__name__}", "params") from None
+        raise ConfigError(f"must be an iterable of parameters or group dicts, got {type(params).__name__}",
+                          "params") from None
 
 
 def _split_named(items: list[Any], path: str) -> tuple[list[torch.Tensor], list[str] | None]:
@@ -62,7 +63,8 @@ def _split_named(items: list[Any], path: str) -> tuple[list[torch.Tensor], list[
     names: list[str] = []
     named = None
     for i, item in enumerate(items):
-        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], torch.Tensor):
+        if (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], torch.Tensor)):
             this_named = True
             names.append(item[0])
             tensors.append(item[1])
@@ -169,7 +171,8 @@ def resolve_groups(
                 continue
             value = raw["order_params"]
             if isinstance(value, (str, torch.Tensor)) or not isinstance(value, Iterable):
-                errors.add(f"{gpath}.order_params", f"must be a list of parameters or names, got {type(value).__name__}")
+                errors.add(f"{gpath}.order_params",
+                           f"must be a list of parameters or names, got {type(value).__name__}")
                 continue
             if order is not None:
                 errors.add(f"{gpath}.order_params", "given twice")
@@ -194,7 +197,8 @@ def resolve_groups(
             group["param_names"] = names
         for j, t in enumerate(tensors):
             if id(t) in seen:
-                errors.add(f"{gpath}.params[{j}]", f"parameter already in {seen[id(t)]}; a parameter may be in one group only")
+                errors.add(f"{gpath}.params[{j}]",
+                           f"parameter already in {seen[id(t)]}; a parameter may be in one group only")
             seen[id(t)] = gpath
         if "lr" in raw:
             try:
@@ -203,7 +207,8 @@ def resolve_groups(
                 n = _lr_length(raw["lr"])
                 if n:
                     if lr_len and n != lr_len:
-                        errors.add(f"{gpath}.lr", f"a per-step lr list must have the same length as the others ({lr_len}), got {n}")
+                        errors.add(f"{gpath}.lr",
+                                   f"a per-step lr list must have the same length as the others ({lr_len}), got {n}")
                     lr_len = lr_len or n
             except ConfigError as exc:
                 errors.extend(exc)

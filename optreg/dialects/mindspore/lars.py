@@ -168,7 +168,8 @@ class LARS(Wrapper):
         return loss
 
     def __repr__(self) -> str:
-        return f"LARS(epsilon={self.epsilon}, coefficient={self.coefficient}, use_clip={self.use_clip}, optimizer={self.optimizer!r})"
+        return (f"LARS(epsilon={self.epsilon}, coefficient={self.coefficient}, use_clip={self.use_clip}, "
+                f"optimizer={self.optimizer!r})")
 
 
 def _lr_schedule(optimizer: torch.optim.Optimizer, index: int) -> Any:

@@ -65,7 +65,8 @@ class AdaMax(ChainOptimizer):
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
                                       loss_scale=loss_scale),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
 
 
 class Adadelta(ChainOptimizer):
@@ -80,4 +81,5 @@ class Adadelta(ChainOptimizer):
                  state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=learning_rate, rho=rho, epsilon=epsilon, loss_scale=loss_scale,
                                       weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)

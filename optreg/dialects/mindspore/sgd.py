@@ -35,7 +35,8 @@ class Momentum(ChainOptimizer):
         defaults = dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                         use_nesterov=use_nesterov)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
 
 
 class SGD(ChainOptimizer):
@@ -59,4 +60,5 @@ class SGD(ChainOptimizer):
         defaults = dict(lr=learning_rate, momentum=float(momentum), dampening=float(dampening),
                         weight_decay=weight_decay, nesterov=nesterov, loss_scale=loss_scale)
         super().__init__(resolve_groups(params, weight_decay, learning_rate, carried=defaults), defaults,
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)

@@ -66,7 +66,8 @@ LossScale = number(ge=1.1754943508222875e-38)
 
 _damping = per_step("damping", "damping needs an absolute schedule (e.g. mindspore.ExponentialDecayLR)")
 DAMPING = Annotated[Any, BeforeValidator(_damping),
-    per_step_schema("ExponentialDecayLR", "λ: a number, a per-step list (step k uses entry k), or an absolute schedule")]
+    per_step_schema("ExponentialDecayLR",
+                    "λ: a number, a per-step list (step k uses entry k), or an absolute schedule")]
 
 DecayFilter = Union[Sequence[str], Callable[[str], bool]]
 
@@ -366,7 +367,8 @@ class THOR(ChainOptimizer):
         super().__init__([{"params": [p for _, p in named], "param_names": [n for n, _ in named]}],
                          dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay, loss_scale=loss_scale,
                               use_nesterov=use_nesterov, enable_clip_grad=enable_clip_grad, batch_size=batch_size),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, loss_scale=loss_scale)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         loss_scale=loss_scale)
         # the options the groups do not carry, so that type(opt)(net, **opt.defaults) rebuilds the same optimizer
         self.defaults.update(damping=damping, decay_filter=decay_filter, split_indices=split_indices,
                              frequency=frequency)

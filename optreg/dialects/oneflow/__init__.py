@@ -1,6 +1,7 @@
 """The oneflow dialect: OneFlow (oneflow.optim): its own schedulers, and torch forms under OneFlow's names.
 
-`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`).
+`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its
+schedulers (`schedulers.py`; closed forms in `schedules.py`).
 """
 
 from __future__ import annotations

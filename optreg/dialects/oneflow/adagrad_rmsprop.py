@@ -24,13 +24,15 @@ class Adagrad(ChainOptimizer):
 
     chain = Chain(CoupledDecay(), Accumulate(), LRDecay("global"), AdagradStep("outside"))
 
-    def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: NonNegFloat = 0.0, weight_decay: NonNegFloat = 0.0,
+    def __init__(self, params: Any, lr: NonNegFloat = 1e-3, lr_decay: NonNegFloat = 0.0,
+                 weight_decay: NonNegFloat = 0.0,
                  initial_accumulator_value: NonNegFloat = 0.0, eps: NonNegFloat = 1e-10, *,
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         set_to_none=False)
 
 
 class RMSprop(ChainOptimizer):
@@ -52,4 +54,5 @@ class RMSprop(ChainOptimizer):
             raise ConfigError("OneFlow RMSprop does not support momentum > 0 (it asserts momentum == 0)", "momentum")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         set_to_none=False)

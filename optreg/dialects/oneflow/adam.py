@@ -39,7 +39,8 @@ class _OneFlowAdamFamily(ChainOptimizer):
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       do_bias_correction=do_bias_correction),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         set_to_none=False)
 
 
 class Adam(_OneFlowAdamFamily):

@@ -17,8 +17,8 @@ CONTIGUOUS_NOTE = (
     "contiguous_params=True, as in OneFlow, puts each group's parameters, gradients and state in one buffer per "
     "dtype and device (parameters and state become views of it; no numeric effect); an element-wise update then runs "
     "over the whole group at once in each execution, and under fused=True so does LAMB (a norm per parameter from "
-    "the rows of its slice, which starts at a multiple of 1024 elements). fused=True compiles the update with torch.compile (OneFlow's "
-    "fused kernel has no numeric effect either).")
+    "the rows of its slice, which starts at a multiple of 1024 elements). fused=True compiles the update with "
+    "torch.compile (OneFlow's fused kernel has no numeric effect either).")
 
 #: the OneFlow commit whose `support_sparse` properties the rows follow
 ONEFLOW_COMMIT = "25c8978c1c8b1371ef6aa4187dae4495bd233c35"
@@ -26,8 +26,9 @@ ONEFLOW_COMMIT = "25c8978c1c8b1371ef6aa4187dae4495bd233c35"
 #: shown by describe() for Adam, AdamW and SGD, whose `support_sparse` OneFlow overrides
 SPARSE_NOTE = (f"support_sparse is True, as OneFlow's property returns (python/oneflow/nn/optimizer/<name>.py at "
                f"commit {ONEFLOW_COMMIT[:12]}; every other OneFlow optimizer inherits False from "
-               "oneflow/optim/optimizer.py): OneFlow uses it in graph mode to update only the rows of an indexed-slices "
-               "gradient; a sparse gradient reaches optreg's eager step and is applied as its dense equivalent.")
+               "oneflow/optim/optimizer.py): OneFlow uses it in graph mode to update only the rows of an "
+               "indexed-slices gradient; a sparse gradient reaches optreg's eager step and is applied as its dense "
+               "equivalent.")
 
 # adam family
 ADAM_ONEFLOW = "OneFlow master (2025-08) oneflow.optim, kernel AdamUpdateFunctor"

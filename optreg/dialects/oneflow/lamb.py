@@ -40,4 +40,5 @@ class LAMB(ChainOptimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       adam_w_mode=adam_w_mode, do_bias_correction=do_bias_correction,
                                       amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         set_to_none=False)

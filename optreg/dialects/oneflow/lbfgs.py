@@ -206,6 +206,7 @@ class LBFGS(torch.optim.LBFGS):
             state["func_evals"] += spent
             if (n_iter == group["max_iter"] or evals >= group["max_eval"]
                     or flat_grad.abs().max() <= group["tolerance_grad"]
-                    or d.mul(t).abs().max() <= group["tolerance_change"] or abs(loss - prev_loss) < group["tolerance_change"]):
+                    or d.mul(t).abs().max() <= group["tolerance_change"]
+                    or abs(loss - prev_loss) < group["tolerance_change"]):
                 break
         return first

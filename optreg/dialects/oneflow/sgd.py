@@ -32,6 +32,7 @@ class SGD(ChainOptimizer):
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, set_to_none=False)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype,
+                         set_to_none=False)
         if any(g["maximize"] and not g["momentum"] for g in self.param_groups):
             warnings.warn("maximize has an effect only when momentum > 0 (OneFlow SGD)", UserWarning, stacklevel=2)
