@@ -1,7 +1,8 @@
 """Replaying what a framework built from a config (tests/fixtures/<format>/cases.json, recorded by
 scripts/record_<format>.py) against what optreg builds from the same config: each parameter's weight decay, the lr
-of each parameter at the recorded steps (LR_RTOL relative; its betas too where the fixture has them), the weights after each of three optimizer steps with the
-recorded gradients (W_ATOL), on the stand-in model of scripts/stand_in.py."""
+of each parameter at the recorded steps (LR_RTOL relative; its betas too where the fixture has them), the weights
+after each of three optimizer steps with the recorded gradients (W_ATOL), on the stand-in model of
+scripts/stand_in.py."""
 
 from __future__ import annotations
 

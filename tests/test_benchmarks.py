@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 def _load(name: str, monkeypatch):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name,
+                                                  Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)
@@ -26,7 +27,8 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     assert all(len(r) == 15 and all(cell.strip(" |") for cell in r) for r in rows)
     assert "| torch.AdamW (fused) |" in text and "roofline" in text
     # oneflow.AdamW's eager step beside torch's for-loop AdamW, timed in the same round
-    (pair,) = [line.split(" | ") for line in loop.split("state_dtype: ")[0].splitlines() if line.startswith("| oneflow.")]
+    (pair,) = [line.split(" | ") for line in loop.split("state_dtype: ")[0].splitlines()
+               if line.startswith("| oneflow.")]
     assert pair[:3] == ["| oneflow.AdamW", "torch.AdamW (for-loop)", "12"] and float(pair[-1].strip(" |")) > 0
     assert "| torch.AdamW (for-loop) | 12 |" in main
     # every entry with bfloat16 and int8 state beside float32, in the same rounds, with the bytes of state per
@@ -43,10 +45,11 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     beside = {line.split(" | ")[0][2:]: float(line.strip("|").split("|")[-1]) for line in state.splitlines()
               if line.startswith(("| torch", "| bitsandbytes"))}
     assert abs(beside.pop("torch.AdamW (fused)") - 8) < 0.05
-    assert all(1.9 < b < 2.3 for b in beside.values()) and set(beside) <= {"torchao AdamW8bit", "bitsandbytes AdamW8bit"}
+    assert all(1.9 < b < 2.3 for b in beside.values()) and set(beside) <= {"torchao AdamW8bit",
+                                                                           "bitsandbytes AdamW8bit"}
     # the targets of issues 31 and 32, each beside its figure
-    targets = [[c.strip() for c in line.strip("|").split("|")] for line in text.split("Targets, this run:")[1].splitlines()
-               if line.startswith("| 3")]
+    targets = [[c.strip() for c in line.strip("|").split("|")]
+               for line in text.split("Targets, this run:")[1].splitlines() if line.startswith("| 3")]
     what = [t[1] for t in targets]
     assert "oneflow.AdamW contiguous, bfloat16, 12 tensors: × torch fused AdamW, state bytes / param" in what
     assert "oneflow.AdamW contiguous, int8, 12 tensors: × torch fused AdamW, state bytes / param" in what

@@ -46,7 +46,8 @@ def _step(model, opt, step, skip_last=False, set_to_none=True):
 def _close(a, b, rtol=1e-6):
     """Every parameter of `a` within `rtol` of `b`'s, relative to its largest element (the executions' agreement
     the design states; an element-wise bound without atol fails on the elements near 0)."""
-    return all(float((x - y).abs().max()) <= rtol * float(y.abs().max()) for x, y in zip(a.parameters(), b.parameters()))
+    return all(float((x - y).abs().max()) <= rtol * float(y.abs().max())
+               for x, y in zip(a.parameters(), b.parameters()))
 
 
 @pytest.mark.parametrize("name", ["oneflow.AdamW", "cerebras.Adam", "mindspore.Momentum"])
@@ -344,7 +345,8 @@ def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, mon
             opt.step()
     (bucket,) = _buckets(flat)
     assert bucket.runs == 3 and not bucket.irregular
-    assert bucket.offsets == [sum(p.numel() for p in flat_model.weights[:i]) for i in range(len(flat_model.weights) + 1)]
+    assert bucket.offsets == [sum(p.numel() for p in flat_model.weights[:i])
+                              for i in range(len(flat_model.weights) + 1)]
     shapes = [(tuple(params.shape), stacked) for _, params, _, _, stacked, _ in bucket.stack_plan]
     assert shapes == [((4, 8, 5), True), ((8, 5), False), ((2, 7), True), ((7,), False), ((2, 3, 4, 2, 2), True),
                       ((6, 9), False), ((1, 5), False), ((4, 1), False), ((2, 8, 5), True)]
@@ -359,11 +361,13 @@ def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, mon
     state = flat.state[flat_model.weights[1]]
     row = states[names.index("exp_avg_sq_row")]
     assert row.shape == (4, 8) and row[1].data_ptr() == state["exp_avg_sq_row"].data_ptr()
-    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    worst = max(((a - b).abs().max() / a.abs().max()).item()
+                for a, b in zip(plain_model.parameters(), flat_model.parameters()))
     assert worst <= 1e-6, f"stacked fused differs from eager by {worst:.2e} (relative)"
 
     resumed_model = copy.deepcopy(flat_model)
-    resumed = optreg.configure_optimizer(name, resumed_model.parameters(), fused=True, contiguous_params=True, **options)
+    resumed = optreg.configure_optimizer(name, resumed_model.parameters(), fused=True, contiguous_params=True,
+                                         **options)
     resumed.load_state_dict(copy.deepcopy(flat.state_dict()))
     for step in range(3, 5):
         for model, opt in ((plain_model, plain), (flat_model, flat), (resumed_model, resumed)):
@@ -371,7 +375,8 @@ def test_a_fused_adafactor_steps_a_contiguous_group_in_stacks(name, options, mon
             opt.step()
     assert all(torch.equal(a, b) for a, b in zip(flat_model.parameters(), resumed_model.parameters()))
     assert _buckets(resumed)[0].runs == 2
-    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    worst = max(((a - b).abs().max() / a.abs().max()).item()
+                for a, b in zip(plain_model.parameters(), flat_model.parameters()))
     assert worst <= 1e-6
 
 
@@ -393,7 +398,8 @@ def test_a_partial_step_takes_a_fused_adafactor_off_its_stacks_for_that_step_onl
             opt.step()
         (bucket,) = _buckets(flat)
         runs.append(bucket.runs)
-    worst = max(((a - b).abs().max() / a.abs().max()).item() for a, b in zip(plain_model.parameters(), flat_model.parameters()))
+    worst = max(((a - b).abs().max() / a.abs().max()).item()
+                for a, b in zip(plain_model.parameters(), flat_model.parameters()))
     assert worst <= 1e-6, f"fused differs from eager by {worst:.2e} (relative)"
     assert not bucket.irregular and runs == [0, 1, 2, 2, 3, 4], runs
 

@@ -193,4 +193,5 @@ def test_mindspore_group_errors_carry_the_section_path_and_position():
                   grad_centralization: 3
             """)
     item = info.value.errors[0]
-    assert item.path == "optimizer.param_groups[0].grad_centralization" and item.location.line == 7   # the text starts with a newline
+    # the text starts with a newline
+    assert item.path == "optimizer.param_groups[0].grad_centralization" and item.location.line == 7

@@ -479,8 +479,9 @@ SEEDS = [
     "optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  - {LinearLR: {initial_learning_rate: 0.1, end_learning_rate: 0.01,"
     " total_iters: 2}}\n  - {ConstantLR: {learning_rate: 0.01}}\n",
     "optimizer: {name: Adam, dialect: oneflow}\nscheduler: {name: LambdaLR, lr_lambda: '0.95 ** step'}\n",
-    "optimizer: {name: Lamb, dialect: cerebras, lr: 0.01}\nscheduler:\n  - {scheduler: Linear, initial_learning_rate: 0.01,"
-    " end_learning_rate: 0.001, steps: 3}\n  - {scheduler: Constant, learning_rate: 0.001}\n",
+    "optimizer: {name: Lamb, dialect: cerebras, lr: 0.01}\nscheduler:\n  - {scheduler: Linear,"
+    " initial_learning_rate: 0.01, end_learning_rate: 0.001, steps: 3}\n"
+    "  - {scheduler: Constant, learning_rate: 0.001}\n",
     # the Model Zoo readers (optreg.config.formats): the trainer form and the legacy params file, beside an
     # application's own keys
     "trainer:\n  init:\n    optimizer:\n      AdamW: {betas: [0.9, 0.95], weight_decay: 0.1}\n    schedulers:\n"

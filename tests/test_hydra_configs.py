@@ -66,7 +66,8 @@ def test_file_names_are_unique():
     from optreg.core.entry import Entry
 
     with pytest.raises(ValueError, match="both map to optimizer/adamw.yaml"):
-        hc.group_files([REGISTRY.lookup("optimizer", "AdamW"), Entry("optimizer", "torch", "ADAMW", "torch.optim:AdamW")])
+        hc.group_files([REGISTRY.lookup("optimizer", "AdamW"),
+                        Entry("optimizer", "torch", "ADAMW", "torch.optim:AdamW")])
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.qualname)

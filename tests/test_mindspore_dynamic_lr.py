@@ -78,7 +78,8 @@ def test_each_function_by_its_mindspore_name_follows_the_formula(name, options, 
 
 
 @pytest.mark.parametrize("name, call, documented", [
-    ("piecewise_constant_lr", ([2, 5, 10], [0.1, 0.05, 0.01]), [0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01, 0.01, 0.01]),
+    ("piecewise_constant_lr", ([2, 5, 10], [0.1, 0.05, 0.01]), [0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01, 0.01,
+                                                                 0.01]),
     ("exponential_decay_lr", (0.1, 0.9, 6, 2, 1), [0.1, 0.1, 0.09, 0.09, 0.081, 0.081]),
     ("natural_exp_decay_lr", (0.1, 0.9, 6, 2, 2, True), [0.1, 0.1, 0.1, 0.1, 0.016529888822158657,
                                                         0.016529888822158657]),

@@ -157,7 +157,8 @@ def run(opt_factory, steps):
 
 
 CASES = [dict(lr=1.0, max_iter=5), dict(lr=0.8, max_iter=3, history_size=2),
-         dict(lr=1.0, max_iter=5, line_search_fn="strong_wolfe"), dict(lr=4.0, max_iter=6, line_search_fn="strong_wolfe"),
+         dict(lr=1.0, max_iter=5, line_search_fn="strong_wolfe"),
+         dict(lr=4.0, max_iter=6, line_search_fn="strong_wolfe"),
          dict()]
 
 

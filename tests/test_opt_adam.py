@@ -118,7 +118,8 @@ def test_mindspore_adam_groups_schedule_and_centralization():
         {"order_params": [params["bn.gamma"], params["conv.weight"], params["fc.bias"]]},
     ]
     opt = ms.Adam(groups, learning_rate=0.01, weight_decay=0.02, loss_scale=2.0)
-    assert [p for g in opt.param_groups for p in g["params"]] == [params[n] for n in ("bn.gamma", "conv.weight", "fc.bias")]
+    assert [p for g in opt.param_groups for p in g["params"]] == [params[n]
+                                                                  for n in ("bn.gamma", "conv.weight", "fc.bias")]
     noise = _noise()
     got = []
     for step in noise:

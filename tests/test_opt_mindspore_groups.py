@@ -44,7 +44,8 @@ def test_ftrl_and_adafactor_decay_every_parameter(row):
 
 def test_grouped_weight_decay_follows_the_group_only():
     net = Net()
-    groups = [{"params": [net.bn_gamma, net.conv], "weight_decay": 0.3}, {"params": [net.bn_beta, *net.fc.parameters()]}]
+    groups = [{"params": [net.bn_gamma, net.conv], "weight_decay": 0.3},
+              {"params": [net.bn_beta, *net.fc.parameters()]}]
     opt = ms.Adam(groups, weight_decay=0.05)
     assert [g["weight_decay"] for g in opt.param_groups] == [0.3, 0.05]
 
@@ -72,12 +73,14 @@ def test_order_params_by_name():
               {"params": [net.bn_beta], "param_names": ["bn_beta"]},
               {"order_params": ["bn_beta", "bn_gamma", "conv"]}]
     opt = ms.Adam(groups)
-    assert [id(p) for g in opt.param_groups for p in g["params"]] == [id(named[n]) for n in ("bn_beta", "bn_gamma", "conv")]
+    assert [id(p) for g in opt.param_groups for p in g["params"]] == [id(named[n])
+                                                                      for n in ("bn_beta", "bn_gamma", "conv")]
 
 
 @pytest.mark.parametrize("groups,path,fragment", [
     (lambda n: [{"params": [n.conv], "momentum": 0.9}], "param_groups[0].momentum", "not a MindSpore group key"),
-    (lambda n: [{"params": [n.conv]}, {"order_params": [n.conv], "lr": 0.1}], "param_groups[1]", "only the 'order_params'"),
+    (lambda n: [{"params": [n.conv]}, {"order_params": [n.conv], "lr": 0.1}], "param_groups[1]",
+     "only the 'order_params'"),
     (lambda n: [{"params": [n.conv, n.fc.bias]}, {"order_params": [n.conv]}], "param_groups[1].order_params",
      "exactly the grouped parameters"),
     (lambda n: [{"params": [n.conv]}, {"order_params": [n.conv, n.fc.bias]}], "param_groups[1].order_params[1]",

@@ -458,9 +458,9 @@ def test_an_absolute_schedule_would_undo_the_group_lrs():
     errors = errors_of(lambda: optreg.build({"optimizer": {"name": "AdamW", "layer_decay": {
         "rate": 0.5, "layer": "blocks.{i}.*"}}, "scheduler": {"name": "cerebras.CosineDecayLR",
         "initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 10}}, tiny_vit()))
-    assert errors == [("scheduler", "scheduler: CosineDecayLR sets an absolute lr, the same in every group, which would "
-                                    "undo optimizer.layer_decay; use a schedule whose values are factors of each "
-                                    "group's lr (torch, OneFlow, HF, timm)")]
+    assert errors == [("scheduler", "scheduler: CosineDecayLR sets an absolute lr, the same in every group, which "
+                                    "would undo optimizer.layer_decay; use a schedule whose values are factors of "
+                                    "each group's lr (torch, OneFlow, HF, timm)")]
 
 
 @pytest.mark.parametrize("rate", [0.5, 1.0])
@@ -710,7 +710,8 @@ def test_json_schema_has_the_keys_from_their_declarations():
     assert rate["exclusiveMinimum"] == 0 and rate["maximum"] == 1
     validator = jsonschema.Draft7Validator(schema)
     for path in (VIT_YAML, RESNET_YAML):
-        assert not list(validator.iter_errors(optreg.load_config(path) and __import__("yaml").safe_load(path.read_text())))
+        assert not list(validator.iter_errors(optreg.load_config(path)
+                                              and __import__("yaml").safe_load(path.read_text())))
     adamw_only = jsonschema.Draft7Validator({**adamw, "definitions": schema["definitions"]})
     rule_without_selector = {"name": "AdamW", "param_groups": [{"lr_mult": 2}]}
     assert [e.validator for e in adamw_only.iter_errors(rule_without_selector)] == ["anyOf"]

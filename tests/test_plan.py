@@ -31,7 +31,8 @@ def model_free(config: Any) -> bool:
     if not isinstance(config, dict) or not isinstance(config.get("optimizer"), dict):
         return True   # refused as a whole, model or not
     section = config["optimizer"]
-    if any(section.get(key) not in (None, False, []) for key in MODEL_KEYS) or isinstance(section.get("optimizer"), dict):
+    if (any(section.get(key) not in (None, False, []) for key in MODEL_KEYS)
+            or isinstance(section.get("optimizer"), dict)):
         return False
     try:
         entry = REGISTRY.lookup(OPTIMIZER, section.get("name"), section.get("dialect") or config.get("dialect"))

@@ -58,7 +58,8 @@ def _activate(path: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(path))
     importlib.invalidate_caches()
     _fresh_registry(monkeypatch)
-    for module in [m for m in sys.modules if m.startswith(("optreg_testplugin", "optreg_clashplugin", "optreg_dialectplugin"))]:
+    for module in [m for m in sys.modules
+                   if m.startswith(("optreg_testplugin", "optreg_clashplugin", "optreg_dialectplugin"))]:
         monkeypatch.delitem(sys.modules, module)
 
 

@@ -32,7 +32,8 @@ def test_readme_examples_are_current():
 
 def test_a_drifted_example_is_found_and_rewritten():
     script = readme_cli()
-    text = "intro\n\n```\n$ optreg list 'cos*' --kind schedulers --dialect torch\nschedulers (9):\n  OldName\n```\nend\n"
+    text = ("intro\n\n```\n$ optreg list 'cos*' --kind schedulers --dialect torch\nschedulers (9):\n  OldName\n"
+            "```\nend\n")
     new, stale = script.refreshed(text)
     assert stale == ["$ optreg list 'cos*' --kind schedulers --dialect torch"]
     assert new.startswith("intro\n\n```\n$ optreg list 'cos*' --kind schedulers --dialect torch\nschedulers (2):\n"

@@ -262,12 +262,13 @@ CASES: list[Case] = [
          lambda: HF.WarmupStableDecay(50, 200, num_stable_steps=400, warmup_type="cosine", decay_type="linear"),
          lambda t, b: R.hf_wsd(t, b, 50, 200, 400, "cosine", "linear")),
     # ------------------------------------------------------------------ timm
-    Case("timm-cosine", "timm.cosine", lambda: TIMM.TimmCosine(300, lr_min=1e-4, cycle_mul=1.0, cycle_decay=0.5, cycle_limit=3,
-                                                                    warmup_t=0.05, warmup_lr_init=1e-5),
+    Case("timm-cosine", "timm.cosine", lambda: TIMM.TimmCosine(300, lr_min=1e-4, cycle_mul=1.0, cycle_decay=0.5,
+                                                                    cycle_limit=3, warmup_t=0.05, warmup_lr_init=1e-5),
          lambda t, b: R.timm_cycles(t, b, 300, lambda c, i: 0.5 * (1 + np.cos(np.pi * c / i)),
                                     1e-4, 1.0, 0.5, 3, 15, 1e-5)),
-    Case("timm-cosine-mul", "timm.cosine", lambda: TIMM.TimmCosine(100, 1.5, lr_min=1e-4, cycle_mul=2.0, cycle_decay=0.8,
-                                                                        cycle_limit=4, warmup_t=20, warmup_prefix=True),
+    Case("timm-cosine-mul", "timm.cosine",
+         lambda: TIMM.TimmCosine(100, 1.5, lr_min=1e-4, cycle_mul=2.0, cycle_decay=0.8,
+                                 cycle_limit=4, warmup_t=20, warmup_prefix=True),
          lambda t, b: R.timm_cycles(t, b, 100, lambda c, i: 0.5 * (1 + np.cos(np.pi * c ** 1.5 / i ** 1.5)),
                                     1e-4, 2.0, 0.8, 4, 20, 0.0, True)),
     Case("timm-poly", "timm.poly", lambda: TIMM.TimmPoly(400, 0.7, lr_min=1e-4, cycle_mul=1.0, cycle_decay=0.9,
@@ -276,8 +277,9 @@ CASES: list[Case] = [
     Case("timm-tanh", "timm.tanh", lambda: TIMM.TimmTanh(300, -6.0, 4.0, lr_min=1e-4, cycle_decay=0.7, cycle_limit=3,
                                                                 warmup_t=30, warmup_lr_init=1e-5),
          lambda t, b: _timm_tanh_ref(t, b, False)),
-    Case("timm-tanh-prefix", "timm.tanh", lambda: TIMM.TimmTanh(300, -6.0, 4.0, lr_min=1e-4, cycle_decay=0.7, cycle_limit=3,
-                                                                       warmup_t=30, warmup_lr_init=1e-5, warmup_prefix=True),
+    Case("timm-tanh-prefix", "timm.tanh",
+         lambda: TIMM.TimmTanh(300, -6.0, 4.0, lr_min=1e-4, cycle_decay=0.7, cycle_limit=3,
+                               warmup_t=30, warmup_lr_init=1e-5, warmup_prefix=True),
          lambda t, b: _timm_tanh_ref(t, b, True)),
     Case("timm-step", "timm.step", lambda: TIMM.TimmStep(150, 0.5, 40, 1e-5),
          lambda t, b: R.timm_step(t, b, 150, 0.5, 40, 1e-5)),
@@ -286,7 +288,8 @@ CASES: list[Case] = [
     # ------------------------------------------------------------------ nemo
     Case("nemo-warmup", "nemo.WarmupPolicy", lambda: NEMO.WarmupPolicy(warmup_ratio=0.1, max_steps=1000, min_lr=1e-4),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.full(s.shape, b))),
-    Case("nemo-hold", "nemo.WarmupHoldPolicy", lambda: NEMO.WarmupHoldPolicy(1000, warmup_steps=100, hold_steps=300, min_lr=1e-4),
+    Case("nemo-hold", "nemo.WarmupHoldPolicy",
+         lambda: NEMO.WarmupHoldPolicy(1000, warmup_steps=100, hold_steps=300, min_lr=1e-4),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.full(s.shape, b), 400)),
     Case("nemo-square", "nemo.SquareAnnealing", lambda: NEMO.SquareAnnealing(1000, 1e-4, warmup_steps=100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: np.maximum(b * ((900 - (s - 100)) / 900) ** 2, 1e-4))),
@@ -295,21 +298,25 @@ CASES: list[Case] = [
                                                                 1e-4))),
     Case("nemo-cosine", "nemo.CosineAnnealing", lambda: NEMO.CosineAnnealing(1000, 1e-4, warmup_steps=100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: (b - 1e-4) * _nemo_cos(900)(s - 100) + 1e-4)),
-    Case("nemo-cosine-megatron", "nemo.CosineAnnealing", lambda: NEMO.CosineAnnealing(1000, 1e-4, warmup_steps=100, constant_steps=200),
+    Case("nemo-cosine-megatron", "nemo.CosineAnnealing",
+         lambda: NEMO.CosineAnnealing(1000, 1e-4, warmup_steps=100, constant_steps=200),
          lambda t, b: R.nemo_cosine_megatron(t, b, 100, 200, 1000, 1e-4)),
     Case("nemo-noam", "nemo.NoamAnnealing", lambda: NEMO.NoamAnnealing(512, 100, min_lr=1e-5), base=2.0,
          ref=lambda t, b: R.nemo_noam(t, b, 512, 100, 1e-5)),
-    Case("nemo-noam-hold", "nemo.NoamHoldAnnealing", lambda: NEMO.NoamHoldAnnealing(1000, 0.5, 1e-5, warmup_steps=100, hold_steps=200),
+    Case("nemo-noam-hold", "nemo.NoamHoldAnnealing",
+         lambda: NEMO.NoamHoldAnnealing(1000, 0.5, 1e-5, warmup_steps=100, hold_steps=200),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-5,
                              lambda s: np.maximum(b * 100 ** 0.5 / np.maximum(1, np.maximum(s - 200, 0) ** 0.5),
                                                   1e-5), 300)),
     Case("nemo-warmup-annealing", "nemo.WarmupAnnealing", lambda: NEMO.WarmupAnnealing(1000, 1e-4, warmup_steps=100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: 1e-4 + (1 - (s - 100) / 900) * (b - 1e-4))),
-    Case("nemo-inv-sqrt", "nemo.InverseSquareRootAnnealing", lambda: NEMO.InverseSquareRootAnnealing(1000, 1e-4, warmup_steps=100),
+    Case("nemo-inv-sqrt", "nemo.InverseSquareRootAnnealing",
+         lambda: NEMO.InverseSquareRootAnnealing(1000, 1e-4, warmup_steps=100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: b / np.sqrt((s + 1) / 101))),
     Case("nemo-t5", "nemo.T5InverseSquareRootAnnealing", lambda: NEMO.T5InverseSquareRootAnnealing(1000, 100, 1e-3),
          lambda t, b: np.select([t <= 100, t > 1000], [100 ** -0.5, 1e-3], 1 / np.sqrt(np.maximum(t, 1)))),
-    Case("nemo-poly", "nemo.PolynomialDecayAnnealing", lambda: NEMO.PolynomialDecayAnnealing(1000, 1e-4, 2.0, False, warmup_steps=100),
+    Case("nemo-poly", "nemo.PolynomialDecayAnnealing",
+         lambda: NEMO.PolynomialDecayAnnealing(1000, 1e-4, 2.0, False, warmup_steps=100),
          lambda t, b: R.nemo(t, b, 100, 1000, 1e-4, lambda s: R.nemo_poly(s - 100, b, 900, 2.0, 1e-4, False))),
     Case("nemo-poly-cycle", "nemo.PolynomialDecayAnnealing",
          lambda: NEMO.PolynomialDecayAnnealing(1000, 1e-4, 1.0, True, warmup_steps=100),
@@ -365,8 +372,8 @@ TORCH_CASES: list[Case] = [
 ]
 
 ALL_CASES = CASES + TORCH_CASES
-#: dialects whose scheduler rows are checked against recordings of the framework instead (tests/test_format_deepspeed.py,
-#: tests/test_mmengine_format.py)
+#: dialects whose scheduler rows are checked against recordings of the framework instead
+#: (tests/test_format_deepspeed.py, tests/test_mmengine_format.py)
 RECORDED_ONLY = ("deepspeed", "mmengine")
 
 

@@ -176,7 +176,8 @@ def test_every_shipped_yaml_validates():
     ({"optimizer": {"name": "SGD"}, "trian": {"steps": 3}}, "trian"),
     ({"optimizer": {"name": "SGD", "_target_": "os.system"}}, "optimizer._target_"),
     # the layer pattern without its {i} (the pattern was left out of the schema by the validator before it)
-    ({"optimizer": {"name": "AdamW", "layer_decay": {"rate": 0.7, "layer": "blocks.*"}}}, "optimizer.layer_decay.layer"),
+    ({"optimizer": {"name": "AdamW", "layer_decay": {"rate": 0.7, "layer": "blocks.*"}}},
+     "optimizer.layer_decay.layer"),
     ({"optimizer": {"name": "SGD"}, "clip_grad": {"max_norm": 1.0, "norm_type": "infinite"}}, "clip_grad.norm_type"),
 ])
 def test_schema_rejects_what_validation_rejects(doc, bad_path):
@@ -190,7 +191,8 @@ def test_schema_rejects_what_validation_rejects(doc, bad_path):
     {"optimizer": {"name": "AdamW", "weight_decay": 0.1, "betas": [0.9, 0.95], "lr": 0.001}},
     {"optimizer": {"name": "mindspore.Adam", "learning_rate": 0.01}, "scheduler": {"name": "StepLR", "step_size": 3}},
     {"optimizer": {"name": "SGD"}, "scheduler": {"name": "CosineAnnealingLR", "T_max": None}, "train": {"steps": 5}},
-    {"optimizer": {"name": "SGD", "_target_": "optreg.integrations.hydra.support.optimizer_factory", "_recursive_": False}},
+    {"optimizer": {"name": "SGD", "_target_": "optreg.integrations.hydra.support.optimizer_factory",
+                   "_recursive_": False}},
     # a composite's rule: its part's group keys beside its optimizer (OneFlow's, MindSpore's)
     {"optimizer": {"name": "Muon", "param_groups": [
         {"max_ndim": 1, "clip_grad_max_norm": 1.0, "optimizer": {"name": "oneflow.AdamW"}},

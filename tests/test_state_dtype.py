@@ -256,7 +256,8 @@ def test_describe_names_what_shrinks_and_the_bounds(name, shrinks):
     line = next(line for line in text.splitlines() if line.strip().startswith("state_dtype: "))
     assert f"shrinks {shrinks}" in line
     assert "step_size" not in line and "exp_avg_sq_row" not in line   # Rprop's step sizes, factored moments
-    assert f"bfloat16 ≤ {codec.RELATIVE_ERROR['bfloat16']:.2%}" in line and f"int8 ≤ {codec.RELATIVE_ERROR['int8']:.2%}" in line
+    assert (f"bfloat16 ≤ {codec.RELATIVE_ERROR['bfloat16']:.2%}" in line
+            and f"int8 ≤ {codec.RELATIVE_ERROR['int8']:.2%}" in line)
 
 
 @pytest.mark.parametrize("contiguous", [False, True], ids=["per tensor", "contiguous"])

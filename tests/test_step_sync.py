@@ -26,7 +26,8 @@ READS = {torch.ops.aten._local_scalar_dense.default, torch.ops.aten.item.default
          torch.ops.aten.is_nonzero.default, torch.ops.aten.equal.default}
 
 EXECUTIONS = {"eager": {}, "foreach": {"foreach": True}, "fused": {"fused": True},
-              "contiguous": {"contiguous_params": True}, "contiguous, fused": {"contiguous_params": True, "fused": True}}
+              "contiguous": {"contiguous_params": True},
+              "contiguous, fused": {"contiguous_params": True, "fused": True}}
 STEPPED = [c for c in CHAINS if c.name != "mindspore.thor"]
 
 

@@ -70,7 +70,8 @@ def test_small_aliases_still_work():
 
 
 def test_positions_of_nested_values():
-    _, source = load_yaml("optimizer:\n  name: Adam\n  betas: [0.9, 1.0]\n  param_groups:\n    - params: '*.bias'\n", "e.yaml")
+    _, source = load_yaml("optimizer:\n  name: Adam\n  betas: [0.9, 1.0]\n  param_groups:\n    - params: '*.bias'\n",
+                          "e.yaml")
     assert str(source("optimizer.betas[1]")) == "e.yaml:3:16"
     assert str(source("optimizer.name")) == "e.yaml:2:3"
     assert str(source("optimizer.param_groups[0].params")) == "e.yaml:5:7"
