@@ -629,3 +629,23 @@ def test_a_misspelt_name_key_is_the_error_with_its_did_you_mean(tmp_path, capsys
         optreg.load_config(file)
     assert [tuple(e) for e in info.value.errors] == [
         ("optimizer.name", "required: the optimizer's name", optreg.Location(str(file), 1, 1), None)]
+
+
+@pytest.mark.parametrize("optimizer, first", [
+    ("{name: SGD, lrr: 0.1}", ("optimizer.lrr", "unknown option of torch.SGD", 1, 24)),
+    ("{name: SDG, lr: 0.1}", ("optimizer.name", "unknown torch optimizer 'SDG' (did you mean 'SGD'?)", 1, 13)),
+    # known only against the model: validate reports the scheduler's alone
+    ("{name: SGD, lr: 0.1, param_groups: [{params: [nomatch.*], lr: 0.5}]}",
+     ("optimizer.param_groups[0].params[0]", "pattern 'nomatch.*' matches no parameter", 1, 58)),
+], ids=["option", "name", "rule"])
+def test_build_reports_the_scheduler_s_problems_beside_the_optimizer_s(tmp_path, optimizer, first):
+    """Every problem at once in build() too: an optimizer that fails to plan against the model no longer hides the
+    scheduler section's own problems (validate reported both, build the optimizer's alone)."""
+    file = tmp_path / "both.yaml"
+    file.write_text(f"optimizer: {optimizer}\nscheduler: {{name: StepLR, step_sizee: 3}}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(file, make_model())
+    path, message, line, column = first
+    assert [(e.path, e.message, e.location) for e in info.value.errors] == [
+        (path, message, optreg.Location(str(file), line, column)),
+        ("scheduler.step_sizee", "unknown option of torch.StepLR", optreg.Location(str(file), 2, 27))]

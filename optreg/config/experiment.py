@@ -611,6 +611,11 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     notes: list[str] = []
     if opt_plan is not None:
         sched_plan = plan_around(opt_plan, experiment, errors, notes=notes)
+    elif experiment.scheduler is not None:   # the scheduler's own problems beside the optimizer's, as validate's
+        try:
+            _scheduler_alone(experiment, experiment.run, False, experiment.epochs_unresolved)
+        except ConfigError as exc:
+            _unsaid(exc, errors)
     errors.raise_if_any()
     return Plan(opt_plan, sched_plan, [*opt_plan.notes, *notes])
 
