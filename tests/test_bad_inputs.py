@@ -145,9 +145,9 @@ CASES = [
     ("learning_rate wrong type", sched(object()), "learning_rate", "expected a number"),
     # params and groups
     ("empty params", lambda: optreg.configure_optimizer("SGD", []), "params", "empty parameter list"),
-    ("params not iterable", lambda: optreg.configure_optimizer("SGD", 3), "params", "must be a Module"),
+    ("params not iterable", lambda: optreg.configure_optimizer("SGD", 3), "params", "expected a torch.nn.Module"),
     ("single tensor params", lambda: optreg.configure_optimizer("SGD", torch.zeros(2, requires_grad=True)), "params",
-     "not a single tensor"),
+     "got a single tensor"),
     ("rule matches nothing", opt("SGD", param_groups=[{"params": "*.bais", "lr": 0.1}]), "param_groups[0].params",
      "pattern '*.bais' matches no parameter"),
     ("rule without params", opt("SGD", param_groups=[{"lr": 0.1}]), "param_groups[0].params", "required"),
@@ -415,7 +415,7 @@ NO_PARAMETERS = "optimizer got an empty parameter list: the model has no paramet
     (lambda: optreg.build({"optimizer": {"name": "adam", "fused": True, "differentiable": True}}, make_model()),
      [("optimizer.fused", REFUSED)]),
     (lambda: optreg.configure_optimizer("adam", torch.nn.Module()), [("params", NO_PARAMETERS)]),
-    (lambda: optreg.build({"optimizer": {"name": "adam"}}, torch.nn.Module()), [("params", NO_PARAMETERS)]),
+    (lambda: optreg.build({"optimizer": {"name": "adam"}}, torch.nn.Module()), [("model", NO_PARAMETERS)]),
 ], ids=["configure_optimizer refused", "build refused", "configure_optimizer no parameters",
         "build no parameters"])
 def test_what_torch_refuses_and_a_model_without_parameters_have_a_path(action, expected):
@@ -649,3 +649,39 @@ def test_build_reports_the_scheduler_s_problems_beside_the_optimizer_s(tmp_path,
     assert [(e.path, e.message, e.location) for e in info.value.errors] == [
         (path, message, optreg.Location(str(file), line, column)),
         ("scheduler.step_sizee", "unknown option of torch.StepLR", optreg.Location(str(file), 2, 27))]
+
+
+EXPECTED_PARAMETERS = ("expected a torch.nn.Module, its named_parameters() or an iterable of tensors or group dicts, "
+                       "got ")
+
+
+@pytest.mark.parametrize("model, given", [("notamodel", "str 'notamodel'"), (None, "NoneType None"), (42, "int 42")])
+def test_a_bad_model_is_an_error_at_the_argument_not_in_the_file(model, given, tmp_path):
+    """build's model is an argument, not the file's content: the error is at `model`, with no file position (it was
+    at `params`, at the file's first key); configure_optimizer's second argument says the same at `params`."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("# a comment\noptimizer: {name: AdamW, lr: 0.001}\n")
+    for call, where in ((lambda: optreg.build(str(path), model), "model"),
+                        (lambda: optreg.configure_optimizer("adamw", model, lr=0.001), "params")):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert [(e.path, e.message, e.location) for e in info.value.errors] == [(where, EXPECTED_PARAMETERS + given,
+                                                                                 None)]
+        assert str(info.value) == f"{where}: {EXPECTED_PARAMETERS}{given}"
+
+
+def test_what_the_model_holds_is_at_the_argument_too(tmp_path):
+    """A model whose parameters are all frozen, and a Model Zoo file's model that is no Module: at `model`, with no
+    file position, as the model's type is."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optimizer: {name: AdamW, lr: 0.001}\n")
+    modelzoo = tmp_path / "mz.yaml"
+    modelzoo.write_text("trainer:\n  init:\n    optimizer:\n      AdamW: {learning_rate: 0.001}\n")
+    for config, model, message in (
+            (path, make_model().requires_grad_(False), "every parameter is frozen (requires_grad=False; 4 of them): "
+                                                       "nothing to optimize"),
+            (modelzoo, "notamodel", "expected a torch.nn.Module: a Model Zoo config groups the parameters of its "
+                                    "modules, got str 'notamodel'")):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(str(config), model)
+        assert [(e.path, e.message, e.location) for e in info.value.errors] == [("model", message, None)]

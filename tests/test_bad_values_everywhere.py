@@ -164,7 +164,8 @@ def test_a_bound_class_checks_its_params_as_configure_optimizer_does(name, optio
     cls = optreg.optimizer_class(name, **options)
     expected = _error(lambda: optreg.configure_optimizer(name, 5, **options))
     assert _error(lambda: cls(5)) == expected == (
-        "params", "params must be a Module, named_parameters() or an iterable of tensors or group dicts, got int")
+        "params", "expected a torch.nn.Module, its named_parameters() or an iterable of tensors or group dicts, "
+                  "got int 5")
     model = torch.nn.Linear(2, 2)
     assert [p for g in cls(model.parameters()).param_groups for p in g["params"]] == list(model.parameters())
 

@@ -81,8 +81,11 @@ def test_the_dry_run_creates_no_optimizer(monkeypatch, capsys):
     # not a model: said at --model (it was the config's first line: 'vit.yaml:1:1: params: params must be ...')
     ("os:getcwd", "--model: os:getcwd() returned str, not the model (a torch.nn.Module)"),
 ])
-def test_bad_model_specs(spec, message, capsys):
-    assert main(["groups", VIT, "--model", spec]) == 1
+@pytest.mark.parametrize("command", ["groups", "validate"])
+def test_bad_model_specs(command, spec, message, capsys):
+    """Each at --model, with no file position (what a factory returned was planned against the file: `params: ...`
+    at the file's first key)."""
+    assert main([command, VIT, "--model", spec]) == 1
     err = capsys.readouterr().err
     assert err.startswith(message.replace("examples.finetune_models.TinyViT", "examples.finetune_models:TinyViT")), err
 

@@ -24,13 +24,15 @@ from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumul
                                read_clip, read_train, resolve_run)
 from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
-                                scaled_lr_keys, scaled_options, settings_table, split_rule, split_settings)
+                                parameters_argument, scaled_lr_keys, scaled_options, settings_table, split_rule,
+                                split_settings)
 from optreg.core.names import NAME_KEYS, any_case, missing_name
 from optreg.core.lint import lint_schedule, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
 
 TOP_KEYS = ("dialect", "optimizer", "scheduler", "train", "clip_grad")
+MODEL = "model"   # the path of the model an experiment is planned against (build's argument), no key of the file
 SECTION_KEYS = ("dialect", "param_groups")
 DEFAULTS = "defaults"   # a Hydra primary config's list of the config groups it composes
 
@@ -157,11 +159,12 @@ class Experiment:
 
     def plan(self, model_or_named_params: Any) -> "Plan":
         """This experiment validated against the model: everything `build` creates, decided (ConfigError at the
-        config's positions otherwise); nothing is built."""
+        config's positions otherwise, at `model` for the model itself); nothing is built."""
+        model = parameters_argument(model_or_named_params, MODEL, getattr(self.planner, "needs_module", None))
         errors = Collector()
         length = self.check_length(later=self.planner is None)   # optreg's planner: its problems too
         try:
-            plan = (self.planner or plan_own)(self, model_or_named_params)
+            plan = (self.planner or plan_own)(self, model)
         except ConfigError as exc:
             errors.extend(exc)
         errors.extend(length.items)

@@ -240,17 +240,36 @@ def is_tensor(obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
-def check_params(params: Any) -> None:
-    """ConfigError at `params` unless it is an iterable an optimizer can take its tensors or groups from (a
-    Module is taken before this check, where it is taken)."""
+#: what an optimizer's parameters are given as (configure_optimizer's params, build's model, the CLI's --model)
+PARAMETERS = "a torch.nn.Module, its named_parameters() or an iterable of tensors or group dicts"
+
+
+def check_params(params: Any, path: str = "params") -> None:
+    """ConfigError at `path` (the argument that gave `params`) unless it is an iterable an optimizer can take its
+    tensors or groups from (a Module is taken before this check, where it is taken)."""
     if is_tensor(params):
-        raise ConfigError("params must be an iterable of tensors, not a single tensor", "params")
+        raise ConfigError(f"expected {PARAMETERS}, got a single tensor (give it in a list)", path)
     if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
-        raise ConfigError(f"params must be a Module, named_parameters() or an iterable of tensors or group "
-                          f"dicts, got {type(params).__name__}", "params")
+        raise ConfigError(f"expected {PARAMETERS}, got {type(params).__name__} {show(params)}", path)
 
 
-def collect(params: Any) -> Source:
+def parameters_argument(value: Any, path: str, needs_module: str | None = None) -> Any:
+    """`value`, an API's argument that gives the parameters (build's `model`, the CLI's `--model`), checked as
+    `collect` checks them before a config is planned against it: a ConfigError at `path`, with no file position (the
+    argument is no part of the file); `needs_module`: the refusal of anything but a Module, where a planner takes
+    only one. An iterator (`named_parameters()`) is returned as a list, to be read again."""
+    import torch
+
+    if needs_module and not isinstance(value, torch.nn.Module):
+        raise ConfigError(f"{needs_module}, got {type(value).__name__} {show(value)}", path)
+    if not isinstance(value, (torch.nn.Module, list, tuple)):
+        check_params(value, path)
+        value = list(value)
+    collect(value, path)
+    return value
+
+
+def collect(params: Any, path: str = "params") -> Source:
     """Split what the user passed into named tensors or torch-style group dicts.
 
     Accepts a torch Module, `named_parameters()`, an iterable of tensors, or an iterable of group dicts. From a
@@ -265,25 +284,25 @@ def collect(params: Any) -> Source:
             pairs = list(params.named_parameters(remove_duplicate=False))
         except TypeError:   # a Module whose own named_parameters() has no remove_duplicate
             pairs = list(params.named_parameters())
-        source = _named(pairs)
+        source = _named(pairs, path)
         source.module = params
         return source
-    check_params(params)
+    check_params(params, path)
     items = list(params)
     if not items:
-        raise ConfigError("optimizer got an empty parameter list", "params")
+        raise ConfigError("optimizer got an empty parameter list", path)
     if all(isinstance(i, Mapping) for i in items):
         return Source(None, [dict(i) for i in items])
     if all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) and is_tensor(i[1]) for i in items):
-        return _named(items)
+        return _named(items, path)
     if all(is_tensor(i) for i in items):
-        return _named([(None, t) for t in items])
+        return _named([(None, t) for t in items], path)
     kinds = sorted({type(i).__name__ for i in items})
-    raise ConfigError(f"params mixes or contains unsupported items ({', '.join(kinds)}); give tensors, "
-                      f"(name, tensor) pairs or group dicts", "params")
+    raise ConfigError(f"mixes or contains unsupported items ({', '.join(kinds)}); give tensors, (name, tensor) "
+                      f"pairs or group dicts", path)
 
 
-def _named(pairs: list[tuple[str | None, Any]]) -> Source:
+def _named(pairs: list[tuple[str | None, Any]], path: str = "params") -> Source:
     """Each tensor once, under its first name (a later name of it -> `aliases`); the frozen ones apart."""
     first: dict[int, str | None] = {}
     named, frozen, aliases = [], [], {}
@@ -296,9 +315,9 @@ def _named(pairs: list[tuple[str | None, Any]]) -> Source:
         (named if tensor.requires_grad else frozen).append((name, tensor))
     if not named and frozen:
         raise ConfigError(f"every parameter is frozen (requires_grad=False; {len(frozen)} of them): nothing to "
-                          f"optimize", "params")
+                          f"optimize", path)
     if not named:   # torch's own words for an empty list, at the argument that gave it
-        raise ConfigError("optimizer got an empty parameter list: the model has no parameters", "params")
+        raise ConfigError("optimizer got an empty parameter list: the model has no parameters", path)
     return Source(named, None, frozen=frozen, aliases=aliases)
 
 

@@ -567,8 +567,7 @@ def plan(section: Section, model: Any) -> Plan:
     if not lr_keys and "lr" in defaults and defaults["lr"] is inspect.Parameter.empty:
         options["lr"] = LR_PLACEHOLDER
     if not isinstance(model, torch.nn.Module):
-        errors.add("model", f"a Model Zoo config groups the parameters of a torch.nn.Module; got "
-                            f"{type(model).__name__}")
+        errors.add("model", f"{_plan_experiment.needs_module}, got {type(model).__name__} {show(model)}")
         errors.raise_if_any()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -704,6 +703,10 @@ def _plan_experiment(experiment: Any, model: Any) -> Plan:
         bases, _ = p.optimizer.base_values(sp.key)
         p.notes += lint_schedule(sp, experiment.run, bases, None, spec.path)
     return p
+
+
+#: why the planner takes only a Module (Experiment.plan checks the model argument against it)
+_plan_experiment.needs_module = "expected a torch.nn.Module: a Model Zoo config groups the parameters of its modules"
 
 
 __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section", "Plan"]
