@@ -8,7 +8,7 @@ from typing import Any
 
 from optreg.config.experiment import Experiment, load_config, planned_with_model, validate_experiment
 from optreg.config.run import run_given
-from optreg.core.groups import Group, table_rows
+from optreg.core.groups import Group, lrs_by_parameter, table_rows
 from optreg.errors import ConfigError, ConfigWarning
 
 
@@ -24,6 +24,8 @@ class Built:
     notes: list[str] = field(default_factory=list)     # what the config holds that is not the optimizer's
     clip: Any = None              # optreg.config.run.ClipGrad: `clip_grad:` (Model Zoo's max_gradient_norm / _value)
     run: Any = None               # optreg.config.run.RunLength: the run's length and steps per epoch, as planned
+    #: by parameter, the lr at the first step where a schedule sets the lr itself (lrs_by_parameter), else None
+    first_lrs: dict[int, float | None] | None = None
 
     @property
     def clips(self) -> bool:
@@ -50,9 +52,11 @@ class Built:
 
     def group_table(self) -> list[dict[str, Any]]:
         """One row per group: index, the rule that made it, its selectors and multipliers, parameter count and
-        numel, the lr and weight decay it is built with (before any schedule), its names and its layer_decay
-        layer; then a row `frozen` for the parameters left out. The same rows as `group_table(config, model)`."""
-        return table_rows(self.groups, self.frozen)
+        numel, its lr (the one it is built with, which a schedule of factors scales; where a schedule sets the lr
+        itself, the same in every group: Cerebras', MindSpore's, DeepSpeed's, the lr it has at the first step) and
+        the weight decay it is built with, its names and its layer_decay layer; then a row `frozen` for the
+        parameters left out. The same rows as `group_table(config, model)`."""
+        return table_rows(self.groups, self.frozen, self.first_lrs)
 
 
 def to_experiment(config: Any, format: str | None = None) -> Experiment:
@@ -97,24 +101,36 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
     for note in plan.notes:
         warnings.warn(ConfigWarning(note, experiment.note_location(note)), stacklevel=2)
     return Built(optimizer, scheduler, plan.optimizer.groups, experiment, plan.optimizer.frozen, plan.notes,
-                 plan.clip, plan.run)
+                 plan.clip, plan.run, lrs_by_parameter(optimizer) if plan.absolute_lr else None)
 
 
 def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:
-    """The rows of `build(config, model).group_table()` from the validated plan alone: a dry run that creates
-    no optimizer and no scheduler (`optreg groups`), and that needs no run length. The plan's notes on the groups
-    (a rule of frozen parameters only) are warnings, as build gives them."""
+    """The rows of `build(config, model).group_table()` from the validated plan: a dry run that creates no
+    optimizer (`optreg groups`), and that needs no run length. Where a schedule sets the lr itself, a group's lr is
+    the one the config's scheduler sets at the first step in a stand-in of the optimizer's groups
+    (OptimizerPlan.stand_in), as it sets the built optimizer's; where the file leaves the run length to the trainer
+    and nothing gave it, the lr each group is built with. The plan's notes on the groups (a rule of frozen
+    parameters only) are warnings, as build gives them."""
     import warnings
 
     with planned_with_model():
         experiment = to_experiment(config, format)
-    if experiment.needs_run and experiment.run.steps is None:
+    nominal = experiment.needs_run and experiment.run.steps is None
+    if nominal:
         # a length the file leaves to the trainer (DeepSpeed's "auto", a Trainer's epochs) moves the schedule,
-        # never the groups: they are planned over the nominal run the file was checked against
+        # never the groups: they are planned over the nominal run the file was checked against, and show the lrs
+        # they are built with (the first step's may depend on the run: a warmup given as a ratio of it)
         from optreg.config.translate import NOMINAL_RUN
 
         experiment = experiment.with_run(total_steps=NOMINAL_RUN)
     plan = experiment.plan(model_or_named_params)
     for note in plan.optimizer.notes:
         warnings.warn(ConfigWarning(note, experiment.note_location(note)), stacklevel=2)
-    return table_rows(plan.optimizer.groups, plan.optimizer.frozen)
+    optimizer = plan.stand_in() if plan.absolute_lr and not nominal else None
+    if optimizer is not None:
+        try:
+            plan.build_scheduler(optimizer)
+        except ConfigError as exc:
+            raise experiment.locate(exc) from None
+    return table_rows(plan.optimizer.groups, plan.optimizer.frozen,
+                      lrs_by_parameter(optimizer) if optimizer is not None else None)

@@ -432,10 +432,11 @@ def groups_lines(rows: Sequence[dict[str, Any]], width: int) -> list[Any]:
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
-    """Dry run: the parameter groups a config gives the user's model; no optimizer or scheduler is created."""
+    """Dry run: the parameter groups a config gives the user's model, each with its lr at the first step; the
+    optimizer is not created."""
     from optreg.api import group_table
 
-    experiment = _load(args.config, args.overrides, args.format)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     rows = group_table(experiment, load_model(args.model))
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
@@ -493,6 +494,10 @@ def _model_option(command: argparse.ArgumentParser, purpose: str | None = None, 
                          help=f"{purpose}; {factory}" if purpose else factory)
 
 
+RUN_LENGTH_HELP = ("the run length, where the file leaves it to the trainer (DeepSpeed's \"auto\", Hugging Face's "
+                   "epochs)")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="optreg", description="Config-driven PyTorch optimizers and LR schedulers.")
     top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -520,8 +525,7 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+", metavar="FILE_OR_OVERRIDE",
                           help="config files, and Hydra overrides applied to each (optimizer.lr=1e-3); overrides "
                                "alone: the embedded quickstart")
-    validate.add_argument("--steps", type=_positive, help="the run length, where the file leaves it to the trainer "
-                                                         "(DeepSpeed's \"auto\", Hugging Face's epochs)")
+    validate.add_argument("--steps", type=_positive, help=RUN_LENGTH_HELP)
     _model_option(validate, "also plan the parameter groups against your model")
     validate.set_defaults(fn=cmd_validate)
     convert = sub.add_parser("convert", help="write a config of another format (DeepSpeed, Hugging Face, Model "
@@ -562,6 +566,8 @@ def parser() -> argparse.ArgumentParser:
     groups.add_argument("config", nargs="?", help="YAML experiment config (default: the embedded quickstart)")
     groups.add_argument("overrides", nargs="*", help="Hydra overrides, as for run")
     _model_option(groups, required=True)
+    groups.add_argument("--steps", type=_positive, help=RUN_LENGTH_HELP + ", for the lrs at the first step (a "
+                                                                         "warmup may be a ratio of it)")
     groups.add_argument("--json", action="store_true", help="print the rows as JSON")
     groups.set_defaults(fn=cmd_groups)
     hydra = sub.add_parser("hydra-configs", help="write the Hydra config groups (configs/optimizer, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def test_overrides_apply(capsys):
 
 def test_the_dry_run_creates_no_optimizer(monkeypatch, capsys):
     created = []
-    monkeypatch.setattr(torch.optim.SGD, "__init__", lambda *a, **k: created.append(1))
+    monkeypatch.setattr(torch.optim.SGD, "__init__", _recorded(torch.optim.SGD.__init__, created))
     assert main(["groups", RESNET, "--model", "examples.finetune_models:tiny_resnet"]) == 0
     assert not created and "frozen" in capsys.readouterr().out
 
@@ -103,16 +104,110 @@ def test_config_errors_carry_the_file_position(tmp_path, capsys):
                                     str(REPO / "tests" / "fixtures" / "hf" / "corpus" /
                                         "zephyr-7b-beta__sft__config_full.yaml")])          # num_train_epochs
 def test_a_file_that_leaves_the_run_length_to_the_trainer_shows_its_groups(config, capsys):
-    """The groups do not depend on the run length: `groups` (which has no --steps) needs none, and its rows are
-    the built ones of any run."""
+    """The groups do not depend on the run length: `groups` needs none, and its rows are the built ones of any run,
+    each with the lr it is built with (the first step's of a schedule that sets the lr itself may depend on the run:
+    a warmup ratio). With --steps, the rows of a build of that run: DeepSpeed's WarmupLR sets the lr itself (its
+    first step's, warmup_min_lr 0), Hugging Face's schedule scales each group's own."""
     from examples.finetune_models import tiny_vit
 
     assert main(["groups", config, "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
     captured = capsys.readouterr()
     assert "--steps" not in captured.err
     rows = json.loads(captured.out)
-    built = optreg.build(config, tiny_vit(), total_steps=30).group_table()
-    assert rows == json.loads(json.dumps(built, default=str)) and len(rows) >= 1
+    built = optreg.build(config, tiny_vit(), total_steps=30)
+    table = json.loads(json.dumps(built.group_table(), default=str))
+    assert [{**r, "lr": None} for r in rows] == [{**r, "lr": None} for r in table] and len(rows) >= 1
+    assert [r["lr"] for r in rows] == [g.lr for g in built.groups]
+    assert main(["groups", config, "--steps", "30", "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == table
+    first = [g["lr"] for g in built.optimizer.param_groups]
+    assert [r["lr"] for r in rows] == (first if config.endswith(".json") else [g.lr for g in built.groups])
+    assert first == [0.0] * len(rows)
+
+
+def lrs_of(capsys, *args: str) -> list[float]:
+    assert main(["groups", *args, "--json"]) == 0
+    return [row["lr"] for row in json.loads(capsys.readouterr().out) if row["rule"] != "frozen"]
+
+
+ABSOLUTE = {   # schedules whose values are learning rates: the first step's is the schedule's, not optimizer.lr's
+    "cerebras": ("optimizer: {name: AdamW, weight_decay: 0.05, no_weight_decay: true}\n"
+                 "scheduler:\n"
+                 "  - {LinearLR: {initial_learning_rate: 2.0e-4, end_learning_rate: 1.0e-3, total_iters: 5}}\n"
+                 "  - {CosineDecayLR: {initial_learning_rate: 1.0e-3, end_learning_rate: 0.0, total_iters: 15}}\n"
+                 "train: {steps: 20}\n", [2e-4, 2e-4]),
+    "mindspore schedule": ("optimizer: {name: mindspore.Momentum, learning_rate: 0.1, momentum: 0.9}\n"
+                           "scheduler: {name: mindspore.exponential_decay_lr, learning_rate: 0.5, decay_rate: 0.9,\n"
+                           "            total_step: 20, step_per_epoch: 2, decay_epoch: 1}\n", [0.5]),
+}
+RELATIVE = {   # factors of each group's lr (the head's 10x): the lr each group is built with, which they scale
+    "warmup": ("optimizer:\n  name: SGD\n  lr: 0.1\n  momentum: 0.9\n  param_groups: [{params: head.*, lr_mult: 10}]\n"
+               "scheduler: {name: CosineAnnealingLR, T_max: 20, warmup: {steps: 4, start_factor: 0.1}}\n"
+               "train: {steps: 24}\n", [1.0, 0.1]),
+    "torch LinearLR": ("optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups: [{params: head.*, lr_mult: 10}]\n"
+                       "scheduler: {name: LinearLR, start_factor: 0.5, total_iters: 4}\n", [1.0, 0.1]),
+    "no schedule": ("optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups: [{params: head.*, lr_mult: 10}]\n",
+                    [1.0, 0.1]),
+}
+
+
+def _recorded(init, created: list):
+    """`init` that records its call and builds nothing, with its signature (the registry reads it)."""
+    return functools.wraps(init)(lambda *a, **k: created.append(1))
+
+
+@pytest.mark.parametrize("text, first", [*ABSOLUTE.values(), *RELATIVE.values()], ids=[*ABSOLUTE, *RELATIVE])
+def test_the_lr_is_the_one_the_group_steps_with(text, first, tmp_path, capsys, monkeypatch):
+    """Where a schedule sets the lr itself (absolute values, the same in every group), a group's lr is the one the
+    built optimizer's group has once the scheduler is made (what `plot --csv` shows at step 0; it was optimizer.lr,
+    AdamW's default 1e-3 here); under a schedule of factors, the group's own lr, which they scale (torch's
+    `initial_lr`); the optimizer is still not built."""
+    from examples.finetune_models import tiny_vit
+
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    built = optreg.build(str(path), tiny_vit())
+    key = "lr" if text in [t for t, _ in ABSOLUTE.values()] else "initial_lr"
+    expected = [group.get(key, group["lr"]) for group in built.optimizer.param_groups]
+    assert expected == pytest.approx(first, rel=1e-6)
+    assert [row["lr"] for row in built.group_table()] == expected
+    created = []
+    for cls in (torch.optim.SGD, torch.optim.AdamW):
+        monkeypatch.setattr(cls, "__init__", _recorded(cls.__init__, created))
+    assert lrs_of(capsys, str(path), "--model", "examples.finetune_models:tiny_vit") == expected and not created
+
+
+def test_a_per_step_lr_list_is_shown_as_one():
+    """MindSpore's per-step lr list (no scheduler: the optimizer sets the lr each step) stays the list's row."""
+    from examples.finetune_models import tiny_vit
+    from optreg.api import group_table
+
+    config = {"optimizer": {"name": "mindspore.Momentum", "learning_rate": [0.3, 0.2, 0.1], "momentum": 0.9}}
+    rows = group_table(config, tiny_vit())
+    assert [r["lr"] for r in rows] == [r["lr"] for r in optreg.build(config, tiny_vit()).group_table()] == [
+        [0.3, 0.2, 0.1]]
+
+
+@pytest.mark.filterwarnings("ignore::optreg.ConfigWarning")
+def test_a_model_zoo_schedule_gives_the_first_steps_lr(capsys):
+    """Model Zoo's LinearLR from initial_learning_rate 0 (its optimizer has no lr: AdamW's 1e-3 was shown)."""
+    from examples.finetune_models import tiny_vit
+
+    config = str(REPO / "examples" / "cerebras" / "trainer_llama.yaml")
+    expected = [group["lr"] for group in optreg.build(config, tiny_vit()).optimizer.param_groups]
+    assert lrs_of(capsys, config, "--model", "examples.finetune_models:tiny_vit") == expected == [0.0, 0.0]
+
+
+def test_the_dry_run_leaves_a_tensor_lr_alone():
+    """A scheduler fills a tensor lr in place (torch's own classes keep one): the dry run's stand-in holds a copy."""
+    from examples.finetune_models import tiny_vit
+    from optreg.api import group_table
+
+    lr = torch.tensor(0.01)
+    rows = group_table({"optimizer": {"name": "AdamW", "lr": lr}, "scheduler": [
+        {"LinearLR": {"initial_learning_rate": 0.02, "end_learning_rate": 0.01, "total_iters": 4}}]}, tiny_vit())
+    assert [r["lr"] for r in rows] == [pytest.approx(0.02)] and lr.item() == pytest.approx(0.01)
 
 
 def test_the_group_table_lists_a_dialects_group_keys_with_the_options():
@@ -146,3 +241,21 @@ def test_a_rule_over_the_frozen_stem_only_is_a_warning_at_its_position(tmp_path,
     captured = capsys.readouterr()
     assert captured.err == note
     assert [r["rule"] for r in json.loads(captured.out)] == ["default", "frozen"]
+
+
+def test_a_group_the_optimizer_splits_shows_the_lr_of_its_parameters():
+    """MindSpore's weight-decay rule splits the one planned group (gamma and beta undecayed): its row's lr is its
+    parameters' at the first step, in build and in the dry run alike (it was the planned 0.1)."""
+    from optreg.api import group_table
+
+    class Norm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w, self.gamma = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
+
+    config = {"optimizer": {"name": "mindspore.Momentum", "learning_rate": 0.1, "momentum": 0.9, "weight_decay": 0.01},
+              "scheduler": {"name": "mindspore.exponential_decay_lr", "learning_rate": 0.5, "decay_rate": 0.9,
+                            "total_step": 20, "step_per_epoch": 2, "decay_epoch": 1}}
+    built = optreg.build(config, Norm())
+    assert [g["lr"] for g in built.optimizer.param_groups] == [0.5, 0.5]
+    assert [r["lr"] for r in built.group_table()] == [r["lr"] for r in group_table(config, Norm())] == [0.5]

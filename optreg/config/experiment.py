@@ -16,9 +16,9 @@ from typing import Any, Mapping
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
-from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_over_scaled, check_schedule,
-                               dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
-                               plan_scheduler, wraps_optimizer, _torch_dicts)
+from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_key, absolute_over_scaled,
+                               check_schedule, dynamic_lr_conflict, foreign_form, group_options, model_refusals,
+                               plan_optimizer, plan_scheduler, wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
                                read_clip, read_train, resolve_run)
@@ -196,11 +196,24 @@ class Plan:
             optimizer = self.optimizer.build()
         except ConfigError as exc:  # a constraint only the implementation knows: still at the section's path
             raise exc.prefixed("optimizer") from None
+        return optimizer, self.build_scheduler(optimizer)
+
+    def stand_in(self) -> Any:
+        """The optimizer's stand-in (OptimizerPlan.stand_in), or None."""
+        return self.optimizer.stand_in()
+
+    @property
+    def absolute_lr(self) -> bool:
+        """Whether the scheduler sets the lr itself, the same in every group (`build.absolute_key`): the groups'
+        own lrs are then not the ones they step with."""
+        return self.scheduler is not None and absolute_key(self.scheduler) == "lr"
+
+    def build_scheduler(self, optimizer: Any) -> Any:
+        """The scheduler over `optimizer` (the built one, or its stand-in), or None."""
         try:
-            scheduler = self.scheduler.build(optimizer) if self.scheduler is not None else None
+            return self.scheduler.build(optimizer) if self.scheduler is not None else None
         except ConfigError as exc:
             raise exc.prefixed("scheduler") from None
-        return optimizer, scheduler
 
 
 def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:

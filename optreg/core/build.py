@@ -234,19 +234,14 @@ class OptimizerPlan:
             return self.inner.base_values(key)
         from optreg.schedules.adapter import read_key
 
-        defaults = self._implementation_defaults()
         out: list[float] | None = []
-        for i, d in enumerate(self.dicts):
-            merged = {**defaults, **d}
-            if key == "lr" and "lr" not in merged and "learning_rate" in merged:  # MindSpore's is the group's lr
-                merged["lr"] = merged["learning_rate"]
+        for i, merged in enumerate(self.group_dicts()):
             try:
                 value = read_key(merged, key)
             except (KeyError, IndexError, TypeError):
                 value = None
             part = TUPLE_ALIASES["betas"][int(key[6])] if key.startswith("betas[") else None
-            given_none = key in merged or key[:5] in merged or (
-                part is not None and {**defaults, **d}.get(part, 0.0) is None)
+            given_none = key in merged or key[:5] in merged or (part is not None and merged.get(part, 0.0) is None)
             if value is None and given_none:
                 return None, f"parameter group {i} has no {key!r} to schedule (it is None)"
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -260,16 +255,46 @@ class OptimizerPlan:
         signature = {o.target: o.default for o in models.options(self.entry) if not o.required}
         return {**signature, **self.defaults}
 
+    def group_dicts(self) -> list[dict[str, Any]]:
+        """Each group dict over what the implementation gets for every group (`_implementation_defaults`), with
+        MindSpore's learning_rate as the group's lr."""
+        defaults = self._implementation_defaults()
+        out = []
+        for d in self.dicts:
+            merged = {**defaults, **d}
+            if "lr" not in merged and "learning_rate" in merged:
+                merged["lr"] = merged["learning_rate"]
+            out.append(merged)
+        return out
+
+    def stand_in(self) -> Any:
+        """A torch Optimizer with the groups the built optimizer will have (`group_dicts`, over the same
+        parameters, the implementation's defaults as its own), without the implementation: nothing steps and no
+        state is made. A dry run builds the scheduler over it to read each group's lr at the first step
+        (optreg.api.group_table). Its tensor values are copies (a scheduler fills a tensor lr in place); a dynamic
+        lr is read at step 0, as optreg.core.optimizer.Optimizer reads it. None for an optimizer built from the
+        model itself (MindSpore's THOR)."""
+        if self.inner is not None:
+            return self.inner.stand_in()
+        if self.entry.takes_model or not self.dicts:
+            return None
+        import torch
+
+        from optreg.core.optimizer import lr_at, lr_table
+
+        groups = [{k: v if k == "params" else _copied(v) for k, v in g.items()} for g in self.group_dicts()]
+        for i, value in self.dynamic_lrs():
+            groups[i]["lr"] = lr_at(lr_table(value), 0)
+        return torch.optim.Optimizer(groups, self._implementation_defaults())
+
     def dynamic_lrs(self) -> list[tuple[int, Any]]:
         """(group index, value) of each group whose lr is set per step by the optimizer itself (MindSpore's dynamic
         learning_rate: a per-step list, a schedule, a callable), not a number."""
         if self.inner is not None:
             return self.inner.dynamic_lrs()
-        defaults = self._implementation_defaults()
         out = []
-        for i, d in enumerate(self.dicts):
-            merged = {**defaults, **d}
-            value = merged.get("lr", merged.get("learning_rate"))
+        for i, merged in enumerate(self.group_dicts()):
+            value = merged.get("lr")
             if value is not None and not isinstance(value, (numbers.Real, bool)) and \
                     (isinstance(value, (list, tuple)) or callable(value)):
                 out.append((i, value))
@@ -295,6 +320,13 @@ class OptimizerPlan:
         # a tuple (betas) only from all of its parts: an optimizer with beta1 alone (Adafactor) keeps beta1
         keys.update(t for t, parts in TUPLE_ALIASES.items() if all(p in self.defaults for p in parts))
         return frozenset(keys)
+
+
+def _copied(value: Any) -> Any:
+    """`value` with its tensors (in a tuple too: betas) copied."""
+    if isinstance(value, tuple):
+        return tuple(map(_copied, value))
+    return value.detach().clone() if hasattr(value, "detach") else value
 
 
 def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], grouped: bool, errors: Collector,
@@ -1079,6 +1111,15 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
 
 
+def absolute_key(plan: SchedulerPlan) -> str | None:
+    """The option a schedule with absolute values sets, the same in every group (Cerebras', MindSpore's, a
+    `sequential` with such a stage: `lr`, or Cerebras' `*WD` weight decay), or None for a schedule of factors of
+    each group's own value (torch, OneFlow, HF, timm)."""
+    if getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
+        return None
+    return plan.key if plan.schedule is not None else "lr"
+
+
 def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = ()
                          ) -> list[ErrorItem]:
     """The refusal of an lr schedule with absolute values (Cerebras, MindSpore, a `sequential` with such a stage),
@@ -1086,9 +1127,9 @@ def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: 
     composite's routing) gave lrs of their own; and of an absolute weight-decay schedule (Cerebras' `*WD`) over groups
     to which `scaled_wd` (no_weight_decay, decay_mult) gave weight decays of their own: build checks the plan's
     groups, configure_lr_scheduler the keys the built optimizer keeps (groups.scaled_lr_of)."""
-    key = plan.key if plan.schedule is not None else "lr"
-    undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key)
-    if not undone or getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
+    key = absolute_key(plan)
+    undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key) if key else None
+    if not undone:
         return []
     noun, kinds = ("lr", "(torch, OneFlow, HF, timm)") if key == "lr" else \
         ("weight decay", "(key: weight_decay on a torch, OneFlow, HF or timm schedule)")

@@ -296,6 +296,13 @@ class CompositePlan:
 
         return remember_scaled_lr(Composite(built, names, self.order), self.groups)
 
+    def stand_in(self):
+        """The Composite over the parts' stand-ins (OptimizerPlan.stand_in), as `build()` makes it over the parts."""
+        from optreg.core.composite_optimizer import Composite
+
+        return Composite([plan.stand_in() for _, plan in self.parts], [plan.entry.qualname for _, plan in self.parts],
+                         self.order)
+
     @property
     def defaults(self) -> dict[str, Any]:
         return {}

@@ -786,9 +786,20 @@ def scaled_lr_of(optimizer: Any, key: str = "lr") -> tuple[str, ...]:
 # ---------------------------------------------------------------------------------------------------
 # the table (`optreg groups`, Built.group_table)
 # ---------------------------------------------------------------------------------------------------
-def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) -> list[dict[str, Any]]:
+def lrs_by_parameter(optimizer: Any) -> dict[int, float | None]:
+    """The lr of each parameter's group in `optimizer` (as get_last_lr() reads it), by the parameter's id."""
+    from optreg.schedules.adapter import group_lrs
+
+    return {id(p): lr for group, lr in zip(optimizer.param_groups, group_lrs(optimizer)) for p in group["params"]}
+
+
+def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = (),
+               lrs: Mapping[int, float | None] | None = None) -> list[dict[str, Any]]:
     """One row per group (index, rule, selectors, multipliers, counts, lr, weight decay, names, layer), then one
-    row `frozen` for the parameters left out (requires_grad=False), if any (bare tensors: no names)."""
+    row `frozen` for the parameters left out (requires_grad=False), if any (bare tensors: no names). `lrs`: the
+    optimizer's lrs at the first step (lrs_by_parameter, once the scheduler is made): a group's is that of its
+    first parameter (the optimizer's groups may be ordered or split otherwise: MindSpore's order_params, its
+    weight-decay rule); without them, the lr each group is built with."""
     rows = []
     for i, group in enumerate(groups):
         rows.append({
@@ -801,7 +812,7 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = ()) 
             "numel": sum(p.numel() for p in group.params),
             "names": list(group.names or []),
             "options": {**group.options, **group.extra},   # a dialect's group keys too (grad_centralization)
-            "lr": group.lr,
+            "lr": lrs.get(id(group.params[0]), group.lr) if lrs and group.params else group.lr,
             "weight_decay": group.weight_decay,
             "layer": group.layer,
             "no_weight_decay": group.no_decay,

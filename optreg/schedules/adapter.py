@@ -49,6 +49,12 @@ def _scalar(value: Any) -> float:
     return float(value.item()) if isinstance(value, torch.Tensor) else float(value)
 
 
+def group_lrs(optimizer: torch.optim.Optimizer) -> list[float | None]:
+    """Each group's lr as a number, None where the optimizer has none (MindSpore's AdaFactor with relative_step
+    computes its own step size): what get_last_lr() reports."""
+    return [None if g["lr"] is None else _scalar(g["lr"]) for g in optimizer.param_groups]
+
+
 def _mark_step_called(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
     optimizer._opt_called = True
 
@@ -172,9 +178,8 @@ class ScheduleLR(LRScheduler):
         for group, value, kept in zip(self.optimizer.param_groups, values, self._kept):
             if not kept:
                 write_key(group, self.key, value)
-        # get_last_lr() reports the groups' lr as they are: None where the optimizer has none (MindSpore's
-        # AdaFactor with relative_step computes its own step size) under a schedule of another key
-        self._last_lr = [None if g["lr"] is None else _scalar(g["lr"]) for g in self.optimizer.param_groups]
+        # get_last_lr() reports the groups' lr as they are, under a schedule of another key too
+        self._last_lr = group_lrs(self.optimizer)
         self._last_values = list(values)
         self._last_closed = closed
 
@@ -225,4 +230,4 @@ class ScheduleLR(LRScheduler):
         return f"ScheduleLR(key={self.key!r}, last_epoch={self.last_epoch}, schedules={self.schedules!r})"
 
 
-__all__ = ["ScheduleLR", "KEYS", "read_key", "write_key"]
+__all__ = ["ScheduleLR", "KEYS", "group_lrs", "read_key", "write_key"]

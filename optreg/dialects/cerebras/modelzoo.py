@@ -521,8 +521,24 @@ class Plan:
 
     def build(self) -> tuple[Any, Any]:
         """(optimizer, scheduler), as an experiment plan builds them (optreg.config.experiment.Plan)."""
-        optimizer = build_optimizer(self)
+        optimizer = with_extras(self, self.optimizer.build())
         return optimizer, build_schedulers(self, optimizer)
+
+    def stand_in(self) -> Any:
+        """The optimizer's stand-in (OptimizerPlan.stand_in) with Model Zoo's group extras."""
+        optimizer = self.optimizer.stand_in()
+        return with_extras(self, optimizer) if optimizer is not None else None
+
+    def build_scheduler(self, optimizer: Any) -> Any:
+        """The schedulers over `optimizer` (the built one, or its stand-in), or None."""
+        return build_schedulers(self, optimizer)
+
+    @property
+    def absolute_lr(self) -> bool:
+        """Whether a scheduler sets the lr itself (Model Zoo's lr schedules but ScalePerParamLR's scaled ones)."""
+        from optreg.core.build import absolute_key
+
+        return any(not spec.scaled and absolute_key(sp) == "lr" for spec, sp in self.schedulers)
 
 
 def _defaults(entry: Any) -> dict[str, Any]:
@@ -668,8 +684,8 @@ def _clip(section: Section, errors: Collector) -> Any:
     return clip
 
 
-def build_optimizer(p: Plan) -> Any:
-    optimizer = p.optimizer.build()
+def with_extras(p: Plan, optimizer: Any) -> Any:
+    """`optimizer` with the group extras Model Zoo puts into its groups (tags, adjust_learning_rate)."""
     for group, extra in zip(optimizer.param_groups, p.extras):
         group.update(extra)
     return optimizer
