@@ -184,6 +184,7 @@ def test_keys_around_the_optimizer_are_reported_in_one_warning():
 
 
 def test_an_older_steps_key_is_refused_with_its_replacement_and_position(tmp_path):
+    # it was at optimizer.learning_rate.SequentialLR.schedulers[0].LinearLR.steps, the learning_rate key's line
     path = tmp_path / "old.yaml"
     path.write_text("model: {}\noptimizer:\n  optimizer_type: AdamW\n  learning_rate:\n"
                     "    - scheduler: Linear\n      initial_learning_rate: 0.0\n      end_learning_rate: 1.0e-4\n"
@@ -191,10 +192,69 @@ def test_an_older_steps_key_is_refused_with_its_replacement_and_position(tmp_pat
     with pytest.raises(ConfigError) as info:
         optreg.load_config(path)
     error = info.value.errors[0]
-    assert error.path == "optimizer.learning_rate.SequentialLR.schedulers[0].LinearLR.steps" or \
-        error.path.endswith("steps")
+    assert (error.path, error.location.line, error.location.column) == ("optimizer.learning_rate[0].steps", 8, 7)
     assert "Model Zoo 2.10 refuses `steps`" in error.message and "total_iters" in error.message
     assert error.suggestion == "total_iters"
+
+
+LEGACY_SCHEDULES = """model: {}
+optimizer:
+  optimizer_type: AdamW
+  learning_rate:
+    - scheduler: Linear
+      initial_learning_rate: -1.0
+      end_learning_rate: 1.0e-4
+      total_iters: 100
+    - scheduler: Exponential
+      initial_learning_rate: 1.0e-4
+      decay_rate: -0.5
+      total_iters: 10
+"""
+TRAINER_SCHEDULES = """trainer:
+  init:
+    optimizer:
+      AdamW: {lr: 0.1, weight_decay: 0.1}
+    schedulers:
+      - SequentialLR:
+          schedulers:
+            - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: -0.1, total_iters: 10}
+            - ConstantLR: {learning_rate: 0.1}
+      - CosineDecayWD:
+          initial_val: -1.0
+          end_val: 0.0
+          total_iters: 10
+"""
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a legacy list is read as a SequentialLR of {LinearLR: ...} items: it was at
+    # optimizer.learning_rate.SequentialLR.schedulers[0].LinearLR.initial_learning_rate, the list's line
+    (LEGACY_SCHEDULES, [("optimizer.learning_rate[0].initial_learning_rate", "must be >= 0, got -1.0", 6, 7),
+                        ("optimizer.learning_rate[1].decay_rate", "must be > 0, got -0.5", 11, 7)]),
+    # one legacy item is read as {LinearLR: ...}: it was at optimizer.learning_rate.LinearLR.initial_learning_rate
+    ("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n    scheduler: Linear\n"
+     "    initial_learning_rate: -1.0\n    end_learning_rate: 0.0\n    total_iters: 10\n",
+     [("optimizer.learning_rate.initial_learning_rate", "must be >= 0, got -1.0", 6, 5)]),
+    # the class's key was left out (trainer.init.schedulers[0].schedulers[0].end_learning_rate), the weight-decay
+    # twin's initial_val named by the lr's option it is read as (trainer.init.schedulers[1].initial_learning_rate),
+    # and a scheduler after one with an error was not checked
+    (TRAINER_SCHEDULES, [("trainer.init.schedulers[0].SequentialLR.schedulers[0].LinearLR.end_learning_rate",
+                          "must be >= 0, got -0.1", 8, 54),
+                         ("trainer.init.schedulers[1].CosineDecayWD.initial_val", "must be >= 0, got -1.0", 11, 11)]),
+])
+def test_a_bad_scheduler_value_is_said_at_the_key_the_file_writes(tmp_path, capsys, text, expected):
+    """A schedule Model Zoo converts (a legacy learning_rate, a weight-decay twin) or reads as optreg's spec (the
+    {Name: {...}} key) has its errors at the file's own path and position, in validate and build alike."""
+    from optreg.cli import main
+
+    path = tmp_path / "modelzoo.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert [(e.path, e.message, e.location.line, e.location.column) for e in info.value.errors] == expected
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:{column}: {p}: {m}"
+                                                    for p, m, line, column in expected]
 
 
 def test_trainer_form_sequential_stage_without_total_iters_is_refused():

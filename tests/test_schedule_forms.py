@@ -159,6 +159,52 @@ def test_a_legacy_item_s_length_is_refused_at_the_key_the_file_writes(tmp_path, 
         (path, "must be an integer >= 1, got 0", line, column)]
 
 
+LEGACY_ALIASES = """optimizer: {name: cerebras.AdamW, lr: 0.1, weight_decay: 0.1}
+scheduler:
+  - scheduler: Linear
+    learning_rate: -1.0
+    end_learning_rate: 1.0e-4
+    steps: 100
+  - scheduler: Exponential
+    base_lr: -2.0
+    gamma: -0.5
+    decay_steps: 10
+  - scheduler: CosineAnnealing
+    learning_rate: 0.1
+    t_max: 0
+"""
+
+
+@pytest.mark.parametrize("text, expected", [
+    # legacy spellings of the lr (learning_rate, base_lr), of the rate (gamma) and of T_max: they were said at
+    # the options they are read as, scheduler.schedulers[0].initial_learning_rate and so on, at the item's line
+    (LEGACY_ALIASES, [("scheduler[0].learning_rate", "must be >= 0, got -1.0", 4, 5),
+                      ("scheduler[1].base_lr", "must be >= 0, got -2.0", 8, 5),
+                      ("scheduler[1].gamma", "must be > 0, got -0.5", 9, 5),
+                      ("scheduler[2].t_max", "must be >= 1, got 0", 13, 5)]),
+    # the weight-decay twin's generic names: it was scheduler.initial_learning_rate, at the section's line
+    ("optimizer: {name: cerebras.AdamW, lr: 0.1, weight_decay: 0.1}\nscheduler:\n  CosineDecayWD:\n"
+     "    initial_val: -1.0\n    end_val: 0.0\n    total_iters: 10\n",
+     [("scheduler.CosineDecayWD.initial_val", "must be >= 0, got -1.0", 4, 5)]),
+])
+def test_a_value_under_a_legacy_or_generic_name_is_said_at_that_name(tmp_path, capsys, text, expected):
+    """A Cerebras form's option read under another name (a legacy item's learning_rate as initial_learning_rate, a
+    weight-decay twin's initial_val) has its errors at the key the file writes, in validate and build alike."""
+    import torch
+
+    import optreg
+    from optreg.cli import main
+
+    path = tmp_path / "legacy.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert [(e.path, e.message, e.location.line, e.location.column) for e in info.value.errors] == expected
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:{column}: {p}: {m}"
+                                                    for p, m, line, column in expected]
+
+
 # ---------------------------------------------------------------------------------------------------
 # row-level validation (the registry's models over the Cerebras rows)
 # ---------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
+from optreg.core.dialect import ReadSpec
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of, scaled_options,
@@ -905,11 +906,27 @@ def _plan_combinator(spec: dict[str, Any], context: Context, path: str, dialect:
 
 
 def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | None = None) -> SchedulerPlan:
-    """Validate a scheduler spec (recursively for nested ones); ConfigError lists every problem."""
+    """Validate a scheduler spec (recursively for nested ones); ConfigError lists every problem, a spec that a
+    scheduler form read (`ReadSpec`) at the form's own paths."""
     errors = Collector()
+    read = spec if isinstance(spec, ReadSpec) else None
     spec = _normal_spec(spec, path, errors)
     errors.raise_if_any()
     assert spec is not None
+    read = spec if isinstance(spec, ReadSpec) else read
+    if read is None:
+        return _plan_spec(spec, context, path, dialect)
+    try:
+        return _plan_spec(dict(spec), context, path, dialect)
+    except ConfigError as exc:
+        from optreg.config.translate import source_paths
+
+        raise source_paths(exc, read.at(path)) from None
+
+
+def _plan_spec(spec: dict[str, Any], context: Context, path: str, dialect: str | None) -> SchedulerPlan:
+    """`plan_scheduler` of a spec in optreg's form (`_normal_spec`)."""
+    errors = Collector()
     # the spec's own dialect: asks for it (a prefix naming another is an error); the parent's or the context's is a
     # default for a name without a prefix
     own, dialect = spec.pop("dialect", None), dialect or context.dialect

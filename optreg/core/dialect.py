@@ -19,9 +19,10 @@ What a dialect may declare (each defaults to torch's reading):
   param_names, optimizer values, grouped) -> group dicts`;
 - `option_aliases`: the framework's spellings of option names (`learning_rate` for `lr`), read in every dialect;
 - `scheduler_forms`: other spellings of a scheduler spec (Cerebras' `{scheduler: Linear}` / `{LinearLR: {...}}`):
-  `claims(spec)`, `read(spec, path) -> {name: ..., <options>}` and optionally `schema(options_of, ref)`, the JSON
-  Schema of the form for `optreg schema` (`options_of(class)`: the schemas of the options of the dialect's
-  scheduler row `class`; `ref`: the form's own `$ref`, for nested schedulers);
+  `claims(spec)`, `read(spec, path) -> {name: ..., <options>}` (a `ReadSpec`, whose errors are at the form's own
+  paths: its class key, a renamed option's key) and optionally `schema(options_of, ref)`, the JSON Schema of the
+  form for `optreg schema` (`options_of(class)`: the schemas of the options of the dialect's scheduler row `class`;
+  `ref`: the form's own `$ref`, for nested schedulers);
 - `closed_forms(name)`: the closed form (`optreg.schedules.engine.Schedule`) of one of its scheduler classes, for
   composing and plotting (torch's LRScheduler classes);
 - absolute vs factor values: each scheduler row's `values` (planning refuses an absolute schedule over groups
@@ -52,6 +53,23 @@ class SchedulerForm:
     claims: Callable[[Any], bool]
     read: Callable[..., dict[str, Any]]
     schema: Callable[[Callable[[str], Mapping[str, Any]], str], dict[str, Any]] | None = None
+
+
+class ReadSpec(dict):
+    """A scheduler spec that a `SchedulerForm` read, and `written`: where the form writes each part of it, a path
+    relative to the spec (`""` the spec itself, `schedulers[0]`, `schedulers[0].initial_learning_rate`) -> the
+    source's path (`scheduler[0].learning_rate`); a part not listed is where its longest listed prefix is, as
+    optreg.config.translate.source_path reads them. Planning the spec puts its errors there (`plan_scheduler`)."""
+
+    def __init__(self, spec: Mapping[str, Any] = (), written: Mapping[str, str] | None = None):
+        super().__init__(spec)
+        self.written = dict(written or {})
+
+    def at(self, path: str) -> dict[str, str]:
+        """`written` for the spec planned at `path`: own-form path -> the source's."""
+        from optreg.errors import join_path
+
+        return {join_path(path, k): v for k, v in self.written.items() if join_path(path, k) != v}
 
 
 @dataclass(frozen=True)
@@ -99,4 +117,4 @@ def plain(name: str, rows: Sequence[Any] = ()) -> Dialect:
     return Dialect(name, tuple(rows))
 
 
-__all__ = ["DecayRule", "Dialect", "SchedulerForm", "plain"]
+__all__ = ["DecayRule", "Dialect", "ReadSpec", "SchedulerForm", "plain"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from optreg.core.dialect import ReadSpec
 from optreg.core.names import NAME_KEYS
 from optreg.errors import Collector, ConfigError, join_path, key_text, show
 
@@ -100,9 +101,11 @@ def _number(value: Any, path: str) -> float:
         raise ConfigError(f"expected a number, got {show(value)}", path) from None
 
 
-def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Collector,
-              legacy: bool) -> dict[str, Any]:
-    """Legacy/current keys of one scheduler → the class's option names; unknown keys are errors."""
+def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Collector, legacy: bool,
+              written: dict[str, str], twin: bool = False) -> dict[str, Any]:
+    """Legacy/current keys of one scheduler (at `path`) → the class's option names; unknown keys are errors.
+    `twin`: the weight-decay twin's generic names are read too (`WD_RENAMES`). Each option read under another key
+    is recorded in `written`: the option -> the key's path."""
     fields = _options(cls_name)
     out: dict[str, Any] = dict(LEGACY_DEFAULTS.get(cls_name, {})) if legacy else {}
     seen: dict[str, str] = {}
@@ -118,8 +121,8 @@ def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Colle
         key = key_text(key)
         if key in UNSUPPORTED:
             errors.add(join_path(path, key), UNSUPPORTED[key])
-        elif key in fields:
-            put(key, value, key)
+        elif key in fields or twin and WD_RENAMES.get(key) in fields:
+            put(WD_RENAMES[key] if key not in fields else key, value, key)
         elif legacy and key in STEP_KEYS:
             if "total_iters" in fields:
                 put("total_iters", value, key)
@@ -143,6 +146,7 @@ def _map_keys(cls_name: str, params: Mapping[str, Any], path: str, errors: Colle
 
             errors.add(join_path(path, key), f"unknown option of Cerebras {cls_name}",
                        closest(key, [*fields, *(STEP_KEYS if legacy else ())]))
+    written.update({option: join_path(path, key) for option, key in seen.items() if option != key})
     return out
 
 
@@ -161,7 +165,10 @@ def _steps(params: Mapping[str, Any], path: str, errors: Collector) -> int | Non
 # ---------------------------------------------------------------------------------------------------
 # legacy form
 # ---------------------------------------------------------------------------------------------------
-def _legacy_one(params: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
+def _legacy_one(params: Mapping[str, Any], path: str, errors: Collector, written: dict[str, str]
+                ) -> dict[str, Any] | None:
+    """One legacy item (at `path`) as Cerebras reads it; where it writes each part of the spec into `written`
+    (relative to the spec, as `ReadSpec.written`)."""
     params = {k: v for k, v in params.items() if k not in TOP_LEVEL}
     name = params.pop("scheduler", None)
     if name is None:
@@ -172,13 +179,17 @@ def _legacy_one(params: Mapping[str, Any], path: str, errors: Collector) -> dict
     except ConfigError as exc:
         errors.extend(exc)
         return None
-    options = _map_keys(cls_name, params, path, errors, legacy=True)
+    written[""] = path
+    options = _map_keys(cls_name, params, path, errors, True, written)
     return {"name": cls_name, "dialect": "cerebras", **options}
 
 
-def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disabled: bool) -> dict[str, Any] | None:
+def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disabled: bool,
+                 written: dict[str, str]) -> dict[str, Any] | None:
+    """A legacy list (at `path`): one item, a SequentialLR, a ChainedLR or a `sequential` of them; `written` as in
+    `_legacy_one`."""
     mains, flags = set(), set()
-    specs, lengths = [], []
+    specs, lengths, places = [], [], []
     for i, item in enumerate(items):
         where = join_path(path, i)
         if not isinstance(item, Mapping):
@@ -189,7 +200,8 @@ def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disab
         if "disable_lr_steps_reset" in item:
             flags.add(bool(item["disable_lr_steps_reset"]))
         lengths.append(_steps(item, where, errors))
-        specs.append(_legacy_one(item, where, errors))
+        places.append({})
+        specs.append(_legacy_one(item, where, errors, places[-1]))
     if len(mains) > 1:
         errors.add(join_path(path, "main_scheduler"), f"conflicting main_scheduler values: {sorted(mains)}")
     if len(flags) > 1:
@@ -202,6 +214,10 @@ def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disab
                                                "'total_iters' (its length in the sequence)")
     if errors:
         return None
+    written[""] = path
+    for i, place in enumerate(places):   # a single item is the spec itself
+        written.update({join_path("" if len(specs) == 1 and not chained else f"schedulers[{i}]", k): v
+                        for k, v in place.items()})
     if chained:
         return {"name": "ChainedLR", "dialect": "cerebras", "schedulers": specs}
     if len(specs) == 1:
@@ -226,21 +242,27 @@ def _is_current(value: Any) -> bool:
             and isinstance(next(iter(value.values())), (Mapping, type(None))))
 
 
-def _current_one(value: Mapping[str, Any], path: str, errors: Collector, torch_hint: bool = False
-                 ) -> dict[str, Any] | None:
-    """One `{Name: {...}}` item as Cerebras reads it; `torch_hint`: in optreg's own scheduler section, an item that
-    Cerebras' class refuses but whose keys are all torch's same-named scheduler's is the one error `_torch_hint`."""
+def _current_one(value: Mapping[str, Any], path: str, errors: Collector, written: dict[str, str],
+                 torch_hint: bool = False) -> dict[str, Any] | None:
+    """One `{Name: {...}}` item (at `path`) as Cerebras reads it; `written` as in `_legacy_one`; `torch_hint`: in
+    optreg's own scheduler section, an item that Cerebras' class refuses but whose keys are all torch's same-named
+    scheduler's is the one error `_torch_hint`."""
     (name, params), = value.items()
     params = dict(params or {})
     where = join_path(path, key_text(name))
+    written[""] = where
     key = _norm(name)
     if key in COMBINATORS:
         children = params.pop("schedulers", None)
         if not isinstance(children, list) or not children:
             errors.add(join_path(where, "schedulers"), "expected a non-empty list of schedulers")
             return None
-        specs = [_current_one(c, join_path(join_path(where, "schedulers"), i), errors, torch_hint) if _is_current(c)
-                 else _bad(c, join_path(join_path(where, "schedulers"), i), errors) for i, c in enumerate(children)]
+        places: list[dict[str, str]] = [{} for _ in children]
+        specs = [_current_one(c, join_path(join_path(where, "schedulers"), i), errors, places[i], torch_hint)
+                 if _is_current(c) else _bad(c, join_path(join_path(where, "schedulers"), i), errors)
+                 for i, c in enumerate(children)]
+        for i, place in enumerate(places):
+            written.update({join_path(f"schedulers[{i}]", k): v for k, v in place.items()})
         spec: dict[str, Any] = {"name": COMBINATORS[key], "dialect": "cerebras", "schedulers": specs}
         if "milestones" in params and COMBINATORS[key] == "SequentialLR":
             spec["milestones"] = params.pop("milestones")
@@ -253,14 +275,13 @@ def _current_one(value: Mapping[str, Any], path: str, errors: Collector, torch_h
     wd = key.endswith("wd")
     if wd:
         key = key[:-2]
-        params = {WD_RENAMES.get(k, k): v for k, v in params.items()}
     try:
         cls_name = class_name(key, where)
     except ConfigError as exc:
         errors.extend(exc)
         return None
     problems = Collector()
-    options = _map_keys(cls_name, params, where, problems, legacy=False)
+    options = _map_keys(cls_name, params, where, problems, False, written, twin=wd)
     hint = _torch_hint(cls_name, params, options, bool(problems), path) if torch_hint and not wd else None
     if hint is not None:
         errors.add(path, hint)
@@ -401,42 +422,45 @@ def claims(spec: Any) -> bool:
     return isinstance(spec, (list, tuple)) and bool(spec) and all(claims(s) for s in spec)
 
 
-def read_form(spec: Any, *, path: str = "scheduler") -> dict[str, Any]:
+def read_form(spec: Any, *, path: str = "scheduler") -> ReadSpec:
     """A scheduler section of optreg's own config written in a Cerebras form: `to_spec`, with an item written with
     torch's options said so (`_torch_hint`: the form is Cerebras', torch's is `{name: torch.X, ...}`)."""
     return to_spec(spec, path=path, torch_hint=True)
 
 
 def to_spec(learning_rate: Any, *, path: str = "learning_rate", disable_lr_steps_reset: bool = False,
-            torch_hint: bool = False) -> dict[str, Any]:
-    """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring); `torch_hint`
-    as in `read_form`."""
+            torch_hint: bool = False) -> ReadSpec:
+    """One canonical scheduler spec from any Cerebras `learning_rate` form (see the module docstring), with where
+    the form writes each part of it (`ReadSpec.written`: the class's key, a legacy list's item, an option read
+    under a legacy or weight-decay name); `torch_hint` as in `read_form`."""
     errors = Collector()
     spec: dict[str, Any] | None = None
+    written: dict[str, str] = {}
     if isinstance(learning_rate, (int, float, str)) and not isinstance(learning_rate, bool):
-        return {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": _number(learning_rate, path)}
+        return ReadSpec({"name": "ConstantLR", "dialect": "cerebras", "learning_rate": _number(learning_rate, path)},
+                        {"learning_rate": path})
     if _is_current(learning_rate):
-        spec = _current_one(learning_rate, path, errors, torch_hint)
+        spec = _current_one(learning_rate, path, errors, written, torch_hint)
     elif isinstance(learning_rate, Mapping):   # its length at the key it is written with, as a list's item's
         _steps(learning_rate, path, errors)
-        spec = _legacy_one(learning_rate, path, errors)
+        spec = _legacy_one(learning_rate, path, errors, written)
     elif isinstance(learning_rate, (list, tuple)) and learning_rate:
         if all(_is_current(v) for v in learning_rate):
             if len(learning_rate) != 1:
                 errors.add(path, "a list of {Name: {...}} schedulers holds independent schedulers (one per "
                                  "param-group key); convert it with to_specs()")
             else:
-                spec = _current_one(learning_rate[0], join_path(path, 0), errors, torch_hint)
+                spec = _current_one(learning_rate[0], join_path(path, 0), errors, written, torch_hint)
         else:
-            spec = _legacy_list(learning_rate, path, errors, disable_lr_steps_reset)
+            spec = _legacy_list(learning_rate, path, errors, disable_lr_steps_reset, written)
     else:
         errors.add(path, f"expected a number, a scheduler mapping or a list of them, got {show(learning_rate)}")
     errors.raise_if_any()
     assert spec is not None
-    return spec
+    return ReadSpec(spec, written)
 
 
-def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dict[str, Any]]:
+def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[ReadSpec]:
     """The trainer's `schedulers:` list (independent schedulers, e.g. one for lr and one for weight decay)."""
     errors = Collector()
     specs = []
@@ -444,9 +468,10 @@ def to_specs(schedulers: Sequence[Any], *, path: str = "schedulers") -> list[dic
         raise ConfigError(f"expected a list of {{Name: {{...}}}} schedulers, got {show(schedulers)}", path)
     for i, value in enumerate(schedulers):
         where = join_path(path, i)
-        spec = _current_one(value, where, errors) if _is_current(value) else _bad(value, where, errors)
+        written: dict[str, str] = {}
+        spec = _current_one(value, where, errors, written) if _is_current(value) else _bad(value, where, errors)
         if spec is not None:
-            specs.append(spec)
+            specs.append(ReadSpec(spec, written))
     keys = [s.get("key", "lr") for s in specs]
     for key in set(keys):
         if keys.count(key) > 1:

@@ -100,32 +100,40 @@ class Section:
     groups: bool = True                       # modelzoo_groups
     lr_groups: Any = None                     # the muP lr-adjustment groups of the `model:` section (mup.Groups)
     model_keys: list = field(default_factory=list)   # KeyUse of each `model:` key (mup.model_key_uses)
+    written: dict[str, str] = field(default_factory=dict)   # a converted scheduler's path -> the file's (legacy)
 
 
 # ---------------------------------------------------------------------------------------------------
 # reading the two forms
 # ---------------------------------------------------------------------------------------------------
-def _legacy_scheduler(spec: Any, path: str, errors: Collector) -> Any:
-    """A legacy `learning_rate` schedule -> the current `{Name: {...}}` form, as Model Zoo 2.10 converts it
-    (names completed with `LR`; a list is a SequentialLR, or a ChainedScheduler with main_scheduler: chained)."""
+def _legacy_scheduler(spec: Any, path: str, errors: Collector, written: dict[str, str], at: str | None = None) -> Any:
+    """A legacy `learning_rate` schedule (at `path`) -> the current `{Name: {...}}` form, as Model Zoo 2.10 converts
+    it (names completed with `LR`; a list is a SequentialLR, or a ChainedScheduler with main_scheduler: chained);
+    `written`: each path of the current form (read at `at`, by default `path`) -> the file's path."""
     from optreg.dialects.cerebras.forms import class_name
 
+    at = path if at is None else at
+
     if isinstance(spec, (list, tuple)):
-        mains, items = set(), []
+        mains = {str(item["main_scheduler"]).lower() for item in spec
+                 if isinstance(item, Mapping) and "main_scheduler" in item}
+        if len(mains) > 1:
+            errors.add(path, f"conflicting main_scheduler values {sorted(mains)}; give one")
+        chained = bool(mains) and next(iter(mains)) in ("chained", "chainedlr")
+        combinator = "ChainedScheduler" if chained else "SequentialLR"
+        single = len(spec) == 1 and not chained
+        items = []
         for i, item in enumerate(spec):
             if not isinstance(item, Mapping):
                 errors.add(join_path(path, i), f"expected a scheduler mapping, got {show(item)}")
                 continue
-            item = dict(item)
-            if "main_scheduler" in item:
-                mains.add(str(item.pop("main_scheduler")).lower())
-            items.append(_legacy_scheduler(item, join_path(path, i), errors))
-        if len(mains) > 1:
-            errors.add(path, f"conflicting main_scheduler values {sorted(mains)}; give one")
-        chained = bool(mains) and next(iter(mains)) in ("chained", "chainedlr")
-        if len(items) == 1 and not chained:
-            return items[0]
-        return {"ChainedScheduler" if chained else "SequentialLR": {"schedulers": items}}
+            item = {k: v for k, v in item.items() if k != "main_scheduler"}
+            inner = at if single else join_path(join_path(join_path(at, combinator), "schedulers"), len(items))
+            items.append(_legacy_scheduler(item, join_path(path, i), errors, written, inner))
+        if single:
+            return items[0] if items else None
+        written[join_path(at, combinator)] = path
+        return {combinator: {"schedulers": items}}
     if not isinstance(spec, Mapping):
         errors.add(path, f"expected a scheduler mapping or a list of them, got {show(spec)}")
         return None
@@ -138,6 +146,7 @@ def _legacy_scheduler(spec: Any, path: str, errors: Collector) -> Any:
     except ConfigError as exc:
         errors.extend(exc)
         return None
+    written[join_path(at, name)] = path
     return {name: spec}
 
 
@@ -154,7 +163,7 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
     if lr is not None:
         where = "optimizer.learning_rate"
         if isinstance(lr, (Mapping, list, tuple)):
-            spec = _legacy_scheduler(lr, where, errors)
+            spec = _legacy_scheduler(lr, where, errors, section.written)
         else:
             options["learning_rate"] = lr        # a constant: the optimizer's lr, and an explicit ConstantLR
             try:
@@ -164,6 +173,7 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
             if value is None:
                 errors.add(where, f"expected a number or a schedule, got {show(lr)}")
             spec = {"ConstantLR": {"learning_rate": value}}
+            section.written[join_path(where, "ConstantLR.learning_rate")] = where
         if spec is not None:   # with adjust_learning_rate, plan() scales it per group (ScalePerParamLR)
             section.schedulers.append((spec, where))
     section.options = options
@@ -409,7 +419,7 @@ class Schedulers:
 
 @dataclass
 class SchedulerSpec:
-    spec: dict[str, Any]          # optreg's canonical spec (forms.to_spec)
+    spec: dict[str, Any]          # optreg's canonical spec (forms.to_spec: a ReadSpec)
     path: str
     tags: set | None = None
     scaled: bool = False
@@ -417,8 +427,11 @@ class SchedulerSpec:
 
 def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
     """ScalePerParamLR and param_group_tags taken off a current-form scheduler, which forms.to_spec reads;
-    Model Zoo 2.10's refusals with what replaced the key."""
+    Model Zoo 2.10's refusals with what replaced the key (into `errors`, where another scheduler's may be already:
+    this one is planned unless it has its own)."""
     from optreg.dialects.cerebras.forms import to_spec
+
+    found = len(errors.items)
 
     if not isinstance(raw, Mapping) or len(raw) != 1:
         errors.add(path, f"expected a single-key mapping {{SchedulerName: {{...}}}}, got {show(raw)}")
@@ -465,7 +478,7 @@ def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
                         errors.add(join_path(here, near[0]) if near else here, "every stage of a SequentialLR but "
                                    "the last needs total_iters (Model Zoo 2.10 derives the milestones from them)",
                                    near[1] if near else None)
-        if "milestones" in params and "sequential" in str(name).lower() and not errors:
+        if "milestones" in params and "sequential" in str(name).lower() and len(errors.items) == found:
             lengths = [next(iter(c.values())).get("total_iters") for c in params.get("schedulers", [])[:-1]
                        if isinstance(c, Mapping) and len(c) == 1 and isinstance(next(iter(c.values())), Mapping)]
             expected = [sum(lengths[:k + 1]) for k in range(len(lengths))]
@@ -473,7 +486,7 @@ def _unwrap(raw: Any, path: str, errors: Collector) -> SchedulerSpec | None:
                 errors.add(join_path(where, "milestones"), f"must be the running sums of the stages' total_iters "
                                                            f"{expected} (Model Zoo 2.10 refuses others), got "
                                                            f"{show(params['milestones'])}")
-    if errors:
+    if len(errors.items) > found:
         return None
     try:
         spec = to_spec({name: params}, path=path)
@@ -637,7 +650,7 @@ def plan(section: Section, model: Any) -> Plan:
         if scaled_groups and spec.spec.get("key", "lr") == "lr":
             spec.scaled = True      # Model Zoo wraps every lr scheduler in ScalePerParamLR when groups carry scales
         try:
-            sp = plan_scheduler(dict(spec.spec), context, spec.path)
+            sp = plan_scheduler(spec.spec, context, spec.path)
         except ConfigError as exc:
             errors.extend(exc)
             continue
@@ -760,7 +773,7 @@ def check(section: Section) -> list[str]:
         spec = _unwrap(raw, where, errors)
         if spec is not None:
             try:
-                plan_scheduler(dict(spec.spec), context, spec.path)
+                plan_scheduler(spec.spec, context, spec.path)
             except ConfigError as exc:
                 errors.extend(exc)
     errors.raise_if_any()
@@ -875,7 +888,7 @@ def trainer_scheduler(optimizer: Any, spec: Mapping[str, Any]) -> Any:
     unwrapped = _unwrap(spec, "", errors)
     errors.raise_if_any()
     assert unwrapped is not None
-    sp = plan_scheduler(dict(unwrapped.spec), context_of(optimizer, "cerebras"), "")
+    sp = plan_scheduler(unwrapped.spec, context_of(optimizer, "cerebras"), "")
     if unwrapped.tags is not None and not any(_applies(unwrapped.tags, g) for g in optimizer.param_groups):
         raise ConfigError(f"param_group_tags {sorted(map(str, unwrapped.tags))} meet no parameter group",
                           "param_group_tags")

@@ -47,7 +47,8 @@ class ModelZooFormat:
         steps = self.max_steps(data, errors)
         experiment = Experiment({}, None, train, "cerebras", source, modelzoo=section, planner=_plan_experiment,
                                 format_steps=steps, run=resolve_run(train, format_steps=steps, errors=errors),
-                                report=list(section.model_keys) if section is not None else [], notes=notes)
+                                report=list(section.model_keys) if section is not None else [], notes=notes,
+                                paths=dict(section.written) if section is not None else {})
         if errors:
             raise experiment.locate(ConfigError(errors.items))
         return experiment
