@@ -183,6 +183,32 @@ def test_keys_around_the_optimizer_are_reported_in_one_warning():
     assert "loss scaling" in notes[0]
 
 
+AROUND_NOTE = ("Cerebras' trainer applies them around the optimizer ({}); optreg builds the optimizer and its "
+               "schedules only")
+CLIPS = "; gradient clipping is Built.clip_gradients(model), called between backward() and step()"
+
+
+@pytest.mark.parametrize("config, notes", [
+    ({"trainer": {"init": {"optimizer": {"AdamW": {"lr": 0.1, "loss_scaling_factor": "dynamic", "beta1": 0.9}},
+                           "precision": {"enabled": True, "max_gradient_norm": 1.0, "log_loss_scale": True}}}},
+     ["trainer.init.optimizer.AdamW.loss_scaling_factor is not an optimizer option; Model Zoo 2.10 ignores it there "
+      "(give it under trainer.init.precision)",
+      "trainer.init.optimizer.AdamW.beta1: Model Zoo 2.10 ignores it (use betas: [beta1, beta2] (Model Zoo 2.0)); "
+      "the default applies",
+      "not the optimizer's: trainer.init.precision.enabled=True, trainer.init.precision.log_loss_scale=True. "
+      + AROUND_NOTE.format("a loss-scale summary; mixed precision") + CLIPS]),
+    ({**LEGACY, "optimizer": {**LEGACY["optimizer"], "loss_scaling_factor": "dynamic", "log_summaries": True}},
+     ["not the optimizer's: optimizer.loss_scaling_factor='dynamic', optimizer.log_summaries=True. "
+      + AROUND_NOTE.format("loss scaling (cstorch.amp GradScaler); norm summaries")]),
+])
+def test_keys_around_the_optimizer_are_the_same_notes_without_the_model_as_with_it(config, notes):
+    # validate without a model said nothing of them (nor of a trainer key or a renamed key in the optimizer)
+    assert validate_experiment(config).check_final() == notes
+    with pytest.warns(UserWarning) as record:
+        optreg.build(config, Net())
+    assert [str(w.message) for w in record] == notes
+
+
 def test_an_older_steps_key_is_refused_with_its_replacement_and_position(tmp_path):
     # it was at optimizer.learning_rate.SequentialLR.schedulers[0].LinearLR.steps, the learning_rate key's line
     path = tmp_path / "old.yaml"

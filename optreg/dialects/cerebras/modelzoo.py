@@ -580,16 +580,7 @@ def plan(section: Section, model: Any) -> Plan:
                                                                      f"names to scales, got {show(adjust)}")
         adjust = {}
     defaults = _defaults(entry)
-    notes = []
-    for key in list(options):
-        if key in CLIPPING or key in AROUND:   # in the optimizer of a trainer config: Model Zoo warns and drops
-            notes.append(f"{join_path(section.path, key)} is not an optimizer option; Model Zoo 2.10 ignores it "
-                         f"there (give it under trainer.init.precision)")
-            options.pop(key)
-        elif key in RENAMED:
-            notes.append(f"{join_path(section.path, key)}: Model Zoo 2.10 ignores it (use {RENAMED[key]}); "
-                         f"the default applies")
-            options.pop(key)
+    notes = _dropped(section, options)
     from optreg.core.names import synonyms
 
     lr_keys = [k for k in options if k in synonyms("lr") or k == "lr"]
@@ -667,16 +658,39 @@ def plan(section: Section, model: Any) -> Plan:
         keys.setdefault(sp.key, []).append(spec)
         planned.append((spec, sp))
     clip = _clip(section, errors)
-    around = [(k, v) for k, v in section.around.items() if k not in CLIPPING]
-    if around:
-        listed = ", ".join(f"{where}={show(value)}" for value, where in (v for _, v in around))
-        what = sorted({AROUND.get(k, "the trainer") for k, _ in around})
-        notes.append(f"not the optimizer's: {listed}. Cerebras' trainer applies them around the optimizer "
-                     f"({'; '.join(what)}); optreg builds the optimizer and its schedules only"
-                     + ("; gradient clipping is Built.clip_gradients(model), called between backward() and step()"
-                        if clip else ""))
+    notes += _around(section, clip)
     errors.raise_if_any()
     return Plan(opt_plan, extras, planned, clip, notes)
+
+
+def _dropped(section: Section, options: dict[str, Any]) -> list[str]:
+    """The notes of the optimizer's keys that Model Zoo 2.10 ignores there (a key of the trainer's precision, a
+    renamed option), taken out of `options`."""
+    notes = []
+    for key in list(options):
+        if key in CLIPPING or key in AROUND:   # in the optimizer of a trainer config: Model Zoo warns and drops
+            notes.append(f"{join_path(section.path, key)} is not an optimizer option; Model Zoo 2.10 ignores it "
+                         f"there (give it under trainer.init.precision)")
+            options.pop(key)
+        elif key in RENAMED:
+            notes.append(f"{join_path(section.path, key)}: Model Zoo 2.10 ignores it (use {RENAMED[key]}); "
+                         f"the default applies")
+            options.pop(key)
+    return notes
+
+
+def _around(section: Section, clip: Any) -> list[str]:
+    """The note of the config's keys that Cerebras' trainer applies around the optimizer (none without them);
+    `clip`: the config's gradient clipping (`_clip`)."""
+    around = [(k, v) for k, v in section.around.items() if k not in CLIPPING]
+    if not around:
+        return []
+    listed = ", ".join(f"{where}={show(value)}" for value, where in (v for _, v in around))
+    what = sorted({AROUND.get(k, "the trainer") for k, _ in around})
+    return [f"not the optimizer's: {listed}. Cerebras' trainer applies them around the optimizer "
+            f"({'; '.join(what)}); optreg builds the optimizer and its schedules only"
+            + ("; gradient clipping is Built.clip_gradients(model), called between backward() and step()"
+               if clip else "")]
 
 
 def _clip(section: Section, errors: Collector) -> Any:
@@ -743,8 +757,8 @@ __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section
 
 def check(section: Section) -> list[str]:
     """What can be checked without the model: the optimizer's name and options, the clipping and the schedulers;
-    returns the notes of the optimizer's options that plan() gives too (an unknown option, which Model Zoo
-    ignores)."""
+    returns the notes that plan() gives too (a key Model Zoo ignores in the optimizer, an unknown option, the keys
+    the trainer applies around the optimizer)."""
     from optreg.core.build import Context, plan_scheduler
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
@@ -757,17 +771,16 @@ def check(section: Section) -> list[str]:
         errors.extend(exc)
         entry = None
     caught: list[Any] = []
+    options = {k: v for k, v in section.options.items() if k not in ("params", "adjust_learning_rate")}
+    notes = _dropped(section, options)
     if entry is not None:
-        options = {k: v for k, v in section.options.items()
-                   if k not in ("params", "adjust_learning_rate") and k not in CLIPPING and k not in AROUND
-                   and k not in RENAMED}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 validate_options(entry, options, path=section.path, unknown_keys="warn")
             except ConfigError as exc:
                 errors.extend([e for e in exc.errors if not (e.path.endswith(".lr") and says_required(e.message))])
-    _clip(section, errors)
+    clip = _clip(section, errors)
     context = Context(1, frozenset(), "cerebras", known_groups=False, known_options=False)
     for raw, where in section.schedulers:
         spec = _unwrap(raw, where, errors)
@@ -777,7 +790,7 @@ def check(section: Section) -> list[str]:
             except ConfigError as exc:
                 errors.extend(exc)
     errors.raise_if_any()
-    return [str(w.message) for w in caught]
+    return notes + [str(w.message) for w in caught] + _around(section, clip)
 
 
 # ---------------------------------------------------------------------------------------------------
