@@ -100,6 +100,7 @@ CASES = [
     # aliases
     ("alias and target", opt("Adam", lr=0.1, learning_rate=0.2), "learning_rate", "both 'lr' and its alias"),
     ("beta1 and betas", opt("Adam", betas=[0.9, 0.99], beta1=0.8), "beta1", "both 'betas'"),
+    ("bad value under an alias", opt("Adam", learning_rate=-1), "learning_rate", "must be >= 0"),   # was at lr
     # schedulers
     ("T_max zero", sched({"name": "CosineAnnealingLR", "T_max": 0}), "T_max", "must be >= 1"),
     ("milestones not increasing", sched({"name": "MultiStepLR", "milestones": [30, 20]}), "milestones",

@@ -183,6 +183,24 @@ def test_keys_around_the_optimizer_are_reported_in_one_warning():
     assert "loss scaling" in notes[0]
 
 
+@pytest.mark.parametrize("text, expected", [
+    # a constant is the optimizer's lr and its ConstantLR's: it was at optimizer.lr, the optimizer's line, and once
+    # more at the ConstantLR's learning_rate
+    ("model: {}\noptimizer:\n  optimizer_type: AdamW\n  learning_rate: -0.1\n",
+     [("optimizer.learning_rate", "must be >= 0, got -0.1", 4, 3)]),
+    ("trainer:\n  init:\n    optimizer:\n      AdamW:\n        learning_rate: -0.1\n",
+     [("trainer.init.optimizer.AdamW.learning_rate", "must be >= 0, got -0.1", 5, 9)]),
+])
+def test_a_bad_learning_rate_is_said_at_the_key_the_file_writes(tmp_path, text, expected):
+    """The optimizer's lr written as Cerebras writes it (learning_rate) has its error there, not at lr."""
+    path = tmp_path / "modelzoo.yaml"
+    path.write_text(text)
+    for check in (lambda: optreg.load_config(path), lambda: _quiet_build(str(path), Net())):
+        with pytest.raises(ConfigError) as info:
+            check()
+        assert [(e.path, e.message, e.location.line, e.location.column) for e in info.value.errors] == expected
+
+
 AROUND_NOTE = ("Cerebras' trainer applies them around the optimizer ({}); optreg builds the optimizer and its "
                "schedules only")
 CLIPS = "; gradient clipping is Built.clip_gradients(model), called between backward() and step()"

@@ -112,11 +112,14 @@ class Experiment:
             errors.add("train.epochs", f"{counted} the steps per epoch to give a run length: {remedy}")
 
     def locate(self, error: ConfigError) -> ConfigError:
+        """`error` at the file's paths (`paths`) and positions; a problem said twice there once (Model Zoo's
+        constant learning_rate is the optimizer's lr and its ConstantLR's)."""
         if self.paths:
             from optreg.config.translate import source_paths
 
             error = source_paths(error, self.paths)
-        return error.located(self.position) if self.source else error
+        error = error.located(self.position) if self.source else error
+        return ConfigError(dict.fromkeys(error.errors)) if len(set(error.errors)) < len(error.errors) else error
 
     def position(self, path: str) -> Location | None:
         """Where the file (`source`) writes the key at `path`; a scheduler written as a list is read as a

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from optreg.core import models
 from optreg.core.entry import Entry, Rule
 from optreg.core.names import TUPLE_ALIASES, synonyms
-from optreg.errors import Collector, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 UnknownKeys = Literal["error", "warn"]
 
@@ -57,13 +57,15 @@ def _legacy_keys(entry: Entry) -> Mapping[str, str]:
 
 
 def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, path: str,
-                    unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+                    unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = (),
+                    given_as: dict[str, str] | None = None) -> dict[str, Any]:
     """Map user keys onto the entry's option names: synonyms, split/joined tuples, unknown keys.
 
-    extra_keys: other valid keys here (a group's own keys), offered as close matches."""
+    extra_keys: other valid keys here (a group's own keys), offered as close matches. `given_as`: filled with each
+    option -> the key it is given as (`beta1/beta2` for the parts of a joined tuple)."""
     fields = option_names(entry)
     out: dict[str, Any] = {}
-    given_as: dict[str, str] = {}
+    given_as = {} if given_as is None else given_as
 
     def put(name: str, value: Any, key: str) -> None:
         if name in out:
@@ -156,8 +158,8 @@ def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
                      unknown_keys: UnknownKeys = "error", extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
     """Validated options of `entry` (dialect names -> values); ConfigError listing every problem. `extra_keys`:
     keys read before the options (a wrapper's nested `optimizer`), offered as close matches."""
-    errors = Collector()
-    resolved = resolve_aliases(entry, raw, errors, path, unknown_keys, extra_keys)
+    errors, given_as = Collector(), {}
+    resolved = resolve_aliases(entry, raw, errors, path, unknown_keys, extra_keys, given_as)
     cls = models.model(entry)
     failed: set[str] = set()
     values: dict[str, Any] | None = None
@@ -175,6 +177,11 @@ def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
             values = None
     if values is not None:
         check_rules(entry, values, failed, errors, path)
+    renamed = {join_path(path, o): join_path(path, k) for o, k in given_as.items() if k != o and "/" not in k}
+    if errors and renamed:   # an option given under another name (`learning_rate` for `lr`): at that name
+        from optreg.config.translate import source_paths
+
+        raise source_paths(ConfigError(errors.items), renamed)
     errors.raise_if_any()
     assert values is not None
     return values
