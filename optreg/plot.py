@@ -137,10 +137,12 @@ def trace(built: Any, steps: int) -> Trace:
     plateau = scheduler is not None and type(scheduler).__name__ == "ReduceLROnPlateau"
     if plateau:
         out.notes.append("ReduceLROnPlateau steps on a metric; drawn with a metric that never improves")
+    run = getattr(built, "run", None)
     for step in range(steps):
+        at = run.optimizer_step(step) if run is not None else step   # a dynamic lr counts optimizer steps
         for key in present:
             for i in range(len(optimizer.param_groups)):
-                out.values[key][i].append(applied(optimizer, i, key, step))
+                out.values[key][i].append(applied(optimizer, i, key, at))
         if scheduler is not None and step < steps - 1:
             with warnings.catch_warnings():  # no optimizer.step() here: only the schedule is wanted
                 warnings.simplefilter("ignore")

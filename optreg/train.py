@@ -9,6 +9,8 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from optreg.plot import applied
+
 IN_FEATURES = 16
 #: torch's warning for a scheduler stepped before the optimizer (a regex of its start)
 EARLY_SCHEDULER_STEP = "Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"
@@ -88,7 +90,8 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
         # were shown, so a warning the step gives (once per place in a Python loop) would print at every step
         warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)   # under accumulation, by design
         for step in range(steps):
-            used = [float(group["lr"]) for group in optimizer.param_groups]   # before its scheduler steps
+            # before its scheduler steps; a dynamic lr from its table at the optimizer's step, as plot reads it
+            used = [applied(optimizer, i, "lr", step // accumulation) for i in range(len(optimizer.param_groups))]
             losses.append(_step(model, optimizer, scheduler, teacher.batch(batch_size), step, clip, accumulation))
             lrs.append(used[0])
             if on_step:

@@ -741,6 +741,39 @@ def test_accumulation_counts_optimizer_steps_in_runs_final_line(tmp_path, capsys
     assert [line.split(",")[0] for line in capsys.readouterr().out.splitlines()[1:]] == [str(i) for i in range(8)]
 
 
+def test_a_per_step_lr_list_under_accumulation_is_read_at_the_optimizers_step(tmp_path, capsys):
+    """MindSpore's per-step `learning_rate` list is indexed by the optimizer's own step count: under
+    accumulation_steps 2, 8 micro-batches are 4 optimizer steps, which apply the list's 4 values, two rows each in
+    plot --csv; the lr run's last line names is the one the last step applied (not the group's stale value), and
+    validate, plot and build accept the 4 values, refusing 4 for 10 micro-batches (5 optimizer steps)."""
+    from optreg.cli import main
+
+    path = tmp_path / "acc.yaml"
+    text = ("optimizer: {{name: mindspore.Momentum, momentum: 0.9, learning_rate: [0.1, 0.05, 0.02, 0.01]}}\n"
+            "train: {{steps: {}, accumulation_steps: 2, hidden: 4, depth: 1}}\n")
+    path.write_text(text.format(8))
+    assert main(["plot", str(path), "--csv"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [float(row[3]) for row in rows] == [0.1, 0.1, 0.05, 0.05, 0.02, 0.02, 0.01, 0.01]
+    assert main(["run", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("(after 8 steps, 4 optimizer steps)  lr 0.01")
+    built = optreg.build(str(path), model := Two())
+    for param in model.parameters():
+        param.grad = torch.zeros_like(param)
+    applied = []
+    for _ in range(4):   # the optimizer steps after every second micro-batch
+        built.optimizer.step()
+        applied.append(built.optimizer.param_groups[0]["lr"])
+    assert applied == [0.1, 0.05, 0.02, 0.01]
+    path.write_text(text.format(10))
+    error = (f"{path}:1:54: optimizer.learning_rate: a per-step list of 4 values is shorter than the run (10 steps: "
+             f"train.steps or --steps; 5 optimizer steps of 2 micro-batches); give one value per optimizer step")
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == error
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), Two())
+    assert str(info.value) == error
+
+
 @pytest.mark.parametrize("text, error", [
     ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n  by_epoch: true\ntrain: {steps: 20}\n",
      "4:3: scheduler.by_epoch: a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the "

@@ -714,9 +714,12 @@ def _optimizer_lr(experiment: Experiment) -> tuple[str, float] | None:
 
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
-    steps = experiment.run.steps
+    run = experiment.run
+    steps = run.optimizer_steps
     if steps is None:
         return
+    per = f"{run.steps} steps: {run.source}" + (
+        f"; {steps} optimizer steps of {run.accumulation} micro-batches" if run.accumulation > 1 else "")
     lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
     for i, value in opt_plan.dynamic_lrs():
         if isinstance(value, (list, tuple)) and len(value) < steps:
@@ -726,6 +729,5 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
             where = join_path(group.rule if own else "optimizer", lr_name)
             if any(e.path == where for e in errors.items):
                 continue
-            errors.add(where, f"a per-step list of {len(value)} values is shorter than the run "
-                                                  f"({steps} steps: {experiment.run.source}); give one value per "
-                                                  f"step")
+            errors.add(where, f"a per-step list of {len(value)} values is shorter than the run ({per}); give one "
+                              f"value per {'optimizer ' if run.accumulation > 1 else ''}step")
