@@ -314,6 +314,11 @@ def test_unknown_group_option_lists_close_ones(override, close, capsys):
     # an option the file leaves at its default: to be added with `+`
     (QUICKSTART, "optimizer.amsgrda=true", "+optimizer.amsgrad"),
     (QUICKSTART, "scheduler.eta_mni=0.1", None),   # the file's scheduler is a `sequential`: no option of its own
+    # a list item (Hydra's index in the key), the key the stage writes and the option it leaves at its default
+    (QUICKSTART, "scheduler.schedulers.1.T_mx=100", "scheduler.schedulers.1.T_max"),
+    (QUICKSTART, "scheduler.schedulers.0.last_epch=3", "+scheduler.schedulers.0.last_epoch"),
+    # a misspelt section on the way to the key
+    (QUICKSTART, "schedular.name=StepLR", "scheduler.name"),
 ])
 def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override, meant, capsys):
     """Hydra's answer to a misspelt override is to append it with `+`; the key beside it that was meant is named

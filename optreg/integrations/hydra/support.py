@@ -488,40 +488,58 @@ def close_options(word: str, options: Sequence[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys(same + near))[:n]
 
 
+def _walk(data: Any, parts: Sequence[str]) -> tuple[Any, int]:
+    """The node of `data` at the dotted key's `parts` (a digit part indexes a list, as in Hydra's `a.0.b`), and how
+    many parts lead to it: fewer than len(parts) where a part is not in its node."""
+    node = data
+    for depth, part in enumerate(parts):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, (list, tuple)) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return node, depth
+    return node, len(parts)
+
+
 def _beside(key: str, data: Mapping[str, Any]) -> str | None:
-    """The key of `data` beside the dotted `key` (in the same mapping) that spells the same option (`learning_rate`
-    for `lr`: the alias table's) or else is closest to it, as a dotted path; None when there is none close or
-    `key`'s parent is not a mapping of `data`."""
+    """The key of `data` beside the dotted `key` (in the same mapping, a list item's included) that spells the same
+    option (`learning_rate` for `lr`: the alias table's) or else is closest to it, as a dotted key; a misspelt
+    section on the way (`schedular.name`) is corrected where the file has one close; None when there is none."""
     from optreg.core.names import synonyms
 
-    parent, _, last = key.rpartition(".")
-    node: Any = data
-    for part in parent.split(".") if parent else []:
-        node = node.get(part) if isinstance(node, Mapping) else None
-    if not isinstance(node, Mapping):
+    parts = key.split(".")
+    node, depth = _walk(data, parts)
+    if depth == len(parts) or not isinstance(node, Mapping):
         return None
     keys = [str(k) for k in node]
-    near = next((k for k in keys if k != last and k in synonyms(last)), None) or closest(last, keys)
-    return join_path(parent, near) if near else None
+    word = parts[depth]
+    near = next((k for k in keys if k != word and k in synonyms(word)), None) or closest(word, keys)
+    return ".".join([*parts[:depth], near, *parts[depth + 1:]]) if near else None
 
 
 def _option_beside(key: str, data: Mapping[str, Any]) -> str | None:
-    """`+section.option` for the option of the optimizer or scheduler that `data`'s section names closest to the
-    dotted `key`'s last part (an option the file does not write takes a `+` to be set), or None."""
+    """`+key` for the option of the optimizer or scheduler that `key`'s section (a top-level one, or a stage of a
+    `sequential` / `chained`: `scheduler.schedulers.0`) names closest to the dotted `key`'s last part (an option
+    the file does not write takes a `+` to be set), or None."""
     from optreg.core.entry import OPTIMIZER, SCHEDULER
     from optreg.core.models import options
     from optreg.core.registry import REGISTRY
 
     parent, _, last = key.rpartition(".")
-    section = data.get(parent) if parent in (OPTIMIZER, SCHEDULER) else None
-    if not isinstance(section, Mapping) or not isinstance(section.get("name"), str):
+    kind = parent.split(".")[0]
+    section, depth = _walk(data, parent.split(".")) if kind in (OPTIMIZER, SCHEDULER) else (None, 0)
+    if depth != len(parent.split(".")) or not isinstance(section, Mapping) or \
+            not isinstance(section.get("name"), str):
         return None
+    top = data.get(kind)
+    dialect = section.get("dialect") or (top.get("dialect") if isinstance(top, Mapping) else None)
     try:
-        entry = REGISTRY.find(parent, section["name"], section.get("dialect"), default=data.get("dialect"))
+        entry = REGISTRY.find(kind, section["name"], dialect, default=data.get("dialect"))
     except ConfigError:   # the name's own error is reported when the config is read
         return None
     near = closest(last, [o.name for o in options(entry)]) if entry is not None else None
-    return f"+{join_path(parent, near)}" if near else None
+    return f"+{parent}.{near}" if near else None
 
 
 def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any]) -> ConfigError:
