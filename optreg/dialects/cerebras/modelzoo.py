@@ -249,6 +249,23 @@ def read(data: Mapping[str, Any], form: str | None = None) -> Section:
 # ---------------------------------------------------------------------------------------------------
 # parameter groups (Model Zoo's configure_param_groups)
 # ---------------------------------------------------------------------------------------------------
+def _is_scale(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+
+
+def _adjustments(adjust: Any, path: str, errors: Collector) -> Mapping[str, Any]:
+    """The optimizer section's `adjust_learning_rate` (at `path`), a mapping of lr adjustment group names to scales,
+    checked as far as it can be without the model (whose groups the names are): a scale is a number >= 0."""
+    where = join_path(path, "adjust_learning_rate")
+    if not isinstance(adjust or {}, Mapping):
+        errors.add(where, f"expected a mapping of lr adjustment group names to scales, got {show(adjust)}")
+        return {}
+    for key, value in (adjust or {}).items():
+        if not _is_scale(value):
+            errors.add(join_path(where, key_text(key)), f"must be a number >= 0, got {show(value)}")
+    return adjust or {}
+
+
 def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collector,
                configured: Mapping[str, Any] | None = None) -> list[tuple[float, list[str]]]:
     """[(scale, glob patterns)] of the model's lr-adjustment groups whose scale is not 1, equal scales merged, as
@@ -272,9 +289,8 @@ def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collect
     for name, (patterns, scale) in groups.items():
         if name in adjust:
             value = adjust[name]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                errors.add(join_path(path, name), f"must be a number >= 0, got {show(value)}")
-                continue
+            if not _is_scale(value):
+                continue   # _adjustments says so
             scale = float(value)
         if scale != 1.0:
             for i, (s, _) in enumerate(out):
@@ -574,11 +590,7 @@ def plan(section: Section, model: Any) -> Plan:
     entry = REGISTRY.lookup(OPTIMIZER, section.name, path=section.path, default="cerebras")
     options = dict(section.options)
     tag_rules = options.pop("params", None)
-    adjust = options.pop("adjust_learning_rate", None) or {}
-    if not isinstance(adjust, Mapping):
-        errors.add(join_path(section.path, "adjust_learning_rate"), f"expected a mapping of lr adjustment group "
-                                                                     f"names to scales, got {show(adjust)}")
-        adjust = {}
+    adjust = _adjustments(options.pop("adjust_learning_rate", None), section.path, errors)
     defaults = _defaults(entry)
     notes = _dropped(section, options)
     from optreg.core.names import synonyms
@@ -781,6 +793,7 @@ def check(section: Section) -> list[str]:
             except ConfigError as exc:
                 errors.extend([e for e in exc.errors if not (e.path.endswith(".lr") and says_required(e.message))])
     clip = _clip(section, errors)
+    _adjustments(section.options.get("adjust_learning_rate"), section.path, errors)
     context = Context(1, frozenset(), "cerebras", known_groups=False, known_options=False)
     for raw, where in section.schedulers:
         spec = _unwrap(raw, where, errors)
@@ -837,12 +850,11 @@ def optimizer_call(entry: Any, params: Any, kwargs: dict[str, Any], unknown_keys
                               "does: pass the Module (and leave modelzoo_groups on)",
                               "adjust_learning_rate" if adjust else "params")
         return params, kwargs, []
-    if not isinstance(adjust, Mapping):
-        raise ConfigError(f"expected a mapping of lr adjustment group names to scales, got {show(adjust)}",
-                          "adjust_learning_rate")
     from optreg.core.validate import validate_options
 
     errors = Collector()
+    adjust = _adjustments(adjust, "", errors)
+    errors.raise_if_any()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
