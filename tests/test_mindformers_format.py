@@ -261,3 +261,25 @@ def test_an_error_in_one_section_does_not_hide_or_change_another_s(edits, want):
     with pytest.raises(ConfigError) as exc:
         load_config(text)
     assert [(e.path, e.location.line, e.message.split(";")[0]) for e in exc.value.errors] == want
+
+
+def test_validate_lints_the_schedule_over_the_run_the_file_gives_as_plot_and_build_do(tmp_path, capsys):
+    """The run MindFormers' own keys give (total_steps -1 aside: the dataset's size, the epochs, sink mode) is known
+    once the file is read: validate warns of a schedule that ends early as plot and build do, at the key."""
+    from pathlib import Path
+
+    from optreg.cli import main
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "mindformers" / "finetune.yaml"
+    path = tmp_path / "finetune.yaml"
+    path.write_text(example.read_text().replace("total_steps: -1 ", "total_steps: 100"))
+    note = (f"{path}:17:3: warning: lr_schedule.total_steps: total_steps 100 spans 100 steps, under 0.9 × the 1000 "
+            f"steps of the run (int(train.steps_per_epoch / runner_config.sink_size × runner_config.epochs) × "
+            f"runner_config.sink_size): the schedule ends early; set lr_schedule.total_steps to 1000")
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().err.strip() == note
+    assert main(["plot", str(path), "--csv"]) == 0
+    assert capsys.readouterr().err.strip() == note
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert [str(w.message) for w in caught if "total_steps 100" in str(w.message)] == [note.replace(": warning", "")]

@@ -151,10 +151,14 @@ class Experiment:
                           given_by=given_by)
         if errors:
             raise self.locate(ConfigError(errors.items))
+        return self.for_run(run)
+
+    def for_run(self, run: RunLength) -> "Experiment":
+        """This experiment over `run`; read for validate (no model), its checks and notes made again for a run
+        that differs from the one it was read with (those of a build are made when it plans against the model)."""
         experiment = dataclasses.replace(self, run=run)
         if _NOMINAL_CHECK.get() and run != self.run and self.modelzoo is None and "name" in self.optimizer:
-            # read for validate (no model): its checks and notes again, for this run (those of a build are made
-            # when it plans against the model)
+            errors = Collector()
             experiment.notes = nominal_checks(experiment, errors)
             if errors:
                 raise experiment.locate(ConfigError(errors.items))

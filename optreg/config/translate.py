@@ -102,14 +102,15 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     if nominal:
         train = TrainSpec.model_validate(own.get("train") or {})
         experiment = dataclasses.replace(experiment, train=train, run=resolve_run(train, errors=errors), notes=[])
+    run = experiment.run
     if format_steps is not None or format_epochs is not None:   # the format's own length: a fallback
         run = resolve_run(experiment.train, format_steps=format_steps, format_epochs=format_epochs, errors=errors)
-        experiment = dataclasses.replace(experiment, format_steps=format_steps, format_epochs=format_epochs, run=run)
+        experiment = dataclasses.replace(experiment, format_steps=format_steps, format_epochs=format_epochs)
     experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
     experiment.needs_run = run_length if nominal else None
     experiment.report = list(report)
     experiment.notes[:] = [source_note(n, paths) for n in experiment.notes]
-    return experiment
+    return experiment.for_run(run)   # its notes for the format's own length
 
 
 def own_form(experiment: Any) -> dict[str, Any]:

@@ -113,7 +113,7 @@ class MindFormersFormat:
         from optreg.dialects.mindspore.mindformers.groups import plan_mindformers
 
         return dataclasses.replace(experiment, source=source, planner=plan_mindformers, format_steps=format_steps,
-                                   run=run, report=report, clip=ClipGrad(max_norm=clip) if clip else None)
+                                   report=report, clip=ClipGrad(max_norm=clip) if clip else None).for_run(run)
 
 
 #: optreg's own form's paths -> the MindFormers config's (the longest prefix wins)
