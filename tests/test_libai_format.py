@@ -94,6 +94,29 @@ def test_warmup_cosine_values_and_groups(tree):
         assert lr == pytest.approx(5e-4 * factor, rel=1e-9)
 
 
+@pytest.mark.parametrize("warmup_ratio", [0.05, 0.0])
+def test_a_warmup_schedules_argument_is_refused_at_the_key_the_file_writes(warmup_ratio, tmp_path, capsys):
+    """WarmupCosineLR's alpha is an argument of the scheduler's call, beside warmup_factor, whether the translated
+    schedule wraps it in a warmup (`scheduler.scheduler.alpha` in optreg's form) or not: validate, plot (through an
+    override too) and build say `train.scheduler.alpha`, at the argument."""
+    from optreg.cli import main
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "libai" / "vit_finetune.py"
+    path = tmp_path / "vit.py"
+    path.write_text(example.read_text().replace("alpha=0.01", "alpha=-0.01")
+                    .replace("warmup_ratio=0.05", f"warmup_ratio={warmup_ratio}"))
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "alpha=-0.01" in text)
+    column = path.read_text().splitlines()[line - 1].index("-0.01") + 1   # at the value, as LiBai's are
+    error = f"{path}:{line}:{column}: train.scheduler.alpha: must be >= 0, got -0.01"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), Net())
+    assert str(info.value) == error
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip().endswith(error)
+    assert main(["plot", str(example), "train.scheduler.alpha=-1", "--csv"]) == 1
+    assert capsys.readouterr().err.strip() == ("override train.scheduler.alpha=-1: train.scheduler.alpha: must be >= 0, "
+                                               "got -1")
+
+
 def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path):
     marker = tmp_path / "marker"
     for code in (f"open({str(marker)!r}, 'w').write('ran')",

@@ -209,8 +209,10 @@ def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoc
     return scheduler
 
 
-#: optreg's own form's paths -> the LiBai config's (the longest prefix wins)
+#: optreg's own form's paths -> the LiBai config's (the longest prefix wins); the schedule a warmup wraps
+#: (`scheduler.scheduler`) takes its arguments from the same call as the warmup (SCHEDULERS: under their own names)
 PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "optimizer.name": "optim._target_",
+         "scheduler.scheduler.name": "train.scheduler", "scheduler.scheduler": "train.scheduler",
          **{f"scheduler.scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          **{f"scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          "optimizer": "optim"}
