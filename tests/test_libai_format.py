@@ -113,8 +113,8 @@ def test_a_warmup_schedules_argument_is_refused_at_the_key_the_file_writes(warmu
     assert str(info.value) == error
     assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip().endswith(error)
     assert main(["plot", str(example), "train.scheduler.alpha=-1", "--csv"]) == 1
-    assert capsys.readouterr().err.strip() == ("override train.scheduler.alpha=-1: train.scheduler.alpha: must be >= 0, "
-                                               "got -1")
+    assert capsys.readouterr().err.strip() == ("override train.scheduler.alpha=-1: train.scheduler.alpha: must be "
+                                               ">= 0, got -1")
 
 
 def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path):
