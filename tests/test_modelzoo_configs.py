@@ -470,3 +470,35 @@ def test_cerebras_adam_loading_a_torch_checkpoint_keeps_the_constructors_weight_
     with pytest.warns(UserWarning, match=r"ignores param group 0's own weight_decay \(0.5\)"):
         ours.load_state_dict(theirs.state_dict())
     assert [g["weight_decay"] for g in ours.param_groups] == [0.1, 0.1]
+
+
+@pytest.mark.parametrize("text, error", [
+    # legacy list: a range the stage's options check, at the item's key (not the canonical spec's
+    # `schedulers[1]`, at the list)
+    ("optimizer:\n  optimizer_type: SGD\n  learning_rate:\n    - {scheduler: Linear, initial_learning_rate: 0.0, "
+     "end_learning_rate: 0.1, total_iters: 5}\n    - scheduler: Linear\n      initial_learning_rate: 0.1\n"
+     "      end_learning_rate: 0.0\n      total_iters: 0\n",
+     "8:7: optimizer.learning_rate[1].total_iters: must be >= 1, got 0"),
+    # legacy mapping: an unknown option at its key (not under the current form's `StepLR`)
+    ("optimizer:\n  optimizer_type: SGD\n  learning_rate:\n    scheduler: Step\n    initial_learning_rate: 0.1\n"
+     "    step_size: 5\n    gama: 0.5\n",
+     "7:5: optimizer.learning_rate.gama: unknown option of Cerebras StepLR (did you mean 'gamma'?)"),
+    # trainer form: a stage's range at the stage's key
+    ("trainer:\n  init:\n    optimizer: {SGD: {}}\n    schedulers:\n      - SequentialLR:\n          schedulers:\n"
+     "            - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+     "            - CosineDecayLR: {initial_learning_rate: -0.1, end_learning_rate: 0.0, total_iters: 5}\n",
+     "8:31: trainer.init.schedulers[0].SequentialLR.schedulers[1].CosineDecayLR.initial_learning_rate: must be >= 0, "
+     "got -0.1"),
+], ids=["legacy_list", "legacy_mapping", "trainer_stage"])
+def test_a_schedulers_option_is_refused_at_the_files_key(text, error, tmp_path, capsys):
+    """An option of a schedule is checked on optreg's canonical spec; validate and build report it at the key the
+    file writes, in either form."""
+    from optreg.cli import main
+
+    path = tmp_path / "mz.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert str(info.value) == f"{path}:{error}"
+    assert main(["validate", str(path), "--steps", "10"]) == 1
+    assert capsys.readouterr().err.strip() == f"{path}:{error}"
