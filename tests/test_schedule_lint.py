@@ -61,7 +61,7 @@ WARNINGS = [
     ("lr set twice", experiment({"name": "CosineDecayLR", "dialect": "cerebras", "initial_learning_rate": 0.01,
                                  "end_learning_rate": 0.001, "total_iters": 1000}),
      "scheduler: CosineDecayLR sets the lr itself (0.01 at step 0), which overrides optimizer.lr 0.1; drop "
-     "optimizer.lr or make the schedule start at it"),
+     "optimizer.lr or make the schedule start or peak at it"),
 ]
 
 
@@ -301,7 +301,8 @@ DEEPSPEED_SHORT = {"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
 def test_validate_with_steps_on_a_foreign_file_checks_what_plot_checks(tmp_path, capsys):
     """A run length from --steps reaches a translated file after it is read: validate made its checks and notes for
     the file's own run (none), and said ok where plot warned, or refused an HF warmup longer than the run. The
-    notes name the run length `--steps`, not `total_steps=`."""
+    notes name the run length `--steps`, not `total_steps=`. A warmup from 0 up to the optimizer's lr
+    (warmup_max_lr = lr, DeepSpeed's usual) agrees with it: no warning that the schedule overrides it."""
     import json
 
     from optreg.cli import main
@@ -314,9 +315,7 @@ def test_validate_with_steps_on_a_foreign_file_checks_what_plot_checks(tmp_path,
     assert said.err == capsys.readouterr().err == (
         f"{path}:14:4: warning: scheduler.params.total_num_steps: total_num_steps 300 spans 300 steps, under 0.9 × "
         f"the 1000 steps of the run (--steps): the schedule ends early; set scheduler.params.total_num_steps to "
-        f"1000\n"
-        f"{path}:10:3: warning: scheduler.params: WarmupDecayLR sets the lr itself (0 at step 0), which overrides "
-        f"optimizer.params.lr 0.0003; drop optimizer.params.lr or make the schedule start at it\n")
+        f"1000\n")
     hf = tmp_path / "args.yaml"
     hf.write_text("learning_rate: 2.0e-4\nlr_scheduler_type: linear\nwarmup_steps: 500\nnum_train_epochs: 3\n")
     for command in ("validate", "plot"):
@@ -414,3 +413,23 @@ def test_configure_lr_scheduler_warns_of_the_group_lrs_an_absolute_schedule_repl
             optreg.configure_lr_scheduler(optimizer, dict(spec))
         assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == said
         assert all(w.filename == __file__ for w in caught if isinstance(w.message, optreg.ConfigWarning))
+
+
+@pytest.mark.parametrize("peak, warned", [(3e-4, False), (1e-4, True)], ids=["peaks-at-lr", "peaks-elsewhere"])
+def test_an_absolute_warmup_up_to_the_optimizer_s_lr_agrees_with_it(peak, warned, tmp_path, capsys):
+    """DeepSpeed's WarmupDecayLR from 0 up to warmup_max_lr: an optimizer lr equal to the peak is what the schedule
+    reaches (the README's ds_config.json warned that it was overridden); one the schedule never takes is."""
+    import json
+
+    from optreg.cli import main
+
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
+                                "scheduler": {"type": "WarmupDecayLR", "params": {
+                                    "warmup_min_lr": 0, "warmup_max_lr": peak, "warmup_num_steps": 100,
+                                    "total_num_steps": 1000}}}, indent=1))
+    assert main(["validate", str(path), "--steps", "1000"]) == 0
+    assert capsys.readouterr().err == (
+        f"{path}:10:3: warning: scheduler.params: WarmupDecayLR sets the lr itself (0 at step 0, {peak:g} at its "
+        f"peak), which overrides optimizer.params.lr 0.0003; drop optimizer.params.lr or make the schedule start or "
+        f"peak at it\n" if warned else "")

@@ -12,8 +12,9 @@ and, only when the run length is known (given by the user or the format, never `
   the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
 - lr 0 at the first step (the first update does nothing);
 - a minimum lr at or above the group's peak (the schedule never decays);
-- a schedule that sets the lr itself (absolute values) while the optimizer section also sets one, or a stage that
-  does so in a `sequential` whose other stages scale that lr (at the stage's path);
+- a schedule that sets the lr itself (absolute values) while the optimizer section also sets one that the schedule
+  neither starts nor peaks at (a warmup from 0 up to it agrees), or a stage that does so in a `sequential` whose
+  other stages scale that lr (at the stage's path);
 - whatever the run length, such a schedule over a param_groups rule that gives its own lr, which the schedule
   replaces at every step (`rule_lrs_replaced`; a multiplier of the lr, lr_mult, is refused instead).
 Each message names both numbers and the keys to change.
@@ -101,22 +102,28 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
                            f"lr")
                 break
     if optimizer_lr is not None:
-        _overrides(plan, schedule, optimizer_lr, path, out)
+        _overrides(plan, schedule, optimizer_lr, path, out, plan.length or run.steps)
     return out
 
 
-def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: str, out: list[str]) -> None:
-    """A schedule that sets the lr itself (absolute values) to another value than the optimizer section's lr: the
-    whole schedule (drop that lr, or start at it), or each absolute stage of a `sequential` whose other stages are
-    factors of that lr (a jump where the stage begins, at the stage's path: the factor stages need the lr)."""
+def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: str, out: list[str],
+               length: int) -> None:
+    """A schedule that sets the lr itself (absolute values) neither starting nor peaking at the optimizer section's
+    lr (a warmup from 0 up to it, DeepSpeed's usual `warmup_max_lr` = `lr`, agrees with it): the whole schedule
+    (drop that lr, or start or peak at it), or each absolute stage of a `sequential` whose other stages are factors
+    of that lr (a jump where the stage begins, at the stage's path: the factor stages need the lr)."""
     from optreg.schedules.engine import ABSOLUTE, MIXED, Sequential
 
     given, lr = optimizer_lr
     if schedule.values == ABSOLUTE:
         first = _value(schedule, 0, lr)
-        if first is not None and not _same_lr(first, lr):
-            out.append(f"{path}: {plan.name} sets the lr itself ({first:g} at step 0), which overrides {given} "
-                       f"{lr:g}; drop {given} or make the schedule start at it")
+        if first is None or _same_lr(first, lr):
+            return
+        peak = _peak(schedule, lr, length)
+        if peak is not None and not _same_lr(peak, lr):
+            at = f"{first:g} at step 0" + ("" if _same_lr(peak, first) else f", {peak:g} at its peak")
+            out.append(f"{path}: {plan.name} sets the lr itself ({at}), which overrides {given} {lr:g}; drop {given} "
+                       f"or make the schedule start or peak at it")
         return
     if schedule.values != MIXED or not isinstance(schedule, Sequential) or plan.entry is not None or \
             len(plan.children) != len(schedule.stages):   # optreg's `sequential`, whose stages are its children
