@@ -58,6 +58,16 @@ WARNINGS = [
     ("min at peak", experiment({"name": "CosineAnnealingLR", "eta_min": 0.1}),
      "scheduler.eta_min: eta_min 0.1 is at or above the peak lr 0.1 of group 0: the schedule never decays; lower "
      "scheduler.eta_min below the optimizer's lr"),
+    # above the group's lr, the cosine rises to it: the group's lr named, not the floor as the "peak"
+    ("min above lr", experiment({"name": "CosineAnnealingLR", "T_max": 1000, "eta_min": 0.3}),
+     "scheduler.eta_min: eta_min 0.3 is at or above the lr 0.1, which it rises to, of group 0: the schedule never "
+     "decays; lower scheduler.eta_min below the optimizer's lr"),
+    # a stage's floor in a sequence, at the stage (it was not checked); a warmup stage's end value is no floor
+    ("stage min above lr", experiment({"name": "sequential", "schedulers": [
+        {"name": "LinearLR", "start_factor": 0.01, "total_iters": 20},
+        {"name": "CosineAnnealingLR", "T_max": 980, "eta_min": 0.3}]}),
+     "scheduler.schedulers[1].eta_min: eta_min 0.3 is at or above the lr 0.1, which it rises to, of group 0: the "
+     "schedule never decays; lower scheduler.schedulers[1].eta_min below the optimizer's lr"),
     ("lr set twice", experiment({"name": "CosineDecayLR", "dialect": "cerebras", "initial_learning_rate": 0.01,
                                  "end_learning_rate": 0.001, "total_iters": 1000}),
      "scheduler: CosineDecayLR sets the lr itself (0.01 at step 0), which overrides optimizer.lr 0.1; drop "
@@ -433,3 +443,12 @@ def test_an_absolute_warmup_up_to_the_optimizer_s_lr_agrees_with_it(peak, warned
         f"{path}:10:3: warning: scheduler.params: WarmupDecayLR sets the lr itself (0 at step 0, {peak:g} at its "
         f"peak), which overrides optimizer.params.lr 0.0003; drop optimizer.params.lr or make the schedule start or "
         f"peak at it\n" if warned else "")
+
+
+def test_a_warmup_stage_s_end_value_is_no_floor():
+    """A Cerebras LinearLR warmup up to the lr in a sequence ends at its end_learning_rate by design (the lightning
+    example): no 'never decays' warning at that stage."""
+    notes = build_notes(experiment([
+        {"LinearLR": {"initial_learning_rate": 0.001, "end_learning_rate": 0.1, "total_iters": 20}},
+        {"CosineDecayLR": {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": 980}}]))
+    assert not [n for n in notes if "never decays" in n]

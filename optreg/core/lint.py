@@ -29,6 +29,7 @@ from optreg.errors import Collector, join_path
 
 HORIZON_SLACK = 0.9                        # a horizon under 0.9 × the run (after the warmup) ends too early
 MIN_KEYS = ("eta_min", "min_lr", "lr_end", "end_lr", "end_learning_rate")   # the floor a decaying schedule ends at
+FLOOR_KEYS = ("eta_min", "min_lr")   # of those, the ones no rising schedule takes (a stage's, in a sequence)
 WARMUP_KEYS = ("num_warmup_steps", "warmup_steps", "warmup_t")
 #: a warmup a schedule lets exceed its total, with a warning (DeepSpeed's WarmupDecayLR and WarmupCosineLR: the decay
 #: divides by max(1, T - W), so the lr falls to its floor when the warmup ends)
@@ -78,7 +79,6 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
     key = plan.key if plan.schedule is not None else "lr"
     if schedule is None or key != "lr":
         return out
-    values = plan.values or {}
     first_step = getattr(run, "accumulation", 1) - 1   # the optimizer's first step is after the first micro-batches
     # absolute: warmups from 0 are usual; no bases: the groups' values are unknown (a per-step lr table, THOR's)
     for i, base in enumerate(bases if bases is not None and schedule.values == "factor" else []):
@@ -90,17 +90,10 @@ def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_
             out.append(f"{path}: the lr at step {first_step} is 0 (group {i}'s lr {base:g}): the first optimizer "
                        f"step updates nothing; start above 0 ({_start_keys(plan, path)})")
             break
-    for name in MIN_KEYS:
-        floor = values.get(name)
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not bases:
-            continue
-        peaks = [_peak(schedule, base, plan.length or run.steps) for base in bases]
-        for i, peak in enumerate(peaks):
-            if peak is not None and floor >= peak:
-                out.append(f"{join_path(path, name)}: {name} {floor:g} is at or above the peak lr {peak:g} of group "
-                           f"{i}: the schedule never decays; lower {join_path(path, name)} below the optimizer's "
-                           f"lr")
-                break
+    _floors(plan, schedule, bases, plan.length or run.steps, path, out)
+    for i, (stage, child) in enumerate(_stages(plan, schedule)):   # a decay stage's floor against its own peak
+        if child.length is not None:   # (a stage's end value, end_learning_rate, is a warmup's top as often)
+            _floors(child, stage, bases, child.length, join_path(join_path(path, "schedulers"), i), out, FLOOR_KEYS)
     if optimizer_lr is not None:
         _overrides(plan, schedule, optimizer_lr, path, out, plan.length or run.steps)
     return out
@@ -140,6 +133,35 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
         out.append(f"{join_path(join_path(path, 'schedulers'), i)}: {child.name} sets the lr itself ({first:g} at "
                    f"step {start}), which overrides {given} {lr:g} that the other stages scale{jump}; make it start "
                    f"at {lr:g} or use a factor schedule (torch, OneFlow, HF, timm)")
+
+
+def _floors(plan: Any, schedule: Any, bases: Sequence[float] | None, length: int, path: str, out: list[str],
+            names: Sequence[str] = MIN_KEYS) -> None:
+    """A minimum lr (`names`) at or above the schedule's peak in a group: the schedule never decays (it stays, or
+    rises to the floor from the group's lr below it)."""
+    for name in names:
+        floor = (plan.values or {}).get(name)
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not bases:
+            continue
+        for i, base in enumerate(bases):
+            peak = _peak(schedule, base, length)
+            if peak is None or floor < peak:
+                continue
+            where = f"the peak lr {peak:g}" if not floor > base else f"the lr {base:g}, which it rises to,"
+            out.append(f"{join_path(path, name)}: {name} {floor:g} is at or above {where} of group {i}: the schedule "
+                       f"never decays; lower {join_path(path, name)} below the optimizer's lr")
+            break
+
+
+def _stages(plan: Any, schedule: Any) -> list[tuple[Any, Any]]:
+    """(stage, its plan) of a schedule that runs its children one after another (optreg's `sequential`, torch's
+    SequentialLR), else none."""
+    from optreg.schedules.engine import Sequential
+
+    schedule = getattr(schedule, "inner", None) or schedule   # a Delegate: SequentialLR's Sequential
+    if not isinstance(schedule, Sequential) or len(plan.children) != len(schedule.stages):
+        return []
+    return list(zip(schedule.stages, plan.children))
 
 
 def _same_lr(value: float, lr: float) -> bool:
