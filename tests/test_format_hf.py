@@ -141,6 +141,24 @@ def test_bad_configs_are_located(config, path, words):
     assert path in items and words in str(items[path]), items
 
 
+@pytest.mark.parametrize("key, section, message", [
+    ("learning_rate", {"lr": -1}, "must be >= 0, got -1"),
+    ("weight_decay", {"weight_decay": -0.5}, "must be >= 0, got -0.5"),
+    ("adam_beta1", {"betas": [-1, 0.999]}, "must be >= 0, got -1"),
+    ("adam_epsilon", {"eps": -1}, "must be >= 0, got -1"),
+    ("learning_rate", {"lr": "fast"}, "expected a number, got str 'fast'"),
+])
+def test_a_bad_number_says_what_the_own_form_says(key, section, message):
+    """A negative learning_rate (weight_decay, beta, eps) says what the own form's option says, not its own words
+    (it said `must be a number >= 0.0`)."""
+    (own_key, value), = section.items()
+    own = errors_of({"optimizer": {"name": "AdamW", "lr": 1e-3, **section}})
+    assert [(path, e.message) for path, e in own.items()] == [
+        (f"optimizer.{own_key}" + ("[0]" if own_key == "betas" else ""), message)]
+    read = errors_of({key: value[0] if own_key == "betas" else value, "lr_scheduler_type": "linear"})
+    assert [(path, e.message) for path, e in read.items()] == [(key, message)]
+
+
 def test_epochs_take_the_dataloader_length():
     config = CORPUS / "zephyr-7b-beta__sft__config_full.yaml"
     with pytest.raises(ConfigError) as info:

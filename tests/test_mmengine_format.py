@@ -182,6 +182,21 @@ def test_refusals_are_located(change, path, fragment):
     assert fragment in str(error)
 
 
+@pytest.mark.parametrize("value, message", [
+    (-1, "must be >= 0, got -1"), (float("inf"), "must be a finite number, got inf"),
+    ("x", "expected a number, got str 'x'")])
+def test_a_bad_multiplier_says_what_the_own_form_s_lr_mult_says(value, message):
+    """A multiplier of paramwise_cfg or of a custom key says what the own form's lr_mult says of the same value (it
+    said `must be a number >= 0`)."""
+    own = _error({"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": [{"params": "*.bias", "lr_mult": value}]}})
+    assert [(e.path, e.message) for e in own.errors] == [("optimizer.param_groups[0].lr_mult", message)]
+    paramwise = {"bias_lr_mult": value, "custom_keys": {"head": {"decay_mult": value}}}
+    error = _error({"optim_wrapper": {**BASE["optim_wrapper"], "paramwise_cfg": paramwise}})
+    assert [(e.path, e.message) for e in error.errors] == [
+        ("optim_wrapper.paramwise_cfg.bias_lr_mult", message),
+        ("optim_wrapper.paramwise_cfg.custom_keys.head.decay_mult", message)]
+
+
 def test_epoch_based_entries_need_the_steps_per_epoch():
     config = {**BASE, "param_scheduler": [{"type": "MultiStepLR", "milestones": [2]}], "train_cfg": {"max_epochs": 3}}
     error = _error(config)

@@ -128,6 +128,31 @@ def _fmt(value: Any) -> str:
 UNKNOWN_KEY = "unknown key"
 
 
+def bound_message(sign: str, bound: Any, value: Any) -> str:
+    """Our wording of a value past a bound of its option (`sign`: <, <=, >, >=): `must be >= 0, got -1`."""
+    bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+    return f"must be {sign} {bound}, got {_fmt(value)}"
+
+
+def type_message(what: str, value: Any) -> str:
+    """Our wording of a value of another type than its option takes (`what`: a number, an integer)."""
+    return f"expected {what}, got {type(value).__name__} {show(value)}"
+
+
+def number_message(value: Any, low: float | None = None, integer: bool = False, finite: bool = False) -> str | None:
+    """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
+    where `finite`) >= `low`, in the words the own form's options say it (`_message`); None when nothing is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return type_message("an integer" if integer else "a number", value)
+    if integer and not isinstance(value, int):
+        return f"must be an integer, got {_fmt(value)}"
+    if finite and not math.isfinite(value):
+        return f"must be a finite number, got {_fmt(value)}"
+    if low is not None and value < low:
+        return bound_message(">=", low, value)
+    return None
+
+
 def _message(err: Mapping[str, Any]) -> str:
     """Our wording for a Pydantic error: `must be < 1, got 1.0`."""
     kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
@@ -135,14 +160,11 @@ def _message(err: Mapping[str, Any]) -> str:
               "greater_than": (">", "gt"), "greater_than_equal": (">=", "ge")}
     if kind in bounds:
         sign, key = bounds[kind]
-        bound = ctx[key]
-        bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
-        return f"must be {sign} {bound}, got {_fmt(value)}"
+        return bound_message(sign, ctx[key], value)
     if kind == "finite_number":
         return f"must be a finite number, got {_fmt(value)}"
     if kind in ("float_parsing", "float_type", "int_parsing", "int_type"):
-        what = "an integer" if kind.startswith("int") else "a number"
-        return f"expected {what}, got {type(value).__name__} {show(value)}"
+        return type_message("an integer" if kind.startswith("int") else "a number", value)
     if kind == "int_from_float":
         return f"must be an integer, got {_fmt(value)}"
     if kind in ("bool_type", "bool_parsing"):

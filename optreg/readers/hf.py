@@ -30,6 +30,7 @@ from typing import Any, Mapping
 from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
+from optreg.core.models import number_message
 from optreg.errors import Collector, closest, show
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
@@ -134,8 +135,9 @@ def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | N
             value = float(value)
         except ValueError:
             pass
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (low is not None and value < low):
-        errors.add(key, f"must be a number{f' >= {low}' if low is not None else ''}, got {show(value)}")
+    wrong = number_message(value, low)
+    if wrong is not None:
+        errors.add(key, wrong)
         return defaults.get(key)
     return value
 

@@ -33,6 +33,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from optreg.core.models import number_message
 from optreg.dialects.cerebras.mup import lr_adjustment_groups, model_key_uses
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, says_required, show
@@ -261,8 +262,9 @@ def _adjustments(adjust: Any, path: str, errors: Collector) -> Mapping[str, Any]
         errors.add(where, f"expected a mapping of lr adjustment group names to scales, got {show(adjust)}")
         return {}
     for key, value in (adjust or {}).items():
-        if not _is_scale(value):
-            errors.add(join_path(where, key_text(key)), f"must be a number >= 0, got {show(value)}")
+        wrong = number_message(value, 0)
+        if wrong is not None:
+            errors.add(join_path(where, key_text(key)), wrong)
     return adjust or {}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from optreg.core.models import number_message
 from optreg.errors import Collector, join_path, key_text, show
 
 MULTS = ("bias_lr_mult", "bias_decay_mult", "norm_decay_mult", "dwconv_decay_mult", "flat_decay_mult",
@@ -30,11 +31,6 @@ MULTS = ("bias_lr_mult", "bias_decay_mult", "norm_decay_mult", "dwconv_decay_mul
 KEYS = ("custom_keys", "bypass_duplicate", *MULTS)
 #: the settings of a custom key that scale the optimizer's values (its others go into the parameter's group as they are)
 CUSTOM_MULTS = ("lr_mult", "decay_mult")
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and \
-        abs(value) != float("inf")
 
 
 def check(cfg: Any, path: str, errors: Collector) -> dict[str, Any]:
@@ -51,8 +47,9 @@ def check(cfg: Any, path: str, errors: Collector) -> dict[str, Any]:
                                                        f"(keys: {', '.join(KEYS)})", closest(key, list(KEYS)))
             out.pop(key)
     for key in MULTS:
-        if key in out and out[key] is not None and not (is_number(out[key]) and out[key] >= 0):
-            errors.add(join_path(path, key), f"must be a number >= 0, got {show(out[key])}")
+        wrong = number_message(out[key], 0, finite=True) if out.get(key) is not None else None
+        if wrong is not None:
+            errors.add(join_path(path, key), wrong)
     if not isinstance(out.get("bypass_duplicate", False), bool):
         errors.add(join_path(path, "bypass_duplicate"), f"must be true or false, got {show(out['bypass_duplicate'])}")
     custom = out.get("custom_keys", {})
@@ -69,8 +66,9 @@ def check(cfg: Any, path: str, errors: Collector) -> dict[str, Any]:
             errors.add(here, f"expected a mapping such as {{lr_mult: 0.1, decay_mult: 0}}, got {show(settings)}")
             continue
         for mult in CUSTOM_MULTS:
-            if mult in settings and not (is_number(settings[mult]) and settings[mult] >= 0):
-                errors.add(join_path(here, mult), f"must be a number >= 0, got {show(settings[mult])}")
+            wrong = number_message(settings[mult], 0, finite=True) if mult in settings else None
+            if wrong is not None:
+                errors.add(join_path(here, mult), wrong)
         for name in settings:   # MMEngine copies other settings into the group: a misspelt multiplier is lost there
             hint = closest(str(name), list(CUSTOM_MULTS), cutoff=0.85) if name not in CUSTOM_MULTS else None
             if hint is not None:
