@@ -156,7 +156,34 @@ def test_a_legacy_item_s_length_is_refused_at_the_key_the_file_writes(tmp_path, 
     with pytest.raises(ConfigError) as err:
         to_experiment(str(config))
     assert [(e.path, e.message, e.location.line, e.location.column) for e in err.value.errors] == [
-        (path, "must be an integer >= 1, got 0", line, column)]
+        (path, "must be >= 1, got 0", line, column)]
+
+
+@pytest.mark.parametrize("value, message", [(0, "must be >= 1, got 0"), (1.5, "must be an integer, got 1.5")])
+def test_a_stage_length_says_one_thing_through_python_and_from_a_file(tmp_path, value, message):
+    """`total_iters: 0` says what the own form's total_iters says, in each Cerebras form, handed to
+    configure_lr_scheduler or written in a file (the legacy item said `must be an integer >= 1`)."""
+    import torch
+
+    import optreg
+
+    legacy = {"scheduler": "Linear", "initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": value}
+    trainer = {"LinearLR": {"initial_learning_rate": 0.1, "end_learning_rate": 0.0, "total_iters": value}}
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=0.1)
+    for spec, path in [(legacy, "total_iters"), ([legacy], "[0].total_iters"),
+                       (trainer, "total_iters")]:
+        with pytest.raises(ConfigError) as err:
+            optreg.configure_lr_scheduler(optimizer, spec)
+        assert [(e.path, e.message) for e in err.value.errors] == [(path, message)]
+    for scheduler, path in [(f"{{scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.0, "
+                             f"total_iters: {value}}}", "scheduler.total_iters"),
+                            (f"{{name: LinearLR, dialect: cerebras, initial_learning_rate: 0.1, end_learning_rate: "
+                             f"0.0, total_iters: {value}}}", "scheduler.total_iters")]:
+        config = tmp_path / "c.yaml"
+        config.write_text(f"optimizer: {{name: cerebras.SGD, lr: 0.1}}\nscheduler: {scheduler}\n")
+        with pytest.raises(ConfigError) as err:
+            to_experiment(str(config))
+        assert [(e.path, e.message) for e in err.value.errors] == [(path, message)]
 
 
 LEGACY_ALIASES = """optimizer: {name: cerebras.AdamW, lr: 0.1, weight_decay: 0.1}

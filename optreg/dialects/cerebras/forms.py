@@ -26,6 +26,7 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from optreg.core.dialect import ReadSpec
+from optreg.core.models import number_message
 from optreg.core.names import NAME_KEYS
 from optreg.errors import Collector, ConfigError, join_path, key_text, show
 
@@ -156,8 +157,9 @@ def _steps(params: Mapping[str, Any], path: str, errors: Collector) -> int | Non
     if not given:
         return None
     value = params[given[0]]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        errors.add(join_path(path, given[0]), f"must be an integer >= 1, got {show(value)}")
+    wrong = number_message(value, 1, integer=True)
+    if wrong is not None:
+        errors.add(join_path(path, given[0]), wrong)
         return None
     return value
 
