@@ -145,6 +145,31 @@ def test_an_override_past_the_end_of_a_list_says_so():
                                              "out of range at optimizer.param_groups[5]")]
 
 
+def test_a_bracket_index_in_an_override_says_how_hydra_writes_it(tmp_path, capsys):
+    """`a.b[1].c=...` is not Hydra's override grammar (Hydra's lexer error alone said so): the error, at the
+    override's key, says to write the index as a key part and gives the override so written."""
+    from optreg.config.yaml_loader import load_yaml
+    from optreg.integrations.hydra.support import load_with_overrides
+
+    text = "optimizer: {name: AdamW, lr: 0.1}\nscheduler:\n  name: sequential\n  schedulers:\n" \
+           "    - {name: LinearLR, total_iters: 10}\n    - {name: CosineAnnealingLR, T_max: 90}\n"
+    override = "scheduler.schedulers[1].T_max=100"
+    message = (f"bad override {override!r}: LexerNoViableAltException: {override} (Hydra override syntax: key=value, "
+               f"group=option, +key=value, ~key; a list index is a key part: .1. not [1])")
+    data, source = load_yaml(text, "c.yaml")
+    with pytest.raises(ConfigError) as exc:
+        load_with_overrides(data, source, [override])
+    assert [(e.path, e.message, e.suggestion) for e in exc.value.errors] == [
+        ("scheduler.schedulers[1].T_max", message, "scheduler.schedulers.1.T_max=100")]
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    for command, prefix in (("validate", f"{config}: "), ("run", "")):
+        assert main([command, str(config), override]) == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"{prefix}scheduler.schedulers[1].T_max: {message} (did you mean 'scheduler.schedulers.1.T_max=100'?)"]
+    assert main(["validate", str(config), "scheduler.schedulers.1.T_max=100"]) == 0
+
+
 def test_errors_name_the_override_that_set_the_value():
     cfg = composed("optimizer.lr=-1", "optimizer.betas=[0.9,1.0]", hydra=True)
     with pytest.raises(ConfigError) as exc:

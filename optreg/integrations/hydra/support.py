@@ -457,8 +457,12 @@ def _parse_overrides(overrides: Sequence[str]) -> list[Any]:
         try:
             parsed += parser.parse_overrides([text])
         except OverrideParseException as exc:
+            key, sep, value = text.partition("=")
+            index = _INDEX.search(key)   # `a.b[1].c=...`: Hydra's grammar writes a list index as a key part
+            note = f"; a list index is a key part: .{index[1]}. not [{index[1]}]" if index else ""
             errors.add(_override_key(text), f"bad override {text!r}: {_first_line(exc)} (Hydra override syntax: "
-                                            f"key=value, group=option, +key=value, ~key)")
+                                            f"key=value, group=option, +key=value, ~key{note})",
+                       dotted(key) + sep + value if index else None)
     errors.raise_if_any()
     for o in parsed:
         if o.is_sweep_override():
