@@ -312,10 +312,12 @@ def _closed_form(plan: Any) -> Any:
 
 
 def _peak(schedule: Any, base: float, length: int) -> float | None:
-    """The largest value over the schedule's steps (sampled: at most 4,097 of them)."""
+    """The largest value over the schedule's steps: sampled (at most 4,097 of them), then every step within a
+    stride of the largest sample (a warmup's peak between two samples)."""
     stride = max(1, length // 4096)
     try:
-        return max(schedule.apply(t, base) for t in range(0, length + 1, stride))
+        top = max(range(0, length + 1, stride), key=lambda t: schedule.apply(t, base))
+        return max(schedule.apply(t, base) for t in range(max(0, top - stride + 1), min(length, top + stride - 1) + 1))
     except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
         return None
 
