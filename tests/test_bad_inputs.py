@@ -632,6 +632,27 @@ def test_a_misspelt_name_key_is_the_error_with_its_did_you_mean(tmp_path, capsys
         ("optimizer.name", "required: the optimizer's name", optreg.Location(str(file), 1, 1), None)]
 
 
+@pytest.mark.parametrize("inner, error", [
+    ("{nmae: Momentum, momentum: 0.9}",
+     "3:15: optimizer.optimizer.nmae: unknown key, and the wrapped optimizer's name is missing (did you mean 'name'?)"),
+    ("Momentum", "3:3: optimizer.optimizer: required: the optimizer to wrap, a nested spec with name: and its options"),
+    (None, "1:1: optimizer.optimizer: required: the optimizer to wrap, a nested spec with name: and its options"),
+], ids=["misspelt-name", "no-mapping", "absent"])
+def test_validate_words_a_wrapped_optimizer_s_problems_as_build_does(tmp_path, capsys, inner, error):
+    """MindSpore LARS's nested optimizer without a name, or with none at all: validate said `the component's name`
+    and `expected a mapping, got NoneType None` where build says the wrapped optimizer's name and the optimizer to
+    wrap; both now give build's words."""
+    from optreg.cli import main
+
+    file = tmp_path / "lars.yaml"
+    file.write_text("optimizer:\n  name: mindspore.LARS\n" + (f"  optimizer: {inner}\n" if inner else ""))
+    assert main(["validate", str(file)]) == 1
+    assert capsys.readouterr().err.strip() == f"{file}:{error}"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(file, make_model())
+    assert str(info.value) == f"{file}:{error}"
+
+
 @pytest.mark.parametrize("optimizer, first", [
     ("{name: SGD, lrr: 0.1}", ("optimizer.lrr", "unknown option of torch.SGD", 1, 24)),
     ("{name: SDG, lr: 0.1}", ("optimizer.name", "unknown torch optimizer 'SDG' (did you mean 'SGD'?)", 1, 13)),

@@ -16,9 +16,9 @@ from typing import Any, Mapping
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
 from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
-from optreg.core.build import (Context, OptimizerPlan, SchedulerPlan, absolute_key, absolute_over_scaled,
-                               check_schedule, dynamic_lr_conflict, foreign_form, group_options, model_refusals,
-                               plan_optimizer, plan_scheduler, wraps_optimizer, _torch_dicts)
+from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
+                               absolute_over_scaled, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
+                               model_refusals, plan_optimizer, plan_scheduler, wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
                                read_clip, read_train, resolve_run)
@@ -223,9 +223,11 @@ class Plan:
             raise exc.prefixed("scheduler") from None
 
 
-def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
+def _section(raw: Any, path: str, errors: Collector, wrapped: bool = False) -> dict[str, Any] | None:
+    """The component spec `raw` at `path` with its name under `name`, or None where it is no mapping; `wrapped`: a
+    wrapper's nested optimizer, in the words build uses for it (`build._inner_spec`)."""
     if not isinstance(raw, Mapping):
-        errors.add(path, f"expected a mapping, got {type(raw).__name__} {show(raw)}")
+        errors.add(path, WRAPPED_REQUIRED if wrapped else f"expected a mapping, got {type(raw).__name__} {show(raw)}")
         return None
     out = dict(raw)
     given = [k for k in NAME_KEYS if k in out]
@@ -237,7 +239,7 @@ def _section(raw: Any, path: str, errors: Collector) -> dict[str, Any] | None:
             out.pop(extra)
     else:   # in the words the scheduler's planning uses (`_read_own` reports one of the two)
         what = {"optimizer": "the optimizer's", "scheduler": "the scheduler's"}.get(path, "the component's")
-        missing_name(errors, out, path, f"{what} name")
+        missing_name(errors, out, path, WRAPPED_NAME if wrapped else f"{what} name")
     return out
 
 
@@ -256,7 +258,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
     try:
         entry = REGISTRY.lookup(OPTIMIZER, name, own, path=join_path(path, "name"), default=dialect)
         if wraps_optimizer(entry):
-            inner = _section(options.pop("optimizer", None), join_path(path, "optimizer"), errors)
+            inner = _section(options.pop("optimizer", None), join_path(path, "optimizer"), errors, wrapped=True)
             if inner is not None and "name" in inner:
                 _check_optimizer_section(inner, entry.dialect, errors,
                                          join_path(path, "optimizer"))

@@ -352,17 +352,21 @@ def _torch_dicts(entry: Entry, groups: list[Group], values: Mapping[str, Any], g
         return []
 
 
+#: the words of a wrapper's (MindSpore LARS's) nested `optimizer:` that is absent or no mapping, and of its name
+WRAPPED_REQUIRED = "required: the optimizer to wrap, a nested spec with name: and its options"
+WRAPPED_NAME = "the wrapped optimizer's name"
+
+
 def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[Any, dict[str, Any]]:
     """(name, options) of a wrapped optimizer's nested `optimizer:` spec."""
     spec = options.pop("optimizer", None)
     if not isinstance(spec, Mapping):
-        errors.add(join_path(path, "optimizer"), "required: the optimizer to wrap, a nested spec with name: and "
-                                                 "its options")
+        errors.add(join_path(path, "optimizer"), WRAPPED_REQUIRED)
         return None, {}
     spec = dict(spec)
     given = [k for k in NAME_KEYS if k in spec]
     if not given:
-        missing_name(errors, spec, join_path(path, "optimizer"), "the wrapped optimizer's name")
+        missing_name(errors, spec, join_path(path, "optimizer"), WRAPPED_NAME)
         return None, {}
     name = spec.pop(given[0])
     return name, spec
