@@ -195,6 +195,8 @@ def _show(value: Any, depth: int, budget: int) -> str:
         text = repr(value)
     except Exception:  # a user object whose repr fails must not hide the real error
         text = f"<{type(value).__name__}>"
+    if "\n" in text:   # a repr of several lines (a tensor, a Module) on one, as a message is one line
+        text = " ".join(text.split())
     return text[:budget + 1]
 
 

@@ -692,6 +692,18 @@ def test_a_bad_model_is_an_error_at_the_argument_not_in_the_file(model, given, t
         assert str(info.value) == f"{where}: {EXPECTED_PARAMETERS}{given}"
 
 
+def test_a_model_argument_of_tensors_is_quoted_on_one_line(tmp_path):
+    """A tensor's repr has several lines (`Parameter containing:\\ntensor(...)`): quoted in a message, on one line,
+    so that each error stays one line of the ConfigError's text."""
+    modelzoo = tmp_path / "mz.yaml"
+    modelzoo.write_text("trainer:\n  init:\n    optimizer:\n      AdamW: {learning_rate: 0.001}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(modelzoo), [torch.nn.Parameter(torch.ones(2, 2))])
+    assert str(info.value) == ("model: expected a torch.nn.Module: a Model Zoo config groups the parameters of its "
+                               "modules, got list [Parameter containing: tensor([[]")
+    assert optreg.errors.show(torch.ones(2, 2)) == "tensor([[1., 1.], [1., 1.]])"
+
+
 def test_what_the_model_holds_is_at_the_argument_too(tmp_path):
     """A model whose parameters are all frozen, and a Model Zoo file's model that is no Module: at `model`, with no
     file position, as the model's type is."""
