@@ -229,7 +229,7 @@ CLIPS = "; gradient clipping is Built.clip_gradients(model), called between back
 @pytest.mark.parametrize("config, notes", [
     ({"trainer": {"init": {"optimizer": {"AdamW": {"lr": 0.1, "loss_scaling_factor": "dynamic", "beta1": 0.9}},
                            "precision": {"enabled": True, "max_gradient_norm": 1.0, "log_loss_scale": True}}}},
-     ["trainer.init.optimizer.AdamW.loss_scaling_factor is not an optimizer option; Model Zoo 2.10 ignores it there "
+     ["trainer.init.optimizer.AdamW.loss_scaling_factor: not an optimizer option; Model Zoo 2.10 ignores it there "
       "(give it under trainer.init.precision)",
       "trainer.init.optimizer.AdamW.beta1: Model Zoo 2.10 ignores it (use betas: [beta1, beta2] (Model Zoo 2.0)); "
       "the default applies",
@@ -502,3 +502,18 @@ def test_a_schedulers_option_is_refused_at_the_files_key(text, error, tmp_path, 
     assert str(info.value) == f"{path}:{error}"
     assert main(["validate", str(path), "--steps", "10"]) == 1
     assert capsys.readouterr().err.strip() == f"{path}:{error}"
+
+
+def test_a_trainer_key_in_the_optimizer_is_noted_at_its_position(tmp_path, capsys):
+    """The note on a key of the trainer's precision inside the optimizer section is at the key's line and column, as
+    every note that starts with its path is (it started 'PATH is not ...', which carried no position)."""
+    from optreg.cli import main
+
+    path = tmp_path / "mz.yaml"
+    path.write_text("trainer:\n  init:\n    optimizer:\n      AdamW: {lr: 0.1, loss_scaling_factor: dynamic}\n")
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"{path}:4:24: warning: trainer.init.optimizer.AdamW.loss_scaling_factor: not an optimizer option; Model Zoo "
+        f"2.10 ignores it there (give it under trainer.init.precision)"]
+    assert captured.out == f"{path}: ok\n"

@@ -683,7 +683,7 @@ def _dropped(section: Section, options: dict[str, Any]) -> list[str]:
     notes = []
     for key in list(options):
         if key in CLIPPING or key in AROUND:   # in the optimizer of a trainer config: Model Zoo warns and drops
-            notes.append(f"{join_path(section.path, key)} is not an optimizer option; Model Zoo 2.10 ignores it "
+            notes.append(f"{join_path(section.path, key)}: not an optimizer option; Model Zoo 2.10 ignores it "
                          f"there (give it under trainer.init.precision)")
             options.pop(key)
         elif key in RENAMED:
