@@ -9,6 +9,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from optreg.config.run import optimizer_step
 from optreg.plot import applied
 
 IN_FEATURES = 16
@@ -91,7 +92,8 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
         warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)   # under accumulation, by design
         for step in range(steps):
             # before its scheduler steps; a dynamic lr from its table at the optimizer's step, as plot reads it
-            used = [applied(optimizer, i, "lr", step // accumulation) for i in range(len(optimizer.param_groups))]
+            used = [applied(optimizer, i, "lr", optimizer_step(step, accumulation))
+                    for i in range(len(optimizer.param_groups))]
             losses.append(_step(model, optimizer, scheduler, teacher.batch(batch_size), step, clip, accumulation))
             lrs.append(used[0])
             if on_step:

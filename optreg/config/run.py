@@ -73,15 +73,20 @@ class RunLength:
         return self.steps is not None
 
     def optimizer_step(self, step: int) -> int:
-        """The 0-based optimizer step whose window of `accumulation` micro-batches holds the run's step `step`: the
-        step at which the optimizer reads a dynamic lr (MindSpore's per-step list, indexed by its own step count)."""
-        return step // self.accumulation
+        """`optimizer_step(step, self.accumulation)`."""
+        return optimizer_step(step, self.accumulation)
 
     @property
     def optimizer_steps(self) -> int | None:
         """The windows of `accumulation` micro-batches that the run's steps start (None: no run length known): the
         entries a per-step lr list needs."""
         return None if self.steps is None else self.optimizer_step(self.steps - 1) + 1
+
+
+def optimizer_step(step: int, accumulation: int) -> int:
+    """The 0-based optimizer step whose window of `accumulation` micro-batches holds the run's step `step`: the step at
+    which the optimizer reads a dynamic lr (MindSpore's per-step list, indexed by its own step count)."""
+    return step // accumulation
 
 
 def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_epoch: int | None = None,
