@@ -1136,9 +1136,7 @@ def absolute_key(plan: SchedulerPlan) -> str | None:
     """The option a schedule with absolute values sets, the same in every group (Cerebras', MindSpore's, a
     `sequential` with such a stage: `lr`, or Cerebras' `*WD` weight decay), or None for a schedule of factors of
     each group's own value (torch, OneFlow, HF, timm)."""
-    if getattr(plan.schedule, "values", None) not in (ABSOLUTE, MIXED):
-        return None
-    return plan.key if plan.schedule is not None else "lr"
+    return plan.key if getattr(plan.schedule, "values", None) in (ABSOLUTE, MIXED) else None
 
 
 def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = ()

@@ -250,10 +250,6 @@ def read(data: Mapping[str, Any], form: str | None = None) -> Section:
 # ---------------------------------------------------------------------------------------------------
 # parameter groups (Model Zoo's configure_param_groups)
 # ---------------------------------------------------------------------------------------------------
-def _is_scale(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
-
-
 def _adjustments(adjust: Any, path: str, errors: Collector) -> Mapping[str, Any]:
     """The optimizer section's `adjust_learning_rate` (at `path`), a mapping of lr adjustment group names to scales,
     checked as far as it can be without the model (whose groups the names are): a scale is a number >= 0."""
@@ -291,7 +287,7 @@ def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collect
     for name, (patterns, scale) in groups.items():
         if name in adjust:
             value = adjust[name]
-            if not _is_scale(value):
+            if number_message(value, 0) is not None:
                 continue   # _adjustments says so
             scale = float(value)
         if scale != 1.0:
