@@ -13,7 +13,7 @@ import torch
 import optreg
 from optreg.config import formats
 from optreg.dialects.hf.groups import hf_no_decay
-from optreg.errors import ConfigError
+from optreg.errors import Collector, ConfigError
 from optreg.readers import hf as hf_reader
 from tests.format_replay import (FIXTURES, STAND_IN, cases, detected, errors_of, replay, sources, stepped_lrs,
                                   unrecorded)
@@ -157,6 +157,28 @@ def test_a_bad_number_says_what_the_own_form_says(key, section, message):
         (f"optimizer.{own_key}" + ("[0]" if own_key == "betas" else ""), message)]
     read = errors_of({key: value[0] if own_key == "betas" else value, "lr_scheduler_type": "linear"})
     assert [(path, e.message) for path, e in read.items()] == [(key, message)]
+
+
+def test_the_optimizers_numbers_are_checked_once_by_the_own_form(tmp_path):
+    """learning_rate, weight_decay and adam_* go to the own form as the file gives them (a number's string read as
+    the number): checked there alone, each error at the key and position the file has, in the option's order; the
+    reader checks none of them, so a key unused by the optimizer (RMSprop's adam_beta1) is no error."""
+    errors = Collector()
+    data = {"learning_rate": -1, "weight_decay": -0.1, "adam_beta1": 1.5, "adam_beta2": "0.5", "adam_epsilon": "abc"}
+    section = hf_reader.read_optimizer(data, [], errors)
+    assert not errors and (section["lr"], section["weight_decay"], section["betas"], section["eps"]) == (
+        -1, -0.1, [1.5, 0.5], "abc")
+    path = tmp_path / "args.json"
+    path.write_text('{"output_dir": "out",\n "learning_rate": -1,\n "weight_decay": -0.1,\n "adam_beta1": 1.5,\n'
+                    ' "adam_epsilon": "abc",\n "max_steps": 10}\n')
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [f"{path}:2:2: learning_rate: must be >= 0, got -1",
+                                                   f"{path}:4:2: adam_beta1: must be < 1, got 1.5",
+                                                   f"{path}:5:2: adam_epsilon: expected a number, got str 'abc'",
+                                                   f"{path}:3:2: weight_decay: must be >= 0, got -0.1"]
+    unused = optreg.load_config(json.dumps({"optim": "rmsprop_bnb", "learning_rate": 1e-3, "adam_beta1": -1}))
+    assert unused.optimizer["name"] == "RMSprop" and "betas" not in unused.optimizer
 
 
 def test_epochs_take_the_dataloader_length():

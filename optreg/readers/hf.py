@@ -127,18 +127,27 @@ def _fields() -> set[str] | None:
     return {f.name for f in dataclasses.fields(TrainingArguments)}
 
 
-def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0,
-            defaults: Mapping[str, Any] = DEFAULTS) -> Any:
+def _value(data: Mapping[str, Any], key: str, defaults: Mapping[str, Any] = DEFAULTS) -> Any:
+    """The value of `key` (its default when the file leaves it out) as HfArgumentParser reads a float field: a string
+    that is a number is that number. Unchecked: the optimizer's options (learning_rate, weight_decay, adam_*) are
+    checked once, by the own form, at the key the file gives."""
     value = data.get(key, defaults.get(key))
     if isinstance(value, str):   # HfArgumentParser's YAML: PyYAML reads 2.0e-5 as a number, 1e-5 as a string
         try:
             value = float(value)
         except ValueError:
             pass
+    return value
+
+
+def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0) -> Any:
+    """The value of a key the reader computes with (the run length, warmup, clipping), checked: a number >= `low`,
+    else an error at the key and its default."""
+    value = _value(data, key)
     wrong = number_message(value, low)
     if wrong is not None:
         errors.add(key, wrong)
-        return defaults.get(key)
+        return DEFAULTS.get(key)
     return value
 
 
@@ -174,12 +183,11 @@ def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl
                        closest(str(name), list(READ_OPTIM)))
         return {}
     cls, accepted = TORCH_OPTIM[name]
-    lr = _number(data, "learning_rate", errors, defaults=defaults)
-    section: dict[str, Any] = {"name": cls, "dialect": "torch", "lr": lr,
-                               "weight_decay": _number(data, "weight_decay", errors), "hf_decay_groups": True}
+    section: dict[str, Any] = {"name": cls, "dialect": "torch", "lr": _value(data, "learning_rate", defaults),
+                               "weight_decay": _value(data, "weight_decay"), "hf_decay_groups": True}
     if cls == "AdamW":
-        section["betas"] = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]
-        section["eps"] = _number(data, "adam_epsilon", errors)
+        section["betas"] = [_value(data, "adam_beta1"), _value(data, "adam_beta2")]
+        section["eps"] = _value(data, "adam_epsilon")
     raw = _raw_optim_args(data.get("optim_args"), errors)
     args = _optim_args(raw, accepted, errors)
     args.pop("weight_decay", None)   # each group's weight_decay (the Trainer's two groups) wins over it
@@ -214,11 +222,10 @@ def _library_optimizer(name: str, data: Mapping[str, Any], defaults: Mapping[str
     use (a TypeError): an error here."""
     dialect, cls = LIBRARY_OPTIM[name]
     args = _raw_optim_args(data.get("optim_args"), errors)
-    section: dict[str, Any] = {"name": cls, "dialect": dialect, "lr": _number(data, "learning_rate", errors,
-                                                                            defaults=defaults),
-                               "weight_decay": _number(data, "weight_decay", errors), "hf_decay_groups": True}
-    betas = [_number(data, "adam_beta1", errors), _number(data, "adam_beta2", errors)]
-    eps = _number(data, "adam_epsilon", errors)
+    section: dict[str, Any] = {"name": cls, "dialect": dialect, "lr": _value(data, "learning_rate", defaults),
+                               "weight_decay": _value(data, "weight_decay"), "hf_decay_groups": True}
+    betas = [_value(data, "adam_beta1"), _value(data, "adam_beta2")]
+    eps = _value(data, "adam_epsilon")
     passed = {"RMSprop": tuple(args), "AdamW4bit": ("block_size",), "AdamW8bit": ("block_size",)}.get(cls, ())
     for key in passed:
         if key in args:
