@@ -197,6 +197,18 @@ def test_a_bad_multiplier_says_what_the_own_form_s_lr_mult_says(value, message):
         ("optim_wrapper.paramwise_cfg.custom_keys.head.decay_mult", message)]
 
 
+def test_the_lr_paramwise_cfg_multiplies_is_checked_once(tmp_path):
+    """paramwise_cfg needs the optimizer's lr: a missing one is the reader's error, a bad one the own form's alone,
+    at its position (it was said twice, the second time as if missing)."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: fast}\n  paramwise_cfg: {bias_lr_mult: 2.0}\n")
+    assert [tuple(e) for e in _error(str(path)).errors] == [
+        ("optim_wrapper.optimizer.lr", "expected a number, got str 'fast'", optreg.Location(str(path), 2, 26), None)]
+    missing = _error({"optim_wrapper": {"optimizer": {"type": "SGD"}, "paramwise_cfg": {"bias_lr_mult": 2.0}}})
+    assert [(e.path, e.message) for e in missing.errors] == [
+        ("optim_wrapper.optimizer.lr", "MMEngine's per-parameter settings multiply the optimizer's lr: give it")]
+
+
 def test_epoch_based_entries_need_the_steps_per_epoch():
     config = {**BASE, "param_scheduler": [{"type": "MultiStepLR", "milestones": [2]}], "train_cfg": {"max_epochs": 3}}
     error = _error(config)

@@ -156,7 +156,7 @@ def _wrapper(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[dict, d
         settings = paramwise.check(raw["paramwise_cfg"], join_path(path, "paramwise_cfg"), errors)
         report.extend(KeyUse(join_path(join_path(path, "paramwise_cfg"), key_text(k)), "exact", PARAMWISE)
                       for k in (raw["paramwise_cfg"] if isinstance(raw["paramwise_cfg"], Mapping) else ()))
-        if isinstance(optimizer.get("lr"), bool) or not isinstance(optimizer.get("lr"), (int, float)):
+        if "lr" not in optimizer:   # a value given is the own form's to check (_optimizer)
             errors.add(join_path(path, "optimizer.lr"), "MMEngine's per-parameter settings multiply the optimizer's "
                                                         "lr: give it")
     elif "paramwise_cfg" in raw:
