@@ -98,6 +98,19 @@ def test_bad_configs_are_located(config, path, words):
     assert path in items and words in str(items[path]), items
 
 
+@pytest.mark.parametrize("value, message", [
+    ("-1", "must be >= 0, got -1"), ('"1.0x"', "expected a number, got str '1.0x'"),
+    ("true", "expected a number, got bool True")])
+def test_a_bad_gradient_clipping_says_what_the_own_form_says(value, message, tmp_path):
+    """gradient_clipping (0: no clipping) words a bad number as the own form's options do (models.number_message;
+    it said `must be a number >= 0 (0: no clipping), got -1`), at its position."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"optimizer": {"type": "AdamW", "params": {"lr": 0.1}},\n "gradient_clipping": %s}\n' % value)
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [f"{path}:2:2: gradient_clipping: {message}"]
+
+
 def test_report_names_every_key():
     file = CORPUS / "compression__cifar__config__ds_config.json"
     experiment = optreg.load_config(file)

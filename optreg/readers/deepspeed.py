@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
+from optreg.core.models import number_message
 from optreg.errors import Collector, closest, join_path, show, unknown_name
 
 #: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's signature)
@@ -329,12 +330,13 @@ class DeepSpeedFormat:
         if data.get("scheduler") is not None:
             own["scheduler"] = read_scheduler(data["scheduler"], has_betas, report, errors)
         clip = data.get("gradient_clipping", 0.0)
+        wrong = number_message(clip, 0, finite=True)   # 0: no clipping
         if "gradient_clipping" in data:
             if _is_auto(clip):
                 errors.add("gradient_clipping", "\"auto\" is filled by the Hugging Face Trainer from max_grad_norm; "
                                                 "give gradient_clipping a value")
-            elif isinstance(clip, bool) or not isinstance(clip, (int, float)) or clip < 0:
-                errors.add("gradient_clipping", f"must be a number >= 0 (0: no clipping), got {show(clip)}")
+            elif wrong is not None:
+                errors.add("gradient_clipping", wrong)
             elif clip > 0:
                 own["clip_grad"] = {"max_norm": clip}
             report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)" if clip
