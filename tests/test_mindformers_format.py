@@ -241,7 +241,7 @@ def test_layer_scale_is_refused_where_mindformers_1_3_builds_a_layer_wise_lr(arc
       ("lr_schedule.warmup_ratio", 17, "must be <= 1, got 1.5")]),
     # runner_config's epochs leaves the run unknown: total_steps -1 is not said to need it
     ({"epochs: 2": "epochs: 0", "eps: 1.e-8": "eps: -1.e-8"},
-     [("runner_config.epochs", 2, "must be an integer >= 1, got 0"),
+     [("runner_config.epochs", 2, "must be >= 1, got 0"),
       ("optimizer.eps", 10, "must be > 0, got -1e-08")]),
     # runner_config's misspelt epochs, which MindFormers passes over (its default, 1 epoch, was run silently)
     ({"epochs: 2": "epoch: 2", "eps: 1.e-8": "eps: -1.e-8"},
@@ -261,6 +261,28 @@ def test_an_error_in_one_section_does_not_hide_or_change_another_s(edits, want):
     with pytest.raises(ConfigError) as exc:
         load_config(text)
     assert [(e.path, e.location.line, e.message.split(";")[0]) for e in exc.value.errors] == want
+
+
+@pytest.mark.parametrize("old, new, where", [
+    ("epochs: 2", "epochs: 0", "2:3: runner_config.epochs: must be >= 1, got 0"),
+    ("epochs: 2", "epochs: 2.5", "2:3: runner_config.epochs: must be an integer, got 2.5"),
+    ("sink_size: 2", "sink_size: 0", "5:3: runner_config.sink_size: must be >= 1, got 0 (or -1: the dataset's size)"),
+    ("sink_size: 2", "sink_size: x", "5:3: runner_config.sink_size: expected an integer, got str 'x'"),
+    ("use_clip_grad: True", "use_clip_grad: True\n  max_grad_norm: 0",
+     "22:3: runner_wrapper.max_grad_norm: must be > 0, got 0"),
+    ("use_clip_grad: True", "use_clip_grad: True\n  max_grad_norm: -1.5",
+     "22:3: runner_wrapper.max_grad_norm: must be > 0, got -1.5"),
+    ("warmup_ratio: 0.1", "warmup_epochs: -1", "17:3: lr_schedule.warmup_epochs: must be >= 0, got -1"),
+    ("warmup_ratio: 0.1", "warmup_epochs: 0.5", "17:3: lr_schedule.warmup_epochs: must be an integer, got 0.5"),
+    ("train:", "lr_scale: True\nlr_scale_factor: 0\ntrain:", "23:1: lr_scale_factor: must be > 0, got 0"),
+])
+def test_a_bad_run_or_clipping_number_says_what_the_own_form_says(old, new, where):
+    """runner_config's run length, lr_schedule.warmup_epochs, lr_scale_factor and runner_wrapper.max_grad_norm word
+    a bad number as the own form's options do (models.number_message: it said `must be an integer >= 1, got 0`,
+    `must be a number > 0, got 0`), at the key's position."""
+    with pytest.raises(ConfigError) as exc:
+        load_config(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace(old, new))
+    assert [str(e) for e in exc.value.errors] == [f"<string>:{where}"]
 
 
 def test_validate_lints_the_schedule_over_the_run_the_file_gives_as_plot_and_build_do(tmp_path, capsys):

@@ -139,9 +139,11 @@ def type_message(what: str, value: Any) -> str:
     return f"expected {what}, got {type(value).__name__} {show(value)}"
 
 
-def number_message(value: Any, low: float | None = None, integer: bool = False, finite: bool = False) -> str | None:
+def number_message(value: Any, low: float | None = None, integer: bool = False, finite: bool = False,
+                   above: float | None = None) -> str | None:
     """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
-    where `finite`) >= `low`, in the words the own form's options say it (`_message`); None when nothing is."""
+    where `finite`) >= `low` (> `above`), in the words the own form's options say it (`_message`); None when nothing
+    is."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return type_message("an integer" if integer else "a number", value)
     if integer and not isinstance(value, int):
@@ -150,6 +152,8 @@ def number_message(value: Any, low: float | None = None, integer: bool = False, 
         return f"must be a finite number, got {_fmt(value)}"
     if low is not None and value < low:
         return bound_message(">=", low, value)
+    if above is not None and not value > above:
+        return bound_message(">", above, value)
     return None
 
 

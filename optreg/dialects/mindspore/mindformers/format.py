@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
+from optreg.core.models import number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -132,13 +133,15 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
     for key, default in RUNNER_DEFAULTS.items():
         value = runner.get(key, default)
         if key == "sink_mode":
-            ok, want = value in (0, 1), "true or false"
+            wrong = None if value in (0, 1) else f"must be true or false, got {show(value)}"
+        elif key == "sink_size" and value == -1:   # the dataset's size
+            wrong = None
         else:
-            ok = isinstance(value, int) and not isinstance(value, bool) and \
-                (value >= 1 or key == "sink_size" and value == -1)
-            want = "an integer >= 1" + (" or -1" if key == "sink_size" else "")
-        if not ok:
-            errors.add(join_path("runner_config", key), f"must be {want}, got {show(value)}")
+            wrong = number_message(value, 1, integer=True)
+            if wrong is not None and key == "sink_size" and number_message(value, integer=True) is None:
+                wrong += " (or -1: the dataset's size)"   # an integer below 1
+        if wrong is not None:
+            errors.add(join_path("runner_config", key), wrong)
             return None
         values[key] = value
     near = misspelt(runner, RUNNER_DEFAULTS, TRAINER_KEYS)
@@ -173,8 +176,9 @@ def _lr_scale(data: Mapping[str, Any], report: list, errors: Collector) -> float
             report.append(KeyUse("lr_scale", "exact"))
         return 1.0
     factor = data.get("lr_scale_factor", 256)
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
-        errors.add("lr_scale_factor", f"must be a number > 0, got {show(factor)}")
+    wrong = number_message(factor, finite=True, above=0)
+    if wrong is not None:
+        errors.add("lr_scale_factor", wrong)
         return 1.0
     parallel = data.get("parallel_config") or {}
     devices = 1
@@ -213,8 +217,9 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
     report.append(KeyUse("lr_schedule.type", "exact"))
     epochs = spec.pop("warmup_epochs", None)
     if epochs is not None:
-        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
-            errors.add("lr_schedule.warmup_epochs", f"must be an integer >= 0, got {show(epochs)}")
+        wrong = number_message(epochs, 0, integer=True)
+        if wrong is not None:
+            errors.add("lr_schedule.warmup_epochs", wrong)
         elif spec.get("warmup_ratio") is None:   # a ratio wins (MindFormers warns and drops the epochs)
             if train.steps_per_epoch is None and not unknown:
                 errors.add("lr_schedule.warmup_epochs", "warmup_epochs × the dataset's size: give the dataset's "
@@ -334,8 +339,9 @@ def _clip(raw: Any, report: list, errors: Collector) -> float | None:
         errors.add("runner_wrapper.use_clip_grad", f"must be true or false, got {show(flag)}")
         return None
     norm = raw.get("max_grad_norm", MAX_GRAD_NORM)
-    if isinstance(norm, bool) or not isinstance(norm, (int, float)) or not norm > 0:
-        errors.add("runner_wrapper.max_grad_norm", f"must be a number > 0, got {show(norm)}")
+    wrong = number_message(norm, finite=True, above=0)
+    if wrong is not None:
+        errors.add("runner_wrapper.max_grad_norm", wrong)
         return None
     for key in ("use_clip_grad", "max_grad_norm"):
         if key in raw:
