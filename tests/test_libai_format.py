@@ -106,7 +106,7 @@ def test_a_warmup_schedules_argument_is_refused_at_the_key_the_file_writes(warmu
     path.write_text(example.read_text().replace("alpha=0.01", "alpha=-0.01")
                     .replace("warmup_ratio=0.05", f"warmup_ratio={warmup_ratio}"))
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "alpha=-0.01" in text)
-    column = path.read_text().splitlines()[line - 1].index("-0.01") + 1   # at the value, as LiBai's are
+    column = path.read_text().splitlines()[line - 1].index("alpha=") + 1   # at the keyword, as a YAML file's key
     error = f"{path}:{line}:{column}: train.scheduler.alpha: must be >= 0, got -0.01"
     with pytest.raises(ConfigError) as info:
         optreg.build(str(path), Net())
@@ -115,6 +115,24 @@ def test_a_warmup_schedules_argument_is_refused_at_the_key_the_file_writes(warmu
     assert main(["plot", str(example), "train.scheduler.alpha=-1", "--csv"]) == 1
     assert capsys.readouterr().err.strip() == ("override train.scheduler.alpha=-1: train.scheduler.alpha: must be "
                                                ">= 0, got -1")
+
+
+def test_an_arguments_error_is_at_its_keyword(tree):
+    """An argument of a LazyCall (or dict(...)) and a key of a dict literal are located at the keyword or key the
+    file writes (`lr` of `lr=-1`), as a YAML file's key is and as the other readers place their errors (it was at
+    the value)."""
+    path = tree("""\
+        import oneflow as flow
+        from libai.scheduler import WarmupCosineLR
+        optim = LazyCall(flow.optim.AdamW)(params=optim.params,
+                                           lr=-1, betas=(0.9, 0.999))
+        train.scheduler = {"_target_": WarmupCosineLR, "warmup_factor": 0.001,
+                           "alpha": -0.5, "warmup_method": "linear"}
+        """)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert sorted(str(e) for e in exc.value.errors) == [f"{path}:11:36: optim.lr: must be >= 0, got -1",
+                                                        f"{path}:13:20: train.scheduler.alpha: must be >= 0, got -0.5"]
 
 
 def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path):
@@ -386,7 +404,7 @@ def test_validate_names_a_lazyconfig_file_and_its_imports_as_the_user_named_it(t
     assert main(["validate", "configs/main.py"]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert lines == ["configs/main.py:8:1: optim.lrr: unknown option of oneflow.AdamW (did you mean 'lr'?)",
-                     "configs/main.py: configs/common/optim.py:17:18: optim.weight_decay: must be >= 0, got -1.0"]
+                     "configs/main.py: configs/common/optim.py:17:5: optim.weight_decay: must be >= 0, got -1.0"]
     assert not any(str(tmp_path) in line for line in lines)
 
 
@@ -398,7 +416,7 @@ def test_a_misspelt_required_argument_is_one_error_at_the_misspelling(tree):
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     assert [tuple(e) for e in exc.value.errors] == [
-        ("train.scheduler.warmup_factr", "not an argument of LiBai's WarmupCosineLR", optreg.Location(path, 9, 57),
+        ("train.scheduler.warmup_factr", "not an argument of LiBai's WarmupCosineLR", optreg.Location(path, 9, 44),
          "warmup_factor")]
     path = tree("from libai.scheduler import WarmupCosineLR\n"
                 "train.scheduler = LazyCall(WarmupCosineLR)(alpha=0.01)")

@@ -307,15 +307,16 @@ class Reader:
                 del self.marks.marks[key]
 
     def _mark_value(self, path: str, node: ast.AST | None, module: Module) -> None:
-        """Where each keyword of a dict(...) / LazyCall(...)(...) value under a config root was written."""
+        """Where each keyword of a dict(...) / LazyCall(...)(...) value under a config root was written: the keyword
+        (`lr` of `lr=-1`, the key of a {"lr": -1} literal), as a YAML file's key is."""
         if self.marks is None or path.split(".")[0] not in self.roots or node is None:
             return
         self.marks.marks.setdefault(path, Location(module.shown, node.lineno, node.col_offset + 1))
-        pairs = [(k.arg, k.value) for k in node.keywords if k.arg] if isinstance(node, ast.Call) else \
-            [(k.value, v) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)] \
+        pairs = [(k.arg, k, k.value) for k in node.keywords if k.arg] if isinstance(node, ast.Call) else \
+            [(k.value, k, v) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)] \
             if isinstance(node, ast.Dict) else []
-        for key, value in pairs:
-            self.marks.marks[f"{path}.{key}"] = Location(module.shown, value.lineno, value.col_offset + 1)
+        for key, at, value in pairs:
+            self.marks.marks[f"{path}.{key}"] = Location(module.shown, at.lineno, at.col_offset + 1)
             self._mark_value(f"{path}.{key}", value, module)
 
     def _delete(self, target: ast.AST, module: Module) -> None:
