@@ -109,6 +109,34 @@ def test_an_unknown_adjustment_group_is_an_error_with_a_suggestion():
     assert error.suggestion == "decoder_kernel"
 
 
+def test_a_misspelt_adjustment_group_is_said_by_validate(tmp_path, capsys):
+    """`decoder_kernl` passed validate and failed at build only. The config's model section (gpt3 with a muP base)
+    gives the model's groups: validate refuses it without the model, as build does, at its key, with the closest
+    name. Without that section the model decides the names (its own lr_adjustment_groups, else Model Zoo's
+    defaults): validate warns of a name that is not a default group, and `validate --model` refuses it."""
+    from optreg.cli import main
+
+    path = tmp_path / "mup.yaml"
+    path.write_text((EXAMPLES / "legacy_gpt3_mup.yaml").read_text().replace("decoder_kernel:", "decoder_kernl:"))
+    error = (f"{path}:17:5: optimizer.adjust_learning_rate.decoder_kernl: the model has no lr adjustment group "
+             f"'decoder_kernl' (its groups: decoder_attention, decoder_input_ffn, decoder_kernel, decoder_output_ffn, "
+             f"embedding) (did you mean 'decoder_kernel'?)")
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == error
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert str(info.value) == error
+    config = {**LEGACY, "optimizer": {**LEGACY["optimizer"], "adjust_learning_rate": {"decoder_kernl": 0.5}}}
+    assert validate_experiment(config).check_final() == [
+        "optimizer.adjust_learning_rate.decoder_kernl: not one of Model Zoo's default lr adjustment groups (embedding, "
+        "decoder_kernel) (did you mean 'decoder_kernel'?); the model decides the names (its lr_adjustment_groups), "
+        "and one that carries no group 'decoder_kernl' fails to build: give the model (validate --model) to check it"]
+    path.write_text(path.read_text().replace("model:\n", "unused:\n"))
+    assert main(["validate", str(path), "--model", "tests.test_modelzoo_configs:Net"]) == 1
+    assert capsys.readouterr().err.strip() == (f"{path}:17:5: optimizer.adjust_learning_rate.decoder_kernl: the "
+                                               f"model has no lr adjustment group 'decoder_kernl' (its groups: "
+                                               f"decoder_kernel, embedding) (did you mean 'decoder_kernel'?)")
+
+
 @pytest.mark.parametrize("scale, message", [(-1, "must be >= 0, got -1"), ("x", "expected a number, got str 'x'")])
 def test_an_adjustment_scale_that_is_no_number_is_refused_by_validate_as_by_build(scale, message, tmp_path, capsys):
     """A scale of adjust_learning_rate must be a number >= 0 whatever the model's groups are: validate (no model)

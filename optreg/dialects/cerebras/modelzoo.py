@@ -264,6 +264,34 @@ def _adjustments(adjust: Any, path: str, errors: Collector) -> Mapping[str, Any]
     return adjust or {}
 
 
+def _unknown_groups(adjust: Mapping[str, Any], groups: Mapping[str, Any], path: str, errors: Collector) -> None:
+    """An error at each name of `adjust` (at `path`, adjust_learning_rate's) that is not one of the model's lr
+    adjustment groups `groups`, with the closest name."""
+    for key in adjust:
+        if key not in groups:
+            errors.add(join_path(path, key_text(key)), f"the model has no lr adjustment group {key!r} (its groups: "
+                                                       f"{', '.join(sorted(groups))})", closest(str(key), list(groups)))
+
+
+def _group_names(section: Section, adjust: Mapping[str, Any], errors: Collector) -> list[str]:
+    """adjust_learning_rate's group names, checked without the model: against the groups of the config's `model:`
+    section (`Section.lr_groups`), which the model built from it carries: an error, as plan() says it against the
+    model. A config without them leaves the names to the model (its own lr_adjustment_groups, else Model Zoo's
+    defaults): a note for each name that is not a default group, which only a model carrying it can build."""
+    path = join_path(section.path, "adjust_learning_rate")
+    if section.lr_groups is not None:
+        _unknown_groups(adjust, section.lr_groups, path, errors)
+        return []
+    notes = []
+    for key in (k for k in adjust if k not in DEFAULT_LR_GROUPS):
+        near = closest(str(key), list(DEFAULT_LR_GROUPS))
+        notes.append(f"{join_path(path, key_text(key))}: not one of Model Zoo's default lr adjustment groups "
+                     f"({', '.join(DEFAULT_LR_GROUPS)}){f' (did you mean {near!r}?)' if near else ''}; the model "
+                     f"decides the names (its lr_adjustment_groups), and one that carries no group {key!r} fails "
+                     f"to build: give the model (validate --model) to check it")
+    return notes
+
+
 def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collector,
                configured: Mapping[str, Any] | None = None) -> list[tuple[float, list[str]]]:
     """[(scale, glob patterns)] of the model's lr-adjustment groups whose scale is not 1, equal scales merged, as
@@ -280,10 +308,7 @@ def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collect
             patterns, scale = getattr(group, "param_filter_patterns", None), getattr(group, "scale", 1.0)
         groups[name] = ([patterns] if isinstance(patterns, str) else list(patterns or []), float(scale or 1.0))
     out: list[tuple[float, list[str]]] = []
-    for key in adjust:
-        if key not in groups:
-            errors.add(join_path(path, key_text(key)), f"the model has no lr adjustment group {key!r} (its groups: "
-                                                       f"{', '.join(sorted(groups))})", closest(str(key), list(groups)))
+    _unknown_groups(adjust, groups, path, errors)
     for name, (patterns, scale) in groups.items():
         if name in adjust:
             value = adjust[name]
@@ -791,7 +816,8 @@ def check(section: Section) -> list[str]:
             except ConfigError as exc:
                 errors.extend([e for e in exc.errors if not (e.path.endswith(".lr") and says_required(e.message))])
     clip = _clip(section, errors)
-    _adjustments(section.options.get("adjust_learning_rate"), section.path, errors)
+    notes += _group_names(section, _adjustments(section.options.get("adjust_learning_rate"), section.path, errors),
+                          errors)
     context = Context(1, frozenset(), "cerebras", known_groups=False, known_options=False)
     for raw, where in section.schedulers:
         spec = _unwrap(raw, where, errors)
