@@ -29,7 +29,8 @@ from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import number_message
 from optreg.errors import Collector, closest, join_path, show, unknown_name
 
-#: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's signature)
+#: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's
+#: signature)
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
                   "steps_per_print", "zero_allow_untested_optimizer", "wall_clock_breakdown")
 AUTO = "auto"

@@ -1,6 +1,7 @@
 """The cerebras dialect: Cerebras Model Zoo (cerebras.pytorch.optim).
 
-`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its schedulers (`schedulers.py`; closed forms in `schedules.py`).
+`ROWS` holds every entry of the dialect: its optimizers (`entries.py`, classes in the family modules) and its
+schedulers (`schedulers.py`; closed forms in `schedules.py`).
 """
 
 from __future__ import annotations

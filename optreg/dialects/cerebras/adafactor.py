@@ -32,7 +32,8 @@ class Adafactor(ChainOptimizer):
         super().__init__(params, dict(lr=lr, eps=tuple(eps), clip_threshold=clip_threshold, decay_rate=decay_rate,
                                       beta1=beta1, weight_decay=weight_decay, scale_parameter=scale_parameter,
                                       relative_step=relative_step, warmup_init=warmup_init),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)
 
 
 def _check(lr: Any, decay_rate: float, relative_step: bool, warmup_init: bool, sign: float) -> None:

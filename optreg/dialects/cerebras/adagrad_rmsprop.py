@@ -31,7 +31,8 @@ class Adagrad(ChainOptimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)
 
 
 class RMSprop(ChainOptimizer):
@@ -53,4 +54,5 @@ class RMSprop(ChainOptimizer):
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)

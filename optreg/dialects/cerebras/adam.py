@@ -84,7 +84,8 @@ class Adam(_PowerCounter):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """The group decays with the constructor's weight_decay, whatever its own (UserWarning if that differs).
@@ -125,7 +126,8 @@ class AdamW(_PowerCounter):
                  correct_bias: Bool = True, *, foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      correct_bias=correct_bias), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                                      correct_bias=correct_bias), foreach=foreach, fused=fused,
+                         contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class Adamax(ChainOptimizer):
@@ -141,7 +143,8 @@ class Adamax(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                                      maximize=maximize), foreach=foreach, fused=fused,
+                         contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class NAdam(ChainOptimizer):
@@ -157,7 +160,8 @@ class NAdam(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                                      momentum_decay=momentum_decay), foreach=foreach, fused=fused,
+                         contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
 
 
 class RAdam(ChainOptimizer):
@@ -171,4 +175,5 @@ class RAdam(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)

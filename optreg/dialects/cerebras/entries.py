@@ -61,7 +61,8 @@ ROWS = [
         "NAdam: w -= lr·[(1-μₜ)/(1-Πₜ)·g + μₜ₊₁/(1-Π')·m]/(√(v/bc2) + eps), Π' = Πₜ·μₜ·μₜ₊₁.",
         source=ADAM_CEREBRAS + ".NAdam",
         notes=("Differs from torch.optim.NAdam: Cerebras' mu_product_next multiplies μₜ twice "
-               "(Πₜ·μₜ·μₜ₊₁; torch Πₜ·μₜ₊₁). The stage setting NAdamDirection(extra_mu=False) gives torch's NAdam exactly.",
+               "(Πₜ·μₜ·μₜ₊₁; torch Πₜ·μₜ₊₁). The stage setting NAdamDirection(extra_mu=False) gives torch's NAdam "
+               "exactly.",
                "t is the float32 per-parameter state['step'] (enable_global_step); mu_product is preinitialized to 1."),
     ),
     optimizer(
@@ -74,7 +75,8 @@ ROWS = [
     # -- sgd family --
     optimizer(
         "cerebras", "SGD", "optreg.dialects.cerebras.sgd:SGD",
-        "SGD with momentum: buf = μ·buf + (1-dampening)·g' (buf₀ = 0), g' = g + wd·w; w -= lr·(g' + μ·buf if nesterov else buf).",
+        "SGD with momentum: buf = μ·buf + (1-dampening)·g' (buf₀ = 0), g' = g + wd·w; "
+        "w -= lr·(g' + μ·buf if nesterov else buf).",
         rules=(Rule("nesterov", ("nesterov", "momentum", "dampening"), lambda n, m, d: not n or (m > 0 and d == 0),
                     "nesterov requires momentum > 0 and dampening = 0"),),
         source="cerebras.pytorch 2.x (2.10.0 source) cerebras.pytorch.optim.SGD",
@@ -82,7 +84,8 @@ ROWS = [
             "lr has no default (required), as in Cerebras.",
             "The momentum buffer is preinitialized to 0, so the first step is damped: buf₁ = (1-dampening)·g "
             "(torch sets buf₁ = g). Identical to torch.optim.SGD when dampening = 0.",
-            "preinitialize() allocates momentum_buffer in the constructor; state_names_to_sparsify() = ['momentum_buffer'].",
+            "preinitialize() allocates momentum_buffer in the constructor; "
+            "state_names_to_sparsify() = ['momentum_buffer'].",
         ),
     ),
     optimizer(
@@ -151,7 +154,8 @@ ROWS = [
     # -- lamb family --
     optimizer(
         "cerebras", "Lamb", "optreg.dialects.cerebras.lamb:Lamb",
-        "Lamb (no bias correction): r = m/(√v + eps) + wd·w; tr = min(‖w‖, 10)/‖r‖ (1 if a norm is 0; 1 with adam=True); w -= lr·tr·r.",
+        "Lamb (no bias correction): r = m/(√v + eps) + wd·w; tr = min(‖w‖, 10)/‖r‖ (1 if a norm is 0; 1 with "
+        "adam=True); w -= lr·tr·r.",
         source="cerebras.pytorch 2.x (modelzoo R1.9.1 Lamb, after torch_optimizer.Lamb) cerebras.pytorch.optim.Lamb",
         notes=(
             "Equal to torch_optimizer.Lamb: ‖w‖ is clamped to [0, 10] before the ratio; m and v are not debiased. "
@@ -161,14 +165,16 @@ ROWS = [
     ),
     optimizer(
         "cerebras", "Adafactor", "optreg.dialects.cerebras.adafactor:Adafactor",
-        "Adafactor (HF form) with a manual lr: α = lr·max(eps2, RMS(w)) if scale_parameter; factored second moment; w -= wd·α·w, then w -= U.",
+        "Adafactor (HF form) with a manual lr: α = lr·max(eps2, RMS(w)) if scale_parameter; factored second moment; "
+        "w -= wd·α·w, then w -= U.",
         rules=(
             Rule("clip_threshold", ("clip_threshold",), lambda c: c == 1.0, "only clip_threshold=1.0 is supported"),
             Rule("beta1", ("beta1",), lambda b: b is None, "only beta1=None is supported"),
             Rule("relative_step", ("relative_step",), lambda r: not r, "relative_step=True is not supported"),
             Rule("warmup_init", ("warmup_init",), lambda w: not w, "warmup_init=True is not supported"),
         ),
-        source="cerebras.pytorch 2.x (modelzoo R1.9.1 Adafactor, from HF transformers) cerebras.pytorch.optim.Adafactor",
+        source="cerebras.pytorch 2.x (modelzoo R1.9.1 Adafactor, from HF transformers) "
+               "cerebras.pytorch.optim.Adafactor",
         notes=(
             "Cerebras refuses clip_threshold != 1.0, beta1 != None, relative_step=True and warmup_init=True "
             "(ValueError there, ConfigError here); lr is required (2.x).",

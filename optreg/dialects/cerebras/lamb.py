@@ -30,4 +30,5 @@ class Lamb(ChainOptimizer):
                  fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, adam=adam),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)

@@ -34,7 +34,8 @@ class ASGD(ChainOptimizer):
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       maximize=maximize),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)
 
 
 class Adadelta(TorchAdadelta):
@@ -63,7 +64,8 @@ class Rprop(ChainOptimizer):
                  foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes)),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)
 
 
 class Lion(ChainOptimizer):
@@ -80,4 +82,5 @@ class Lion(ChainOptimizer):
                  *, foreach: OptionalBool = None, fused: OptionalBool = None,
                  contiguous_params: Bool = False, state_dtype: StateDtype = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay),
-                         foreach=foreach, fused=fused, contiguous_params=contiguous_params, state_dtype=state_dtype, preinit=True)
+                         foreach=foreach, fused=fused, contiguous_params=contiguous_params,
+                         state_dtype=state_dtype, preinit=True)

@@ -130,7 +130,8 @@ def rules(model: Any, cfg: Mapping[str, Any], base_lr: Any, base_wd: Any, path: 
                     rule["lr"] = base_lr * cfg["bias_lr_mult"]
                     used.append("bias_lr_mult")
                 if base_wd is not None:
-                    which = next((k for k, applies in (("norm_decay_mult", is_norm), ("bias_decay_mult", name == "bias"),
+                    which = next((k for k, applies in (("norm_decay_mult", is_norm),
+                                                        ("bias_decay_mult", name == "bias"),
                                                         ("dwconv_decay_mult", is_dw),
                                                         ("flat_decay_mult", param.ndim == 1))
                                   if applies and cfg.get(k) is not None), None)

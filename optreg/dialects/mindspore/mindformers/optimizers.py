@@ -55,8 +55,8 @@ def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[di
         raise ConfigError(f"{type_name}: {UNSUPPORTED[type_name]}", path)
     options = dict(options)
     if "auto_register" in options:
-        raise ConfigError(f"auto_register imports {show(options['auto_register'])}, a project's own class; optreg reads "
-                          f"no code", f"{path.rsplit('.', 1)[0]}.auto_register")
+        raise ConfigError(f"auto_register imports {show(options['auto_register'])}, a project's own class; optreg "
+                          f"reads no code", f"{path.rsplit('.', 1)[0]}.auto_register")
     if type_name == "AdamW" and "use_fused" in options:
         fused = options.pop("use_fused")
         if not isinstance(fused, bool):
