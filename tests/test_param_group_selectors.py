@@ -490,10 +490,12 @@ ABSOLUTE_SCHEDULES = [
     ("mindspore.CosineDecayLR", {"min_lr": 0.0, "max_lr": 1e-3, "decay_steps": 4}, "CosineDecayLR"),
     ([{"name": "LinearLR", "total_iters": 2}, {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 1e-3,
                                                 "end_learning_rate": 0.0, "total_iters": 4}], {}, "Sequential"),
+    ("OneCycleLR", {"max_lr": 1e-3, "total_steps": 4}, "OneCycleLR"),   # torch's, from max_lr / div_factor
 ]
 
 
-@pytest.mark.parametrize("schedule, options, name", ABSOLUTE_SCHEDULES, ids=["cerebras", "mindspore", "sequential"])
+@pytest.mark.parametrize("schedule, options, name", ABSOLUTE_SCHEDULES,
+                         ids=["cerebras", "mindspore", "sequential", "torch OneCycleLR"])
 def test_configure_lr_scheduler_refuses_an_absolute_schedule_over_lr_mult_groups(schedule, options, name):
     """configure_lr_scheduler on an optimizer configure_optimizer built with an lr_mult group refuses an absolute
     schedule as build refuses it (one check: build.absolute_over_scaled), at the key the call was given; the groups

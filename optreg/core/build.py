@@ -659,26 +659,26 @@ class SchedulerPlan:
     def name(self) -> str:
         return self.entry.name if self.entry else type(self.schedule).__name__
 
-    def closed_form(self, path: str, around: tuple[str, str] | None = None):
+    def closed_form(self, path: str, around: tuple[str, str] | None = None, lr_alone: bool = False):
         """This plan as a Schedule (torch rows through their closed forms), for composing and plotting. `around`:
         (why it is composed, how not to), for the refusal of a torch class that also cycles the momentum (as a stage,
-        by default)."""
+        by default); `lr_alone`: the closed form of its lr all the same (what the linter reads of the lr)."""
         if self.schedule is not None:
             return self.schedule
         form = REGISTRY.dialect(self.entry.dialect).closed_form(self.entry.name)
         if form is None:
             raise ConfigError(f"{self.entry.qualname} has no closed form and cannot be composed here", path)
         kwargs = {k: v for k, v in to_target_kwargs(self.entry, self.values).items() if k != "last_epoch"}
-        if kwargs.get("cycle_momentum"):   # torch's class cycles the momentum too; its closed form is the lr's alone
+        if kwargs.get("cycle_momentum") and not lr_alone:   # torch's class cycles the momentum too; its form: the lr's
             why, undo = around or ("as a stage", "give it as a scheduler of its own")
             raise ConfigError(f"{self.entry.qualname} cycles the momentum as well as the lr (cycle_momentum: true, "
                               f"its default), but {why} it runs as a closed form of the lr alone, which would leave "
                               f"the momentum constant: set cycle_momentum: false (the momentum stays the optimizer's), "
                               f"or {undo}", path)
-        if kwargs.get("cycle_momentum") is False:   # lr alone: the momentum options have no effect
+        if lr_alone or kwargs.get("cycle_momentum") is False:   # lr alone: the momentum options have no effect
             kwargs = {k: v for k, v in kwargs.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
         if self.children:
-            kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i))
+            kwargs["schedulers"] = [c.closed_form(join_path(join_path(path, "schedulers"), i), lr_alone=lr_alone)
                                     for i, c in enumerate(self.children)]
         try:
             return form(**kwargs)
@@ -1135,8 +1135,13 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
 def absolute_key(plan: SchedulerPlan) -> str | None:
     """The option a schedule with absolute values sets, the same in every group (Cerebras', MindSpore's, a
     `sequential` with such a stage: `lr`, or Cerebras' `*WD` weight decay), or None for a schedule of factors of
-    each group's own value (torch, OneFlow, HF, timm)."""
-    return plan.key if getattr(plan.schedule, "values", None) in (ABSOLUTE, MIXED) else None
+    each group's own value (torch, OneFlow, HF, timm). A torch class (no closed form in the plan) is absolute where
+    its row says so (OneCycleLR: from max_lr), or where a stage of its own is (SequentialLR)."""
+    if plan.schedule is not None:
+        absolute = plan.schedule.values in (ABSOLUTE, MIXED)
+    else:
+        absolute = getattr(plan.entry, "values", None) == ABSOLUTE or any(absolute_key(c) for c in plan.children)
+    return plan.key if absolute else None
 
 
 def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = ()

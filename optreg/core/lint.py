@@ -208,7 +208,7 @@ def _absolute_lr(plan: Any) -> Any:
     or None."""
     from optreg.schedules.engine import ABSOLUTE
 
-    schedule = _closed_form(plan)
+    schedule = _closed_form(plan, lr_alone=True)   # OneCycleLR's lr, though it cycles the momentum too
     if schedule is None or (plan.key if plan.schedule is not None else "lr") != "lr" or schedule.values != ABSOLUTE:
         return None
     return schedule
@@ -302,11 +302,13 @@ def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
     return (None, None, path) if plan.children else None
 
 
-def _closed_form(plan: Any) -> Any:
+def _closed_form(plan: Any, lr_alone: bool = False) -> Any:
+    """The plan's closed form (`SchedulerPlan.closed_form`; `lr_alone`: its lr's, of a class that cycles the momentum
+    too), or None where it has none."""
     from optreg.errors import ConfigError
 
     try:
-        return plan.closed_form("scheduler")
+        return plan.closed_form("scheduler", lr_alone=lr_alone)
     except ConfigError:
         return None
 
