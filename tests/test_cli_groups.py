@@ -178,32 +178,39 @@ def test_the_lr_is_the_one_the_group_steps_with(text, first, tmp_path, capsys, m
     assert lrs_of(capsys, str(path), "--model", "examples.finetune_models:tiny_vit") == expected and not created
 
 
-@pytest.mark.parametrize("max_lr", [0.5, [0.5, 0.05]], ids=["one", "per group"])
-def test_one_cycle_lr_sets_the_lr_itself(max_lr, tmp_path, capsys):
-    """torch's OneCycleLR sets every group's lr from max_lr (one, or one per group) / div_factor: the groups show the
-    lr torch's own class gives them at the first step (they showed their own lrs, 1 and 0.1), and the rule's lr is a
-    warning, as under Cerebras' schedules; an lr_mult, which it would undo, is refused in groups and validate."""
+SETTERS = {   # torch's classes that set every group's lr themselves, from their own options
+    "OneCycleLR": ("OneCycleLR", {"max_lr": 0.5, "total_steps": 20}, [0.02, 0.02], " (0.02 at step 0)"),
+    "OneCycleLR per group": ("OneCycleLR", {"max_lr": [0.5, 0.05], "total_steps": 20}, [0.02, 0.002], ""),
+    "CyclicLR": ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 5}, [0.01, 0.01], " (0.01 at step 0)"),
+}
+
+
+@pytest.mark.parametrize("name, options, first, at", SETTERS.values(), ids=SETTERS)
+def test_a_torch_class_that_sets_the_lr_itself(name, options, first, at, tmp_path, capsys):
+    """torch's OneCycleLR sets every group's lr from max_lr (one, or one per group) / div_factor, its CyclicLR from
+    base_lr: the groups show the lr torch's own class gives them at the first step (they showed their own lrs, 1
+    and 0.1), and the rule's lr is a warning, as under Cerebras' schedules (where the closed form gives the first
+    value, it is said); an lr_mult, which it would undo, is refused in groups and validate."""
     from examples.finetune_models import tiny_vit
     from optreg.api import group_table
 
     config = {"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9, "param_groups": [
-        {"params": "head.*", "lr": 1.0}]}, "scheduler": {"name": "OneCycleLR", "max_lr": max_lr, "total_steps": 20}}
+        {"params": "head.*", "lr": 1.0}]}, "scheduler": {"name": name, **options}}
     model = tiny_vit()
     head = [p for n, p in model.named_parameters() if n.startswith("head.")]
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
     reference = torch.optim.SGD([{"params": head, "lr": 1.0}, {"params": rest}], lr=0.1, momentum=0.9)
-    torch.optim.lr_scheduler.OneCycleLR(reference, max_lr=max_lr, total_steps=20)
+    getattr(torch.optim.lr_scheduler, name)(reference, **options)
     expected = [g["lr"] for g in reference.param_groups]
-    assert expected == pytest.approx([0.02, 0.02] if max_lr == 0.5 else [0.02, 0.002])
+    assert expected == pytest.approx(first)
     assert [r["lr"] for r in group_table(config, model)] == expected
     with pytest.warns(optreg.ConfigWarning) as caught:
         assert [r["lr"] for r in optreg.build(config, model).group_table()] == expected
-    at = " (0.02 at step 0)" if max_lr == 0.5 else ""   # the closed form's value, of one max_lr only
     assert [str(w.message) for w in caught] == [
-        f"optimizer.param_groups[0].lr: OneCycleLR sets every group's lr itself{at}, which replaces this rule's lr 1 "
-        f"at every step; drop it, or use a schedule whose values are factors of each group's lr (torch, OneFlow, HF, "
+        f"optimizer.param_groups[0].lr: {name} sets every group's lr itself{at}, which replaces this rule's lr 1 at "
+        f"every step; drop it, or use a schedule whose values are factors of each group's lr (torch, OneFlow, HF, "
         f"timm)"]
-    path = tmp_path / "onecycle.json"
+    path = tmp_path / "setter.json"
     path.write_text(json.dumps(config))
     assert lrs_of(capsys, str(path), "--model", "examples.finetune_models:tiny_vit") == expected
     config["optimizer"]["param_groups"] = [{"params": "head.*", "lr_mult": 10}]
@@ -212,7 +219,7 @@ def test_one_cycle_lr_sets_the_lr_itself(max_lr, tmp_path, capsys):
     for command in ("groups", "validate"):
         assert main([command, str(path), "--model", "examples.finetune_models:tiny_vit"]) == 1
         assert capsys.readouterr().err == (
-            f"{path}:1:{column}: scheduler: OneCycleLR sets an absolute lr, the same in every group, which would undo "
+            f"{path}:1:{column}: scheduler: {name} sets an absolute lr, the same in every group, which would undo "
             f"optimizer.param_groups[0].lr_mult; use a schedule whose values are factors of each group's lr (torch, "
             f"OneFlow, HF, timm)\n")
 

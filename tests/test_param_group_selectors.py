@@ -491,11 +491,12 @@ ABSOLUTE_SCHEDULES = [
     ([{"name": "LinearLR", "total_iters": 2}, {"name": "cerebras.CosineDecayLR", "initial_learning_rate": 1e-3,
                                                 "end_learning_rate": 0.0, "total_iters": 4}], {}, "Sequential"),
     ("OneCycleLR", {"max_lr": 1e-3, "total_steps": 4}, "OneCycleLR"),   # torch's, from max_lr / div_factor
+    ("CyclicLR", {"base_lr": 1e-4, "max_lr": 1e-3, "step_size_up": 2}, "CyclicLR"),   # torch's, from base_lr
 ]
 
 
 @pytest.mark.parametrize("schedule, options, name", ABSOLUTE_SCHEDULES,
-                         ids=["cerebras", "mindspore", "sequential", "torch OneCycleLR"])
+                         ids=["cerebras", "mindspore", "sequential", "torch OneCycleLR", "torch CyclicLR"])
 def test_configure_lr_scheduler_refuses_an_absolute_schedule_over_lr_mult_groups(schedule, options, name):
     """configure_lr_scheduler on an optimizer configure_optimizer built with an lr_mult group refuses an absolute
     schedule as build refuses it (one check: build.absolute_over_scaled), at the key the call was given; the groups

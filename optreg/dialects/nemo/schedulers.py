@@ -63,6 +63,6 @@ ROWS = [
               source=SRC, values="factor",
               types={"mode": Literal["min", "max"], "factor": number(ge=0, lt=1)}),
     scheduler("nemo", "CyclicLR", f"{TORCH}:CyclicLR", "torch CyclicLR (re-exported by NeMo).", source=SRC,
-              values="factor", types={"mode": Literal["triangular", "triangular2", "exp_range"],
+              values="absolute", types={"mode": Literal["triangular", "triangular2", "exp_range"],
                                       "scale_fn": Optional[StepFn]}),
 ]

@@ -92,7 +92,7 @@ SCHEDULERS = [
     _sched("CosineAnnealingLR", "lr = η_min + (base_lr-η_min)·½(1+cos(πt/T_max)); rises again after T_max.",
            length="T_max"),
     _sched("CosineAnnealingWarmRestarts", "Cosine annealing restarted every T_i steps, T_i ← T_i·T_mult."),
-    _sched("CyclicLR", "Triangular cycles between base_lr and max_lr (momentum cycled inversely).",
+    _sched("CyclicLR", "Triangular cycles between base_lr and max_lr (momentum cycled inversely).", values="absolute",
            types={"scale_fn": Optional[StepFn],
                   "mode": Literal["triangular", "triangular2", "exp_range"]},
            rules=(Rule("max_lr", ("base_lr", "max_lr"), lambda b, m: _all_le(b, m), "must be >= base_lr"),),
