@@ -93,7 +93,7 @@ def _class_of(optimizer: Any) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.api import build
-    from optreg.config.run import DEFAULT_STEPS
+    from optreg.config.run import DEFAULT_STEPS, RunLength
     from optreg.train import make_model, train
 
     console = _console()
@@ -119,9 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with render.RunProgress(console, steps, rules) as progress:
         result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed, on_step=advance,
                        clip=built.clip_gradients if built.clips else None, accumulation=built.run.accumulation)
-    accumulation = built.run.accumulation
+    run = RunLength(steps, accumulation=built.run.accumulation)
     final = f"final loss {result.final_loss:.6g}  (after {steps} steps" + (
-        f", {steps // accumulation} optimizer steps)" if accumulation > 1 else ")")
+        f", {run.optimizer_steps} optimizer steps)" if run.accumulation > 1 else ")")
     below = render.lr_lines(last, rules, width)
     render.print_lines([final, *below] if below else [f"{final}  lr {last[0]:.6g}"], console)
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,7 @@ def trace(built: Any, steps: int) -> Trace:
     if plateau:
         out.notes.append("ReduceLROnPlateau steps on a metric; drawn with a metric that never improves")
     run = getattr(built, "run", None)
+    run = replace(run, steps=steps) if run is not None else None   # the run plotted
     for step in range(steps):
         at = run.optimizer_step(step) if run is not None else step   # a dynamic lr counts optimizer steps
         for key in present:

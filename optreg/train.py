@@ -9,7 +9,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from optreg.config.run import optimizer_step
+from optreg.config.run import RunLength
 from optreg.plot import applied
 
 IN_FEATURES = 16
@@ -87,12 +87,13 @@ def train(model: nn.Module, optimizer: Any, scheduler: Any, steps: int, batch_si
     before the step, not after its scheduler's step, which sets the next step's."""
     teacher = Teacher(seed)
     losses, lrs = [], []
+    run = RunLength(steps, accumulation=accumulation)
     with warnings.catch_warnings():   # once for the run: each change of the filters would forget which warnings
         # were shown, so a warning the step gives (once per place in a Python loop) would print at every step
         warnings.filterwarnings("ignore", EARLY_SCHEDULER_STEP)   # under accumulation, by design
         for step in range(steps):
             # before its scheduler steps; a dynamic lr from its table at the optimizer's step, as plot reads it
-            used = [applied(optimizer, i, "lr", optimizer_step(step, accumulation))
+            used = [applied(optimizer, i, "lr", run.optimizer_step(step))
                     for i in range(len(optimizer.param_groups))]
             losses.append(_step(model, optimizer, scheduler, teacher.batch(batch_size), step, clip, accumulation))
             lrs.append(used[0])

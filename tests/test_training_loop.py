@@ -774,6 +774,41 @@ def test_a_per_step_lr_list_under_accumulation_is_read_at_the_optimizers_step(tm
     assert str(info.value) == error
 
 
+def test_a_run_that_is_not_a_multiple_of_accumulation_steps_needs_a_list_of_its_full_windows(tmp_path, capsys):
+    """5 micro-batches at accumulation_steps 2 make 2 optimizer steps (the 5th micro-batch makes none): validate,
+    build, plot and run agree on 5 // 2 = 2, so a per-step list of 2 values is the run's (validate asked for 3), the
+    trailing micro-batch shows the last optimizer step's lr, and a list of 1 is refused naming 2 optimizer steps."""
+    from optreg.cli import main
+
+    path = tmp_path / "acc.yaml"
+    text = ("optimizer: {{name: mindspore.Momentum, momentum: 0.9, learning_rate: {}}}\n"
+            "train: {{steps: 5, accumulation_steps: 2, hidden: 4, depth: 1}}\n")
+    path.write_text(text.format([0.1, 0.05]))
+    note = (f"{path}:2:19: warning: train.accumulation_steps: the 5 steps of the run (train.steps or --steps) are not "
+            f"a multiple of accumulation_steps 2: the last 1 micro-batch make no optimizer step (their gradients are "
+            f"never applied); make the run a multiple of 2\n")
+    assert main(["validate", str(path)]) == 0 and capsys.readouterr().err == note
+    assert main(["plot", str(path), "--csv"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [float(row[3]) for row in rows] == [0.1, 0.1, 0.05, 0.05, 0.05]
+    assert main(["run", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("(after 5 steps, 2 optimizer steps)  lr 0.05")
+    with pytest.warns(optreg.ConfigWarning):
+        built = optreg.build(str(path), model := Two())
+    assert built.run.optimizer_steps == 2
+    for param in model.parameters():
+        param.grad = torch.zeros_like(param)
+    applied = []
+    for _ in range(2):   # the optimizer steps after the 2nd and the 4th micro-batch
+        built.optimizer.step()
+        applied.append(built.optimizer.param_groups[0]["lr"])
+    assert applied == [0.1, 0.05]
+    path.write_text(text.format([0.1]))
+    error = (f"{path}:1:54: optimizer.learning_rate: a per-step list of 1 values is shorter than the run (5 steps: "
+             f"train.steps or --steps; 2 optimizer steps of 2 micro-batches); give one value per optimizer step")
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err == error + "\n"
+
+
 @pytest.mark.parametrize("text, error", [
     ("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n  by_epoch: true\ntrain: {steps: 20}\n",
      "4:3: scheduler.by_epoch: a schedule counted in epochs needs the steps per epoch: train.steps_per_epoch (in the "

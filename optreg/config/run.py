@@ -13,8 +13,8 @@ run of N steps evaluates every schedule at steps 0 .. N-1.
 
 `train.accumulation_steps: A` (gradient accumulation, as LiBai's eager trainer runs it): a step is a micro-batch;
 the gradients of A micro-batches are summed (each loss divided by A), the optimizer steps after every A-th, and the
-scheduler steps after every micro-batch, so the schedule counts micro-batches and a run of N steps makes N / A
-optimizer steps.
+scheduler steps after every micro-batch, so the schedule counts micro-batches and a run of N steps makes ⌊N / A⌋
+optimizer steps (the trailing N mod A micro-batches make none: `accumulation_note`).
 """
 
 from __future__ import annotations
@@ -73,14 +73,17 @@ class RunLength:
         return self.steps is not None
 
     def optimizer_step(self, step: int) -> int:
-        """`optimizer_step(step, self.accumulation)`."""
-        return optimizer_step(step, self.accumulation)
+        """The optimizer step whose dynamic lr the run's step `step` reads (`optimizer_step`, what plot and run show
+        at it); the trailing micro-batches of a run that is not a multiple of `accumulation` make no optimizer step
+        (`accumulation_note`) and show the run's last one."""
+        at, last = optimizer_step(step, self.accumulation), self.optimizer_steps
+        return min(at, last - 1) if last else at
 
     @property
     def optimizer_steps(self) -> int | None:
-        """The windows of `accumulation` micro-batches that the run's steps start (None: no run length known): the
-        entries a per-step lr list needs."""
-        return None if self.steps is None else self.optimizer_step(self.steps - 1) + 1
+        """The optimizer steps of the run, one per full window of `accumulation` micro-batches (the trailing ones
+        make none; None: no run length known): the entries a per-step lr list needs."""
+        return None if self.steps is None else self.steps // self.accumulation
 
 
 def optimizer_step(step: int, accumulation: int) -> int:
