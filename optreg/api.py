@@ -91,8 +91,7 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
     over train.steps and train.epochs × steps_per_epoch (optreg.config.run; two that disagree: ConfigError)."""
     import warnings
 
-    with planned_with_model(), run_given(total_steps, steps_per_epoch):
-        experiment = to_experiment(config, format).with_run(total_steps, steps_per_epoch)
+    experiment = _for_run(config, format, total_steps, steps_per_epoch)
     plan = experiment.plan(model_or_named_params)
     try:
         optimizer, scheduler = plan.build()
@@ -104,17 +103,25 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
                  plan.clip, plan.run, lrs_by_parameter(optimizer) if plan.absolute_lr else None)
 
 
-def group_table(config: Any, model_or_named_params: Any, format: str | None = None) -> list[dict[str, Any]]:
+def _for_run(config: Any, format: str | None, total_steps: int | None, steps_per_epoch: int | None) -> Experiment:
+    """The experiment of `config` (to_experiment) for the run the caller gives (`total_steps`, `steps_per_epoch`:
+    see build), read as build reads it."""
+    with planned_with_model(), run_given(total_steps, steps_per_epoch):
+        return to_experiment(config, format).with_run(total_steps, steps_per_epoch)
+
+
+def group_table(config: Any, model_or_named_params: Any, format: str | None = None, *,
+                steps_per_epoch: int | None = None, total_steps: int | None = None) -> list[dict[str, Any]]:
     """The rows of `build(config, model).group_table()` from the validated plan: a dry run that creates no
     optimizer (`optreg groups`), and that needs no run length. Where a schedule sets the lr itself, a group's lr is
     the one the config's scheduler sets at the first step in a stand-in of the optimizer's groups
     (OptimizerPlan.stand_in), as it sets the built optimizer's; where the file leaves the run length to the trainer
-    and nothing gave it, the lr each group is built with. The plan's notes on the groups (a rule of frozen
-    parameters only) are warnings, as build gives them."""
+    and nothing gave it, the lr each group is built with. `total_steps` and `steps_per_epoch` give the run as they
+    give it to build (`optreg groups --steps`). The plan's notes on the groups (a rule of frozen parameters only)
+    are warnings, as build gives them."""
     import warnings
 
-    with planned_with_model():
-        experiment = to_experiment(config, format)
+    experiment = _for_run(config, format, total_steps, steps_per_epoch)
     nominal = experiment.needs_run and experiment.run.steps is None
     if nominal:
         # a length the file leaves to the trainer (DeepSpeed's "auto", a Trainer's epochs) moves the schedule,

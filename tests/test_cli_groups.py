@@ -126,6 +126,34 @@ def test_a_file_that_leaves_the_run_length_to_the_trainer_shows_its_groups(confi
     assert first == [0.0] * len(rows)
 
 
+@pytest.mark.filterwarnings("ignore::optreg.ConfigWarning")
+def test_group_table_takes_the_run_length_as_groups_steps_does(capsys):
+    """`optreg.api.group_table(..., total_steps=N)` is `optreg groups --steps N` (it took no run length): DeepSpeed's
+    WarmupLR over the run's 30 steps sets the first step's lr 0 (without a run, the lr each group is built with); a
+    length the file gives too and that disagrees is build's error; steps_per_epoch is build's too."""
+    from examples.finetune_models import tiny_vit
+    from optreg.api import group_table
+
+    config = str(REPO / "examples" / "deepspeed" / "ds_config.json")
+    assert main(["groups", config, "--steps", "30", "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    table = group_table(config, tiny_vit(), total_steps=30)
+    assert json.loads(json.dumps(table, default=str)) == rows
+    assert [r["lr"] for r in table] == [r["lr"] for r in optreg.build(config, tiny_vit(), total_steps=30).group_table()]
+    assert [r["lr"] for r in table] == [0.0] * len(rows) != [r["lr"] for r in group_table(config, tiny_vit())]
+    own = {"optimizer": {"name": "SGD", "lr": 0.1}, "train": {"steps": 20}}
+    epochs = {"optimizer": {"name": "SGD", "lr": 0.1}, "train": {"epochs": 2}}
+    for call in (group_table, optreg.build):
+        with pytest.raises(optreg.ConfigError) as info:
+            call(own, tiny_vit(), total_steps=30)
+        assert str(info.value) == ("train.steps: total_steps=30 and train.steps 20 disagree on the run length; give "
+                                   "one")
+        with pytest.raises(optreg.ConfigError) as info:
+            call(epochs, tiny_vit(), total_steps=11, steps_per_epoch=5)
+        assert str(info.value) == ("train.epochs: total_steps=11 and train.epochs × steps_per_epoch = 2 × 5 = 10 "
+                                   "disagree on the run length; give one")
+
+
 def lrs_of(capsys, *args: str) -> list[float]:
     assert main(["groups", *args, "--json"]) == 0
     return [row["lr"] for row in json.loads(capsys.readouterr().out) if row["rule"] != "frozen"]
