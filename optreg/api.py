@@ -53,9 +53,10 @@ class Built:
     def group_table(self) -> list[dict[str, Any]]:
         """One row per group: index, the rule that made it, its selectors and multipliers, parameter count and
         numel, its lr (the one it is built with, which a schedule of factors scales; where a schedule sets the lr
-        itself, the same in every group: Cerebras', MindSpore's, DeepSpeed's, the lr it has at the first step) and
-        the weight decay it is built with, its names and its layer_decay layer; then a row `frozen` for the
-        parameters left out. The same rows as `group_table(config, model)`."""
+        itself, the same in every group: Cerebras', MindSpore's, DeepSpeed's, the lr it has at the first step, and
+        `own_lr`, the one it is built with, where it is another) and the weight decay it is built with, its names
+        and its layer_decay layer; then a row `frozen` for the parameters left out. The same rows as
+        `group_table(config, model)`."""
         return table_rows(self.groups, self.frozen, self.first_lrs)
 
 

@@ -419,15 +419,19 @@ def groups_lines(rows: Sequence[dict[str, Any]], width: int) -> list[Any]:
 
     cells = []
     composite = any(row.get("optimizer") for row in rows)   # a composite: which optimizer updates each group
+    own = any("own_lr" in row for row in rows)   # a schedule sets the lr itself, not the one a group is built with
     for row in rows:
         names = row["names"]
         shown = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
         cells.append([_cell(row["group"]), row["rule"].removeprefix("optimizer."),
                       *((row.get("optimizer") or "",) if composite else ()), selectors_text(row),
-                      str(row["params"]), str(row["numel"]), _cell(row["lr"]), _cell(row["weight_decay"]),
-                      _cell(row["layer"]), shown])
+                      str(row["params"]), str(row["numel"]), _cell(row["lr"]),
+                      *((_cell(row["own_lr"]) if "own_lr" in row else "",) if own else ()),
+                      _cell(row["weight_decay"]), _cell(row["layer"]), shown])
     styles = ["dim" if row["rule"] == "frozen" else None for row in rows]
-    columns = (*GROUP_COLUMNS[:2], Column("optimizer"), *GROUP_COLUMNS[2:]) if composite else GROUP_COLUMNS
+    lr = [c.header for c in GROUP_COLUMNS].index("lr") + 1
+    columns = (*GROUP_COLUMNS[:2], *((Column("optimizer"),) if composite else ()), *GROUP_COLUMNS[2:lr],
+               *((Column("own lr"),) if own else ()), *GROUP_COLUMNS[lr:])
     return ["parameter groups", *render.table(columns, cells, width, styles)]
 
 

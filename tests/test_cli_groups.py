@@ -116,7 +116,8 @@ def test_a_file_that_leaves_the_run_length_to_the_trainer_shows_its_groups(confi
     rows = json.loads(captured.out)
     built = optreg.build(config, tiny_vit(), total_steps=30)
     table = json.loads(json.dumps(built.group_table(), default=str))
-    assert [{**r, "lr": None} for r in rows] == [{**r, "lr": None} for r in table] and len(rows) >= 1
+    assert [{**r, "lr": None, "own_lr": None} for r in rows] == [{**r, "lr": None, "own_lr": None} for r in table]
+    assert len(rows) >= 1 and all("own_lr" not in r for r in rows)   # no schedule's first step: the built lrs
     assert [r["lr"] for r in rows] == [g.lr for g in built.groups]
     assert main(["groups", config, "--steps", "30", "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -250,6 +251,37 @@ def test_a_torch_class_that_sets_the_lr_itself(name, options, first, at, tmp_pat
             f"{path}:1:{column}: scheduler: {name} sets an absolute lr, the same in every group, which would undo "
             f"optimizer.param_groups[0].lr_mult; use a schedule whose values are factors of each group's lr (torch, "
             f"OneFlow, HF, timm)\n")
+
+
+def test_the_lr_a_group_is_built_with_is_beside_the_one_a_schedule_sets(tmp_path, capsys, monkeypatch):
+    """Under a schedule that sets the lr itself, a group's lr is the first step's; the lr it is built with, which
+    the schedule replaces, is beside it where it is another: `own_lr` in the --json rows (the head's 1, not the rest's
+    0.02, where OneCycleLR starts: max_lr 0.5 / 25), an `own lr` column in the table; none under a schedule of
+    factors, whose groups' lrs are their own."""
+    from examples.finetune_models import tiny_vit
+
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer:\n  name: SGD\n  lr: 0.02\n  momentum: 0.9\n  param_groups: [{params: head.*, lr: 1.0}]\n"
+                    "scheduler: {name: OneCycleLR, max_lr: 0.5, total_steps: 20}\n")
+    args = ["groups", str(path), "--model", "examples.finetune_models:tiny_vit"]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["lr"], r.get("own_lr")) for r in rows] == [(pytest.approx(0.02), 1.0), (pytest.approx(0.02), None)]
+    assert "own_lr" not in rows[1]
+    with pytest.warns(optreg.ConfigWarning):   # the rule's lr, which OneCycleLR replaces
+        assert json.loads(json.dumps(optreg.build(str(path), tiny_vit()).group_table(), default=str)) == rows
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["group", "rule", "selectors", "params", "numel", "lr", "own", "lr", "weight_decay",
+                                "layer"]
+    assert lines[3].split() == ["0", "param_groups[0]", "params:", "head.*", "2", "45", "0.02", "1", "0", "-"]
+    assert lines[5].split() == ["1", "default", "(the", "rest)", "42", "1968", "0.02", "0", "-"]
+    path.write_text(path.read_text().replace("{name: OneCycleLR, max_lr: 0.5, total_steps: 20}",
+                                             "{name: LinearLR, start_factor: 0.5, total_iters: 4}"))
+    assert main([*args, "--json"]) == 0
+    assert [(r["lr"], "own_lr" in r) for r in json.loads(capsys.readouterr().out)] == [(1.0, False), (0.02, False)]
+    assert main(args) == 0 and "own lr" not in capsys.readouterr().out
 
 
 def test_a_per_step_lr_list_is_shown_as_one():

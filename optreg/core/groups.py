@@ -793,15 +793,30 @@ def lrs_by_parameter(optimizer: Any) -> dict[int, float | None]:
     return {id(p): lr for group, lr in zip(optimizer.param_groups, group_lrs(optimizer)) for p in group["params"]}
 
 
+def _replaced(first: Any, own: Any) -> bool:
+    """Whether a group's lr at the first step (`first`, a schedule's that sets the lr itself) is another than the
+    lr it is built with (`own`: a number or a 0-d tensor), beyond float32's rounding (lint.same_lr)."""
+    from optreg.core.lint import same_lr
+
+    if first is own or first is None or own is None or isinstance(own, (bool, list, tuple)) or callable(own):
+        return False
+    try:
+        return not same_lr(float(first), float(own))
+    except (TypeError, ValueError, RuntimeError):   # a value of no single number (a tensor of several)
+        return False
+
+
 def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = (),
                lrs: Mapping[int, float | None] | None = None) -> list[dict[str, Any]]:
     """One row per group (index, rule, selectors, multipliers, counts, lr, weight decay, names, layer), then one
     row `frozen` for the parameters left out (requires_grad=False), if any (bare tensors: no names). `lrs`: the
-    optimizer's lrs at the first step (lrs_by_parameter, once the scheduler is made): a group's is that of its
-    first parameter (the optimizer's groups may be ordered or split otherwise: MindSpore's order_params, its
-    weight-decay rule); without them, the lr each group is built with."""
+    optimizer's lrs at the first step (lrs_by_parameter, once the scheduler is made, where it sets the lr itself):
+    a group's is that of its first parameter (the optimizer's groups may be ordered or split otherwise: MindSpore's
+    order_params, its weight-decay rule), and `own_lr` is the lr the group is built with where it is another;
+    without them, the lr each group is built with."""
     rows = []
     for i, group in enumerate(groups):
+        lr = lrs.get(id(group.params[0]), group.lr) if lrs and group.params else group.lr
         rows.append({
             "group": i,
             "rule": group.rule,
@@ -812,7 +827,8 @@ def table_rows(groups: Sequence[Group], frozen: Sequence[tuple[str, Any]] = (),
             "numel": sum(p.numel() for p in group.params),
             "names": list(group.names or []),
             "options": {**group.options, **group.extra},   # a dialect's group keys too (grad_centralization)
-            "lr": lrs.get(id(group.params[0]), group.lr) if lrs and group.params else group.lr,
+            "lr": lr,
+            **({"own_lr": group.lr} if _replaced(lr, group.lr) else {}),
             "weight_decay": group.weight_decay,
             "layer": group.layer,
             "no_weight_decay": group.no_decay,

@@ -110,11 +110,11 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
     given, lr = optimizer_lr
     if schedule.values == ABSOLUTE:
         first = _value(schedule, 0, lr)
-        if first is None or _same_lr(first, lr):
+        if first is None or same_lr(first, lr):
             return
         peak = _peak(schedule, lr, length)
-        if peak is not None and not _same_lr(peak, lr):
-            at = f"{first:g} at step 0" + ("" if _same_lr(peak, first) else f", {peak:g} at its peak")
+        if peak is not None and not same_lr(peak, lr):
+            at = f"{first:g} at step 0" + ("" if same_lr(peak, first) else f", {peak:g} at its peak")
             out.append(f"{path}: {plan.name} sets the lr itself ({at}), which overrides {given} {lr:g}; drop {given} "
                        f"or make the schedule start or peak at it")
         return
@@ -127,7 +127,7 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
         start = schedule.milestones[i - 1] if i else 0
         first = _value(schedule, start, lr)
         before = _value(schedule, start - 1, lr) if start else None
-        if first is None or _same_lr(first, lr):
+        if first is None or same_lr(first, lr):
             continue
         jump = f": the lr goes from {before:g} at step {start - 1} to {first:g}" if before is not None else ""
         out.append(f"{join_path(join_path(path, 'schedulers'), i)}: {child.name} sets the lr itself ({first:g} at "
@@ -164,7 +164,7 @@ def _stages(plan: Any, schedule: Any) -> list[tuple[Any, Any]]:
     return list(zip(schedule.stages, plan.children))
 
 
-def _same_lr(value: float, lr: float) -> bool:
+def same_lr(value: float, lr: float) -> bool:
     """Whether a schedule's value is the lr `lr`: within float32's rounding, in which Cerebras' schedules compute
     (its LinearLR from 3e-4 gives 3.0000001e-4)."""
     return math.isclose(value, lr, rel_tol=2.0 ** -23)
@@ -200,7 +200,7 @@ def group_lrs_replaced(plan: Any, param_groups: Sequence[Mapping[str, Any]]) -> 
     first = _value(schedule, 0, float(lrs[0]))
     kept = float(lrs[0]) if first is None else first
     return _lrs_replaced(plan, schedule, [(f"param_groups[{i}]", float(v)) for i, v in enumerate(lrs)
-                                          if not _same_lr(float(v), kept)], "group")
+                                          if not same_lr(float(v), kept)], "group")
 
 
 def _absolute_lr(plan: Any) -> Any:
@@ -333,4 +333,5 @@ def _start_keys(plan: Any, path: str) -> str:
     return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
-__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "group_lrs_replaced", "HORIZON_SLACK"]
+__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "group_lrs_replaced", "same_lr",
+           "HORIZON_SLACK"]
