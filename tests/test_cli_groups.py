@@ -261,7 +261,8 @@ def test_the_lr_a_group_is_built_with_is_beside_the_one_a_schedule_sets(tmp_path
     from examples.finetune_models import tiny_vit
 
     path = tmp_path / "own.yaml"
-    path.write_text("optimizer:\n  name: SGD\n  lr: 0.02\n  momentum: 0.9\n  param_groups: [{params: head.*, lr: 1.0}]\n"
+    path.write_text("optimizer:\n  name: SGD\n  lr: 0.02\n  momentum: 0.9\n"
+                    "  param_groups: [{params: head.*, lr: 1.0}]\n"
                     "scheduler: {name: OneCycleLR, max_lr: 0.5, total_steps: 20}\n")
     args = ["groups", str(path), "--model", "examples.finetune_models:tiny_vit"]
     assert main([*args, "--json"]) == 0
