@@ -177,13 +177,18 @@ def test_a_cerebras_decay_period_is_still_a_sequentialLR_stage_of_total_iters_st
     assert [float(line.split(",")[3]) for line in out.splitlines()[1:]] == pytest.approx(lrs, rel=1e-12)
 
 
-def test_an_absolute_schedule_that_starts_at_the_optimizers_lr_in_float32_is_not_linted():
-    """Cerebras' LinearLR from 3e-4 computes in float32 (3.0000001e-4 at step 0): it starts at optimizer.lr 3e-4,
-    which the warning asked for ('sets the lr itself (0.0003 at step 0), which overrides optimizer.lr 0.0003')."""
-    config = experiment({"name": "cerebras.LinearLR", "initial_learning_rate": 3e-4, "end_learning_rate": 1e-5,
+@pytest.mark.parametrize("end", [1e-5, 1e-3], ids=["falling", "rising"])
+def test_an_absolute_schedule_that_starts_at_the_optimizers_lr_in_float32_is_not_linted(end):
+    """Cerebras' LinearLR from 3e-4 computes in float32 (3.0000001e-4 at step 0 towards 1e-5, 3.0000007e-4, two
+    ulps, towards 1e-3): it starts at optimizer.lr 3e-4, which the warning asked for ('sets the lr itself (0.0003 at
+    step 0), which overrides optimizer.lr 0.0003'); an lr 3.1e-4 beside it is still another."""
+    config = experiment({"name": "cerebras.LinearLR", "initial_learning_rate": 3e-4, "end_learning_rate": end,
                          "total_iters": 1000}, lr=3e-4)
     assert build_notes(config) == []
     assert optreg.load_config(_yaml(config)).notes == []
+    other = experiment(dict(config["scheduler"]), lr=3.1e-4)
+    assert [note.split(", which")[1] for note in optreg.load_config(_yaml(other)).notes] == [
+        " overrides optimizer.lr 0.00031; drop optimizer.lr or make the schedule start or peak at it"]
 
 
 def test_hf_warmup_longer_than_the_schedule_is_an_error():
