@@ -148,8 +148,8 @@ class Registry:
         known = self.dialects()
         if dialect not in known:
             hint = closest(dialect, known) if isinstance(dialect, str) else None
-            raise ConfigError(f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}"
-                              + (f" (did you mean {hint!r}?)" if hint else ""), path)
+            raise ConfigError([ErrorItem(path, f"unknown dialect {show(dialect)}; dialects: {', '.join(known)}", None,
+                                         hint)])
         return dialect
 
     def dialect(self, name: str | None) -> Dialect:
@@ -395,7 +395,7 @@ class Registry:
             if meant is not None:
                 fix = f"{meant}.{tail}"
                 return ConfigError([ErrorItem(path, f"unknown {what} {show(name)}: {head.strip()!r} is not a "
-                                                    f"dialect (did you mean {fix!r}?)", None, fix)])
+                                                    f"dialect", None, fix)])
         elsewhere = [e.qualname for kind in kinds for e in self.entries(kind)
                      if e.dialect != where and normalise(bare, kind) in
                      {normalise(n, kind) for n in (e.name, *e.aliases)}]
@@ -406,7 +406,7 @@ class Registry:
         hints = [h for kind in kinds if (h := self.suggestion(kind, bare, where)) is not None]
         hint = (closest(bare, hints) or hints[0]) if hints else None
         if hint is not None:
-            return ConfigError(f"unknown {where} {what} {show(bare)} (did you mean {hint!r}?)", path)
+            return ConfigError([ErrorItem(path, f"unknown {where} {what} {show(bare)}", None, hint)])
         counts = " and ".join(f"the {len(self.entries(kind, where))} {where} {kind}s" for kind in kinds)
         flag = f" --kind {kinds[0]}s" if len(kinds) == 1 else ""
         return ConfigError(f"unknown {where} {what} {show(bare)}; `optreg list --dialect {where}{flag}` shows "
