@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,8 +142,40 @@ def test_an_override_past_the_end_of_a_list_says_so():
     with pytest.raises(ConfigError) as exc:
         load_with_overrides(data, source, ["optimizer.param_groups.5.lr_mult=3"])
     assert [(e.path, e.message) for e in exc.value.errors] == [
-        ("optimizer.param_groups.5.lr_mult", "Error merging override optimizer.param_groups.5.lr_mult=3: list index "
-                                             "out of range at optimizer.param_groups[5]")]
+        ("optimizer.param_groups[5].lr_mult", "Error merging override optimizer.param_groups.5.lr_mult=3: list index "
+                                              "out of range at optimizer.param_groups[5]")]
+
+
+def test_an_override_error_writes_a_list_index_as_every_other_error_does(tmp_path, capsys):
+    """An error about an override's key is at the path other errors give (`scheduler.schedulers[1].T_mx`, as a bad
+    value there is), not at Hydra's dotted key (`scheduler.schedulers.1.T_mx`); the override itself, and the key to
+    write as its did-you-mean, stay in Hydra's syntax."""
+    from optreg.config.yaml_loader import load_yaml
+    from optreg.integrations.hydra.support import load_with_overrides, override_location
+
+    text = "optimizer: {name: AdamW, lr: 0.1}\nscheduler:\n  name: sequential\n  schedulers:\n" \
+           "    - {name: LinearLR, total_iters: 10}\n    - {name: CosineAnnealingLR, T_max: 90}\n"
+    misspelt, bad, sweep = ("scheduler.schedulers.1.T_mx=100", "scheduler.schedulers.1.T_max=0",
+                            "scheduler.schedulers.1.T_max=1,2")
+    expected = {
+        misspelt: ("scheduler.schedulers[1].T_mx", "Could not override 'scheduler.schedulers.1.T_mx'. To append to "
+                   "your config use +scheduler.schedulers.1.T_mx=100", override_location(misspelt),
+                   "scheduler.schedulers.1.T_max"),
+        bad: ("scheduler.schedulers[1].T_max", "must be >= 1, got 0", override_location(bad), None),
+        sweep: ("scheduler.schedulers[1].T_max", f"{sweep!r} is a sweep; `optreg run` takes one value per key "
+                "(sweeps need a Hydra app with --multirun)", None, None)}
+    data, source = load_yaml(text, "c.yaml")
+    for override, error in expected.items():
+        with pytest.raises(ConfigError) as exc:
+            load_with_overrides(data, source, [override])
+        assert [tuple(e) for e in exc.value.errors] == [error]
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    assert main(["validate", str(config), misspelt]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"{config}: override {misspelt}: scheduler.schedulers[1].T_mx: Could not override "
+        f"'scheduler.schedulers.1.T_mx'. To append to your config use +scheduler.schedulers.1.T_mx=100 "
+        f"(did you mean 'scheduler.schedulers.1.T_max'?)")
 
 
 def test_a_bracket_index_in_an_override_says_how_hydra_writes_it(tmp_path, capsys):
@@ -351,7 +384,8 @@ def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override
     assert main(["plot", config, override, "--steps", "2", "--csv"]) == 1
     key = override.split("=")[0]
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"override {override}: {key}: Could not override '{key}'")
+    path = re.sub(r"\.(\d+)\.", r"[\1].", key)   # a list index as every error path writes it
+    assert err.startswith(f"override {override}: {path}: Could not override '{key}'")
     assert err.endswith(f"(did you mean '{meant}'?)" if meant else f"+{override}")
 
 

@@ -169,12 +169,19 @@ def _override_key(text: str) -> str:
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
+_DOTTED_INDEX = re.compile(r"\.(\d+)(?=\.|$)")
 
 
 def dotted(path: str) -> str:
     """An error path as Hydra's overrides spell it: a list index is a dotted part (`optimizer.param_groups[0].lr`
     -> `optimizer.param_groups.0.lr`), so that an override key and a path compare as equal strings."""
     return _INDEX.sub(r".\1", path)
+
+
+def indexed(key: str) -> str:
+    """An override key as an error path, `dotted`'s inverse: a number part is a list index, written as every other
+    error writes it (`scheduler.schedulers.1.T_max` -> `scheduler.schedulers[1].T_max`)."""
+    return _DOTTED_INDEX.sub(r"[\1]", key)
 
 
 def override_locator(overrides: Sequence[str], fallback: Callable[[str], Location | None] | None = None,
@@ -460,13 +467,13 @@ def _parse_overrides(overrides: Sequence[str]) -> list[Any]:
             key, sep, value = text.partition("=")
             index = _INDEX.search(key)   # `a.b[1].c=...`: Hydra's grammar writes a list index as a key part
             note = f"; a list index is a key part: .{index[1]}. not [{index[1]}]" if index else ""
-            errors.add(_override_key(text), f"bad override {text!r}: {_first_line(exc)} (Hydra override syntax: "
+            errors.add(indexed(_override_key(text)), f"bad override {text!r}: {_first_line(exc)} (Hydra override syntax: "
                                             f"key=value, group=option, +key=value, ~key{note})",
                        dotted(key) + sep + value if index else None)
     errors.raise_if_any()
     for o in parsed:
         if o.is_sweep_override():
-            errors.add(o.key_or_group, f"{o.input_line!r} is a sweep; `optreg run` takes one value per key "
+            errors.add(indexed(o.key_or_group), f"{o.input_line!r} is a sweep; `optreg run` takes one value per key "
                                        f"(sweeps need a Hydra app with --multirun)")
     errors.raise_if_any()
     return parsed
@@ -568,7 +575,7 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
     # one the file writes or else an option of the section's component (which the file leaves at its default)
     hint = (_beside(key.key_or_group, data) or _option_beside(key.key_or_group, data)) \
         if key and "Could not override" in text else None
-    return ConfigError([ErrorItem(key.key_or_group if key else "", text,
+    return ConfigError([ErrorItem(indexed(key.key_or_group) if key else "", text,
                                   override_location(key.input_line) if key else None, hint)])
 
 
