@@ -105,6 +105,26 @@ def test_validate_applies_the_overrides_to_each_file(tmp_path, capsys):
         "<optreg>/quickstart.yaml: override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1"
 
 
+@pytest.mark.parametrize("override, path, said", [
+    ("optimizer.lr==1", "optimizer.lr", "Error parsing override 'optimizer.lr==1'"),
+    ("optimizer..lr=1", "optimizer..lr", "LexerNoViableAltException: optimizer..lr=1"),
+])
+def test_an_override_that_does_not_parse_is_from_that_override_as_any_override_error_is(override, path, said,
+                                                                                        tmp_path, capsys):
+    """An override Hydra cannot parse is an error from that override in `run` and `validate` alike, as an error
+    about a value an override sets is (it had no `override ...`, and in `run` nothing but its key)."""
+    cfg = tmp_path / "sgd.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.1}\n")
+    error = (f"override {override}: {path}: bad override: {said} (Hydra override syntax: key=value, group=option, "
+             f"+key=value, ~key)")
+    for overrides, line in ((["optimizer.lr=-1"], "override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1"),
+                            ([override], error)):
+        assert main(["run", str(cfg), "--steps", "2", *overrides]) == 1
+        assert capsys.readouterr().err.strip() == line
+        assert main(["validate", str(cfg), *overrides]) == 1
+        assert capsys.readouterr().err.strip() == f"{cfg}: {line}"
+
+
 def test_a_file_with_interpolations_or_defaults_reads_the_same_everywhere(tmp_path, capsys):
     """A file of optreg's own form with `${...}` or a Hydra primary config (`defaults:`) is read through Hydra's
     composition by build(), load_config() and every command, with or without overrides (before, only a command

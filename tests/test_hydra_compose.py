@@ -162,8 +162,8 @@ def test_an_override_error_writes_a_list_index_as_every_other_error_does(tmp_pat
                    "your config use +scheduler.schedulers.1.T_mx=100", override_location(misspelt),
                    "scheduler.schedulers.1.T_max"),
         bad: ("scheduler.schedulers[1].T_max", "must be >= 1, got 0", override_location(bad), None),
-        sweep: ("scheduler.schedulers[1].T_max", f"{sweep!r} is a sweep; `optreg run` takes one value per key "
-                "(sweeps need a Hydra app with --multirun)", None, None)}
+        sweep: ("scheduler.schedulers[1].T_max", "the override is a sweep; `optreg run` takes one value per key "
+                "(sweeps need a Hydra app with --multirun)", override_location(sweep), None)}
     data, source = load_yaml(text, "c.yaml")
     for override, error in expected.items():
         with pytest.raises(ConfigError) as exc:
@@ -187,19 +187,20 @@ def test_a_bracket_index_in_an_override_says_how_hydra_writes_it(tmp_path, capsy
     text = "optimizer: {name: AdamW, lr: 0.1}\nscheduler:\n  name: sequential\n  schedulers:\n" \
            "    - {name: LinearLR, total_iters: 10}\n    - {name: CosineAnnealingLR, T_max: 90}\n"
     override = "scheduler.schedulers[1].T_max=100"
-    message = (f"bad override {override!r}: LexerNoViableAltException: {override} (Hydra override syntax: key=value, "
+    message = (f"bad override: LexerNoViableAltException: {override} (Hydra override syntax: key=value, "
                f"group=option, +key=value, ~key; a list index is a key part: .1. not [1])")
     data, source = load_yaml(text, "c.yaml")
     with pytest.raises(ConfigError) as exc:
         load_with_overrides(data, source, [override])
-    assert [(e.path, e.message, e.suggestion) for e in exc.value.errors] == [
-        ("scheduler.schedulers[1].T_max", message, "scheduler.schedulers.1.T_max=100")]
+    assert [(e.path, e.message, str(e.location), e.suggestion) for e in exc.value.errors] == [
+        ("scheduler.schedulers[1].T_max", message, f"override {override}", "scheduler.schedulers.1.T_max=100")]
     config = tmp_path / "c.yaml"
     config.write_text(text)
     for command, prefix in (("validate", f"{config}: "), ("run", "")):
         assert main([command, str(config), override]) == 1
         assert capsys.readouterr().err.splitlines() == [
-            f"{prefix}scheduler.schedulers[1].T_max: {message} (did you mean 'scheduler.schedulers.1.T_max=100'?)"]
+            f"{prefix}override {override}: scheduler.schedulers[1].T_max: {message} (did you mean "
+            f"'scheduler.schedulers.1.T_max=100'?)"]
     assert main(["validate", str(config), "scheduler.schedulers.1.T_max=100"]) == 0
 
 

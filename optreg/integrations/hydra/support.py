@@ -455,11 +455,13 @@ def scheduler_factory(optimizer: Any = None, /, **section: Any):
 # `optreg run CONFIG [OVERRIDES…]`: Hydra overrides on top of a YAML file
 # ---------------------------------------------------------------------------------------------------
 def _parse_overrides(overrides: Sequence[str]) -> list[Any]:
+    """The overrides as Hydra parses them; one that does not parse, or a sweep, is an error at its key from that
+    override (`override optimizer.lr==1: optimizer.lr: bad override: ...`), as an error about a value it sets is."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import OverrideParseException
 
     parser = OverridesParser.create()
-    parsed, errors = [], Collector()
+    parsed, errors = [], []
     for text in overrides:
         try:
             parsed += parser.parse_overrides([text])
@@ -467,15 +469,15 @@ def _parse_overrides(overrides: Sequence[str]) -> list[Any]:
             key, sep, value = text.partition("=")
             index = _INDEX.search(key)   # `a.b[1].c=...`: Hydra's grammar writes a list index as a key part
             note = f"; a list index is a key part: .{index[1]}. not [{index[1]}]" if index else ""
-            errors.add(indexed(_override_key(text)), f"bad override {text!r}: {_first_line(exc)} (Hydra override syntax: "
-                                            f"key=value, group=option, +key=value, ~key{note})",
-                       dotted(key) + sep + value if index else None)
-    errors.raise_if_any()
-    for o in parsed:
-        if o.is_sweep_override():
-            errors.add(indexed(o.key_or_group), f"{o.input_line!r} is a sweep; `optreg run` takes one value per key "
-                                       f"(sweeps need a Hydra app with --multirun)")
-    errors.raise_if_any()
+            errors.append(ErrorItem(indexed(_override_key(text)), f"bad override: {_first_line(exc)} (Hydra override "
+                                    f"syntax: key=value, group=option, +key=value, ~key{note})",
+                                    override_location(text), dotted(key) + sep + value if index else None))
+    if not errors:
+        errors = [ErrorItem(indexed(o.key_or_group), "the override is a sweep; `optreg run` takes one value per key "
+                            "(sweeps need a Hydra app with --multirun)", override_location(o.input_line))
+                  for o in parsed if o.is_sweep_override()]
+    if errors:
+        raise ConfigError(errors)
     return parsed
 
 
