@@ -10,8 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from optreg.cli_render import Column
-from optreg.errors import ConfigError
+from optreg.cli_render import Column, warning_line
+from optreg.errors import ConfigError, ConfigWarning
 
 DEFAULT_CONFIG = "quickstart.yaml"
 SHOW_COLUMNS = (Column("parameter"), Column("type", "text"), Column("default", share=0.25),
@@ -234,6 +234,11 @@ def combinator_lines(name: str, width: int) -> list[str]:
     return lines
 
 
+def _of_file(path: str, line: str) -> str:
+    """A line of `validate`'s report on the file `path`, with its name first (a line at a position in it has it)."""
+    return line if line.startswith(f"{path}:") else f"{path}: {line}"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every file is read with the overrides among the arguments on top (`optreg validate a.yaml b.yaml
     optimizer.lr=0.1`; overrides alone: the embedded quickstart, as `run` reads them) and reported, whatever an
@@ -248,11 +253,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             # to the trainer), a schedule in epochs with its steps per epoch
             notes = experiment.plan(model).notes if model is not None else experiment.check_final()
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
-                print(f"{experiment.note_location(note) or path}: warning: {note}", file=sys.stderr)
+                print(_of_file(path, warning_line(ConfigWarning(note, experiment.note_location(note)))),
+                      file=sys.stderr)
             print(f"{path}: ok")
         except ConfigError as exc:
-            lines = [line if line.startswith(path) else f"{path}: {line}" for line in str(exc).splitlines()]
-            print("\n".join(lines), file=sys.stderr)
+            print("\n".join(_of_file(path, line) for line in str(exc).splitlines()), file=sys.stderr)
             status = 1
         except Exception as exc:  # a bug must not hide the files after this one
             print(f"{path}: internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it",

@@ -22,6 +22,11 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
+    @property
+    def places(self) -> bool:
+        """Whether it says where a key was set (a line of the file), not only which file the key is of."""
+        return bool(self.line)
+
 
 @dataclass(frozen=True)
 class ErrorItem:

@@ -410,6 +410,35 @@ def test_run_keeps_file_positions_and_names_overrides(tmp_path, capsys):
                    "override optimizer.momentum=-2: optimizer.momentum: must be >= 0, got -2"]
 
 
+def test_a_warning_about_a_key_an_override_set_names_that_override_as_an_error_does(tmp_path, capsys):
+    """The schedule linter's note on a key an override set is from that override (`override ...: warning: ...`), as
+    an error there is, in validate, run and build(); a key the file writes keeps its file position (the note had no
+    position and no override)."""
+    import warnings
+
+    from optreg.config.yaml_loader import read_yaml
+    from optreg.integrations.hydra.support import load_with_overrides, override_location
+
+    cfg = tmp_path / "cos.yaml"
+    cfg.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, T_max: 50, eta_min: 0.0}\n"
+                   "train: {steps: 50}\n")
+    override = "scheduler.eta_min=0.5"
+    note = ("scheduler.eta_min: eta_min 0.5 is at or above the lr 0.1, which it rises to, of group 0: the schedule "
+            "never decays; lower scheduler.eta_min below the optimizer's lr")
+    t_max = ("scheduler.T_max: T_max 50 spans 50 steps, more than the 4 steps of the run (train.steps or --steps): "
+             "the schedule never finishes; set scheduler.T_max to 4")
+    assert main(["validate", str(cfg), override]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"{cfg}: override {override}: warning: {note}"]
+    assert main(["run", str(cfg), override, "--steps", "4"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"{cfg}:2:38: warning: {t_max}",
+                                                    f"override {override}: warning: {note}"]
+    experiment = load_with_overrides(*read_yaml(cfg), [override], cfg)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optreg.build(experiment, model())
+    assert [(w.message.note, w.message.location) for w in caught] == [(note, override_location(override))]
+
+
 def test_overrides_resolve_only_the_formats_sections(tmp_path, capsys):
     """A composed file is read as its format reads it: the application's `???` and broken interpolations are left
     alone, optreg's own sections' are errors naming the key (a foreign format's reader reports its own)."""

@@ -130,12 +130,13 @@ class Experiment:
 
     def note_location(self, note: str) -> Location | None:
         """Where the file writes the key a note begins with (`scheduler.T_max: ...`, at the source's path for a
-        translated format), or None (no file, or a key the file does not write)."""
+        translated format) or the override that set it, as an error there is located; None: no file, or a key that
+        neither the file nor an override writes."""
         head, sep, _ = note.partition(": ")
         if not sep or " " in head or self.source is None:
             return None
         where = self.position(head)
-        return where if where is not None and where.line else None
+        return where if where is not None and where.places else None
 
     def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None,
                  given_by: str = GIVEN_BY[0]) -> "Experiment":

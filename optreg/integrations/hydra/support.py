@@ -30,6 +30,8 @@ FILE_OPTION = "__file__"     # the group option that holds a YAML file's own sec
 class OverrideLocation(Location):
     """Where a value of a composed config came from: the command-line override that set it."""
 
+    places = True   # the override sets the key
+
     def __str__(self) -> str:
         return f"override {self.file}"
 
