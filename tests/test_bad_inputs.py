@@ -632,6 +632,25 @@ def test_a_misspelt_name_key_is_the_error_with_its_did_you_mean(tmp_path, capsys
         ("optimizer.name", "required: the optimizer's name", optreg.Location(str(file), 1, 1), None)]
 
 
+@pytest.mark.parametrize("spec, path, suggestion", [
+    ("{dtype: float32, lr: 0.1}", "optimizer.name", None),
+    ("{dtype: float32, tpye: SGD}", "optimizer.tpye", "type"),
+    ("{typee: cerebras.AdamW}", "optimizer.typee", "type"),
+    ("{namee: float32}", "optimizer.name", None),
+    ("{nmae: whatever}", "optimizer.nmae", "name"),
+], ids=["another-word", "the-misspelling-beside-it", "doubled-letter", "doubled-letter-no-name", "misspelt"])
+def test_a_key_that_holds_a_name_key_whole_misspells_it_only_when_it_names_a_component(spec, path, suggestion):
+    """`dtype` is close to `type` but is another word: without a name beside it, the error is the missing name, not
+    a misspelt `type` (and `tpye: SGD` beside it is the misspelling); a key that holds a name key whole and a
+    component's name (`typee: cerebras.AdamW`) misspells it; one that does not hold a name key whole (`nmae`) does,
+    whatever its value."""
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(f"optimizer: {spec}\n")
+    what = "required: the optimizer's name" if suggestion is None else \
+        "unknown key, and the optimizer's name is missing"
+    assert [(e.path, e.message, e.suggestion) for e in info.value.errors] == [(path, what, suggestion)]
+
+
 @pytest.mark.parametrize("inner, error", [
     ("{nmae: Momentum, momentum: 0.9}",
      "3:15: optimizer.optimizer.nmae: unknown key, and the wrapped optimizer's name is missing (did you mean 'name'?)"),

@@ -70,12 +70,29 @@ def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
     one (`nmae`, `tpye`) is the error, with its did-you-mean; otherwise `required: {what}` at `path`.name."""
     from optreg.errors import closest, join_path
 
-    for key in spec:
-        near = closest(key, NAME_KEYS, cutoff=0.7) if isinstance(key, str) else None
-        if near is not None:
-            errors.add(join_path(path, key), f"unknown key, and {what} is missing", near)
-            return
+    near = {key: closest(key, NAME_KEYS, cutoff=0.7) for key in spec if isinstance(key, str)}
+    misspelt = [key for key, name in near.items() if name is not None and (
+        _names_component(spec[key]) or not any(whole in key.lower() for whole in NAME_KEYS))]
+    if misspelt:   # one whose value names a component first: {dtype: float32, tpye: SGD} misspells type at tpye
+        key = next((key for key in misspelt if _names_component(spec[key])), misspelt[0])
+        errors.add(join_path(path, key), f"unknown key, and {what} is missing", near[key])
+        return
     errors.add(join_path(path, "name"), f"required: {what}")
+
+
+def _names_component(value: object) -> bool:
+    """Whether `value` is, or is close to, the name of a registered optimizer or scheduler (with or without its
+    dialect; the dialects' own rows, no library's): a key that holds one misspells a name key (`typee: SGD`), one that only contains a name key whole
+    and holds something else is another word (`dtype: float32`)."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+    from optreg.errors import closest
+
+    if not isinstance(value, str):
+        return False
+    bare = split_dialect(value)[1]
+    return any(closest(normalise(bare, kind), [normalise(e.name, kind) for e in REGISTRY.entries(kind)],
+                       cutoff=0.7) is not None for kind in (OPTIMIZER, SCHEDULER))
 
 
 def synonyms(option: str) -> set[str]:
