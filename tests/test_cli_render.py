@@ -328,14 +328,17 @@ def test_run_honours_a_model_zoo_configs_max_steps(form, text, tmp_path, monkeyp
     assert "(after 2 steps)" in final_line(out)
 
 
-@pytest.mark.parametrize("text, where", [(TRAINER % 0, "4:12: trainer.init.loop.max_steps"),
-                                         (LEGACY % "'many'", "2:13: runconfig.max_steps")])
-def test_a_bad_max_steps_is_a_located_error(text, where, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("text, said", [
+    (TRAINER % 0, "4:12: trainer.init.loop.max_steps: must be >= 1, got 0"),
+    (LEGACY % "'many'", "2:13: runconfig.max_steps: expected an integer, got str 'many'"),
+    (LEGACY % 2.5, "2:13: runconfig.max_steps: must be an integer, got 2.5"),
+])
+def test_a_bad_max_steps_is_a_located_error(text, said, tmp_path, monkeypatch, capsys):
+    # in the own form's words (models.number_message); it said 'must be an integer >= 1, got 0'
     config = tmp_path / "modelzoo.yaml"
     config.write_text(text)
     err = run_main(["run", str(config)], 80, monkeypatch, capsys, status=1)
-    value = "0" if "trainer" in where else "'many'"
-    assert err.strip() == f"{config}:{where}: must be an integer >= 1, got {value}"
+    assert err.strip() == f"{config}:{said}"
 
 
 def at_a_terminal(*args: str, columns: int = 80) -> tuple[int, str]:

@@ -285,6 +285,23 @@ def test_a_bad_run_or_clipping_number_says_what_the_own_form_says(old, new, wher
     assert [str(e) for e in exc.value.errors] == [f"<string>:{where}"]
 
 
+@pytest.mark.parametrize("opt, old, new, where", [
+    ("AdamWeightDecay", "sink_mode: True", "sink_mode: 'x'",
+     "4:3: runner_config.sink_mode: expected true or false, got str 'x'"),
+    ("AdamWeightDecay", "train:", "lr_scale: 'yes'\ntrain:", "22:1: lr_scale: expected true or false, got str 'yes'"),
+    ("AdamWeightDecay", "use_clip_grad: True", "use_clip_grad: 1",
+     "21:3: runner_wrapper.use_clip_grad: expected true or false, got int 1"),
+    ("AdamW", "weight_decay: 0.1", "weight_decay: 0.1\n  use_fused: 'no'",
+     "12:3: optimizer.use_fused: expected true or false, got str 'no'"),
+])
+def test_a_bad_flag_says_what_the_own_forms_boolean_says(opt, old, new, where):
+    """sink_mode, lr_scale, runner_wrapper.use_clip_grad and AdamW's use_fused word a value that is no boolean as
+    the own form's options do (models.bool_message; they said `must be true or false, got 'x'`), at the key."""
+    with pytest.raises(ConfigError) as exc:
+        load_config(BASE.format(opt=opt, lr="CosineWithWarmUpLR").replace(old, new))
+    assert [str(e) for e in exc.value.errors] == [f"<string>:{where}"]
+
+
 def test_validate_lints_the_schedule_over_the_run_the_file_gives_as_plot_and_build_do(tmp_path, capsys):
     """The run MindFormers' own keys give (total_steps -1 aside: the dataset's size, the epochs, sink mode) is known
     once the file is read: validate warns of a schedule that ends early as plot and build do, at the key."""

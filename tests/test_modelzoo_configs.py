@@ -207,17 +207,41 @@ def test_clip_gradients_by_norm():
 
 
 @pytest.mark.parametrize("clipping, message", [
-    ({"max_gradient_norm": -1.0}, "trainer.init.precision.max_gradient_norm: must be a number > 0, got -1.0"),
-    ({"max_gradient_norm": 1.0, "max_gradient_value": 2.0}, "trainer.init.precision.max_gradient_value: both "
-                                                            "max_gradient_norm and max_gradient_value are given"),
+    # in the own form's words (models.number_message); it said 'must be a number > 0, got -1.0'
+    ("max_gradient_norm: -1.0", "4:17: trainer.init.precision.max_gradient_norm: must be > 0, got -1.0"),
+    ("max_gradient_value: x", "4:17: trainer.init.precision.max_gradient_value: expected a number, got str 'x'"),
+    ("max_gradient_norm: 1.0, max_gradient_value: 2.0",
+     "4:41: trainer.init.precision.max_gradient_value: both max_gradient_norm and max_gradient_value are given; "
+     "Cerebras clips by one"),
 ])
-def test_the_clipping_is_checked_without_the_model_as_with_it(clipping, message):
+def test_the_clipping_is_checked_without_the_model_as_with_it(clipping, message, tmp_path, capsys):
     # validate without a model said ok where build refused the value
-    config = {"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "precision": clipping}}}
-    for check in (lambda: validate_experiment(config), lambda: _quiet_build(config, Net())):
-        with pytest.raises(ConfigError) as info:
-            check()
-        assert str(info.value).startswith(message)
+    from optreg.cli import main
+
+    path = tmp_path / "clip.yaml"
+    path.write_text(f"trainer:\n  init:\n    optimizer: {{SGD: {{lr: 0.1}}}}\n    precision: {{{clipping}}}\n")
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == f"{path}:{message}"
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert str(info.value) == f"{path}:{message}"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("trainer:\n  init:\n    optimizer: {SGD: {lr: 0.1, modelzoo_groups: 1}}\n",
+     "3:32: trainer.init.optimizer.SGD.modelzoo_groups: expected true or false, got int 1"),
+    ("optimizer: {optimizer_type: SGD, learning_rate: 0.1, modelzoo_groups: 'no'}\n",
+     "1:54: optimizer.modelzoo_groups: expected true or false, got str 'no'"),
+])
+def test_a_bad_modelzoo_groups_is_said_as_the_own_forms_boolean(text, message, tmp_path, capsys):
+    # models.bool_message, an own-form boolean's words; it said 'must be true or false, got 1'
+    from optreg.cli import main
+
+    path = tmp_path / "groups.yaml"
+    path.write_text(text)
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == f"{path}:{message}"
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert str(info.value) == f"{path}:{message}"
 
 
 def test_keys_around_the_optimizer_are_reported_in_one_warning():

@@ -166,9 +166,9 @@ def test_models_without_mup_groups_take_model_zoos_defaults():
 
 @pytest.mark.parametrize("model, path, words", [
     ({"name": "gpt3", "hidden_size": 768, "mup_base_hidden_size": "256"},
-     "trainer.init.model.mup_base_hidden_size", "number > 0"),
+     "trainer.init.model.mup_base_hidden_size", "expected a number, got str '256'"),
     ({"name": "btlm", "hidden_size": 0, "mup_base_hidden_size": 256}, "trainer.init.model.hidden_size",
-     "number > 0"),
+     "must be > 0, got 0"),
     ({"hidden_size": 768, "mup_base_hidden_size": 256}, "trainer.init.model.name", "model's name"),
     ({"name": "gpt3", "mup_base_filter_size": 256, "lr_adjustment_groups": {"embedding": "*embedding*weight"}},
      "trainer.init.model.lr_adjustment_groups", "decoder_output_ffn"),
@@ -179,6 +179,36 @@ def test_bad_mup_keys_are_located_config_errors(model, path, words):
     with pytest.raises(ConfigError) as info:
         _build(_config(model), Gpt())
     assert any(e.path == path and words in e.message for e in info.value.errors), str(info.value)
+
+
+MUP_FILE = """\
+trainer:
+  init:
+    model:
+      name: gpt3
+      hidden_size: %s
+      mup_base_hidden_size: %s
+      lr_adjustment_groups:
+        embedding: {param_filter_patterns: ["*embedding*weight"], scale: %s}
+    optimizer: {AdamW: {weight_decay: 0.1}}
+    schedulers: [{ConstantLR: {learning_rate: 0.01}}]
+"""
+
+
+@pytest.mark.parametrize("values, said", [
+    ((768, "'256'", 2), ["6:7: trainer.init.model.mup_base_hidden_size: expected a number, got str '256'"]),
+    ((0, 256, 2), ["5:7: trainer.init.model.hidden_size: must be > 0, got 0"]),
+    ((768, "null", "x"), ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: expected a number, got str 'x'"]),
+])
+def test_a_bad_mup_number_is_said_as_the_own_form_says_it(values, said, tmp_path, capsys):
+    """A muP width or an lr adjustment group's scale is worded as the own form's options word a bad number
+    (models.number_message; they said 'must be a number > 0, got 0', 'must be a number, got 'x''), at its key."""
+    from optreg.cli import main
+
+    path = tmp_path / "mup.yaml"
+    path.write_text(MUP_FILE % values)
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}" for line in said]
 
 
 def _model_report(path: Path) -> tuple[dict, dict]:

@@ -304,3 +304,25 @@ def test_noam_s_warmup_ratio_needs_its_max_steps_written():
     with pytest.raises(ConfigError, match="warmup_ratio needs max_steps"):
         optreg.build({"optimizer": {"name": "SGD", "lr": 0.5}, "scheduler": spec, "train": {"steps": 100}},
                      torch.nn.Linear(2, 2))
+
+
+NEMO_RUN = "model:\n  optim:\n    name: adamw\n    lr: 0.1\n    sched: {name: CosineAnnealing, max_steps: %s}\n%s\n"
+
+
+@pytest.mark.parametrize("sched, trainer, said", [
+    (5, "trainer: {max_steps: -2}", "6:11: trainer.max_steps: must be >= -1, got -2"),
+    (5, "trainer: {max_steps: x}", "6:11: trainer.max_steps: expected an integer, got str 'x'"),
+    (5, "trainer: {max_steps: 10, max_epochs: 0}", "6:26: trainer.max_epochs: must be >= 1, got 0 (or -1: no limit)"),
+    (5, "trainer: {max_epochs: 1.5}", "6:11: trainer.max_epochs: must be an integer, got 1.5"),
+    (-3, "", "5:36: model.optim.sched.max_steps: must be >= 0, got -3 (or -1: no schedule)"),
+])
+def test_a_bad_run_length_is_said_as_the_own_form_says_it(sched, trainer, said, tmp_path, capsys):
+    """trainer.max_steps / max_epochs and the schedule's max_steps word a bad number by models.number_message, as
+    the own form's options do, with the -1 each takes besides (they said 'must be an integer >= -1 (Lightning's)',
+    'must be an integer >= 1 or -1', 'must be an integer >= 0 (NeMo asserts it)'), at the key's position."""
+    from optreg.cli import main
+
+    path = tmp_path / "nemo.yaml"
+    path.write_text(NEMO_RUN % (sched, trainer))
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.strip() == f"{path}:{said}"

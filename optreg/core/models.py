@@ -135,26 +135,34 @@ def bound_message(sign: str, bound: Any, value: Any) -> str:
 
 
 def type_message(what: str, value: Any) -> str:
-    """Our wording of a value of another type than its option takes (`what`: a number, an integer)."""
+    """Our wording of a value of another type than its option takes (`what`: a number, an integer, true or false)."""
     return f"expected {what}, got {type(value).__name__} {show(value)}"
 
 
 def number_message(value: Any, low: float | None = None, integer: bool = False, finite: bool = False,
-                   above: float | None = None) -> str | None:
+                   above: float | None = None, also: str = "") -> str | None:
     """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
     where `finite`) >= `low` (> `above`), in the words the own form's options say it (`_message`); None when nothing
-    is."""
+    is. `also`: a value past the bound that the option takes too, said after a value past it (`must be >= 1, got 0
+    (or -1: the dataset's size)`); the caller takes that value before asking."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return type_message("an integer" if integer else "a number", value)
     if integer and not isinstance(value, int):
         return f"must be an integer, got {_fmt(value)}"
     if finite and not math.isfinite(value):
         return f"must be a finite number, got {_fmt(value)}"
+    also = f" (or {also})" if also else ""
     if low is not None and value < low:
-        return bound_message(">=", low, value)
+        return bound_message(">=", low, value) + also
     if above is not None and not value > above:
-        return bound_message(">", above, value)
+        return bound_message(">", above, value) + also
     return None
+
+
+def bool_message(value: Any) -> str | None:
+    """What is wrong with `value` given for an option that takes true or false, in the words the own form's options
+    say it (`_message`): `expected true or false, got int 1`; None when nothing is."""
+    return None if isinstance(value, bool) else type_message("true or false", value)
 
 
 def _message(err: Mapping[str, Any]) -> str:
@@ -172,7 +180,7 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind == "int_from_float":
         return f"must be an integer, got {_fmt(value)}"
     if kind in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {type(value).__name__} {show(value)}"
+        return type_message("true or false", value)
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected')}, got {show(value)}"
     if kind in ("too_short", "too_long"):

@@ -33,7 +33,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from optreg.core.models import number_message
+from optreg.core.models import bool_message, number_message
 from optreg.dialects.cerebras.mup import lr_adjustment_groups, model_key_uses
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, says_required, show
@@ -241,8 +241,8 @@ def read(data: Mapping[str, Any], form: str | None = None) -> Section:
     errors.raise_if_any()
     assert section is not None
     flag = section.options.pop("modelzoo_groups", True)
-    if not isinstance(flag, bool):
-        raise ConfigError(f"must be true or false, got {show(flag)}", join_path(section.path, "modelzoo_groups"))
+    if (wrong := bool_message(flag)) is not None:
+        raise ConfigError(wrong, join_path(section.path, "modelzoo_groups"))
     section.groups = flag
     return section
 
@@ -735,8 +735,8 @@ def _clip(section: Section, errors: Collector) -> Any:
     for key, mode in CLIPPING.items():
         if key in section.around and section.around[key][0] is not None:
             value, where = section.around[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                errors.add(where, f"must be a number > 0, got {show(value)}")
+            if (wrong := number_message(value, above=0)) is not None:
+                errors.add(where, wrong)
             elif clip is not None:
                 errors.add(where, "both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
             else:
@@ -853,8 +853,8 @@ def optimizer_call(entry: Any, params: Any, kwargs: dict[str, Any], unknown_keys
             defaults.get("lr", None) is inspect.Parameter.empty:
         kwargs["lr"] = LR_PLACEHOLDER   # a required lr that the schedule owns
     grouped = kwargs.pop("modelzoo_groups", True)
-    if not isinstance(grouped, bool):
-        raise ConfigError(f"must be true or false, got {show(grouped)}", "modelzoo_groups")
+    if (wrong := bool_message(grouped)) is not None:
+        raise ConfigError(wrong, "modelzoo_groups")
     if not grouped:
         kwargs["modelzoo_groups"] = False   # and not the dialect's default grouping either
     tag_rules = kwargs.pop("params", None)

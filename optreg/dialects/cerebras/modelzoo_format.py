@@ -68,8 +68,10 @@ class ModelZooFormat:
                     errors.add(".".join((*path[:-1], str(near[0]))), f"unknown key: the run length is {part}", near[1])
                 return None
             node = node[part]
-        if isinstance(node, bool) or not isinstance(node, int) or node < 1:
-            errors.add(".".join(path), f"must be an integer >= 1, got {show(node)}")
+        from optreg.core.models import number_message
+
+        if (wrong := number_message(node, 1, integer=True)) is not None:
+            errors.add(".".join(path), wrong)
             return None
         return node, ".".join(path)
 

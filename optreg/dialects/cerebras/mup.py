@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from optreg.core.models import number_message
 from optreg.errors import Collector, join_path, key_text, show
 
 Groups = dict[str, tuple[list[str], float]]   # name -> (glob patterns, scale), in the model's order
@@ -71,8 +72,9 @@ def _number(model: Mapping[str, Any], key: str, default: float | None, path: str
     value = model.get(key, default)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        errors.add(join_path(path, key), f"must be a number > 0, got {show(value)}")
+    wrong = number_message(value, above=0)
+    if wrong is not None:
+        errors.add(join_path(path, key), wrong)
         return None
     return value
 
@@ -170,8 +172,8 @@ def _given_groups(raw: Any, path: str, errors: Collector) -> Groups:
         scale = value.get("scale", 1.0) if isinstance(value, Mapping) else 1.0
         if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
             errors.add(here, f"expected a glob pattern or a list of them, got {show(value)}")
-        elif scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
-            errors.add(join_path(here, "scale"), f"must be a number, got {show(scale)}")
+        elif scale is not None and (wrong := number_message(scale)) is not None:
+            errors.add(join_path(here, "scale"), wrong)
         else:
             out[str(name)] = (list(patterns), float(1.0 if scale is None else scale))
     return out

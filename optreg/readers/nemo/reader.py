@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
+from optreg.core.models import number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.config.translate import read_translated
 
@@ -239,14 +240,14 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given
     steps = trainer.get("max_steps", -1)
     if steps is None:
         steps = -1
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < -1:
-        errors.add("trainer.max_steps", f"must be an integer >= -1 (Lightning's), got {show(steps)}")
+    if (wrong := number_message(steps, -1, integer=True)) is not None:   # -1: no limit (Lightning's)
+        errors.add("trainer.max_steps", wrong)
         steps = -1
     epochs = trainer.get("max_epochs")
     if epochs is None or epochs == -1:
         epochs = 1000 if steps == -1 and epochs is None else None   # Lightning: 1000 when neither is given
-    elif isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        errors.add("trainer.max_epochs", f"must be an integer >= 1 or -1, got {show(epochs)}")
+    elif (wrong := number_message(epochs, 1, integer=True, also="-1: no limit")) is not None:
+        errors.add("trainer.max_epochs", wrong)
         epochs = None
     clip = None
     value = trainer.get("gradient_clip_val")
@@ -322,8 +323,8 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
         report.append(KeyUse(join_path(path, "max_steps" if "max_steps" in sched else "name"), "exact", why))
         return None
     elif given is not None:
-        if isinstance(given, bool) or not isinstance(given, int) or given < 0:
-            errors.add(join_path(path, "max_steps"), f"must be an integer >= 0 (NeMo asserts it), got {show(given)}")
+        if (wrong := number_message(given, 0, integer=True, also="-1: no schedule")) is not None:   # NeMo asserts it
+            errors.add(join_path(path, "max_steps"), wrong)
             return None
         max_steps = given
         report.append(KeyUse(join_path(path, "max_steps"), "exact"))

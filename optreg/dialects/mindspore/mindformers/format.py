@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
-from optreg.core.models import number_message
+from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
 
 #: MindFormers' lr type aliases (mindformers.core.lr.build_lr, 1.3)
@@ -133,13 +133,11 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
     for key, default in RUNNER_DEFAULTS.items():
         value = runner.get(key, default)
         if key == "sink_mode":
-            wrong = None if value in (0, 1) else f"must be true or false, got {show(value)}"
+            wrong = None if value in (0, 1) else bool_message(value)
         elif key == "sink_size" and value == -1:   # the dataset's size
             wrong = None
         else:
-            wrong = number_message(value, 1, integer=True)
-            if wrong is not None and key == "sink_size" and number_message(value, integer=True) is None:
-                wrong += " (or -1: the dataset's size)"   # an integer below 1
+            wrong = number_message(value, 1, integer=True, also="-1: the dataset's size" if key == "sink_size" else "")
         if wrong is not None:
             errors.add(join_path("runner_config", key), wrong)
             return None
@@ -166,8 +164,8 @@ def _lr_scale(data: Mapping[str, Any], report: list, errors: Collector) -> float
     """`lr_scale: true`: lr × devices × per-device batch size / lr_scale_factor (BaseTrainer.learning_rate_scale);
     the devices are the parallel_config's data × model × pipeline parallel sizes."""
     flag = data.get("lr_scale", False)
-    if not isinstance(flag, bool):
-        errors.add("lr_scale", f"must be true or false, got {show(flag)}")
+    if (wrong := bool_message(flag)) is not None:
+        errors.add("lr_scale", wrong)
         return 1.0
     if "lr_scale_factor" in data:
         report.append(KeyUse("lr_scale_factor", "exact", "" if flag else "unused: lr_scale is false"))
@@ -335,8 +333,8 @@ def _clip(raw: Any, report: list, errors: Collector) -> float | None:
             report.append(KeyUse(join_path("runner_wrapper", key), "trainer", "MindFormers' train step cell "
                                                                               "(loss scaling, its type)"))
     flag = raw.get("use_clip_grad", False)
-    if not isinstance(flag, bool):
-        errors.add("runner_wrapper.use_clip_grad", f"must be true or false, got {show(flag)}")
+    if (wrong := bool_message(flag)) is not None:
+        errors.add("runner_wrapper.use_clip_grad", wrong)
         return None
     norm = raw.get("max_grad_norm", MAX_GRAD_NORM)
     wrong = number_message(norm, finite=True, above=0)

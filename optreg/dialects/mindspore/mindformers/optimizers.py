@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from optreg.core.models import bool_message
 from optreg.errors import ConfigError, show, unknown_name
 
 #: MindFormers type (or alias) -> (optreg dialect, optreg name, what is approximate or "")
@@ -59,8 +60,8 @@ def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[di
                           f"reads no code", f"{path.rsplit('.', 1)[0]}.auto_register")
     if type_name == "AdamW" and "use_fused" in options:
         fused = options.pop("use_fused")
-        if not isinstance(fused, bool):
-            raise ConfigError(f"must be true or false, got {show(fused)}", f"{path.rsplit('.', 1)[0]}.use_fused")
+        if (wrong := bool_message(fused)) is not None:
+            raise ConfigError(wrong, f"{path.rsplit('.', 1)[0]}.use_fused")
         type_name = "FusedAdamW" if fused else type_name
     type_name = ALIASES.get(type_name, type_name)
     if type_name in OWN_TYPES:
