@@ -198,7 +198,8 @@ trainer:
 @pytest.mark.parametrize("values, said", [
     ((768, "'256'", 2), ["6:7: trainer.init.model.mup_base_hidden_size: expected a number, got str '256'"]),
     ((0, 256, 2), ["5:7: trainer.init.model.hidden_size: must be > 0, got 0"]),
-    ((768, "null", "x"), ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: expected a number, got str 'x'"]),
+    ((768, "null", "x"),
+     ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: expected a number, got str 'x'"]),
 ])
 def test_a_bad_mup_number_is_said_as_the_own_form_says_it(values, said, tmp_path, capsys):
     """A muP width or an lr adjustment group's scale is worded as the own form's options word a bad number
