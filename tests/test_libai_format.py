@@ -206,6 +206,28 @@ def eager_tree(tree, tmp_path):
     return tree
 
 
+@pytest.mark.parametrize("extra, said", [
+    ("train.train_iter = 'x'", "8:1: train.train_iter: expected an integer, got str 'x'"),
+    ("train.train_epoch = -1", "8:1: train.train_epoch: must be >= 0, got -1"),
+    ("train.warmup_ratio = 1.5", "8:1: train.warmup_ratio: must be < 1, got 1.5"),
+    ("train.warmup_ratio = -0.5", "8:1: train.warmup_ratio: must be >= 0, got -0.5"),
+    ("train.warmup_ratio = 'a'", "8:1: train.warmup_ratio: expected a number, got str 'a'"),
+    (GRAPH + "graph.enabled = 0\ntrain.num_accumulation_steps = 4", "9:1: graph.enabled: expected true or false, got "
+                                                                     "int 0"),
+    (GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 0",
+     "10:1: train.num_accumulation_steps: must be >= 1, got 0"),
+])
+def test_a_bad_run_number_or_flag_says_what_the_own_form_says(eager_tree, extra, said):
+    """The run length, warmup ratio, accumulation steps and graph.enabled word a bad value as the own form's options
+    do (models.number_message, bound_message, bool_message; they said 'must be an integer >= 0, got 'x'', 'must be a
+    number in [0, 1), got 1.5', 'must be True or False, got 0'), at the line that binds it (graph.enabled had
+    none)."""
+    path = eager_tree(extra)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert [str(e) for e in exc.value.errors] == [f"{path}:{said}"]
+
+
 def test_eager_accumulation_steps_the_scheduler_on_every_micro_batch(eager_tree):
     """graph.enabled = False with num_accumulation_steps 4: auto_scale_hyperparams multiplies train_iter (200) and
     warmup_iter (ceil(200 × 0.05) = 10) by 4 (not ceil(800 × 0.05)); the run counts micro-batches."""
@@ -297,7 +319,8 @@ def test_eager_accumulation_trains_through_the_loop(eager_tree):
      "train.num_accumulation_steps", "data-parallel size", "train.py"),   # LiBai's default there: None
     ("from .common.models.missing import graph\ngraph.enabled = False\ntrain.num_accumulation_steps = 4\n",
      "graph", "give the graph config", "main.py"),
-    ("graph.enabled = 0\ntrain.num_accumulation_steps = 4\n", "graph.enabled", "True or False", "main.py"),
+    ("graph.enabled = 0\ntrain.num_accumulation_steps = 4\n", "graph.enabled", "expected true or false, got int 0",
+     "main.py"),
 ])
 def test_accumulation_that_depends_on_what_the_file_does_not_say_is_located(eager_tree, extra, path, words, where):
     text = extra if "missing" in extra else GRAPH + extra
@@ -358,11 +381,11 @@ def test_a_value_not_read_that_the_reader_needs_is_its_error_with_an_override_to
       ("optim.lrr", 9, "unknown option of oneflow.AdamW")]),
     # the run length (the reader's) hid the scheduler's and the optimizer's
     ("train.train_iter = 'x'\ntrain.scheduler.warmup_method = 'linar'\noptim.eps = -1\n",
-     [("train.train_iter", 8, "must be an integer >= 0, got 'x'"), ("optim.eps", 10, "must be >= 0, got -1"),
+     [("train.train_iter", 8, "expected an integer, got str 'x'"), ("optim.eps", 10, "must be >= 0, got -1"),
       ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
     # the warmup ratio (the reader's) hid the warmup's method
     ("train.warmup_ratio = 1.5\ntrain.scheduler.warmup_method = 'linar'\n",
-     [("train.warmup_ratio", 8, "must be a number in [0, 1), got 1.5"),
+     [("train.warmup_ratio", 8, "must be < 1, got 1.5"),
       ("train.scheduler.warmup_method", 9, "must be one of 'linear' or 'constant', got 'linar'")]),
     # a section bound to what the file computes (not read) hid the other's
     ("train = make_train()\noptim.lrr = 1e-3\n",

@@ -28,6 +28,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+from optreg.core.models import bool_message, bound_message, number_message
 from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, show
@@ -44,6 +45,7 @@ SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: On
 LENGTH = {"CosineDecayLR": "decay_steps", "CosineAnnealingLR": "T_max", "PolynomialLR": "decay_batch"}
 WARMUP_KEYS = ("warmup_factor", "warmup_method")
 GROUPING = "get_default_optimizer_params"
+SECTIONS = ("optim", "train", "graph")   # the config's names optreg reads (graph: eager mode's accumulation)
 GROUP_KEYS = ("weight_decay_norm", "weight_decay_bias", "clip_grad_max_norm", "clip_grad_norm_type", "overrides",
               "base_lr", "weight_decay")
 RUN_KEYS = ("train_iter", "train_epoch", "warmup_ratio")   # what LiBai's trainer derives the run and its warmup from
@@ -115,7 +117,7 @@ class LiBaiFormat:
         return has(data, "optim._target_")
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
-        return [k for k in ("optim", "train", "graph") if k in data]
+        return [k for k in SECTIONS if k in data]
 
     def read_python(self, text: str, name: str, path: Any) -> tuple[Any, Any] | None:
         """A LiBai LazyConfig file -> ({"optim":, "train":}, its positions); None when it neither uses LazyCall nor
@@ -129,11 +131,11 @@ class LiBaiFormat:
                 (n.module or "").split(".")[0] == "libai" or any(a.name == "LazyCall" for a in n.names))
                 for n in ast.walk(tree)):
             return None   # not a LiBai LazyConfig: no LazyCall, nothing from libai
-        reader = Reader()
+        reader = Reader(SECTIONS)
         reader.marks = Marks(name)
         file = Path(path) if path is not None else Path(name)
         module = reader.read(text, file.resolve() if path is not None else file, name)
-        data = {k: module.env[k] for k in ("optim", "train", "graph") if k in module.env}
+        data = {k: module.env[k] for k in SECTIONS if k in module.env}
         errors = Collector()
         if "optim" not in data:
             errors.add("optim", "required: a LiBai config binds optim (LazyCall(flow.optim.X)(...))")
@@ -219,8 +221,8 @@ PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "o
 
 
 def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        errors.add(path, f"must be an integer >= {low}, got {show(value)}")
+    if (wrong := number_message(value, low, integer=True)) is not None:
+        errors.add(path, wrong)
         return None
     return value
 
@@ -284,8 +286,8 @@ def _eager_accumulation(given: Any, batches: list, graph: Any, errors: Collector
     enabled = graph.get("enabled", True) if isinstance(graph, Mapping) else True
     if enabled is True:
         return 1
-    if not isinstance(enabled, bool):
-        errors.add("graph.enabled", f"must be True or False, got {show(enabled)}")
+    if (wrong := bool_message(enabled)) is not None:
+        errors.add("graph.enabled", wrong)
         return 1
     if given is None:
         errors.add("train.num_accumulation_steps", f"eager mode derives it from global_batch_size / "
@@ -365,8 +367,8 @@ def _scheduler(train: Mapping[str, Any], iters: int, report: list, errors: Colle
         return None
     name, mapping, defaults = SCHEDULERS[_name(target)]
     ratio = train.get("warmup_ratio", 0) or 0
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
-        errors.add("train.warmup_ratio", f"must be a number in [0, 1), got {show(ratio)}")
+    if (wrong := number_message(ratio, 0) or (None if ratio < 1 else bound_message("<", 1, ratio))) is not None:
+        errors.add("train.warmup_ratio", wrong)
         ratio = 1 / iters   # a nominal warmup: the scheduler's and its warmup's arguments are still checked
     warmup, steps = math.ceil(iters * ratio) * accumulation, iters * accumulation
     args = {k: v for k, v in raw.items() if k != "_target_"}
