@@ -111,6 +111,19 @@ def test_a_bad_gradient_clipping_says_what_the_own_form_says(value, message, tmp
     assert [str(e) for e in info.value.errors] == [f"{path}:2:2: gradient_clipping: {message}"]
 
 
+def test_a_bad_adam_flag_says_what_the_own_forms_boolean_says(tmp_path):
+    """Adam's adam_w_mode and torch_adam word a value that is no boolean as the own form's options do
+    (models.bool_message; they said `must be true or false, got 1`), each at its position."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"train_batch_size": 8,\n "optimizer": {"type": "Adam", "params": {"lr": 0.001, '
+                    '"torch_adam": "yes", "adam_w_mode": 1}}}\n')
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert sorted(str(e) for e in info.value.errors) == [
+        f"{path}:2:56: optimizer.params.torch_adam: expected true or false, got str 'yes'",
+        f"{path}:2:77: optimizer.params.adam_w_mode: expected true or false, got int 1"]
+
+
 def test_report_names_every_key():
     file = CORPUS / "compression__cifar__config__ds_config.json"
     experiment = optreg.load_config(file)

@@ -197,6 +197,23 @@ def test_a_bad_multiplier_says_what_the_own_form_s_lr_mult_says(value, message):
         ("optim_wrapper.paramwise_cfg.custom_keys.head.decay_mult", message)]
 
 
+@pytest.mark.parametrize("text, said", [
+    ("optim_wrapper: {type: AmpOptimWrapper, accumulative_counts: 0, optimizer: {type: SGD, lr: 0.1}}\n",
+     "1:40: optim_wrapper.accumulative_counts: must be >= 1, got 0"),
+    ("optim_wrapper: {optimizer: {type: SGD, lr: 0.1}, paramwise_cfg: {bypass_duplicate: 1}}\n",
+     "1:66: optim_wrapper.paramwise_cfg.bypass_duplicate: expected true or false, got int 1"),
+    ("optim_wrapper: {optimizer: {type: SGD, lr: 0.1}}\ntrain_cfg: {by_epoch: 'yes', max_iters: 10}\n",
+     "2:13: train_cfg.by_epoch: expected true or false, got str 'yes'"),
+])
+def test_a_bad_count_or_flag_says_what_the_own_form_says(text, said, tmp_path):
+    """accumulative_counts, paramwise_cfg.bypass_duplicate and train_cfg.by_epoch word a bad value as the own form's
+    options do (models.number_message, bool_message; they said `must be an integer >= 1, got 0`, `must be true or
+    false, got 1`), at its position."""
+    path = tmp_path / "mm.yaml"
+    path.write_text(text)
+    assert [str(e) for e in _error(str(path)).errors] == [f"{path}:{said}"]
+
+
 def test_the_lr_paramwise_cfg_multiplies_is_checked_once(tmp_path):
     """paramwise_cfg needs the optimizer's lr: a missing one is the reader's error, a bad one the own form's alone,
     at its position (it was said twice, the second time as if missing)."""

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
-from optreg.core.models import number_message
+from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, closest, join_path, show, unknown_name
 
 #: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's
@@ -183,8 +183,8 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
     w_mode = params.pop("adam_w_mode", True)
     torch_adam = params.pop("torch_adam", False)
     for key, value in (("adam_w_mode", w_mode), ("torch_adam", torch_adam)):
-        if not isinstance(value, bool):
-            errors.add(join_path(path, f"params.{key}"), f"must be true or false, got {show(value)}")
+        if (wrong := bool_message(value)) is not None:
+            errors.add(join_path(path, f"params.{key}"), wrong)
     adamw = low == "adamw" or w_mode is True
     cls = "AdamW" if adamw else "Adam"
     kernel = f"torch.optim.{cls}" if torch_adam is True else "FusedAdam / DeepSpeedCPUAdam"

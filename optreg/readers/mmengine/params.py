@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from optreg.core.models import number_message
+from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, join_path, key_text, show
 
 MULTS = ("bias_lr_mult", "bias_decay_mult", "norm_decay_mult", "dwconv_decay_mult", "flat_decay_mult",
@@ -50,8 +50,8 @@ def check(cfg: Any, path: str, errors: Collector) -> dict[str, Any]:
         wrong = number_message(out[key], 0, finite=True) if out.get(key) is not None else None
         if wrong is not None:
             errors.add(join_path(path, key), wrong)
-    if not isinstance(out.get("bypass_duplicate", False), bool):
-        errors.add(join_path(path, "bypass_duplicate"), f"must be true or false, got {show(out['bypass_duplicate'])}")
+    if (wrong := bool_message(out.get("bypass_duplicate", False))) is not None:
+        errors.add(join_path(path, "bypass_duplicate"), wrong)
     custom = out.get("custom_keys", {})
     if not isinstance(custom, Mapping):
         errors.add(join_path(path, "custom_keys"), f"expected a mapping of name substrings to settings, got "

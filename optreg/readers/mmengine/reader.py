@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from optreg.config.formats import NEAR, KeyUse, misspelt
+from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.readers.mmengine import LOOP_TYPES, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
 from optreg.readers.mmengine import params as paramwise
@@ -144,8 +145,8 @@ def _wrapper(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[dict, d
             report.append(KeyUse(join_path(path, key), "trainer", TRAINER_KEYS[key]))
     if "accumulative_counts" in raw:
         count = raw["accumulative_counts"]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            errors.add(join_path(path, "accumulative_counts"), f"must be an integer >= 1, got {show(count)}")
+        if (wrong := number_message(count, 1, integer=True)) is not None:
+            errors.add(join_path(path, "accumulative_counts"), wrong)
     if "optimizer" not in raw:
         errors.add(join_path(path, "optimizer"), "required: the optimizer ({type: SGD, lr: 0.01, ...})")
         optimizer = {}
@@ -208,8 +209,8 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
         by_epoch = LOOP_TYPES[raw["type"]]
     else:
         by_epoch = raw.get("by_epoch", True)
-        if not isinstance(by_epoch, bool):
-            errors.add(join_path(path, "by_epoch"), f"must be true or false, got {show(by_epoch)}")
+        if (wrong := bool_message(by_epoch)) is not None:
+            errors.add(join_path(path, "by_epoch"), wrong)
             return None, None, None
     key = "max_epochs" if by_epoch else "max_iters"
     value = raw.get(key)
