@@ -159,6 +159,18 @@ def test_a_bad_number_says_what_the_own_form_says(key, section, message):
     assert [(path, e.message) for path, e in read.items()] == [(key, message)]
 
 
+@pytest.mark.parametrize("value, message", [('"x"', "expected an integer, got str 'x' (-1: the epochs decide)"),
+                                            ("2.5", "must be an integer, got 2.5 (-1: the epochs decide)")])
+def test_a_bad_max_steps_says_what_the_own_form_says(value, message, tmp_path):
+    """max_steps words a value that is no integer as the own form's options do (models.number_message; it said
+    `must be an integer (-1: the epochs decide), got 'x'`), the meaning of -1 after it, at its position."""
+    path = tmp_path / "args.json"
+    path.write_text('{"learning_rate": 0.001,\n "max_steps": %s}\n' % value)
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [f"{path}:2:2: max_steps: {message}"]
+
+
 def test_the_optimizers_numbers_are_checked_once_by_the_own_form(tmp_path):
     """learning_rate, weight_decay and adam_* go to the own form as the file gives them (a number's string read as
     the number): checked there alone, each error at the key and position the file has, in the option's order; the

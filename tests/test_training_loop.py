@@ -189,6 +189,35 @@ def test_by_epoch_needs_steps_per_epoch_and_convert_needs_by_epoch():
     assert [row[0] for row in lrs(built, 11)][8:] == pytest.approx([0.1, 0.1, 0.01])
 
 
+def test_a_loop_flag_that_is_no_boolean_is_said_as_the_own_forms_boolean(tmp_path, capsys):
+    """by_epoch and convert_to_iter_based word a value that is no boolean as every other option of the own form does
+    (models.bool_message; they said `must be true or false, got 'yes'`), at their positions."""
+    from optreg.cli import main
+
+    path = tmp_path / "loop.yaml"
+    path.write_text('optimizer: {name: SGD, lr: 0.1}\n'
+                    'scheduler: {name: StepLR, step_size: 2, by_epoch: "yes", convert_to_iter_based: 1}\n')
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}:2:41: scheduler.by_epoch: expected true or false, got str 'yes'",
+        f"{path}:2:58: scheduler.convert_to_iter_based: expected true or false, got int 1"]
+
+
+@pytest.mark.parametrize("given, message", [(0, "must be >= 1, got 0"), (np.int64(0), "must be >= 1, got 0"),
+                                            (2.0, "must be an integer, got 2.0"),
+                                            ("9", "expected an integer, got str '9'")])
+def test_a_bad_run_length_given_to_build_is_said_as_train_steps_says_it(given, message):
+    """total_steps= and steps_per_epoch= word a bad value as the own form's train.steps does (models.number_message;
+    they said `must be an integer >= 1, got 0`)."""
+    for key in ("total_steps", "steps_per_epoch"):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(), Two(), **{key: given})
+        assert messages(info) == [(key, message)]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"steps": 0}), Two())
+    assert messages(info) == [("train.steps", "must be >= 1, got 0")]
+
+
 def test_convert_scales_a_sequentials_counts_and_milestones():
     spec = {"name": "sequential", "by_epoch": True, "convert_to_iter_based": True,
             "schedulers": [{"name": "LinearLR", "start_factor": 0.5, "total_iters": 2},

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from optreg.core import models
 from optreg.core.options import clip_norm_order
 from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
-from optreg.errors import Collector, join_path, show
+from optreg.errors import Collector, join_path
 
 DEFAULT_STEPS = 100   # `optreg run`'s built-in job when nothing gives a run length
 STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `optreg run --steps`) comes from
@@ -188,8 +188,9 @@ def check_given(total_steps: Any, steps_per_epoch: Any) -> tuple[int | None, int
 
     errors = Collector()
     for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
-            errors.add(name, f"must be an integer >= 1, got {show(value)}")
+        number = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+        if value is not None and (wrong := models.number_message(number, 1, integer=True)) is not None:
+            errors.add(name, wrong)
     errors.raise_if_any()
     return (None if total_steps is None else int(total_steps),
             None if steps_per_epoch is None else int(steps_per_epoch))

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from optreg.core import models
 from optreg.core.names import synonyms
-from optreg.errors import Collector, ConfigError, join_path, show
+from optreg.errors import Collector, ConfigError, join_path
 
 LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
 NO_RUN = "train.steps, train.epochs × steps_per_epoch, or build(total_steps=)"
@@ -52,10 +52,10 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector, n
     for key, attr in (("by_epoch", "by_epoch"), ("convert_to_iter_based", "convert")):
         if key in spec:
             value = spec.pop(key)
-            if isinstance(value, bool):
+            if (wrong := models.bool_message(value)) is None:
                 setattr(loop, attr, value)
             else:
-                errors.add(join_path(path, key), f"must be true or false, got {show(value)}")
+                errors.add(join_path(path, key), wrong)
     if loop.convert and not loop.by_epoch:
         errors.add(join_path(path, "convert_to_iter_based"), "convert_to_iter_based converts a schedule written in "
                                                              "epochs; it needs by_epoch: true")

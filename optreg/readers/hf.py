@@ -411,8 +411,8 @@ class HfFormat:
         own: dict[str, Any] = {}
         max_steps = data.get("max_steps", -1)
         total = None
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int):
-            errors.add("max_steps", f"must be an integer (-1: the epochs decide), got {show(max_steps)}")
+        if (wrong := number_message(max_steps, integer=True)) is not None:
+            errors.add("max_steps", f"{wrong} (-1: the epochs decide)")
         elif max_steps > 0:
             total = max_steps
             report.append(KeyUse("max_steps", "exact", "the run length"))
