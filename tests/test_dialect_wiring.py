@@ -193,5 +193,19 @@ def test_mindspore_group_errors_carry_the_section_path_and_position():
                   grad_centralization: 3
             """)
     item = info.value.errors[0]
-    # the text starts with a newline
-    assert item.path == "optimizer.param_groups[0].grad_centralization" and item.location.line == 7
+    # the text starts with a newline; the own form's words for a value that is no boolean (it said 'must be a bool')
+    assert (item.path, item.message, item.location.line, item.location.column) == (
+        "optimizer.param_groups[0].grad_centralization", "expected true or false, got int 3", 7, 7)
+
+
+def test_mindspore_group_values_given_in_python_are_said_as_the_own_form_says_them():
+    """A group dict handed to configure_optimizer words a bad weight_decay or grad_centralization as the own form
+    does (they said 'must be an int or float, got 'x'', 'must be a bool, got 1')."""
+    model = torch.nn.Linear(2, 2)
+    for key, value, message in (("weight_decay", "x", "params[0].weight_decay: expected a number, got str 'x'"),
+                                ("grad_centralization", 1, "param_groups[0].grad_centralization: expected true or "
+                                                           "false, got int 1")):
+        with pytest.raises(ConfigError) as info:
+            optreg.configure_optimizer("mindspore.Adam", [{"params": list(model.parameters()), key: value}],
+                                       learning_rate=0.1)
+        assert str(info.value) == message

@@ -87,7 +87,10 @@ def test_order_params_by_name():
      "not a parameter of any group"),
     (lambda n: [{"params": [n.conv]}, {"order_params": [n.conv, n.conv]}], "param_groups[1].order_params[1]", "twice"),
     (lambda n: [{"params": [n.conv]}, {"params": [n.conv]}], "param_groups[1].params[0]", "one group only"),
-    (lambda n: [{"params": [n.conv], "grad_centralization": 1}], "param_groups[0].grad_centralization", "bool"),
+    (lambda n: [{"params": [n.conv], "grad_centralization": 1}], "param_groups[0].grad_centralization",
+     "expected true or false, got int 1"),   # the own form's words; it said 'must be a bool, got 1'
+    (lambda n: [{"params": [n.conv], "weight_decay": "x"}], "param_groups[0].weight_decay",
+     "expected a number, got str 'x'"),      # it said 'must be an int or float, got 'x''
     (lambda n: [{"params": [n.conv], "weight_decay": -0.1}], "param_groups[0].weight_decay", ">= 0"),
     (lambda n: [{"params": [n.conv], "lr": [0.1, 0.2]}, {"params": [n.fc.bias], "lr": [0.1, 0.2, 0.3]}],
      "param_groups[1].lr", "same length"),

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from optreg.dialects.cerebras import schedules as C
+from optreg.dialects.deepspeed import schedules as DS
 from optreg.dialects.hf import schedules as HF
 from optreg.dialects.mindspore import schedules as M
 from optreg.dialects.nemo import schedules as NEMO
@@ -81,6 +82,22 @@ def test_milestone_count_and_restart_values_are_checked():
     with pytest.raises(ConfigError) as err:
         Sequential([T.ConstantLR(), T.ConstantLR()], [1, 2], restart="sometimes")
     assert set(paths(err)) == {"milestones", "restart"}
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda: T.CosineAnnealingWarmRestarts(T_0=0, T_mult=0), [("T_0", "must be >= 1, got 0"),
+                                                              ("T_mult", "must be >= 1, got 0")]),
+    (lambda: O.CosineAnnealingWarmRestarts(T_0=0, T_mult=0), [("T_0", "must be >= 1, got 0"),
+                                                              ("T_mult", "must be >= 1, got 0")]),
+    (lambda: DS.WarmupDecayLR(warmup_num_steps=-1, total_num_steps=0), [("warmup_num_steps", "must be >= 0, got -1"),
+                                                                        ("total_num_steps", "must be >= 1, got 0")]),
+])
+def test_a_count_below_its_bound_is_said_as_the_own_form_says_it(make, said):
+    """A schedule built directly words a count below its bound as the own form's options do (`must be >= 1, got
+    0`; it said `must be an integer >= 1, got 0`)."""
+    with pytest.raises(ConfigError) as err:
+        make()
+    assert [(e.path, e.message) for e in err.value.errors] == said
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -786,8 +786,8 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
-            if isinstance(plan.last_epoch, bool) or not isinstance(plan.last_epoch, int) or plan.last_epoch < -1:
-                errors.add(join_path(path, alias), f"must be an integer >= -1, got {show(plan.last_epoch)}")
+            if (wrong := models.number_message(plan.last_epoch, -1, integer=True)) is not None:
+                errors.add(join_path(path, alias), wrong)
     if plan.key not in KEYS:
         return None
     return plan.key if written or own_key or context.stage_of is None else context.stage_of[1]

@@ -44,7 +44,7 @@ class DeepSpeedSchedule(Schedule):
         for name, low in (("warmup_num_steps", 0), ("total_num_steps", 1), ("lr_range_test_step_size", 1),
                           ("cycle_first_step_size", 1)):
             value = getattr(self, name, None)
-            check(errors, value is None or value >= low, name, f"must be an integer >= {low}, got {value}")
+            check(errors, value is None or value >= low, name, f"must be >= {low}, got {value}")
         kind = getattr(self, "warmup_type", "log")
         check(errors, kind in ("log", "linear"), "warmup_type",
               f"must be 'log' or 'linear', got {kind!r} (DeepSpeed falls back to log with a warning)")

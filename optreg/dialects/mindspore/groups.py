@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 
 import torch
 
+from optreg.core.models import bool_message, type_message
 from optreg.errors import Collector, ConfigError, closest, show
 from optreg.core.optimizer import lr_table
 
@@ -85,7 +86,7 @@ def _check_weight_decay(value: Any, path: str) -> float:
     from optreg.errors import show
 
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"must be an int or float, got {show(value)}", path)
+        raise ConfigError(type_message("a number", value), path)
     if not -MAX_FLOAT <= value <= MAX_FLOAT:  # compared before float(): a huge int would overflow
         raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(value)}", path)
     if value < 0:
@@ -218,8 +219,8 @@ def resolve_groups(
             errors.extend(exc)
         group.update((k, v) for k, v in raw.items() if k in carried)
         if "grad_centralization" in raw:
-            if not isinstance(raw["grad_centralization"], bool):
-                errors.add(f"{gpath}.grad_centralization", f"must be a bool, got {show(raw['grad_centralization'])}")
+            if (wrong := bool_message(raw["grad_centralization"])) is not None:
+                errors.add(f"{gpath}.grad_centralization", wrong)
             else:
                 group["grad_centralization"] = raw["grad_centralization"]
         groups.append(group)

@@ -80,8 +80,8 @@ class CosineAnnealingWarmRestarts(Schedule):
     restart_limit: int = 0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.T_0 >= 1, "T_0", f"must be an integer >= 1, got {self.T_0}")
-        check(errors, self.T_mult >= 1, "T_mult", f"must be an integer >= 1, got {self.T_mult}")
+        check(errors, self.T_0 >= 1, "T_0", f"must be >= 1, got {self.T_0}")
+        check(errors, self.T_mult >= 1, "T_mult", f"must be >= 1, got {self.T_mult}")
 
     def apply(self, step: int, base: float) -> float:
         cycle, t_cur, t_i = sgdr_cycle(step, self.T_0, self.T_mult)
