@@ -44,8 +44,15 @@ def test_plain_number_sets_lr_and_returns_none():
     assert all(g["lr"] == 0.001 for g in o.param_groups)
     with pytest.raises(optreg.ConfigError) as info:
         optreg.configure_lr_scheduler(o, "nan")
-    assert [(e.path, e.message) for e in info.value.errors] == [("learning_rate",
-                                                                 "must be a finite number >= 0, got nan")]
+    # as the own form's lr says it (it said 'must be a finite number >= 0, got nan', and '... >= 0, got -1')
+    assert [(e.path, e.message) for e in info.value.errors] == [("learning_rate", "must be a finite number, got nan")]
+    for value, message in [(-1, "must be >= 0, got -1"), (1e10, "must be <= 1000000000, got 10000000000.0")]:
+        with pytest.raises(optreg.ConfigError) as info:
+            optreg.configure_lr_scheduler(o, value)
+        assert str(info.value) == f"learning_rate: {message}"
+        with pytest.raises(optreg.ConfigError) as info:
+            optreg.build({"optimizer": {"name": "SGD", "lr": value}}, make_model())
+        assert str(info.value) == f"optimizer.lr: {message}"
 
 
 def test_list_optimizers_and_schedulers():

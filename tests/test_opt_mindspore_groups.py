@@ -91,6 +91,10 @@ def test_order_params_by_name():
      "expected true or false, got int 1"),   # the own form's words; it said 'must be a bool, got 1'
     (lambda n: [{"params": [n.conv], "weight_decay": "x"}], "param_groups[0].weight_decay",
      "expected a number, got str 'x'"),      # it said 'must be an int or float, got 'x''
+    (lambda n: [{"params": [n.conv], "weight_decay": float("nan")}], "param_groups[0].weight_decay",
+     "must be a finite number, got nan"),    # it said 'must be a finite number <= 1e+09, got nan'
+    (lambda n: [{"params": [n.conv], "weight_decay": 2e9}], "param_groups[0].weight_decay",
+     "must be <= 1000000000, got 2000000000.0"),
     (lambda n: [{"params": [n.conv], "weight_decay": -0.1}], "param_groups[0].weight_decay", ">= 0"),
     (lambda n: [{"params": [n.conv], "lr": [0.1, 0.2]}, {"params": [n.fc.bias], "lr": [0.1, 0.2, 0.3]}],
      "param_groups[1].lr", "same length"),
@@ -152,6 +156,13 @@ def test_learning_rate_forms():
         with pytest.raises(optreg.ConfigError) as info:
             lr_table(bad)
         assert fragment in str(info.value)
+    # a number in the own form's words (it said 'must be a finite number >= 0, got -0.1'); a huge int was an
+    # OverflowError
+    for bad, message in [(-0.1, "must be >= 0, got -0.1"), (float("nan"), "must be a finite number, got nan"),
+                         (2e9, "must be <= 1000000000, got 2000000000.0"), (10 ** 400, "must be <= 1000000000, got ")]:
+        with pytest.raises(optreg.ConfigError) as info:
+            lr_table(bad)
+        assert str(info.value).startswith(f"lr: {message}")
     assert lr_at([0.1, 0.2], 1) == 0.2
     with pytest.raises(IndexError):
         lr_at([0.1, 0.2], 2)
@@ -205,8 +216,14 @@ def test_global_step_advances_without_gradients():
 
 
 def test_loss_scale_must_be_positive_in_python_too():
-    with pytest.raises(optreg.ConfigError):
-        ms.Adam([torch.nn.Parameter(torch.zeros(2))], loss_scale=0.0)
+    # as the own form's loss_scale says it (it said 'must be a number > 0, got 0.0')
+    for value, message in [(0.0, "must be > 0, got 0.0"), ("x", "expected a number, got str 'x'")]:
+        for make in (lambda: ms.Adam([torch.nn.Parameter(torch.zeros(2))], loss_scale=value),
+                     lambda: optreg.configure_optimizer("Adam", [torch.nn.Parameter(torch.zeros(2))],
+                                                        dialect="mindspore", loss_scale=value)):
+            with pytest.raises(optreg.ConfigError) as info:
+                make()
+            assert str(info.value) == f"loss_scale: {message}"
 
 
 @pytest.mark.parametrize("key, near", [("grad_centralisation", "grad_centralization"),

@@ -203,7 +203,7 @@ def test_a_loop_flag_that_is_no_boolean_is_said_as_the_own_forms_boolean(tmp_pat
         f"{path}:2:58: scheduler.convert_to_iter_based: expected true or false, got int 1"]
 
 
-@pytest.mark.parametrize("given, message", [(0, "must be >= 1, got 0"), (np.int64(0), "must be >= 1, got 0"),
+@pytest.mark.parametrize("given, message", [(0, "must be >= 1, got 0"), (np.int64(0), "must be >= 1, got np.int64(0)"),
                                             (2.0, "must be an integer, got 2.0"),
                                             ("9", "expected an integer, got str '9'")])
 def test_a_bad_run_length_given_to_build_is_said_as_train_steps_says_it(given, message):
@@ -213,9 +213,10 @@ def test_a_bad_run_length_given_to_build_is_said_as_train_steps_says_it(given, m
         with pytest.raises(ConfigError) as info:
             optreg.build(config(), Two(), **{key: given})
         assert messages(info) == [(key, message)]
-    with pytest.raises(ConfigError) as info:
-        optreg.build(config(train={"steps": 0}), Two())
-    assert messages(info) == [("train.steps", "must be >= 1, got 0")]
+    if not isinstance(given, (float, str)):   # train.steps reads 2.0 and '9' as the integers they write
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(train={"steps": given}), Two())
+        assert messages(info) == [("train.steps", message)]
 
 
 def test_convert_scales_a_sequentials_counts_and_milestones():

@@ -184,12 +184,9 @@ def given_run() -> dict[str, int]:
 def check_given(total_steps: Any, steps_per_epoch: Any) -> tuple[int | None, int | None]:
     """`total_steps` and `steps_per_epoch` as ints: a ConfigError at each that is not None or an integer >= 1 (numpy's
     integers too, as train.steps takes them: `len(dataset) // batch` of numpy sizes)."""
-    import numbers
-
     errors = Collector()
     for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
-        number = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
-        if value is not None and (wrong := models.number_message(number, 1, integer=True)) is not None:
+        if value is not None and (wrong := models.number_message(value, 1, integer=True)) is not None:
             errors.add(name, wrong)
     errors.raise_if_any()
     return (None if total_steps is None else int(total_steps),

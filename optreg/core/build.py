@@ -1221,12 +1221,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
         except ValueError:
             pass
     if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
-        from optreg.core.types import MAX_FLOAT
+        from optreg.core.optimizer import lr_table
 
-        if not learning_rate >= 0:
-            raise ConfigError(f"must be a finite number >= 0, got {show(learning_rate)}", "learning_rate")
-        if not learning_rate <= MAX_FLOAT:  # compared before float(): a huge int would overflow
-            raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(learning_rate)}", "learning_rate")
+        lr_table(learning_rate, "learning_rate")   # the rule of an lr given as a number, the own form's words
         check_static_lr(optimizer, None, learning_rate, "learning_rate")
         lr = float(learning_rate)
         for group in optimizer.param_groups:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -140,22 +141,24 @@ def type_message(what: str, value: Any) -> str:
 
 
 def number_message(value: Any, low: float | None = None, integer: bool = False, finite: bool = False,
-                   above: float | None = None, also: str = "") -> str | None:
+                   above: float | None = None, also: str = "", high: float | None = None) -> str | None:
     """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
-    where `finite`) >= `low` (> `above`), in the words the own form's options say it (`_message`); None when nothing
-    is. `also`: a value past the bound that the option takes too, said after a value past it (`must be >= 1, got 0
+    where `finite`) >= `low` (> `above`, <= `high`), in the words the own form's options say it (`_message`); None
+    when nothing is. `also`: a value past the bound that the option takes too, said after a value past it (`must be >= 1, got 0
     (or -1: the dataset's size)`); the caller takes that value before asking."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
         return type_message("an integer" if integer else "a number", value)
-    if integer and not isinstance(value, int):
+    if integer and not isinstance(value, numbers.Integral):
         return f"must be an integer, got {_fmt(value)}"
-    if finite and not math.isfinite(value):
+    if finite and not isinstance(value, numbers.Integral) and not math.isfinite(value):   # a huge int is finite
         return f"must be a finite number, got {_fmt(value)}"
     also = f" (or {also})" if also else ""
     if low is not None and value < low:
         return bound_message(">=", low, value) + also
     if above is not None and not value > above:
         return bound_message(">", above, value) + also
+    if high is not None and not value <= high:   # an int compared as it is: a huge one does not overflow
+        return bound_message("<=", high, value)
     return None
 
 

@@ -31,7 +31,9 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 import torch
 
+from optreg.core.models import number_message
 from optreg.core.names import TUPLE_ALIASES, option_aliases
+from optreg.core.types import MAX_FLOAT
 from optreg.errors import ConfigError
 
 LearningRate = Union[float, Sequence[float], torch.Tensor, Callable[[int], float]]
@@ -59,10 +61,10 @@ def lr_table(value: Any, path: str = "lr") -> float | list[float] | Callable[[in
         else:
             raise ConfigError(f"a learning-rate tensor must be 0-d or 1-d, got shape {tuple(value.shape)}", path)
     if isinstance(value, numbers.Real):
-        value = float(value)
-        if not math.isfinite(value) or value < 0:
-            raise ConfigError(f"must be a finite number >= 0, got {value}", path)
-        return value
+        wrong = number_message(value, 0, finite=True, high=MAX_FLOAT)
+        if wrong is not None:
+            raise ConfigError(wrong, path)
+        return float(value)
     if isinstance(value, (list, tuple)):
         if not value:
             raise ConfigError("a per-step learning-rate list must not be empty", path)
@@ -173,8 +175,8 @@ class Optimizer(torch.optim.Optimizer):
         enable_global_step: bool = False,
         set_to_none: bool = True,
     ) -> None:
-        if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or not loss_scale > 0:
-            raise ConfigError(f"must be a number > 0, got {loss_scale!r}", "loss_scale")
+        if (wrong := number_message(loss_scale, above=0)) is not None:
+            raise ConfigError(wrong, "loss_scale")
         self.loss_scale = float(loss_scale)
         self.preinit = bool(preinit)
         self.enable_global_step = bool(enable_global_step)

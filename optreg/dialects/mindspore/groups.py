@@ -17,13 +17,11 @@ Two pieces:
 
 from __future__ import annotations
 
-
-import numbers
 from typing import Any, Iterable, Mapping
 
 import torch
 
-from optreg.core.models import bool_message, type_message
+from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, show
 from optreg.core.optimizer import lr_table
 
@@ -83,14 +81,9 @@ def _split_named(items: list[Any], path: str) -> tuple[list[torch.Tensor], list[
 
 def _check_weight_decay(value: Any, path: str) -> float:
     from optreg.core.types import MAX_FLOAT
-    from optreg.errors import show
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(type_message("a number", value), path)
-    if not -MAX_FLOAT <= value <= MAX_FLOAT:  # compared before float(): a huge int would overflow
-        raise ConfigError(f"must be a finite number <= {MAX_FLOAT:g}, got {show(value)}", path)
-    if value < 0:
-        raise ConfigError(f"must be >= 0, got {show(value)}", path)
+    if (wrong := number_message(value, 0, finite=True, high=MAX_FLOAT)) is not None:
+        raise ConfigError(wrong, path)
     return float(value)
 
 
