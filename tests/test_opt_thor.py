@@ -308,6 +308,20 @@ def test_a_violated_constraint_is_a_config_error_at_its_path(option, value, path
     assert info.value.errors[0].message.startswith(message), info.value.errors[0].message
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("frequency", 1, "must be >= 2, got 1"), ("frequency", 4.0, "must be an int, got float 4.0"),
+    ("frequency", "x", "expected an integer, got str 'x'"), ("batch_size", 0, "must be >= 1, got 0"),
+    ("batch_size", 2.5, "must be an integer, got 2.5")])
+def test_a_direct_call_says_what_the_option_says(option, value, message):
+    """THOR called directly words a bad frequency or batch_size as configure_optimizer's options do (it said
+    `must be an int >= 2, got 1`, `must be an int >= 1, got 0`)."""
+    for make in (lambda: THOR(make_net(), **{**REQUIRED, option: value}),
+                 lambda: optreg.configure_optimizer("mindspore.thor", make_net(), **{**REQUIRED, option: value})):
+        with pytest.raises(optreg.ConfigError) as info:
+            make()
+        assert str(info.value) == f"{option}: {message}"
+
+
 def test_every_problem_is_reported_at_once_and_nothing_is_built():
     net = make_net()
     with pytest.raises(optreg.ConfigError) as info:

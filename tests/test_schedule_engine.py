@@ -78,6 +78,17 @@ def test_non_increasing_or_negative_milestones_are_config_errors(milestones):
     assert all(p.startswith("milestones") for p in paths(err))
 
 
+def test_a_bad_milestone_is_said_as_the_own_form_says_it():
+    """Each milestone in the own form's words (models.number_message; it said `must be an integer in [0, 2**53],
+    got -1` whatever was wrong)."""
+    with pytest.raises(ConfigError) as err:
+        Sequential([T.ConstantLR()] * 5, [2 ** 60, -1, "x", 1.5])
+    assert [(e.path, e.message) for e in err.value.errors] == [
+        ("milestones[0]", "must be <= 9007199254740992, got 1152921504606846976"),
+        ("milestones[1]", "must be >= 0, got -1"), ("milestones[2]", "expected an integer, got str 'x'"),
+        ("milestones[3]", "must be an integer, got 1.5")]
+
+
 def test_milestone_count_and_restart_values_are_checked():
     with pytest.raises(ConfigError) as err:
         Sequential([T.ConstantLR(), T.ConstantLR()], [1, 2], restart="sometimes")

@@ -196,11 +196,13 @@ def check_milestones(milestones: Sequence[int], n_stages: int, path: str = "mile
     errors = Collector()
     if len(milestones) != n_stages - 1:
         errors.add(path, f"expected {n_stages - 1} milestones for {n_stages} schedules, got {len(milestones)}")
+    from optreg.core.models import number_message, type_message
     from optreg.core.types import MAX_INT
 
     for i, m in enumerate(milestones):
-        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= MAX_INT:
-            errors.add(join_path(path, i), f"must be an integer in [0, {MAX_INT}], got {show(m)}")
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= MAX_INT:   # a Python int (not numpy's)
+            errors.add(join_path(path, i), number_message(m, 0, integer=True, high=MAX_INT) or
+                       type_message("an integer", m))
     if all(isinstance(m, int) and not isinstance(m, bool) for m in milestones):
         for i in range(1, len(milestones)):
             if not milestones[i] > milestones[i - 1]:

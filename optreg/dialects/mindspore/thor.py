@@ -27,6 +27,7 @@ import torch
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from optreg.core.models import number_message
 from optreg.core.optimizer import closure_loss, lr_at, lr_table
 from optreg.core.types import (MAX_INT, Bool, IncreasingInts, NoBool, NonNegFloat, OptionalBool, PosInt, StateDtype,
                                StrictNonNegFloat, number)
@@ -49,10 +50,14 @@ CLIP_NORM = 1.0
 # ---------------------------------------------------------------------------------------------------------------
 # option types
 # ---------------------------------------------------------------------------------------------------------------
+#: a float where MindSpore takes an int only (check_value_type(int): a TypeError there)
+NOT_FLOAT = "must be an int, got float {value}"
+
+
 def _no_float(value: Any) -> Any:
     """MindSpore checks `frequency` with check_value_type(int): a float is a TypeError there."""
     if isinstance(value, float):
-        raise PydanticCustomError("int_not_float", "must be an int, got float {value}", {"value": show(value)})
+        raise PydanticCustomError("int_not_float", NOT_FLOAT, {"value": show(value)})
     return value
 
 
@@ -356,10 +361,13 @@ class THOR(ChainOptimizer):
         named = [(n, p) for n, p in net.named_parameters() if p.requires_grad]
         if not named:
             raise ConfigError("the model has no trainable parameters", "net")
-        if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 2:
-            raise ConfigError(f"must be an int >= 2, got {show(frequency)}", "frequency")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"must be an int >= 1, got {show(batch_size)}", "batch_size")
+        # the options' words (Frequency, PosInt) where the class is called directly
+        wrong = NOT_FLOAT.format(value=show(frequency)) if isinstance(frequency, float) else \
+            number_message(frequency, 2, integer=True)
+        if wrong is not None:
+            raise ConfigError(wrong, "frequency")
+        if (wrong := number_message(batch_size, 1, integer=True)) is not None:
+            raise ConfigError(wrong, "batch_size")
         table = lr_table(_checked(_damping, damping, "damping"), "damping")
         decay_filter = _checked(_decay_filter, decay_filter, "decay_filter")
         layers = _layers(net)
