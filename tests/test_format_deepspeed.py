@@ -380,6 +380,24 @@ def test_an_argument_the_reader_refuses_does_not_hide_the_section_s_others(optim
     assert items[key].message.startswith(reader) and items["optimizer.params.betas[1]"].message == "must be < 1, got 1.5"
 
 
+def test_build_reports_the_own_form_s_problems_beside_the_reader_s_as_validate_does(tmp_path):
+    """build() over a file with a reader's error (a misspelt param) says the own form's problems in its other
+    arguments and sections too, the same errors at the same positions as validate (load_config)."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"optimizer": {"type": "AdamW", "params": {"lr": "fast", "epsilon": 1e-8}},\n'
+                    ' "scheduler": {"type": "WarmupLR", "params": {"warmup_num_step": 10}}}\n')
+    with pytest.raises(ConfigError) as read:
+        optreg.load_config(path)
+    with pytest.raises(ConfigError) as built:
+        optreg.build(path, torch.nn.Linear(2, 2))
+    assert [tuple(e) for e in built.value.errors] == [tuple(e) for e in read.value.errors] == [
+        ("optimizer.params.epsilon", "FusedAdam / DeepSpeedCPUAdam takes no 'epsilon'",
+         optreg.Location(str(path), 1, 58), "eps"),
+        ("optimizer.params.lr", "expected a number, got str 'fast'", optreg.Location(str(path), 1, 44), None),
+        ("scheduler.params.warmup_num_step", "unknown option of deepspeed.WarmupLR",
+         optreg.Location(str(path), 2, 47), "warmup_num_steps")]
+
+
 def test_a_misspelt_required_param_is_one_error_at_the_misspelling(tmp_path):
     """WarmupDecayLR's `total_num_step` is one error, the misspelling's with its did-you-mean, at its position: the
     missing total_num_steps it explains is not said too; without a misspelling it is said missing."""

@@ -364,3 +364,17 @@ def test_an_error_of_the_reader_does_not_hide_the_schedule_s():
                        "lr_scheduler_kwargs": {"min_lr_rat": 0.1}, "max_steps": 100})
     assert {path: item.suggestion for path, item in items.items()} == {
         "warmup_step": "warmup_steps", "lr_scheduler_kwargs.min_lr_rat": "min_lr_rate"}
+
+
+def test_build_reports_the_schedule_s_problems_beside_the_reader_s_as_validate_does():
+    """build() says the own form's problems beside the reader's, as validate (load_config) does: a bad number of
+    the reader's and a misspelt schedule kwarg, the same errors."""
+    text = json.dumps({"learning_rate": 1e-3, "weight_decay": -0.01, "adam_beta2": 1.5, "max_steps": 100,
+                       "lr_scheduler_type": "cosine_with_min_lr", "lr_scheduler_kwargs": {"min_lr_rat": 0.1}})
+    with pytest.raises(ConfigError) as read:
+        optreg.load_config(text + "\n")
+    with pytest.raises(ConfigError) as built:
+        optreg.build(text + "\n", torch.nn.Linear(2, 2))
+    assert [tuple(e)[:2] for e in built.value.errors] == [tuple(e)[:2] for e in read.value.errors] == [
+        ("weight_decay", "must be >= 0, got -0.01"), ("adam_beta2", "must be < 1, got 1.5"),
+        ("lr_scheduler_kwargs.min_lr_rat", "unknown option of hf.cosine_with_min_lr")]

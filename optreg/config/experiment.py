@@ -515,9 +515,10 @@ _NOMINAL_CHECK: ContextVar[bool] = ContextVar("optreg_nominal_check", default=Tr
 
 
 @contextmanager
-def planned_with_model():
-    """Read experiments inside this block without their nominal plan: the caller plans them against a model."""
-    token = _NOMINAL_CHECK.set(False)
+def planned_with_model(planned: bool = True):
+    """Read experiments inside this block without their nominal plan: the caller plans them against a model.
+    `planned=False`: with it, for a reading that ends in errors whatever the model (no plan follows)."""
+    token = _NOMINAL_CHECK.set(not planned)
     try:
         yield
     finally:
