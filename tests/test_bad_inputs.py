@@ -529,6 +529,20 @@ def test_what_build_refuses_whatever_the_model_validate_refuses_without_one(opti
     assert [e.path for e in info.value.errors] == [path]
 
 
+def test_build_says_the_optimizer_s_problems_beside_the_run_s_as_validate_does():
+    """A file whose train: or scheduler: has an error is not planned against the model, so build says the optimizer
+    section's own problems beside them (it said the run's and the scheduler's alone), in validate's order."""
+    text = ("optimizer:\n  name: AdamW\n  param_groups:\n    - {params: 'head.*', lr_mult: -1}\n"
+            "scheduler: {name: StepLR, step_size: 0}\ntrain: {steps: 10, accumulation_steps: 20}\n")
+    with pytest.raises(ConfigError) as read:
+        optreg.load_config(text)
+    with pytest.raises(ConfigError) as built:
+        optreg.build(text, make_model())
+    assert [e.path for e in built.value.errors] == [e.path for e in read.value.errors] == [
+        "optimizer.param_groups[0].lr_mult", "train.accumulation_steps", "scheduler.step_size"]
+    assert built.value.errors[0].message == "must be >= 0, got -1"
+
+
 MISSPELT = ("optimizer:\n  name: cerebras.SGD\n  lrr: 0.1\n"
             "scheduler:\n  name: StepLR\n  step_sizee: 10\n  gamma: 0.5\n")
 

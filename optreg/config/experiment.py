@@ -433,6 +433,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None, final: bool = Fals
     check = _NOMINAL_CHECK.get()
     if check and optimizer is not None and "name" in optimizer:   # build's planning makes these checks itself
         _check_optimizer_section(optimizer, dialect, errors)
+    checked = len(errors.items)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
     experiment = Experiment(optimizer or {}, scheduler, train, dialect, source,
@@ -445,6 +446,11 @@ def _read_own(data: Mapping[str, Any], source: Source | None, final: bool = Fals
             _scheduler_alone(experiment, experiment.run, False, experiment.epochs_unresolved or _train_errors(errors))
         except ConfigError as exc:   # what the sections' reading found already is not said twice
             _unsaid(exc, errors)
+    if errors and not check and optimizer is not None and "name" in optimizer:
+        # no plan follows these errors: the optimizer section's own, which it would have said, in their place
+        unplanned = Collector()
+        _check_optimizer_section(optimizer, dialect, unplanned)
+        errors.items[checked:checked] = unplanned.items
     if errors and final:   # the reading ends here: the run as nothing more gives it, every problem at once
         _final_problems(experiment, errors)
     if errors:
