@@ -187,6 +187,21 @@ def test_a_scheduled_key_some_part_lacks_is_refused():
                                                                "total_steps": 10}}, _net())
     (error,) = info.value.errors
     assert error.path == "scheduler.cycle_momentum"
+    assert error.message == ("the composite's parts share neither momentum nor betas (torch.Muon: momentum, "
+                             "torch.AdamW: betas), one of which it cycles in every group; set cycle_momentum: "
+                             "false")
+    optimizer = optreg.configure_optimizer("Muon", _net(), lr=0.02, param_groups=MUON_ADAMW["param_groups"])
+    with pytest.raises(ConfigError) as info:   # configure_lr_scheduler over the built composite says the same
+        optreg.configure_lr_scheduler(optimizer, "OneCycleLR", max_lr=0.1, total_steps=10)
+    assert [(e.path, e.message) for e in info.value.errors] == [("cycle_momentum", error.message)]
+
+
+def test_a_scheduled_key_a_part_lacks_names_that_part():
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": MUON_ADAMW, "scheduler": {"name": "oneflow.CosineAnnealingLR", "T_max": 10,
+                                                               "key": "momentum"}}, _net())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler.key", "torch.AdamW (part of the composite) has no 'momentum' to schedule")]
 
 
 def test_muon_alone_names_the_parameter_and_the_rule_to_add():

@@ -686,7 +686,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     context = Context(len(opt_plan.groups), opt_plan.group_keys(), experiment.dialect, known_groups=known_groups,
                       unschedulable=opt_plan.unschedulable(), run_steps=experiment.run.steps,
                       steps_per_epoch=experiment.run.steps_per_epoch, final_run=final_run,
-                      run_invalid=experiment.epochs_unresolved)
+                      run_invalid=experiment.epochs_unresolved,
+                      parts=opt_plan.part_keys() if hasattr(opt_plan, "part_keys") else ())
     try:
         sched_plan = plan_scheduler(experiment.scheduler, context, "scheduler")
     except ConfigError as exc:

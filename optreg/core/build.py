@@ -603,6 +603,8 @@ class Context:
     stage_of: tuple[str, str | None, bool] | None = None   # a nested spec's: its parent's name, the key the parent
                                                             # drives (None: not a key), whether the parent checks
                                                             # its stages' keys itself
+    parts: tuple[tuple[str, frozenset[str]], ...] = ()     # a composite's: each part's optimizer and its groups'
+                                                            # keys (option_names holds those they share)
 
     def below(self, scale: int, parent: str, key: str | None, checked: bool = False) -> "Context":
         """The context of a stage of `parent` (a name), which drives `key` (and checks the keys its stages drive
@@ -1017,10 +1019,17 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
     own_momentum = getattr(plan.schedule, "adapter_class", None) is not None   # cycles betas as its framework does
     if values.get("cycle_momentum") and not own_momentum and context.known_options and \
             not ({"momentum", "betas"} & context.option_names):
-        errors.add(join_path(path, "cycle_momentum"), "the optimizer has neither momentum nor betas; "
-                                                      "set cycle_momentum: false")
+        have = dict.fromkeys(f"{name}: {' and '.join(sorted({'momentum', 'betas'} & keys)) or 'neither'}"
+                             for name, keys in context.parts)
+        errors.add(join_path(path, "cycle_momentum"), (
+            f"the composite's parts share neither momentum nor betas ({', '.join(have)}), one of which it cycles in "
+            f"every group" if context.parts else "the optimizer has neither momentum nor betas") +
+            "; set cycle_momentum: false")
     if context.known_options and plan.key != "lr" and plan.key.split("[")[0] not in context.option_names:
-        errors.add(join_path(path, "key"), f"the optimizer has no {plan.key.split('[')[0]!r} to schedule")
+        key = plan.key.split("[")[0]
+        lacking = dict.fromkeys(name for name, keys in context.parts if key not in keys)
+        owner = f"{' and '.join(lacking)} (part of the composite)" if lacking else "the optimizer"
+        errors.add(join_path(path, "key"), f"{owner} has no {key!r} to schedule")
     drives_momentum = plan.key == "momentum" or (values.get("cycle_momentum") and not own_momentum and
                                                  "momentum" in context.option_names)
     if drives_momentum and "momentum" in context.unschedulable:
@@ -1126,10 +1135,17 @@ def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: 
 
 def context_of(optimizer: Any, dialect: str | None = None) -> Context:
     keys = frozenset(optimizer.defaults).union(*(set(g) - {"params"} for g in optimizer.param_groups))
-    if hasattr(optimizer, "parts"):   # a composite: the keys every part's groups have (AdamW has no momentum)
-        keys = frozenset.intersection(*(frozenset(g) - {"params", "optimizer"} for g in optimizer.param_groups))
+    from optreg.core.composite_optimizer import Composite
+
+    parts: tuple[tuple[str, frozenset[str]], ...] = ()
+    if isinstance(optimizer, Composite):   # the keys every part's groups have (AdamW has no momentum)
+        parts = tuple((name, frozenset.intersection(*(frozenset(g) - {"params", "optimizer"} for g in
+                                                      part.param_groups)))
+                      for name, part in zip(optimizer.names, optimizer.parts))
+        keys = frozenset.intersection(*(k for _, k in parts))
     momenta = [g.get("momentum") for g in optimizer.param_groups]
-    return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta))
+    return Context(len(optimizer.param_groups), keys, dialect, unschedulable=_unschedulable(type(optimizer), momenta),
+                   parts=parts)
 
 
 def absolute_key(plan: SchedulerPlan) -> str | None:

@@ -324,7 +324,11 @@ class CompositePlan:
 
     def group_keys(self) -> frozenset[str]:
         """The keys every part's groups have: a scheduler may drive only those (AdamW has no momentum)."""
-        return frozenset.intersection(*(plan.group_keys() for _, plan in self.parts))
+        return frozenset.intersection(*(keys for _, keys in self.part_keys()))
+
+    def part_keys(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """Each part's optimizer and the keys its groups have (what a refusal of a scheduled key names)."""
+        return tuple((plan.entry.qualname, plan.group_keys()) for _, plan in self.parts)
 
 
 __all__ = ["is_composite", "plan_composite", "nominal_composite", "model_part", "CompositePlan", "ROUTE_HINT"]
