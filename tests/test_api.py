@@ -55,6 +55,19 @@ def test_plain_number_sets_lr_and_returns_none():
         assert str(info.value) == f"optimizer.lr: {message}"
 
 
+def test_a_plain_number_refuses_the_keywords_a_scheduler_would_take():
+    """A number builds no scheduler: keywords beside it (Model Zoo 2.0-2.3's adjust_learning_rate, a schedule's
+    option, a misspelling) are errors at each, not dropped (the muP scaling was lost), and no lr is set."""
+    o = torch.optim.SGD(make_model().parameters(), lr=0.1)
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.configure_lr_scheduler(o, 0.01, adjust_learning_rate={"embedding": 0.5}, T_max=5)
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        (key, f"a number as learning_rate (0.01) sets every group's lr and builds no scheduler, which would take "
+              f"{key}; give a schedule (a name or a spec, cerebras.ConstantLR for a constant lr) with it")
+        for key in ("adjust_learning_rate", "T_max")]
+    assert all(g["lr"] == 0.1 for g in o.param_groups)
+
+
 def test_list_optimizers_and_schedulers():
     torch_opts = optreg.list_optimizers(dialect="torch")
     assert torch_opts == sorted(torch_opts, key=str.lower) and "AdamW" in torch_opts

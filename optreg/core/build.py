@@ -1218,6 +1218,7 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     if not isinstance(getattr(optimizer, "param_groups", None), list):
         raise ConfigError(f"expected a torch optimizer (with param_groups), got {type(optimizer).__name__}",
                           "optimizer")
+    keywords = [*({"dialect": dialect} if dialect is not None else {}), *kwargs]   # what a number cannot take
     wrappers = [(hook, kwargs.pop(key)) for d in REGISTRY.declared() for key, hook in d.scheduler_keywords.items()
                 if key in kwargs]
     if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)
@@ -1241,6 +1242,11 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
 
         lr_table(learning_rate, "learning_rate")   # the rule of an lr given as a number, the own form's words
         check_static_lr(optimizer, None, learning_rate, "learning_rate")
+        for key in keywords:   # no scheduler is built that would take them: none is dropped silently
+            errors.add(key_text(key), f"a number as learning_rate ({show(learning_rate)}) sets every group's lr and "
+                                      f"builds no scheduler, which would take {key}; give a schedule (a name or a "
+                                      f"spec, cerebras.ConstantLR for a constant lr) with it")
+        errors.raise_if_any()
         lr = float(learning_rate)
         for group in optimizer.param_groups:
             group["lr"] = lr
