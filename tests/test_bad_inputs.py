@@ -543,6 +543,19 @@ def test_build_says_the_optimizer_s_problems_beside_the_run_s_as_validate_does()
     assert built.value.errors[0].message == "must be >= 0, got -1"
 
 
+def test_param_groups_that_are_no_list_read_the_same_in_validate_build_and_python():
+    """A mapping for param_groups (one rule without its list) is one message in every entry point."""
+    message = "expected a list of rules ({params: <glob>, ...}), got {'params': '*.bias', 'weight_decay': 0}"
+    text = "optimizer: {name: AdamW, param_groups: {params: '*.bias', weight_decay: 0}}\n"
+    for call in (lambda: optreg.load_config(text), lambda: optreg.build(text, make_model()),
+                 lambda: optreg.configure_optimizer("AdamW", make_model(),
+                                                    param_groups={"params": "*.bias", "weight_decay": 0})):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert [(e.path.removeprefix("optimizer."), e.message) for e in info.value.errors] == [
+            ("param_groups", message)]
+
+
 MISSPELT = ("optimizer:\n  name: cerebras.SGD\n  lrr: 0.1\n"
             "scheduler:\n  name: StepLR\n  step_sizee: 10\n  gamma: 0.5\n")
 

@@ -25,7 +25,7 @@ from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumul
 from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 parameters_argument, scaled_lr_keys, scaled_options, settings_table, split_rule,
-                                split_settings)
+                                split_settings, not_rules)
 from optreg.core.names import NAME_KEYS, any_case, missing_name
 from optreg.core.lint import lint_schedule, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
@@ -272,7 +272,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
         errors.extend(exc)
         values = {}
     if "param_groups" in section and not isinstance(section["param_groups"], list):
-        errors.add(join_path(path, "param_groups"), f"expected a list of rules, got {show(section['param_groups'])}")
+        errors.add(join_path(path, "param_groups"), not_rules(section['param_groups']))
         return
     if entry.takes_model:   # as build refuses them, whatever the model
         model_refusals(entry, rules, settings, errors, path)

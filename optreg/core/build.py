@@ -22,7 +22,7 @@ from optreg.core.dialect import ReadSpec
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
                                 from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of, scaled_options,
-                                setting_elsewhere, settings_table, split_settings)
+                                not_rules, setting_elsewhere, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
@@ -430,8 +430,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         if errors:
             errors.raise_if_any()
     if param_groups is not None and not isinstance(param_groups, (list, tuple)):
-        errors.add(rules_path, f"expected a list of rules ({{params: <glob>, ...}}), got "
-                               f"{type(param_groups).__name__}")
+        errors.add(rules_path, not_rules(param_groups))
         param_groups = None
     paramless = entry.bind is not None  # a dialect hook may take groups without params (order_params)
     if dicts is not None:

@@ -421,6 +421,11 @@ def _check_patterns(patterns: Sequence[str], raw: Any, names: Sequence[str], pat
 NO_SELECTOR = "required: a glob pattern or list of patterns over parameter names (or a modules / max_ndim selector)"
 
 
+def not_rules(value: Any) -> str:
+    """The message of a `param_groups` that is no list of rules (a mapping, a number)."""
+    return f"expected a list of rules ({{params: <glob>, ...}}), got {show(value)}"
+
+
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
                path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None,
                notes: list[str] | None = None) -> list[Group]:
