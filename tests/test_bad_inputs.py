@@ -719,6 +719,22 @@ def test_build_reports_the_scheduler_s_problems_beside_the_optimizer_s(tmp_path,
         ("scheduler.step_sizee", "unknown option of torch.StepLR", optreg.Location(str(file), 2, 27))]
 
 
+def test_build_plans_the_scheduler_beside_a_failed_optimizer_with_the_run_final(tmp_path):
+    """The scheduler planned beside an optimizer that fails against the model is planned for build's run, which is
+    final: a schedule in epochs without the steps per epoch is said there too, as validate says it (it was left out)."""
+    file = tmp_path / "epochs.yaml"
+    file.write_text("optimizer: {name: SGD, lr: 0.1, momentm: 0.9}\n"
+                    "scheduler: {name: CosineAnnealingLR, by_epoch: true}\ntrain: {epochs: 5}\n")
+    with pytest.raises(ConfigError) as read:
+        optreg.load_config(file)
+    with pytest.raises(ConfigError) as built:
+        optreg.build(file, make_model())
+    assert [(e.path, e.location) for e in built.value.errors] == [(e.path, e.location) for e in read.value.errors] == [
+        ("optimizer.momentm", optreg.Location(str(file), 1, 33)),
+        ("scheduler.by_epoch", optreg.Location(str(file), 2, 38)), ("train.epochs", optreg.Location(str(file), 3, 9))]
+    assert built.value.errors[1].message.startswith("a schedule counted in epochs needs the steps per epoch")
+
+
 EXPECTED_PARAMETERS = ("expected a torch.nn.Module, its named_parameters() or an iterable of tensors or group dicts, "
                        "got ")
 

@@ -646,7 +646,7 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
         sched_plan = plan_around(opt_plan, experiment, errors, notes=notes)
     elif experiment.scheduler is not None:   # the scheduler's own problems beside the optimizer's, as validate's
         try:
-            _scheduler_alone(experiment, experiment.run, False, experiment.epochs_unresolved)
+            _scheduler_alone(experiment, experiment.run, True, experiment.epochs_unresolved)
         except ConfigError as exc:
             _unsaid(exc, errors)
     errors.raise_if_any()
