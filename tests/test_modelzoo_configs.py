@@ -569,3 +569,26 @@ def test_a_trainer_key_in_the_optimizer_is_noted_at_its_position(tmp_path, capsy
         f"{path}:4:24: warning: trainer.init.optimizer.AdamW.loss_scaling_factor: not an optimizer option; Model Zoo "
         f"2.10 ignores it there (give it under trainer.init.precision)"]
     assert captured.out == f"{path}: ok\n"
+
+
+def test_validate_lints_the_schedules_without_a_model_as_with_one(tmp_path, capsys):
+    """The schedule linter's warnings on a Model Zoo file come from validate without --model too (as for optreg's
+    own form), the same as with it, for the run its max_steps gives: they came only with --model (build's plan)."""
+    from optreg.cli import main
+
+    path = tmp_path / "mz.yaml"
+    path.write_text("trainer:\n  init:\n    optimizer: {SGD: {lr: 0.1}}\n    schedulers:\n"
+                    "      - LinearLR: {initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 100}\n"
+                    "    loop: {max_steps: 50}\n")
+    assert main(["validate", str(path)]) == 0
+    alone = capsys.readouterr().err.splitlines()
+    assert main(["validate", str(path), "--model", "tests.test_modelzoo_configs:_small"]) == 0
+    assert capsys.readouterr().err.splitlines() == alone and len(alone) == 1
+    assert alone[0].endswith("total_iters 100 spans 100 steps, more than the 50 steps of the run "
+                             "(trainer.init.loop.max_steps): the schedule never finishes; set "
+                             "trainer.init.schedulers[0].total_iters to 50")
+
+
+def _small() -> nn.Module:
+    """A model for `optreg validate --model`."""
+    return nn.Sequential(nn.Linear(2, 2))

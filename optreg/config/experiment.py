@@ -89,6 +89,9 @@ class Experiment:
         if not (self.modelzoo is not None or "name" not in self.optimizer or
                 self.run.steps is not None and self.run.steps_per_epoch is not None):   # nothing changes when final
             notes = nominal_checks(self, errors, final_run=True)
+        nominal = getattr(self.planner, "nominal_notes", None)   # a format's own planner: its warnings without a model
+        if nominal is not None and not errors and not length:
+            notes = [*notes, *nominal(self)]
         errors.extend(length.items)
         if errors:
             raise self.locate(ConfigError(errors.items))

@@ -783,8 +783,29 @@ def _plan_experiment(experiment: Any, model: Any) -> Plan:
     return p
 
 
+def _nominal_notes(experiment: Any) -> list[str]:
+    """The schedule linter's warnings of `_plan_experiment` without the model (`optreg validate`): each scheduler over
+    the experiment's run, the groups' lrs unknown."""
+    from optreg.core.build import Context, plan_scheduler
+    from optreg.core.lint import lint_schedule
+
+    notes: list[str] = []
+    context = Context(1, frozenset(), "cerebras", known_groups=False, known_options=False,
+                      run_steps=experiment.run.steps)
+    for raw, where in experiment.modelzoo.schedulers:
+        spec = _unwrap(raw, where, Collector())
+        try:
+            planned = plan_scheduler(spec.spec, context, spec.path) if spec is not None else None
+        except ConfigError:   # said by check() when the file was read
+            planned = None
+        notes += lint_schedule(planned, experiment.run, None, None, spec.path) if planned is not None else []
+    return notes
+
+
 #: why the planner takes only a Module (Experiment.plan checks the model argument against it)
 _plan_experiment.needs_module = "expected a torch.nn.Module: a Model Zoo config groups the parameters of its modules"
+#: what it warns of without the model (Experiment.check_final)
+_plan_experiment.nominal_notes = _nominal_notes
 
 
 __all__ = ["is_modelzoo", "read", "plan", "param_groups", "Schedulers", "Section", "Plan"]
