@@ -55,6 +55,20 @@ def errors_of(config: dict) -> dict:
     return {e.path: e for e in info.value.errors}
 
 
+def read_and_built(config, model=None) -> tuple[list[tuple], list[tuple]]:
+    """The errors, as (path, message, location, suggestion), that validate's reading (load_config) and build (over
+    `model`, a small Linear by default) raise for one config: their verdicts, to compare."""
+    import pytest
+
+    def raised(call) -> list[tuple]:
+        with pytest.raises(optreg.ConfigError) as info:
+            call()
+        return [tuple(e) for e in info.value.errors]
+
+    built = model if model is not None else torch.nn.Linear(2, 2)
+    return raised(lambda: optreg.load_config(config)), raised(lambda: optreg.build(config, built))
+
+
 def stepped_lrs(optimizer, scheduler, steps: int) -> list[float]:
     """Group 0's lr at each of `steps` optimizer steps, the scheduler stepped after each (as a trainer does)."""
     lrs = []
