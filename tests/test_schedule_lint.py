@@ -450,6 +450,27 @@ def test_an_absolute_warmup_up_to_the_optimizer_s_lr_agrees_with_it(peak, warned
         f"peak at it\n" if warned else "")
 
 
+@pytest.mark.parametrize("peak, warned", [(3e-4, False), (1e-4, True)], ids=["peaks-at-lr", "peaks-elsewhere"])
+def test_a_warmup_longer_than_the_run_peaks_where_the_schedule_does(peak, warned, tmp_path, capsys):
+    """DeepSpeed's WarmupLR (no length: it holds its peak) over a run shorter than its warmup (`--steps 4` of a
+    100-step warmup): its peak is the schedule's, past the run, so a warmup up to the optimizer's lr agrees with it
+    (it warned that 3e-05, the run's last value, overrides the lr); one to another value is said with that value."""
+    import json
+
+    from optreg.cli import main
+
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
+                                "scheduler": {"type": "WarmupLR", "params": {
+                                    "warmup_min_lr": 0, "warmup_max_lr": peak, "warmup_num_steps": 100,
+                                    "warmup_type": "linear"}}}, indent=1))
+    assert main(["validate", str(path), "--steps", "4"]) == 0
+    assert capsys.readouterr().err == (
+        f"{path}:10:3: warning: scheduler.params: WarmupLR sets the lr itself (0 at step 0, {peak:g} at its "
+        f"peak), which overrides optimizer.params.lr 0.0003; drop optimizer.params.lr or make the schedule start or "
+        f"peak at it\n" if warned else "")
+
+
 def test_a_warmup_stage_s_end_value_is_no_floor():
     """A Cerebras LinearLR warmup up to the lr in a sequence ends at its end_learning_rate by design (the lightning
     example): no 'never decays' warning at that stage."""

@@ -112,6 +112,10 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
         first = _value(schedule, 0, lr)
         if first is None or same_lr(first, lr):
             return
+        if plan.length is None:   # no length of its own: it goes on past the run (a warmup the run cuts short)
+            from optreg.config.translate import NOMINAL_RUN
+
+            length = max(length, NOMINAL_RUN)
         peak = _peak(schedule, lr, length)
         if peak is not None and not same_lr(peak, lr):
             at = f"{first:g} at step 0" + ("" if same_lr(peak, first) else f", {peak:g} at its peak")
