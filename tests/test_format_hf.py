@@ -367,11 +367,11 @@ def test_an_error_of_the_reader_does_not_hide_the_schedule_s():
 
 
 def test_build_reports_the_schedule_s_problems_beside_the_reader_s_as_validate_does():
-    """build() says the own form's problems beside the reader's, as validate (load_config) does: a bad number of
-    the reader's and a misspelt schedule kwarg, the same errors."""
+    """build() says the own form's problems beside the reader's, as validate (load_config) does: bad numbers (the own
+    form checks them, in its options' order) and a misspelt schedule kwarg, the same errors."""
     text = json.dumps({"learning_rate": 1e-3, "weight_decay": -0.01, "adam_beta2": 1.5, "max_steps": 100,
                        "lr_scheduler_type": "cosine_with_min_lr", "lr_scheduler_kwargs": {"min_lr_rat": 0.1}})
     read, built = read_and_built(text + "\n")
     assert [e[:2] for e in built] == [e[:2] for e in read] == [
-        ("weight_decay", "must be >= 0, got -0.01"), ("adam_beta2", "must be < 1, got 1.5"),
+        ("adam_beta2", "must be < 1, got 1.5"), ("weight_decay", "must be >= 0, got -0.01"),
         ("lr_scheduler_kwargs.min_lr_rat", "unknown option of hf.cosine_with_min_lr")]
