@@ -95,6 +95,20 @@ def test_the_option_is_checked_like_the_execution_flags():
     assert info.value.errors[0].path == "param_groups[1].state_dtype"
 
 
+def test_a_misspelt_state_dtype_is_worded_as_the_config_words_it():
+    """The optimizer's class called directly says what configure_optimizer (the own form's option) says, with the
+    close choice as the suggestion (it said "must be null, 'float32', ... (did you mean 'bfloat16'?)")."""
+    model = torch.nn.Linear(3, 2)
+    errors = []
+    for call in (lambda: optreg.optimizer_class("oneflow.AdamW")(model.parameters(), state_dtype="bf16"),
+                 lambda: optreg.configure_optimizer("oneflow.AdamW", model, state_dtype="bf16")):
+        with pytest.raises(optreg.ConfigError) as info:
+            call()
+        errors.append([tuple(e) for e in info.value.errors])
+    assert errors[0] == errors[1] == [
+        ("state_dtype", "must be one of 'float32', 'bfloat16' or 'int8', got 'bf16'", None, "bfloat16")]
+
+
 # -------------------------------------------------------------------------------------------------
 # the matrix of first-party chains
 # -------------------------------------------------------------------------------------------------

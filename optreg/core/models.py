@@ -162,6 +162,17 @@ def number_message(value: Any, low: float | None = None, integer: bool = False, 
     return None
 
 
+def choices_text(choices: Sequence[Any]) -> str:
+    """The choices of an option as Pydantic lists a Literal's (`'float32', 'bfloat16' or 'int8'`)."""
+    shown = [repr(c) for c in choices]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def choice_message(expected: str, value: Any) -> str:
+    """Our wording of a value that is none of its option's choices (`expected`, as `choices_text` lists them)."""
+    return f"must be one of {expected}, got {show(value)}"
+
+
 def bool_message(value: Any) -> str | None:
     """What is wrong with `value` given for an option that takes true or false, in the words the own form's options
     say it (`_message`): `expected true or false, got int 1`; None when nothing is."""
@@ -185,7 +196,7 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind in ("bool_type", "bool_parsing"):
         return type_message("true or false", value)
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}, got {show(value)}"
+        return choice_message(ctx.get("expected"), value)
     if kind in ("too_short", "too_long"):
         return _count(ctx.get('min_length', ctx.get('max_length')), ctx.get('actual_length'))
     if kind == "value_error":

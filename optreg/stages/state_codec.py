@@ -73,14 +73,16 @@ FLOOR = {"signed": 2.0 ** -15, "unsigned": 2.0 ** -31}
 
 
 def check_state_dtype(value: Any, path: str = "state_dtype") -> Any:
-    """The option as given, or a ConfigError at `path` naming the choices (and the close one)."""
+    """The option as given, or a ConfigError at `path` naming the choices, with the close one as its suggestion (the
+    words and the suggestion the own form's option gives, `models.choice_message`; null is the default)."""
     if value in STATE_DTYPES and not isinstance(value, bool):
         return value
-    import difflib
+    from optreg.core.models import choice_message, choices_text
+    from optreg.errors import ErrorItem, closest
 
-    close = difflib.get_close_matches(str(value), [v for v in STATE_DTYPES if v], n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ConfigError(f"must be null, 'float32', 'bfloat16' or 'int8', got {value!r}{hint}", path)
+    named = [v for v in STATE_DTYPES if v]
+    hint = closest(value, named) if isinstance(value, str) else None
+    raise ConfigError([ErrorItem(path, choice_message(choices_text(named), value), suggestion=hint)])
 
 
 def scale_name(name: str) -> str:
