@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -524,6 +525,29 @@ def test_a_composed_scheduler_group_takes_its_length_from_train_steps():
                 built.optimizer.step()
                 built.scheduler.step()
         assert got[0] == got[1] and len({lr for lrs in got[0] for lr in lrs}) >= 5, overrides
+
+
+@pytest.mark.parametrize("group, more", [
+    ("mindspore_cosine_with_warm_up", ()), ("mindspore_cosine_with_restarts_and_warm_up", ()),
+    ("mindspore_polynomial_with_warm_up", ()),
+    ("mindspore_warm_up_stable_decay", ("scheduler.decay_start_steps=3",)),
+    ("mindspore_constant_with_cool_down", ()), ("mindspore_linear_with_warm_up", ()),
+])
+def test_a_mindformers_schedule_group_takes_total_steps_from_train_steps(group, more):
+    """MindFormers' warmup schedules' group files write total_steps null: the run's train.steps, value for value as
+    written out (all but LinearWithWarmUpLR leave the length undeclared, and were refused: `required:
+    total_steps`); without a run length it is the error of one left out."""
+    overrides = (f"scheduler={group}", "+scheduler.learning_rate=0.01", "scheduler.warmup_steps=2", *more)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optreg.ConfigWarning)   # the schedule sets the lr AdamW's lr gives
+        implicit = optreg.build(composed(*overrides, "train.steps=6", hydra=True), model())
+        written = optreg.build(composed(*overrides, "scheduler.total_steps=6", "train.steps=6", hydra=True), model())
+    schedule, expected = implicit.scheduler.schedules[0], written.scheduler.schedules[0]   # (each group's alike)
+    assert schedule.total_steps == 6 and [schedule(t) for t in range(8)] == [expected(t) for t in range(8)]
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(composed(*overrides, "~train.steps", hydra=True), model())
+    assert [e.path for e in exc.value.errors] == ["scheduler.total_steps"]
+    assert str(exc.value.errors[0]).startswith(f"override scheduler={group}: scheduler.total_steps: required")
 
 
 def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path, capsys):

@@ -98,6 +98,59 @@ def test_cosine_with_warmup_values_follow_mindformers_formula():
         assert lr == pytest.approx(want, rel=1e-12, abs=1e-18)
 
 
+OWN_FORM = """\
+optimizer: {{name: mindspore.AdamWeightDecay, learning_rate: 1.e-3}}
+scheduler: {{name: mindspore.{name}, learning_rate: 1.e-3, warmup_{warmup}{more}}}
+train: {{steps: 20}}
+"""
+LR, W, T = 1e-3, 4, 20   # W: warmup_steps 4 (ConstantWarmUpLR: warmup_ratio 0.2 of the run's 20 steps)
+#: the documented formula after the warmup with total_steps T (lr_end, num_cycles: the schedules' defaults)
+AFTER_WARMUP = {
+    "CosineWithWarmUpLR": ("", lambda t: LR * max(0.0, 0.5 * (1 + math.cos(2 * math.pi * 0.5 * (t - W) / (T - W))))),
+    "CosineWithRestartsAndWarmUpLR": ("", lambda t: LR * 0.5 * (1 + math.cos(math.pi * (((t - W) / (T - W)) % 1)))),
+    "PolynomialWithWarmUpLR": ("", lambda t: (LR - 1e-7) * (1 - (t - W) / (T - W)) + 1e-7),
+    "WarmUpStableDecayLR": (", decay_start_steps: 12",
+                            lambda t: LR if t < 12 else LR - (LR - 1e-7) * (t - 12) / (T - 12)),
+    "ConstantWithCoolDownLR": ("", lambda t: LR * max(0.0, 0.5 * (1 + math.cos(2 * math.pi * 0.5 * (t - W) / T)))),
+    "ConstantWarmUpLR": ("", lambda t: LR),
+}
+
+
+@pytest.mark.parametrize("total", ["", ", total_steps: null"])
+@pytest.mark.parametrize("name", sorted(AFTER_WARMUP))
+def test_own_form_warmup_schedules_take_total_steps_from_the_run(name, total):
+    """mindspore.CosineWithWarmUpLR and the rest of the warmup family in optreg's own form, total_steps left out or
+    null: the run's train.steps, as for a schedule that declares its length (they were refused, `required:
+    total_steps`); the lr follows the documented formula over T = 20."""
+    more, after = AFTER_WARMUP[name]
+    warmup = "ratio: 0.2" if name == "ConstantWarmUpLR" else "steps: 4"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optreg.ConfigWarning)   # the schedule sets the lr the optimizer gives
+        built = optreg.build(OWN_FORM.format(name=name, warmup=warmup, more=more + total), Net())
+    (schedule,) = built.scheduler.schedules
+    assert schedule.total_steps == T and schedule.warmup == W
+    want = [LR * t / W if t < W else after(t) for t in range(T)]
+    # MindFormers' decays in float32 (schedules.py): within a float32 step of lr
+    assert [schedule(t) for t in range(T)] == pytest.approx(want, rel=1e-6, abs=LR * 2.0 ** -23)
+
+
+def test_own_form_warmup_schedule_without_a_run_still_needs_total_steps_and_keeps_a_longer_warmup():
+    """Without a run length total_steps is required, at its path and the section's position; a warmup longer than
+    the run (as total_steps) passes, as MindFormers lets it: the lr rises for the whole run."""
+    text = OWN_FORM.format(name="CosineWithWarmUpLR", warmup="steps: 30", more="")
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(text.replace("train: {steps: 20}\n", ""), Net())
+    assert [str(e) for e in exc.value.errors] == [
+        "<string>:2:1: scheduler.total_steps: required: total_steps, or the run length (train.steps, train.epochs × "
+        "steps_per_epoch, or build(total_steps=); -1 in a MindFormers config)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optreg.ConfigWarning)
+        built = optreg.build(text, Net())
+    (schedule,) = built.scheduler.schedules
+    assert schedule.total_steps == T
+    assert [schedule(t) for t in range(T)] == pytest.approx([LR * t / 30 for t in range(T)], rel=1e-12)
+
+
 def _decayed(optimizer, model):
     names = {id(p): n for n, p in model.named_parameters()}
     return {names[id(p)] for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]}

@@ -568,6 +568,13 @@ def test_show_names_the_loop_keys():
         "build(total_steps=))")
     assert describe("linear", "hf").notes[-2] == ("warmup: refused; hf.linear has a warmup of its own "
                                                   "(num_warmup_steps); set it there and drop warmup:")
+    # a length its row leaves undeclared (MindFormers' total_steps, named by the closed form) is the run's too; no
+    # `warmup:` precedes it (refused), and a warmup of its own longer than it passes
+    notes = describe("CosineWithWarmUpLR", "mindspore").notes
+    assert notes[-1] == ("total_steps left out or null: the run length (train.steps, train.epochs × steps_per_epoch, "
+                         "build(total_steps=))")
+    assert "A warmup longer than total_steps passes, as in MindFormers (what follows the warmup then never starts)." \
+        in notes
 
 
 def test_optreg_run_steps_a_metric_driven_schedule_with_the_training_loss():

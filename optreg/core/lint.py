@@ -296,9 +296,9 @@ def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
     scheduler it wraps (`scheduler:`, OneFlow's WarmupLR); (None, None, path) for stages whose lengths add up
     (`schedulers:`); None when no option sets it (NeMo's NoamAnnealing decays for ever)."""
     from optreg.core.build import NESTED
+    from optreg.core.loop import length_option
 
-    option = plan.entry.length if plan.entry is not None and plan.entry.length else \
-        getattr(plan.schedule, "length_option", None)
+    option = length_option(plan.entry) if plan.entry is not None else None
     if option:
         return plan, option, path
     if len(plan.children) == 1 and plan.entry is not None and isinstance(plan.values.get(NESTED[1]), Mapping):

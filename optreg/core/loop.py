@@ -4,9 +4,9 @@ and the schedule's length from the run (a length the spec leaves out).
 Every spec may say `by_epoch: true` (counts in epochs: value(t) = f(⌊t/E⌋), optreg.schedules.epochs.EpochStepped)
 and, with it, `convert_to_iter_based: true` (its step counts multiplied by E, MMEngine's `build_iter_from_epoch`).
 The top-level spec may say `warmup:` (optreg.schedules.warmup). A length the top-level spec leaves out (T_max,
-total_iters, num_training_steps: its entry's `length`) becomes run length − W when the run length is known and the
-option has no default of its own, or a warmup precedes it (in epochs, rounded up, for by_epoch alone). A length
-written null (a Hydra group file's) is one left out.
+total_iters, num_training_steps: its entry's `length`; MindFormers' total_steps: its closed form's `length_option`)
+becomes run length − W when the run length is known and the option has no default of its own, or a warmup precedes
+it (in epochs, rounded up, for by_epoch alone). A length written null (a Hydra group file's) is one left out.
 """
 
 from __future__ import annotations
@@ -113,6 +113,13 @@ def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
         errors.add(join_path(path, "warmup"), refusal)
 
 
+def length_option(entry: Any) -> str | None:
+    """The option that sets the schedule's length: the one its row declares (`length`), else its closed form's
+    `length_option` (MindFormers' warmup family, whose rows leave total_steps undeclared so that a warmup longer
+    than it passes, as MindFormers lets it); None when no option does."""
+    return entry.length or getattr(entry.resolve(), "length_option", None)
+
+
 def describe_loop(entry: Any) -> tuple[str, ...]:
     """What `optreg show` says of a scheduler's loop keys: epochs, the counts converted, warmup, the run's length."""
     from optreg.schedules.epochs import COUNTS
@@ -127,37 +134,40 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
              f"(MMEngine)",
              "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
              "top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
-    option = next((o for o in models.options(entry) if o.name == entry.length), None) if entry.length else None
-    if option is not None:
+    length = length_option(entry)
+    option = next((o for o in models.options(entry) if o.name == length), None) if length else None
+    if option is not None and (option.required or option.default is None or refusal is None):
         when = "" if option.required or option.default is None else " after a warmup"
-        lines.append(f"{entry.length} left out or null{when}: the run length − the warmup (train.steps, "
+        run = "the run length − the warmup" if refusal is None else "the run length"   # W is 0 where it is refused
+        lines.append(f"{length} left out or null{when}: {run} (train.steps, "
                      f"train.epochs × steps_per_epoch, build(total_steps=))")
     return tuple(lines)
 
 
 def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path: str, errors: Collector) -> None:
-    """Give the top-level spec's length (its entry's `length` option) from the run when the spec leaves it out.
-    A length written null (what a Hydra group file carries) is left out, in a spec at any level: taken from the
-    run where one left out would be, and otherwise reported as one left out is."""
-    if not entry.length:
+    """Give the top-level spec's length (`length_option`: its entry's `length`, else its closed form's) from the run
+    when the spec leaves it out. A length written null (what a Hydra group file carries) is left out, in a spec at
+    any level: taken from the run where one left out would be, and otherwise reported as one left out is."""
+    length = length_option(entry)
+    if not length:
         return
-    names = {entry.length, *synonyms(entry.length)}
+    names = {length, *synonyms(length)}
     for name in names & {k for k, v in spec.items() if v is None}:
         del spec[name]
     if not context.top or (context.run_steps is None and not context.run_invalid) or any(n in spec for n in names):
         return
-    option = next((o for o in models.options(entry) if o.name == entry.length), None)
+    option = next((o for o in models.options(entry) if o.name == length), None)
     if option is None or not (option.required or option.default is None or loop.warmup is not None):
         return
     if context.run_steps is None:   # planned on, so that the run's own error is the one reported
-        spec[entry.length] = 1
+        spec[length] = 1
         return
     # at least 1: a warmup that leaves none of the run is refused where it is read (_read_warmup); planned on, so
     # that this is the only problem reported about the length
     remaining = max(context.run_steps - loop.warmup_steps, 1)
-    spec[entry.length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
+    spec[length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
         context.steps_per_epoch else remaining
-    loop.filled = entry.length
+    loop.filled = length
 
 
 def counts_scale(loop: Loop, context: Any) -> int:
@@ -191,4 +201,5 @@ def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) ->
     plan.schedule = schedule
 
 
-__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "warmup_refusal", "describe_loop", "fill_length", "counts_scale", "finish"]
+__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "warmup_refusal", "length_option", "describe_loop",
+           "fill_length", "counts_scale", "finish"]

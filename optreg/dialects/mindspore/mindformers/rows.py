@@ -2,9 +2,11 @@
 
 MindFormers registers them beside MindSpore's cells (mindformers.core.lr); `mindspore.nn` has no schedule of
 these names, so they answer to their own names in the mindspore dialect, and to `mindformers.core.lr.<Name>`.
-The warmup family declares no length option: MindFormers accepts a warmup longer than total_steps (the decay then
-never starts), which optreg's check of a schedule's own warmup would refuse; the schedules' `length` is still
-total_steps.
+The warmup family, LinearWithWarmUpLR aside, declares no length option: MindFormers accepts a warmup longer than
+total_steps (the decay then never starts), which optreg's check of a schedule's own warmup would refuse. Their
+`length` is still total_steps, named by their closed forms (`length_option`): left out or null (a Hydra group
+file's), it is the run length, as a declared length is (optreg.core.loop.fill_length), and a warmup longer than
+the run passes.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ WARMUP = {"learning_rate": NonNegFloat, "warmup_steps": Optional[NonNegInt], "wa
           "warmup_ratio": Optional[UnitFloat], "total_steps": Optional[PosInt]}
 
 
+LONG_WARMUP = "A warmup longer than total_steps passes, as in MindFormers (what follows the warmup then never starts)."
+
+
 def _row(name: str, doc: str, types: dict[str, Any] | None = None, notes: tuple[str, ...] = (), **kw: Any):
     return scheduler("mindspore", name, f"{MOD}:{name}", doc, source=SRC, values="absolute",
                      class_path=f"mindformers.core.lr.{name}", types={**WARMUP, **(types or {})},
-                     notes=(*notes, F32), **kw)
+                     notes=(*notes, *(() if kw.get("length") else (LONG_WARMUP,)), F32), **kw)
 
 
 ROWS = [

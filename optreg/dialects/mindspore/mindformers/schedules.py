@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from optreg.core.float32 import f32
+from optreg.core.loop import NO_RUN
 from optreg.errors import Collector
 from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, half_cosine
 
@@ -56,7 +57,8 @@ class MindFormersSchedule(Schedule):
         if warmup_ratio is None and warmup_steps is None:
             errors.add("warmup_steps", "required: warmup_steps or warmup_ratio (MindFormers refuses neither)")
         if (needs_total or warmup_ratio is not None) and self.total_steps is None:
-            errors.add("total_steps", "required: total_steps (or the run length: -1 in a MindFormers config)")
+            errors.add("total_steps", f"required: total_steps, or the run length ({NO_RUN}; -1 in a MindFormers "
+                                      f"config)")
 
     @property
     def warmup(self) -> int:
@@ -66,7 +68,9 @@ class MindFormersSchedule(Schedule):
     def length(self) -> int | None:
         return self.total_steps
 
-    #: the option that sets `length` (the schedule linter's advice names it; the rows leave it undeclared)
+    #: the option that sets `length`; the rows leave it undeclared (a warmup longer than it passes, as in
+    #: MindFormers), and this names it instead: left out or null, it is the run length (optreg.core.loop.fill_length),
+    #: and the schedule linter's advice names it
     length_option: ClassVar[str] = "total_steps"
 
 
