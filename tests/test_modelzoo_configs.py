@@ -586,7 +586,44 @@ def test_validate_lints_the_schedules_without_a_model_as_with_one(tmp_path, caps
     assert capsys.readouterr().err.splitlines() == alone and len(alone) == 1
     assert alone[0].endswith("total_iters 100 spans 100 steps, more than the 50 steps of the run "
                              "(trainer.init.loop.max_steps): the schedule never finishes; set "
-                             "trainer.init.schedulers[0].total_iters to 50")
+                             "trainer.init.schedulers[0].LinearLR.total_iters to 50")
+
+
+@pytest.mark.parametrize("text, path, line, column, run", [
+    # the trainer form: the warning was at trainer.init.schedulers[0].total_iters, the item's position (5:9)
+    ("trainer:\n  init:\n    optimizer: {SGD: {lr: 0.1}}\n    schedulers:\n"
+     "      - LinearLR: {initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 5}\n"
+     "    loop: {max_steps: 20}\n", "trainer.init.schedulers[0].LinearLR.total_iters", 5, 73,
+     "trainer.init.loop.max_steps"),
+    # a one-item legacy list: it was at optimizer.learning_rate.total_iters, the learning_rate key's position (4:3)
+    ("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n"
+     "    - {scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 5}\n"
+     "runconfig: {max_steps: 20}\n", "optimizer.learning_rate[0].total_iters", 5, 80, "runconfig.max_steps"),
+    # a legacy mapping
+    ("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n    scheduler: Linear\n"
+     "    initial_learning_rate: 0.1\n    end_learning_rate: 0.01\n    total_iters: 5\n"
+     "runconfig: {max_steps: 20}\n", "optimizer.learning_rate.total_iters", 8, 5, "runconfig.max_steps"),
+], ids=["trainer", "legacy_list", "legacy_mapping"])
+def test_a_schedule_s_warning_is_at_the_path_and_position_of_an_error_on_the_same_key(text, path, line, column, run,
+                                                                                       tmp_path, capsys):
+    """The schedule linter's warning on an option of a schedule Model Zoo converts or reads as optreg's spec is at the
+    file's path and position, as an error on that key is (validate with and without --model, build): the warning
+    named the converted spec's path."""
+    from optreg.cli import main
+
+    file = tmp_path / "mz.yaml"
+    file.write_text(text)
+    note = (f"{path}: total_iters 5 spans 5 steps, under 0.9 × the 20 steps of the run ({run}): the schedule ends "
+            f"early; set {path} to 20")
+    for model in ([], ["--model", "tests.test_modelzoo_configs:_small"]):
+        assert main(["validate", str(file), *model]) == 0
+        assert capsys.readouterr().err.splitlines() == [f"{file}:{line}:{column}: warning: {note}"]
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        optreg.build(str(file), Net())
+    assert [str(w.message) for w in caught if "total_iters" in str(w.message)] == [f"{file}:{line}:{column}: {note}"]
+    file.write_text(text.replace("total_iters: 5", "total_iters: -5"))
+    assert main(["validate", str(file)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{file}:{line}:{column}: {path}: must be >= 1, got -5"]
 
 
 def _small() -> nn.Module:

@@ -344,3 +344,26 @@ def test_a_cerebras_form_item_with_torch_s_options_says_how_to_write_torch_s(tmp
         to_spec({"LinearLR": {"start_factor": 0.1, "total_iters": 5}})
     assert [(e.path, e.message) for e in info.value.errors] == \
         [("learning_rate.LinearLR.start_factor", "unknown option of Cerebras LinearLR")]
+
+
+@pytest.mark.parametrize("scheduler, path, column", [
+    ("  LinearLR: {initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 5}\n",
+     "scheduler.LinearLR.total_iters", 67),
+    ("  - {scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 5}\n",
+     "scheduler[0].total_iters", 78),
+], ids=["current", "legacy_item"])
+def test_a_cerebras_form_s_warning_is_at_the_path_and_position_of_an_error_on_the_same_key(tmp_path, capsys,
+                                                                                           scheduler, path, column):
+    """The schedule linter's warning on an option of a Cerebras form in optreg's own file is at the key the file
+    writes, as an error there is (it was at scheduler.total_iters, the section's position 2:1)."""
+    from optreg.cli import main
+
+    file = tmp_path / "form.yaml"
+    file.write_text(f"optimizer: {{name: cerebras.SGD, lr: 0.1}}\nscheduler:\n{scheduler}train: {{steps: 20}}\n")
+    assert main(["validate", str(file)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"{file}:3:{column}: warning: {path}: total_iters 5 spans 5 steps, under 0.9 × the 20 steps of the run "
+        f"(train.steps or --steps): the schedule ends early; set {path} to 20"]
+    file.write_text(file.read_text().replace("total_iters: 5", "total_iters: -5"))
+    assert main(["validate", str(file)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{file}:3:{column}: {path}: must be >= 1, got -5"]

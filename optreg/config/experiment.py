@@ -90,8 +90,10 @@ class Experiment:
                 self.run.steps is not None and self.run.steps_per_epoch is not None):   # nothing changes when final
             notes = nominal_checks(self, errors, final_run=True)
         nominal = getattr(self.planner, "nominal_notes", None)   # a format's own planner: its warnings without a model
-        if nominal is not None and not errors and not length:
-            notes = [*notes, *nominal(self)]
+        if nominal is not None and not errors and not length:   # at the source's paths, as `plan` puts its notes
+            from optreg.config.translate import source_note
+
+            notes = [*notes, *(source_note(n, self.paths) for n in nominal(self))]
         errors.extend(length.items)
         if errors:
             raise self.locate(ConfigError(errors.items))

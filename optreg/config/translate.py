@@ -34,19 +34,22 @@ def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
                        for e in error.errors)
 
 
-#: an own-form path inside a note's text: a section and at least one key or index below it (a bare "scheduler" is
-#: a word)
-_OWN_PATH = re.compile(r"\b(?:optimizer|scheduler|clip_grad|train)(?:\.[A-Za-z_]\w*|\[\d+\])+")
+#: the sections of optreg's own form, under which a note's paths are read
+_OWN_SECTIONS = ("optimizer", "scheduler", "clip_grad", "train")
 
 
 def source_note(note: str, paths: Mapping[str, str]) -> str:
     """A schedule linter's note (`scheduler.lr_end: ... lower scheduler.lr_end`) with its leading path and every
-    own-form path in its text at the source's."""
+    path in its text at the source's: a path under one of optreg's sections or under the top-level key of a path
+    that `paths` maps (a Cerebras form's `trainer.init.schedulers[0]`), with at least one key or index below it
+    in the text (a bare "scheduler" is a word)."""
+    roots = sorted({*_OWN_SECTIONS, *(_section(k) for k in paths)}, key=len, reverse=True)
     head, sep, rest = note.partition(": ")
-    known = sep and head.split(".")[0] in ("optimizer", "scheduler", "clip_grad", "train") and " " not in head
+    known = sep and _section(head) in roots and " " not in head
     if not known:
         head, sep, rest = "", "", note
-    rest = _OWN_PATH.sub(lambda m: source_path(m.group(0), paths), rest)
+    inside = re.compile(rf"\b(?:{'|'.join(map(re.escape, roots))})(?:\.[A-Za-z_]\w*|\[\d+\])+")
+    rest = inside.sub(lambda m: source_path(m.group(0), paths), rest)
     return f"{source_path(head, paths)}{sep}{rest}" if known else rest
 
 

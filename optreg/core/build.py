@@ -641,6 +641,9 @@ class SchedulerPlan:
     last_epoch: int = -1
     schedule: Any = None               # the closed form (engine plans)
     loop: Any = None                   # by_epoch, convert_to_iter_based, warmup (optreg.core.loop.Loop)
+    #: of a spec that a scheduler form read: own-form path -> the source's (ReadSpec.at), where its errors are put
+    #: and the schedule linter's notes (optreg.core.lint.lint_schedule)
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
     def length(self) -> int | None:
@@ -922,11 +925,13 @@ def plan_scheduler(spec: Any, context: Context, path: str = "", dialect: str | N
     if read is None:
         return _plan_spec(spec, context, path, dialect)
     try:
-        return _plan_spec(dict(spec), context, path, dialect)
+        plan = _plan_spec(dict(spec), context, path, dialect)
     except ConfigError as exc:
         from optreg.config.translate import source_paths
 
         raise source_paths(exc, read.at(path)) from None
+    plan.written = read.at(path)
+    return plan
 
 
 def _plan_spec(spec: dict[str, Any], context: Context, path: str, dialect: str | None) -> SchedulerPlan:

@@ -66,7 +66,18 @@ def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
 def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
                   path: str = "scheduler") -> list[str]:
     """The warnings for `plan` in a run of `run.steps` steps; `bases` the groups' values of the key it drives (None:
-    unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself."""
+    unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself. A spec that a
+    scheduler form read (Cerebras' `{LinearLR: {...}}`, its legacy list) is warned of at the paths its errors are
+    at (`SchedulerPlan.written`)."""
+    from optreg.config.translate import source_note
+
+    notes = _lint(plan, run, bases, optimizer_lr, path)
+    written = getattr(plan, "written", None)
+    return [source_note(n, written) for n in notes] if written else notes
+
+
+def _lint(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
+          path: str) -> list[str]:
     out = [f"{join_path(path, key)}: {_too_long(warmup, length, total)}: the lr rises for {warmup} steps, then "
            f"falls to its floor at once; lower {key} or raise {length}"
            for key, warmup, length, total in _long_warmups(plan, TOLERATED_WARMUP_KEYS)]
