@@ -535,8 +535,8 @@ def test_a_composed_scheduler_group_takes_its_length_from_train_steps():
 ])
 def test_a_mindformers_schedule_group_takes_total_steps_from_train_steps(group, more):
     """MindFormers' warmup schedules' group files write total_steps null: the run's train.steps, value for value as
-    written out (all but LinearWithWarmUpLR leave the length undeclared, and were refused: `required:
-    total_steps`); without a run length it is the error of one left out."""
+    written out (their rows leave the length undeclared, and they were refused: `required: total_steps`); without a
+    run length it is the error of one left out."""
     overrides = (f"scheduler={group}", "+scheduler.learning_rate=0.01", "scheduler.warmup_steps=2", *more)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optreg.ConfigWarning)   # the schedule sets the lr AdamW's lr gives

@@ -134,10 +134,12 @@ def test_own_form_warmup_schedules_take_total_steps_from_the_run(name, total):
     assert [schedule(t) for t in range(T)] == pytest.approx(want, rel=1e-6, abs=LR * 2.0 ** -23)
 
 
-def test_own_form_warmup_schedule_without_a_run_still_needs_total_steps_and_keeps_a_longer_warmup():
+@pytest.mark.parametrize("name", ["CosineWithWarmUpLR", "LinearWithWarmUpLR"])
+def test_own_form_warmup_schedule_without_a_run_still_needs_total_steps_and_keeps_a_longer_warmup(name):
     """Without a run length total_steps is required, at its path and the section's position; a warmup longer than
-    the run (as total_steps) passes, as MindFormers lets it: the lr rises for the whole run."""
-    text = OWN_FORM.format(name="CosineWithWarmUpLR", warmup="steps: 30", more="")
+    the run (as total_steps) passes, as MindFormers lets it: the lr rises for the whole run (LinearWithWarmUpLR
+    too, whose row declared its length and so refused it)."""
+    text = OWN_FORM.format(name=name, warmup="steps: 30", more="")
     with pytest.raises(ConfigError) as exc:
         optreg.build(text.replace("train: {steps: 20}\n", ""), Net())
     assert [str(e) for e in exc.value.errors] == [

@@ -2,7 +2,7 @@
 
 MindFormers registers them beside MindSpore's cells (mindformers.core.lr); `mindspore.nn` has no schedule of
 these names, so they answer to their own names in the mindspore dialect, and to `mindformers.core.lr.<Name>`.
-The warmup family, LinearWithWarmUpLR aside, declares no length option: MindFormers accepts a warmup longer than
+The warmup family declares no length option: MindFormers accepts a warmup longer than
 total_steps (the decay then never starts), which optreg's check of a schedule's own warmup would refuse. Their
 `length` is still total_steps, named by their closed forms (`length_option`): left out or null (a Hydra group
 file's), it is the run length, as a declared length is (optreg.core.loop.fill_length), and a warmup longer than
@@ -35,8 +35,7 @@ def _row(name: str, doc: str, types: dict[str, Any] | None = None, notes: tuple[
 
 ROWS = [
     _row("ConstantWarmUpLR", "lr_init + (lr - lr_init)·t/W for t < W, then lr.", notes=(RATIO,)),
-    _row("LinearWithWarmUpLR", "Linear warmup, then lr·max(0, (T - t)/max(1, T - W)).", length="total_steps",
-         notes=(RATIO,)),
+    _row("LinearWithWarmUpLR", "Linear warmup, then lr·max(0, (T - t)/max(1, T - W)).", notes=(RATIO,)),
     _row("CosineWithWarmUpLR", "Linear warmup, then lr_end + (lr - lr_end)·max(0, ½(1 + cos(2π·cycles·p))), "
                                "p = (t - W)/(T - W); lr_end from decay_steps on.",
          types={"num_cycles": PosFloat, "lr_end": NonNegFloat, "decay_steps": Optional[PosInt],
