@@ -493,3 +493,121 @@ def test_a_misspelt_group_key_beside_a_parts_optimizer_is_refused_at_the_rule():
         [item] = info.value.errors
         assert item.path == "optimizer.param_groups[1].grad_centralisation"
         assert item.suggestion == "grad_centralization"
+
+
+VIT_COMPOSITE = {
+    "name": "Muon", "lr": 0.02, "weight_decay": 0.1, "no_weight_decay": True,
+    "layer_decay": {"rate": 0.5, "layer": "blocks.{i}.*", "before": ["cls_token", "pos_embed", "patch_embed.*"]},
+    "param_groups": [
+        {"max_ndim": 1, "optimizer": {"name": "AdamW", "lr": 1e-3, "weight_decay": 0.1}},
+        {"params": ["cls_token", "pos_embed"], "optimizer": {"name": "AdamW", "lr": 1e-3, "weight_decay": 0.1}},
+    ],
+}
+
+
+def _vit_expected(model, adamw_decay_1d: bool = False) -> dict[str, tuple[str, float, float]]:
+    """timm's rules over every parameter, each part's own lr and weight decay their base: layer 0 for the `before`
+    names, i + 1 for blocks.{i}, 4 for the rest (3 blocks), lr = base · 0.5^(4 - layer); weight decay 0 for a
+    parameter of at most one dimension and for the model's no_weight_decay() names (cls_token, pos_embed)."""
+    out = {}
+    for name, p in model.named_parameters():
+        layer = 0 if name in ("cls_token", "pos_embed") or name.startswith("patch_embed.") else \
+            int(name.split(".")[1]) + 1 if name.startswith("blocks.") else 4
+        adamw = p.dim() <= 1 or name in ("cls_token", "pos_embed")
+        undecayed = name in ("cls_token", "pos_embed") or (p.dim() <= 1 and not adamw_decay_1d)
+        out[name] = ("torch.AdamW" if adamw else "torch.Muon", (1e-3 if adamw else 0.02) * 0.5 ** (4 - layer),
+                     0.0 if undecayed else 0.1)
+    return out
+
+
+def _per_name(model, optimizer) -> dict[str, tuple[str, float, float]]:
+    names = {id(p): n for n, p in model.named_parameters()}
+    return {names[id(p)]: (g["optimizer"], g["lr"], g["weight_decay"]) for g in optimizer.param_groups
+            for p in g["params"]}
+
+
+def test_no_weight_decay_and_layer_decay_reach_every_part():
+    """The main section's no_weight_decay and layer_decay reach every part's parameters, as timm's reach every
+    parameter (its Muon's AdamW fallback included): each part's own lr and weight decay are what they scale and
+    zero, and the layers are numbered over the whole model (a `before` pattern may name a routed parameter). Before,
+    the AdamW part's norms and biases kept weight decay 0.1 and lr 0.001 (blocks.0's matrices 0.0025), and
+    `before: [cls_token, ...]` was 'matches no parameter'. One AdamW step over a part's groups is the step of
+    torch's AdamW built by hand with those values."""
+    from examples.finetune_models import tiny_vit
+
+    model = tiny_vit()
+    built = optreg.build({"optimizer": VIT_COMPOSITE}, model)
+    expected = _vit_expected(model)
+    got = _per_name(model, built.optimizer)
+    assert got.keys() == expected.keys()
+    for name, (optimizer, lr, weight_decay) in expected.items():
+        assert got[name][0] == optimizer and got[name][1:] == pytest.approx((lr, weight_decay)), name
+    assert got["blocks.0.norm1.weight"][1:] == pytest.approx((1.25e-4, 0.0))
+    assert got["blocks.0.qkv.weight"][1:] == pytest.approx((2.5e-3, 0.1))
+    rows = {n: (r["lr"], r["weight_decay"]) for r in built.group_table() for n in r["names"]}
+    assert rows == {n: pytest.approx(v[1:]) for n, v in got.items()}   # the table is the built optimizer's
+    # configure_optimizer takes the same keys
+    direct = optreg.configure_optimizer("Muon", model, **{k: v for k, v in VIT_COMPOSITE.items() if k != "name"})
+    assert _per_name(model, direct) == got
+    # a part that gives the key itself keeps its own: its norms and biases decay, the layers still scale them
+    spec = {**VIT_COMPOSITE, "param_groups": [
+        {"max_ndim": 1, "optimizer": {"name": "AdamW", "lr": 1e-3, "weight_decay": 0.1, "no_weight_decay": False}},
+        VIT_COMPOSITE["param_groups"][1]]}
+    own = _per_name(model, optreg.build({"optimizer": spec}, model).optimizer)
+    for name, (optimizer, lr, weight_decay) in _vit_expected(model, adamw_decay_1d=True).items():
+        assert own[name][0] == optimizer and own[name][1:] == pytest.approx((lr, weight_decay)), name
+    # a step of the AdamW part is torch's AdamW with those values, parameter by parameter
+    hand_model = tiny_vit()
+    hand_model.load_state_dict(model.state_dict())
+    hand = {n: p for n, p in hand_model.named_parameters()}
+    adamw = [n for n, v in expected.items() if v[0] == "torch.AdamW"]
+    by_hand = torch.optim.AdamW([{"params": [hand[n]], "lr": expected[n][1], "weight_decay": expected[n][2]}
+                                 for n in adamw])
+    for m in (model, hand_model):
+        for p in m.parameters():
+            p.grad = torch.full_like(p, 0.5)
+    built.optimizer.step()
+    by_hand.step()
+    ours = dict(model.named_parameters())
+    assert all(torch.equal(ours[n], hand[n]) for n in adamw)
+
+
+def test_a_setting_a_part_cannot_take_is_refused_at_its_key(tmp_path, capsys, monkeypatch):
+    """A part whose optimizer has no option for the main section's setting to act on (Rprop: no weight decay for
+    no_weight_decay to set) is refused at the setting's key, naming the part, by validate (with the model or
+    without), build and configure_optimizer alike; before, the setting was left out of that part silently. The part
+    keeps out of it with the key itself (`no_weight_decay: false`)."""
+    from pathlib import Path
+
+    from examples.finetune_models import tiny_vit
+    from optreg.api import to_experiment
+    from optreg.cli import main
+
+    message = "torch.Rprop (the optimizer of {}param_groups[0]) has no weight_decay option for no_weight_decay to set"
+    spec = {"name": "Muon", "lr": 0.02, "no_weight_decay": True, "param_groups": [
+        {"max_ndim": 1, "optimizer": {"name": "Rprop", "lr": 0.01}},
+        {"params": ["cls_token", "pos_embed"], "optimizer": {"name": "AdamW", "lr": 1e-3}}]}
+    expected = [("optimizer.no_weight_decay", message.format("optimizer."))]
+    for entry_point in (lambda: to_experiment({"optimizer": spec}), lambda: optreg.build({"optimizer": spec},
+                                                                                         tiny_vit())):
+        with pytest.raises(ConfigError) as info:
+            entry_point()
+        assert [(e.path, e.message) for e in info.value.errors] == expected
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("Muon", tiny_vit(), **{k: v for k, v in spec.items() if k != "name"})
+    assert [(e.path, e.message) for e in info.value.errors] == [("no_weight_decay", message.format(""))]
+    path = tmp_path / "rprop.yaml"
+    path.write_text("optimizer:\n  name: Muon\n  lr: 0.02\n  no_weight_decay: true\n  param_groups:\n"
+                    "    - {max_ndim: 1, optimizer: {name: Rprop, lr: 0.01}}\n"
+                    "    - {params: [cls_token, pos_embed], optimizer: {name: AdamW, lr: 1.0e-3}}\n")
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    for model in ([], ["--model", "examples.finetune_models:tiny_vit"]):
+        assert main(["validate", str(path), *model]) == 1
+        assert f"{path}:4:3: optimizer.no_weight_decay: {message.format('optimizer.')}" in capsys.readouterr().err
+    kept_out = {**spec, "param_groups": [
+        {"max_ndim": 1, "optimizer": {"name": "Rprop", "lr": 0.01, "no_weight_decay": False}},
+        spec["param_groups"][1]]}
+    to_experiment({"optimizer": kept_out})
+    built = optreg.build({"optimizer": kept_out}, tiny_vit())
+    assert [(g["optimizer"], g.get("weight_decay")) for g in built.optimizer.param_groups] == [
+        ("torch.Rprop", None), ("torch.AdamW", 0.0), ("torch.Muon", 0.1)]   # the tokens: no_weight_decay()

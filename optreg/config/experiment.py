@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
-from optreg.core.composite import ROUTE_KEY, is_composite, nominal_composite
+from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
                                absolute_over_scaled, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
@@ -297,6 +297,13 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
             if spec is not None and not model_part(spec[0], spec[1], own or dialect, join_path(here, ROUTE_KEY),
                                                    errors):
                 part, part_dialect, part_options, group_keys = spec
+                taken = inherited(settings, split_settings(part_options, "", Collector())[0])
+                try:   # the main section's settings reach the part: as build refuses one it has no option for
+                    part_entry = REGISTRY.lookup(OPTIMIZER, part, part_dialect, default=own or dialect)
+                    if not wraps_optimizer(part_entry):
+                        check_inherited(part_entry, taken, join_path(here, ROUTE_KEY), path, errors)
+                except ConfigError:   # an unknown name: the part's own check reports it
+                    pass
                 local = Collector()   # the part's group keys as its one rule's: reported at the user's rule
                 _check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
                                           **part_options,

@@ -17,12 +17,12 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from optreg.core.composite import ROUTE_HINT, is_composite, plan_composite
+from optreg.core.composite import ROUTE_HINT, check_inherited, inherited, is_composite, plan_composite
 from optreg.core.dialect import ReadSpec
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, apply_settings, check_support, collect, from_dicts,
-                                from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of, scaled_options,
-                                not_rules, setting_elsewhere, settings_table, split_settings)
+from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_settings, check_support, collect,
+                                from_dicts, from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of,
+                                scaled_options, not_rules, setting_elsewhere, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, option_aliases, synonyms
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
@@ -375,13 +375,14 @@ def _inner_spec(options: dict[str, Any], errors: Collector, path: str) -> tuple[
 def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknown_keys: UnknownKeys = "error",
                    param_groups: Sequence[Mapping[str, Any]] | None = None, path: str = "",
                    options: Mapping[str, Any] | None = None, default: str | None = None,
-                   rules_path: str | None = None) -> OptimizerPlan:
+                   rules_path: str | None = None, scope: Scope | None = None) -> OptimizerPlan:
     """Validate an optimizer spec against the parameters it will own; ConfigError lists every problem.
 
     `dialect`: the spec's own (a prefix naming another one is an error); `default`: the dialect of a name without a
     prefix when `dialect` is None (a file's top-level `dialect:`); see `Registry.place`. `rules_path`: where the
     `param_groups` rules are written (default: the spec's own `param_groups`; a wrapped optimizer's are its
-    wrapper's)."""
+    wrapper's). `scope`: a composite's part is planned within the whole model and takes its main section's
+    settings (groups.Scope)."""
     errors = Collector()
     rules_path = rules_path or join_path(path, "param_groups")
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect, path=join_path(path, "name"), default=default)
@@ -389,6 +390,12 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         return plan_composite(entry, params, dialect=dialect or default, unknown_keys=unknown_keys,
                               param_groups=param_groups, path=path, options=dict(options or {}))
     settings, options = split_settings(dict(options or {}), path, errors)   # no_weight_decay, layer_decay
+    # a composite's part takes its main section's settings (a wrapper is refused as a part: composite._check_part)
+    taken = inherited(scope.settings, settings) if scope is not None and not wraps_optimizer(entry) else {}
+    if taken:
+        check_inherited(entry, taken, path, scope.path, errors)
+    settings.update(taken)
+    at = {key: join_path(scope.path, key) for key in taken} if scope is not None else {}
     inner: OptimizerPlan | None = None
     if wraps_optimizer(entry):
         inner_name, inner_options = _inner_spec(options, errors, path)
@@ -447,12 +454,14 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
             if key not in settings and scaled.get(settings_table()[key].scales) is not None:
                 settings[key] = value
     grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
-    check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path, errors)
+    check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False) and k not in at],
+                  path, errors)
     for group in groups:
         check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
     if not errors:
-        groups = apply_settings(groups, settings, values, scaled, source, errors, path)
+        groups = apply_settings(groups, settings, values, scaled, source, errors, path,
+                                whole=scope.source if scope is not None else None, at=at)
     _check_params(entry, groups, errors, path)
     _check_steppable(entry, values, groups, errors, path)
     errors.raise_if_any()

@@ -10,7 +10,12 @@ rest, as the Muon paper's and Keller Jordan's training scripts split them by han
         - {params: ["embed.*", "head.*"], optimizer: {name: AdamW, lr: 3.0e-4}}
 
 Routing is the one rule of `param_groups` (the first matching rule wins; the rest stay with the main optimizer);
-a rule's `lr_mult` / `decay_mult` scale its own optimizer's values. The groups come in rule order, then the main
+a rule's `lr_mult` / `decay_mult` scale its own optimizer's values. The optimizer-wide settings of the main section
+(`no_weight_decay`, `layer_decay`, a dialect's decay rule) reach every part's parameters, as timm's reach every
+parameter (its Muon's AdamW fallback included): each part's own lr and weight decay are what they scale and zero,
+the layers are numbered over the whole model, and a part whose optimizer has no option for a setting to act on is
+refused at the setting's key (a part that gives the key itself, `no_weight_decay: false` too, keeps its own). The
+groups come in rule order, then the main
 optimizer's default group, and each carries `optimizer: "<dialect.Name>"`. Each part is the optimizer built by
 hand on its parameters, so a step of the composite is the parts' steps, bit for bit; its `state_dict` holds the
 parts' state dicts (plain tensors, numbers and strings: it loads with `weights_only=True`).
@@ -34,7 +39,8 @@ import re
 from typing import Any, Mapping, Sequence
 
 from optreg.core.entry import Entry
-from optreg.core.groups import MULTIPLIERS, SELECTORS, Group, collect, from_rules, remember_scaled_lr
+from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, check_support, collect, from_rules,
+                                remember_scaled_lr, scaled_options, split_settings)
 from optreg.core.names import NAME_KEYS, missing_name
 from optreg.errors import Collector, ConfigError, ErrorItem, join_path, show
 
@@ -113,6 +119,22 @@ def rule_spec(rule: Mapping[str, Any], here: str, errors: Collector, default: st
     return name, dialect, spec, group_keys
 
 
+def inherited(settings: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """The main section's settings (validated) that a part takes: each one the part's optimizer does not give
+    itself."""
+    return {k: v for k, v in settings.items() if k not in own}
+
+
+def check_inherited(entry: Entry, settings: Mapping[str, Any], part_path: str, path: str, errors: Collector) -> None:
+    """A part (at `part_path`) whose optimizer has no option for an inherited setting to act on (no weight decay
+    for no_weight_decay to set) is refused at the setting's key in the main section (`path`)."""
+    from optreg.core.validate import option_names
+
+    rule = part_path[:-len(ROUTE_KEY) - 1] if part_path.endswith("." + ROUTE_KEY) else part_path
+    check_support(scaled_options(option_names(entry)), f"{entry.qualname} (the optimizer of {rule})",
+                  [k for k, v in settings.items() if v not in (None, False)], path, errors)
+
+
 def _group_key(spec: Any, key: Any, default: str | None) -> bool:
     """Whether `key` beside a rule's `optimizer:` is a group key of that optimizer, not one of its options: one its row
     declares (`group_keys`), or, for a row whose dialect binds its groups (MindSpore), any key that is no option
@@ -158,6 +180,7 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
     routed = from_rules(source.named, routing, errors, rules_path, source=source, notes=notes)
     errors.raise_if_any()
     members = {g.rule: [(n, t) for n, t in zip(g.names or [], g.params)] for g in routed}
+    settings, _ = split_settings(options, path, errors)   # the main section's: every part takes them
     taken: set[str] = set()
     parts: list[tuple[int | None, Any]] = []   # (rule index or None for the main optimizer, its plan)
     for i, rule in enumerate(param_groups):
@@ -177,7 +200,8 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
             sub = plan_optimizer(name, named, dialect=own, default=dialect, unknown_keys=unknown_keys,
                                  param_groups=[{"params": "*", **multipliers, **group_keys}]
                                  if multipliers or group_keys else None,
-                                 path=join_path(here, ROUTE_KEY), options=spec_options)
+                                 path=join_path(here, ROUTE_KEY), options=spec_options,
+                                 scope=Scope(source, settings, path))
         except ConfigError as exc:
             errors.extend(at_rule(exc.errors, here))
             continue
@@ -193,11 +217,13 @@ def plan_composite(entry: Entry, params: Any, *, dialect: str | None, unknown_ke
     else:
         try:
             main = plan_optimizer(entry.qualname, [*rest, *source.frozen, *tied], unknown_keys=unknown_keys,
-                                  param_groups=[r for _, r in main_rules] or None, path=path, options=options)
+                                  param_groups=[r for _, r in main_rules] or None, path=path, options=options,
+                                  scope=Scope(source))
             parts.insert(0, (None, main))
             _check_part(main, path, errors)
         except ConfigError as exc:
             errors.extend(_reindex(exc, rules_path, [i for i, _ in main_rules]))
+    errors.items = list(dict.fromkeys(errors.items))   # a setting's problem, once (every part plans it)
     errors.raise_if_any()
     plan = CompositePlan.of(parts, param_groups, rules_path, [i for i, _ in main_rules], list(source.frozen))
     plan.notes = notes   # the routing saw every rule over every parameter: the parts' notes are its again
@@ -331,4 +357,5 @@ class CompositePlan:
         return tuple((plan.entry.qualname, plan.group_keys()) for _, plan in self.parts)
 
 
-__all__ = ["is_composite", "plan_composite", "nominal_composite", "model_part", "CompositePlan", "ROUTE_HINT"]
+__all__ = ["is_composite", "plan_composite", "nominal_composite", "model_part", "inherited", "check_inherited",
+           "CompositePlan", "ROUTE_HINT"]

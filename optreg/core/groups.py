@@ -234,6 +234,18 @@ class Source:
         return [n for n, _ in [*(self.named or []), *self.frozen] if n is not None]
 
 
+@dataclass
+class Scope:
+    """What a composite's part (optreg.core.composite) is planned within: the whole model's parameters (`source`:
+    layer_decay numbers the layers of every name, no_weight_decay reads the model's `no_weight_decay()`) and the
+    optimizer-wide settings of the composite's main section (`settings`, validated, written at `path`), which reach
+    every part's parameters as timm's reach every parameter; a part's own key wins."""
+
+    source: Source
+    settings: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+
 def is_tensor(obj: Any) -> bool:
     """Whether `obj` is a torch tensor (no tensor exists before torch is imported: this never imports it)."""
     torch = sys.modules.get("torch")
@@ -648,14 +660,21 @@ def _scale(value: Any, factor: float, what: str, path: str, errors: Collector) -
 
 def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Mapping[str, Any],
                    names: Mapping[str, str | None], source: Source | None, errors: Collector,
-                   path: str) -> list[Group]:
+                   path: str, whole: Source | None = None, at: Mapping[str, str] | None = None) -> list[Group]:
     """Each group split by (layer, decay) and its lr and weight decay set:
 
         lr = (the rule's lr, else the optimizer's) * lr_mult * rate ** (L + 1 - layer)
         weight_decay = 0 if no_weight_decay selects the parameter, else (rule's, else optimizer's) * decay_mult
 
-    Fills `Group.lr` / `Group.weight_decay` of every group (the table's values)."""
+    Fills `Group.lr` / `Group.weight_decay` of every group (the table's values). `whole`: the model's parameters
+    when these are a composite's part (`Scope.source`: the layers are numbered and the model read over all of them);
+    `at`: where a setting is written when not beside this optimizer's options (a composite's main section)."""
     lr_name, wd_name = names.get("lr"), names.get("weight_decay")
+    model = whole if whole is not None else source
+
+    def key_path(key: str) -> str:
+        return (at or {}).get(key) or join_path(path, key)
+
     spec: LayerDecay | None = settings.get("layer_decay")
     no_decay_on = bool(settings.get("no_weight_decay"))
     rules = {key: rule for key, rule in decay_rules().items() if settings.get(key)}
@@ -665,23 +684,23 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     if spec is not None or no_decay_on or rules:
         if source is not None and source.dicts is not None:
             key = "layer_decay" if spec is not None else rule_key
-            errors.add(join_path(path, key), f"{key} needs the Module or named_parameters(), not torch-style group "
+            errors.add(key_path(key), f"{key} needs the Module or named_parameters(), not torch-style group "
                                              f"dicts (they carry their own options)")
             return groups
     if spec is not None:
-        every = source.every_name if source is not None else [n for g in groups for n in (g.names or [])]
+        every = model.every_name if model is not None else [n for g in groups for n in (g.names or [])]
         if not every:
-            errors.add(join_path(path, "layer_decay"), "layer_decay needs parameter names: pass the Module or "
-                                                       "model.named_parameters(), not bare tensors")
+            errors.add(key_path("layer_decay"), "layer_decay needs parameter names: pass the Module or "
+                                                "model.named_parameters(), not bare tensors")
             return groups
-        ids, top = layer_ids(spec, every, join_path(path, "layer_decay"), errors)
-    model_names = _model_no_decay(source.module, join_path(path, "no_weight_decay"), errors) \
-        if no_decay_on and source is not None and source.module is not None else []
+        ids, top = layer_ids(spec, every, key_path("layer_decay"), errors)
+    model_names = _model_no_decay(model.module, key_path("no_weight_decay"), errors) \
+        if no_decay_on and model is not None and model.module is not None else []
     for key in rules:
-        if source is None or source.module is None:
-            errors.add(join_path(path, key), f"{key} reads the model's modules (its norm layers): pass the Module "
+        if model is None or model.module is None:
+            errors.add(key_path(key), f"{key} reads the model's modules (its norm layers): pass the Module "
                                              f"itself, not named_parameters() or tensors")
-    undecayed = [rule.undecayed(source.module) for rule in rules.values()] if not errors else []
+    undecayed = [rule.undecayed(model.module) for rule in rules.values()] if not errors else []
     if errors:
         return groups
     out: list[Group] = []
@@ -708,8 +727,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             factor = group.multipliers.get("lr_mult", 1.0) * (spec.rate ** (top + 1 - layer) if layer is not None
                                                                else 1.0)
             if factor != 1.0:
-                origin = join_path(where, "lr_mult") if "lr_mult" in group.multipliers else \
-                    join_path(path, "layer_decay")
+                origin = join_path(where, "lr_mult") if "lr_mult" in group.multipliers else key_path("layer_decay")
                 lr = _scale(lr, factor, "lr", origin, errors)
                 options[lr_name] = lr
                 part_origin = {"lr": origin}
@@ -718,7 +736,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
             if nd:
                 wd = 0.0
                 options[wd_name] = wd
-                part_origin["weight_decay"] = join_path(path, rule_key)
+                part_origin["weight_decay"] = key_path(rule_key)
             elif "decay_mult" in group.multipliers:
                 part_origin["weight_decay"] = join_path(where, "decay_mult")
                 wd = _scale(wd if wd is not None else 0.0, group.multipliers["decay_mult"], "weight decay",
