@@ -512,6 +512,54 @@ def test_configure_lr_scheduler_refuses_an_absolute_schedule_over_lr_mult_groups
     assert scheduler is not None
 
 
+def test_a_number_as_the_lr_schedule_is_checked_as_the_constant_schedule_it_is():
+    """configure_lr_scheduler(opt, 0.5) sets every group's lr (Cerebras' convention): it is the schedule that sets
+    the lr itself, and the checks of such schedules read it (build.absolute_over_scaled, lint.group_lrs_replaced),
+    as they read {name: cerebras.ConstantLR, learning_rate: 0.5}, a config's way to say it. Over groups whose lrs
+    lr_mult or a composite's routing set it is refused at the argument, the lrs kept; over groups with lrs of their
+    own (a rule's lr, torch-style groups) the lr is set with the warning that it replaces them. Before, every group's
+    lr became 0.5 without a word."""
+    import warnings
+
+    from optreg.config.experiment import validate_experiment
+    from optreg.errors import ConfigWarning
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    scaled = optreg.configure_optimizer("adamw", model, lr=1e-3, param_groups=[{"params": "0.*", "lr_mult": 10}])
+    composite = optreg.configure_optimizer("adamw", model, lr=1e-3, param_groups=[
+        {"params": "0.*", "optimizer": {"name": "SGD", "lr": 0.1}}])
+    for optimizer, key, lrs in ((scaled, "param_groups[0].lr_mult", [1e-2, 1e-3]),
+                                (composite, "param_groups[0].optimizer.lr", [0.1, 1e-3])):
+        assert errors_of(lambda: optreg.configure_lr_scheduler(optimizer, 0.5)) == [
+            ("learning_rate", "learning_rate: a number (0.5) " + UNDO.format(key))]
+        assert [g["lr"] for g in optimizer.param_groups] == pytest.approx(lrs)
+    ruled = optreg.configure_optimizer("adamw", model, lr=1e-3, param_groups=[{"params": "0.*", "lr": 0.1}])
+    by_hand = torch.optim.SGD([{"params": model[0].parameters(), "lr": 0.1}, {"params": model[1].parameters()}],
+                              lr=1e-3)
+    for optimizer in (ruled, by_hand):
+        with pytest.warns(ConfigWarning) as caught:
+            assert optreg.configure_lr_scheduler(optimizer, 0.5) is None
+        assert [str(w.message) for w in caught] == [
+            "param_groups[0].lr: a number (0.5) sets every group's lr itself (0.5 at step 0), which replaces this "
+            "group's lr 0.1, and those of 1 more (param_groups[1]) at every step; drop it, or use a schedule whose "
+            "values are factors of each group's lr (torch, OneFlow, HF, timm)"]
+        assert [g["lr"] for g in optimizer.param_groups] == [0.5, 0.5]
+    one_lr = torch.optim.SGD(model.parameters(), lr=0.1)   # one lr in every group: nothing to replace
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert optreg.configure_lr_scheduler(one_lr, 0.5) is None
+    assert [g["lr"] for g in one_lr.param_groups] == [0.5]
+    # a config: the constant schedule is refused over lr_mult as the number is; a number is no schedule there
+    config = {"optimizer": {"name": "AdamW", "lr": 1e-3, "param_groups": [{"params": "0.*", "lr_mult": 10}]}}
+    constant = {**config, "scheduler": {"name": "cerebras.ConstantLR", "learning_rate": 0.5}}
+    assert errors_of(lambda: optreg.build(constant, model)) == [
+        ("scheduler", "scheduler: ConstantLR " + UNDO.format("optimizer.param_groups[0].lr_mult"))]
+    assert errors_of(lambda: validate_experiment({**config, "scheduler": 0.5})) == [
+        ("scheduler", "scheduler: a number is no schedule in a config: give it as the optimizer's lr, which the "
+                      "groups scale, or as the schedule that sets every group's lr to it, {name: cerebras.ConstantLR, "
+                      "learning_rate: 0.5} (what configure_lr_scheduler(optimizer, 0.5) does)")]
+
+
 def test_the_optimizer_of_build_and_a_composite_keep_the_keys_that_scaled_their_lrs():
     """An optimizer from build() without a scheduler (the config's paths) and a composite (a rule's own optimizer
     lr) refuse an absolute schedule from configure_lr_scheduler too; an optimizer whose groups no key scaled (the

@@ -321,6 +321,11 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:
     if raw is None or isinstance(raw, (list, str)) or foreign_form(raw) is not None:
         return raw
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):   # configure_lr_scheduler(opt, 0.5)'s form
+        errors.add(path, f"a number is no schedule in a config: give it as the optimizer's lr, which the groups "
+                         f"scale, or as the schedule that sets every group's lr to it, {{name: cerebras.ConstantLR, "
+                         f"learning_rate: {show(raw)}}} (what configure_lr_scheduler(optimizer, {show(raw)}) does)")
+        return None
     return _section(raw, path, errors)
 
 

@@ -32,7 +32,7 @@ from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_
 from optreg.core import models
 from optreg.core.lint import group_lrs_replaced, own_warmup_errors
 from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
-from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED
+from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED, Constant
 from optreg.schedules.epochs import scale_counts
 
 PER_GROUP = ("base_lr", "max_lr", "min_lr", "base_momentum", "max_momentum", "lr_lambda")
@@ -654,6 +654,9 @@ class SchedulerPlan:
     #: and the schedule linter's notes (optreg.core.lint.lint_schedule)
     written: dict[str, str] = field(default_factory=dict)
 
+
+    label: str | None = None           # what messages call a plan of no entry (a number: `number_plan`)
+
     @property
     def length(self) -> int | None:
         if self.schedule is not None:
@@ -670,7 +673,7 @@ class SchedulerPlan:
 
     @property
     def name(self) -> str:
-        return self.entry.name if self.entry else type(self.schedule).__name__
+        return self.label or (self.entry.name if self.entry else type(self.schedule).__name__)
 
     def closed_form(self, path: str, around: tuple[str, str] | None = None, lr_alone: bool = False):
         """This plan as a Schedule (torch rows through their closed forms), for composing and plotting. `around`:
@@ -1173,22 +1176,30 @@ def absolute_key(plan: SchedulerPlan) -> str | None:
     return plan.key if absolute else None
 
 
-def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = ()
-                         ) -> list[ErrorItem]:
+def number_plan(number: float) -> SchedulerPlan:
+    """A number given as the lr schedule (`configure_lr_scheduler(opt, 0.5)`) as the plan of the schedule it is: one
+    absolute lr in every group at every step (Cerebras Model Zoo reads `learning_rate: 0.5` as its ConstantLR), so
+    that the checks of a schedule that sets the lr itself read it."""
+    return SchedulerPlan(None, {}, schedule=Constant(value=float(number)), label=f"a number ({show(number)})")
+
+
+def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = (),
+                         path: str = "scheduler") -> list[ErrorItem]:
     """The refusal of an lr schedule with absolute values (Cerebras, MindSpore, a `sequential` with such a stage),
     which sets one lr in every group, over groups to which `scaled` (groups.scaled_lr_keys: lr_mult, layer_decay, a
     composite's routing) gave lrs of their own; and of an absolute weight-decay schedule (Cerebras' `*WD`) over groups
     to which `scaled_wd` (no_weight_decay, decay_mult) gave weight decays of their own: build checks the plan's
-    groups, configure_lr_scheduler the keys the built optimizer keeps (groups.scaled_lr_of)."""
+    groups, configure_lr_scheduler the keys the built optimizer keeps (groups.scaled_lr_of); at `path`, where the
+    schedule is given."""
     key = absolute_key(plan)
     undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key) if key else None
     if not undone:
         return []
     noun, kinds = ("lr", "(torch, OneFlow, HF, timm)") if key == "lr" else \
         ("weight decay", "(key: weight_decay on a torch, OneFlow, HF or timm schedule)")
-    return [ErrorItem("scheduler", f"{plan.name} sets an absolute {noun}, the same in every group, which would undo "
-                                   f"{' and '.join(undone)}; use a schedule whose values are factors of each "
-                                   f"group's {noun} {kinds}")]
+    return [ErrorItem(path, f"{plan.name} sets an absolute {noun}, the same in every group, which would undo "
+                            f"{' and '.join(undone)}; use a schedule whose values are factors of each group's "
+                            f"{noun} {kinds}")]
 
 
 def dynamic_lr_conflict(scheduler: str | None, group: int, number: float | None = None) -> str:
@@ -1216,10 +1227,13 @@ def check_static_lr(optimizer: Any, scheduler: str | None, number: float | None 
 def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
-    - a number: every group's lr is set to it and None is returned (no scheduler object);
+    - a number: every group's lr is set to it and None is returned (no scheduler object); it is the schedule that
+      sets that lr at every step (`number_plan`), and the checks of such a schedule read it;
     - refused, by the checks build makes (one each): a number or an lr scheduler over an lr the optimizer sets per
-      step itself (`check_static_lr`), an absolute lr schedule over groups whose lrs lr_mult, layer_decay or a
-      composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps: groups.scaled_lr_of);
+      step itself (`check_static_lr`), a number or an absolute lr schedule over groups whose lrs lr_mult,
+      layer_decay or a composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps:
+      groups.scaled_lr_of); over groups with lrs of their own otherwise (torch-style group dicts, a rule's lr), a
+      warning that it replaces them (lint.group_lrs_replaced);
     - a scheduler name with its options as kwargs: `configure_lr_scheduler(opt, "StepLR", step_size=10)`;
     - a mapping: one schedule spec `{name: ..., <options>}` (`sequential` / `chained` nest `schedulers:`), with more
       options as kwargs (a key given both in the spec and as a keyword, `dialect` too, is a ConfigError);
@@ -1259,7 +1273,11 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             errors.add(key_text(key), f"a number as learning_rate ({show(learning_rate)}) sets every group's lr and "
                                       f"builds no scheduler, which would take {key}; give a schedule (a name or a "
                                       f"spec, cerebras.ConstantLR for a constant lr) with it")
+        plan = number_plan(learning_rate)
+        errors.extend(absolute_over_scaled(plan, scaled_lr_of(optimizer), path="learning_rate"))
         errors.raise_if_any()
+        for note in group_lrs_replaced(plan, optimizer.param_groups):
+            warnings.warn(ConfigWarning(note), stacklevel=2)
         lr = float(learning_rate)
         for group in optimizer.param_groups:
             group["lr"] = lr

@@ -338,6 +338,18 @@ class Chained(Schedule):
         return dataclasses.replace(self, stages=[s.bind(bases, default) for s in self.stages])
 
 
+@dataclass(frozen=True)
+class Constant(Schedule):
+    """`value` at every step, the same in every group: a number given where a schedule may be
+    (`configure_lr_scheduler(opt, 0.5)`, Cerebras' convention), read as the schedules that set the lr themselves."""
+
+    values: ClassVar[str] = ABSOLUTE
+    value: float = 0.0
+
+    def __call__(self, step: int) -> float:
+        return self.value
+
+
 # ---------------------------------------------------------------------------------------------------
 # helpers for vocabularies that wrap the combinators under their own option names
 # ---------------------------------------------------------------------------------------------------
@@ -408,6 +420,6 @@ def resolve_steps(value: Steps | None, total: int | None, name: str, total_name:
 
 
 
-__all__ = ["Schedule", "Sequential", "Chained", "Delegate", "FACTOR", "ABSOLUTE", "derive_milestones",
+__all__ = ["Schedule", "Sequential", "Chained", "Constant", "Delegate", "FACTOR", "ABSOLUTE", "derive_milestones",
            "require_schedules", "check_milestones", "half_cosine", "anneal", "sgdr_cycle",
            "options_of", "Steps", "resolve_steps"]
