@@ -611,3 +611,17 @@ def test_a_setting_a_part_cannot_take_is_refused_at_its_key(tmp_path, capsys, mo
     built = optreg.build({"optimizer": kept_out}, tiny_vit())
     assert [(g["optimizer"], g.get("weight_decay")) for g in built.optimizer.param_groups] == [
         ("torch.Rprop", None), ("torch.AdamW", 0.0), ("torch.Muon", 0.1)]   # the tokens: no_weight_decay()
+
+
+def test_a_main_rule_selects_by_module_class():
+    """The main optimizer's rules select by the class of the owning module (`modules:`) as a plain optimizer's do:
+    the main part is planned within the whole model (groups.Scope). It said 'modules selects by the class of the
+    module that owns a parameter: pass the Module itself', though the Module was passed."""
+    model = _net()
+    built = optreg.build({"optimizer": {**MUON_ADAMW, "param_groups": [
+        *MUON_ADAMW["param_groups"], {"modules": "Linear", "lr_mult": 0.5}]}}, model)
+    assert [(r["rule"], r["names"], r["optimizer"]) for r in built.group_table()] == [
+        ("optimizer.param_groups[0]", ["body.bias", "norm.weight", "norm.bias", "head.bias"], "torch.AdamW"),
+        ("optimizer.param_groups[1]", ["embed.weight", "head.weight"], "torch.AdamW"),
+        ("optimizer.param_groups[2]", ["body.weight"], "torch.Muon")]
+    assert [g["lr"] for g in built.optimizer.param_groups] == [3e-4, 3e-4, 0.01]

@@ -446,8 +446,10 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
                                    "both")
         groups = from_dicts(dicts, errors, join_path(path, "params"), paramless_ok=paramless)
     elif named is not None:
+        within = source if scope is None or source is None else \
+            dataclasses.replace(source, module=scope.source.module)   # a composite's main rules select by module
         groups = from_rules(named, list(param_groups or ()), errors, rules_path, paramless_ok=paramless,
-                            source=source, notes=notes)
+                            source=within, notes=notes)
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
         for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
