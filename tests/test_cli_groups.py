@@ -366,3 +366,27 @@ def test_a_group_the_optimizer_splits_shows_the_lr_of_its_parameters():
     built = optreg.build(config, Norm())
     assert [g["lr"] for g in built.optimizer.param_groups] == [0.5, 0.5]
     assert [r["lr"] for r in built.group_table()] == [r["lr"] for r in group_table(config, Norm())] == [0.5]
+
+
+def test_a_composites_settings_in_the_table_are_the_built_ones(tmp_path, capsys):
+    """`optreg groups` shows a composite's main-section no_weight_decay and layer_decay on every part's groups, as
+    build() builds them and `validate --model` accepts them: the AdamW part's norms and biases at weight decay 0 and
+    their layer's lr (blocks.0's: 1e-3 · 0.5³), the Muon matrices at their own."""
+    from examples.finetune_models import tiny_vit
+
+    path = tmp_path / "composite.yaml"
+    path.write_text("optimizer:\n  name: Muon\n  lr: 0.02\n  weight_decay: 0.1\n  no_weight_decay: true\n"
+                    "  layer_decay: {rate: 0.5, layer: 'blocks.{i}.*'}\n  param_groups:\n"
+                    "    - {max_ndim: 1, optimizer: {name: AdamW, lr: 1.0e-3, weight_decay: 0.1}}\n"
+                    "    - {params: [cls_token, pos_embed], optimizer: {name: AdamW, lr: 1.0e-3}}\n")
+    model = ["--model", "examples.finetune_models:tiny_vit"]
+    assert main(["validate", str(path), *model]) == 0
+    capsys.readouterr()
+    assert main(["groups", str(path), *model, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == json.loads(json.dumps(optreg.build(str(path), tiny_vit()).group_table(), default=str))
+    by_name = {n: (r["optimizer"], r["lr"], r["weight_decay"], r["layer"]) for r in rows for n in r["names"]}
+    assert by_name["blocks.0.norm1.weight"] == ("torch.AdamW", pytest.approx(1.25e-4), 0.0, 1)
+    assert by_name["norm.weight"] == ("torch.AdamW", 1e-3, 0.0, 4)
+    assert by_name["cls_token"] == ("torch.AdamW", 1e-3, 0.0, 4)   # the model's no_weight_decay()
+    assert by_name["blocks.0.qkv.weight"] == ("torch.Muon", pytest.approx(2.5e-3), 0.1, 1)
