@@ -15,10 +15,10 @@ a rule's `lr_mult` / `decay_mult` scale its own optimizer's values. The optimize
 parameter (its Muon's AdamW fallback included): each part's own lr and weight decay are what they scale and zero,
 the layers are numbered over the whole model, and a part whose optimizer has no option for a setting to act on is
 refused at the setting's key (a part that gives the key itself, `no_weight_decay: false` too, keeps its own). The
-groups come in rule order, then the main
-optimizer's default group, and each carries `optimizer: "<dialect.Name>"`. Each part is the optimizer built by
-hand on its parameters, so a step of the composite is the parts' steps, bit for bit; its `state_dict` holds the
-parts' state dicts (plain tensors, numbers and strings: it loads with `weights_only=True`).
+groups come in rule order, then the main optimizer's default group, and each carries `optimizer: "<dialect.Name>"`.
+Each part is the optimizer built by hand on its parameters, so a step of the composite is the parts' steps, bit for
+bit; its `state_dict` holds the parts' state dicts (plain tensors, numbers and strings: it loads with
+`weights_only=True`).
 
 Refused: `param_groups` inside a rule's optimizer, an optimizer that wraps another (MindSpore LARS) or takes the
 model, a dynamic (per-step) lr inside a composite (MindSpore's learning_rate lists), a parameter the main optimizer

@@ -685,7 +685,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
         if source is not None and source.dicts is not None:
             key = "layer_decay" if spec is not None else rule_key
             errors.add(key_path(key), f"{key} needs the Module or named_parameters(), not torch-style group "
-                                             f"dicts (they carry their own options)")
+                                      f"dicts (they carry their own options)")
             return groups
     if spec is not None:
         every = model.every_name if model is not None else [n for g in groups for n in (g.names or [])]
@@ -699,7 +699,7 @@ def apply_settings(groups: list[Group], settings: Mapping[str, Any], values: Map
     for key in rules:
         if model is None or model.module is None:
             errors.add(key_path(key), f"{key} reads the model's modules (its norm layers): pass the Module "
-                                             f"itself, not named_parameters() or tensors")
+                                      f"itself, not named_parameters() or tensors")
     undecayed = [rule.undecayed(model.module) for rule in rules.values()] if not errors else []
     if errors:
         return groups
