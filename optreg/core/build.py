@@ -655,8 +655,6 @@ class SchedulerPlan:
     #: of a spec that a scheduler form read: own-form path -> the source's (ReadSpec.at), where its errors are put
     #: and the schedule linter's notes (optreg.core.lint.lint_schedule)
     written: dict[str, str] = field(default_factory=dict)
-
-
     label: str | None = None           # what messages call a plan of no entry (a number: `number_plan`)
 
     @property
