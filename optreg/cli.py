@@ -235,8 +235,9 @@ def combinator_lines(name: str, width: int) -> list[str]:
 
 
 def _of_file(path: str, line: str) -> str:
-    """A line of `validate`'s report on the file `path`, with its name first (a line at a position in it has it)."""
-    return line if line.startswith(f"{path}:") else f"{path}: {line}"
+    """A line of `validate`'s report on the file `path`, with its name first (a line at a position in it has it, as
+    the file's reading names it: `./a.yaml` as `a.yaml`)."""
+    return line if line.startswith((f"{path}:", f"{Path(path)}:")) else f"{path}: {line}"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -85,6 +85,22 @@ def test_validate_exit_status(tmp_path, capsys):
     assert f"{bad}:1:48: optimizer.betas[1]: must be < 1, got 1.0" in err
 
 
+def test_validate_names_a_file_once_however_its_path_is_written(tmp_path, monkeypatch, capsys):
+    """A file given as `./a.yaml` is read as `a.yaml`: its errors and warnings at a position in it start with that
+    position alone, as those of `a.yaml` do (not `./a.yaml: a.yaml:1:24: ...`)."""
+    monkeypatch.chdir(tmp_path)
+    Path("bad.yaml").write_text("optimizer: {name: SGD, lr: -0.1}\n")
+    Path("short.yaml").write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, T_max: 5}\n"
+                                  "train: {steps: 100}\n")
+    assert main(["validate", "./bad.yaml", "./short.yaml"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["./short.yaml: ok"]
+    assert err.splitlines() == [
+        "bad.yaml:1:24: optimizer.lr: must be >= 0, got -0.1",
+        "short.yaml:2:38: warning: scheduler.T_max: T_max 5 spans 5 steps, under 0.9 × the 100 steps of the run "
+        "(train.steps or --steps): the schedule ends early; set scheduler.T_max to 100"]
+
+
 def test_validate_shipped_examples():
     assert main(["validate", "examples/quickstart.yaml"]) == 0
 
