@@ -144,8 +144,8 @@ def number_message(value: Any, low: float | None = None, integer: bool = False, 
                    above: float | None = None, also: str = "", high: float | None = None) -> str | None:
     """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
     where `finite`) >= `low` (> `above`, <= `high`), in the words the own form's options say it (`_message`); None
-    when nothing is. `also`: a value past the bound that the option takes too, said after a value past it (`must be >= 1, got 0
-    (or -1: the dataset's size)`); the caller takes that value before asking."""
+    when nothing is. `also`: a value past the bound that the option takes too, said after a value past it
+    (`must be >= 1, got 0 (or -1: the dataset's size)`); the caller takes that value before asking."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
         return type_message("an integer" if integer else "a number", value)
     if integer and not isinstance(value, numbers.Integral):

@@ -82,8 +82,8 @@ def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
 
 def _names_component(value: object) -> bool:
     """Whether `value` is, or is close to, the name of a registered optimizer or scheduler (with or without its
-    dialect; the dialects' own rows, no library's): a key that holds one misspells a name key (`typee: SGD`), one that only contains a name key whole
-    and holds something else is another word (`dtype: float32`)."""
+    dialect; the dialects' own rows, no library's): a key that holds one misspells a name key (`typee: SGD`), one
+    that only contains a name key whole and holds something else is another word (`dtype: float32`)."""
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
     from optreg.errors import closest
