@@ -204,11 +204,16 @@ def test_a_bad_multiplier_says_what_the_own_form_s_lr_mult_says(value, message):
      "1:66: optim_wrapper.paramwise_cfg.bypass_duplicate: expected true or false, got int 1"),
     ("optim_wrapper: {optimizer: {type: SGD, lr: 0.1}}\ntrain_cfg: {by_epoch: 'yes', max_iters: 10}\n",
      "2:13: train_cfg.by_epoch: expected true or false, got str 'yes'"),
+    ("optim_wrapper: {optimizer: {type: SGD, lr: 0.1}}\ntrain_cfg: {by_epoch: false, max_iters: 0}\n",
+     "2:30: train_cfg.max_iters: must be >= 1, got 0"),
+    ("optim_wrapper: {optimizer: {type: SGD, lr: 0.1}}\ntrain_cfg: {max_epochs: 2.5}\n",
+     "2:13: train_cfg.max_epochs: must be an integer, got 2.5"),
 ])
 def test_a_bad_count_or_flag_says_what_the_own_form_says(text, said, tmp_path):
-    """accumulative_counts, paramwise_cfg.bypass_duplicate and train_cfg.by_epoch word a bad value as the own form's
-    options do (models.number_message, bool_message; they said `must be an integer >= 1, got 0`, `must be true or
-    false, got 1`), at its position."""
+    """accumulative_counts, paramwise_cfg.bypass_duplicate, train_cfg.by_epoch and the loop's max_iters / max_epochs
+    word a bad value as the own form's options do (models.number_message, bool_message; they said `must be an integer
+    >= 1, got 0`, `must be true or false, got 1`, `required by MMEngine's iteration-based train loop: an integer >= 1,
+    got 0`), at its position."""
     path = tmp_path / "mm.yaml"
     path.write_text(text)
     assert [str(e) for e in _error(str(path)).errors] == [f"{path}:{said}"]

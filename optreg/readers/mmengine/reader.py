@@ -219,8 +219,10 @@ def _loop(raw: Any, errors: Collector, report: list[KeyUse]) -> tuple[int | None
     if near is not None:    # `max_epoch: 12`: said at the key written, which MMEngine's loop would refuse
         errors.add(join_path(path, near[0]), f"unknown key of {loop}", near[1])
         return None, None, None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        errors.add(join_path(path, key), f"required by {loop}: an integer >= 1, got {show(value)}")
+    wrong = f"required by {loop}: an integer >= 1, got None" if value is None else \
+        number_message(value, 1, integer=True)   # a bad one in the own form's words, as the other readers' lengths
+    if wrong is not None:
+        errors.add(join_path(path, key), wrong)
         return None, None, None
     for k in raw:
         verdict = "exact" if k in ("type", "by_epoch", key) else "trainer"
