@@ -163,6 +163,16 @@ def test_learning_rate_forms():
         with pytest.raises(optreg.ConfigError) as info:
             lr_table(bad)
         assert str(info.value).startswith(f"lr: {message}")
+        # a per-step list's entry by the same rule, at its index, as the options read it (a negative or too large
+        # entry passed; a huge int was an OverflowError)
+        with pytest.raises(optreg.ConfigError) as info:
+            lr_table([0.1, bad])
+        assert str(info.value).startswith(f"lr[1]: {message}")
+        if bad != 10 ** 400:   # (which every input's check refuses first, beyond a float)
+            with pytest.raises(optreg.ConfigError) as info:
+                optreg.configure_optimizer("Momentum", [torch.nn.Parameter(torch.zeros(2))], dialect="mindspore",
+                                           momentum=0.9, learning_rate=[0.1, bad])
+            assert str(info.value) == f"learning_rate: entry 1 {message}"
     assert lr_at([0.1, 0.2], 1) == 0.2
     with pytest.raises(IndexError):
         lr_at([0.1, 0.2], 2)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import numbers
 import warnings
 from typing import Any, Callable, Iterable, Sequence, Union
@@ -49,7 +48,8 @@ def lr_table(value: Any, path: str = "lr") -> float | list[float] | Callable[[in
     """Normalise a learning rate: a float, a list of per-step floats, or a callable `step -> lr`.
 
     Raises ConfigError for what MindSpore refuses: a negative number, a tensor of rank >= 2, an
-    empty table, a boolean, or anything that is neither a number, a sequence nor a callable.
+    empty table, a boolean, or anything that is neither a number, a sequence nor a callable; and, as the options
+    read an lr (mindspore.vocabulary), a number or a list's entry that is not finite or is past MAX_FLOAT.
     """
     if isinstance(value, bool):
         raise ConfigError(f"must be a number, a list of per-step numbers or a schedule, got {value!r}", path)
@@ -69,9 +69,11 @@ def lr_table(value: Any, path: str = "lr") -> float | list[float] | Callable[[in
         if not value:
             raise ConfigError("a per-step learning-rate list must not be empty", path)
         table = []
-        for i, v in enumerate(value):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
-                raise ConfigError(f"must be a finite number, got {v!r}", f"{path}[{i}]")
+        for i, v in enumerate(value):   # each entry by the rule of an lr given as a number, as the options read it
+            wrong = f"must be a finite number, got {v!r}" if isinstance(v, bool) or not isinstance(v, numbers.Real) \
+                else number_message(v, 0, finite=True, high=MAX_FLOAT)
+            if wrong is not None:
+                raise ConfigError(wrong, f"{path}[{i}]")
             table.append(float(v))
         return table
     if callable(value):

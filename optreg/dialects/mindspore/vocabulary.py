@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Annotated, Any, Callable, Mapping
 
@@ -36,23 +35,17 @@ LR_NOTE = (
 
 
 def _lr_number(value: Any, what: str) -> float:
-    """One learning-rate number: finite, >= 0 and at most MAX_FLOAT (huge ints refused, not overflowed)."""
+    """One learning-rate number: finite, >= 0 and at most MAX_FLOAT (huge ints refused, not overflowed), in the
+    words of an lr given as a number elsewhere (models.number_message, as core.optimizer.lr_table says it)."""
+    from optreg.core.models import number_message
     from optreg.core.types import MAX_FLOAT
     from optreg.errors import show
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be a finite number, got {show(value)}")
-    try:
-        number = float(value)
-    except (OverflowError, ValueError):
-        number = math.inf
-    if not math.isfinite(number):
-        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be a finite number, got {show(value)}")
-    if number < 0:
-        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be >= 0, got {show(value)}")
-    if number > MAX_FLOAT:
-        raise ValueError(f"{'must' if what == 'it' else what + ' must'} be <= {MAX_FLOAT:g}, got {show(value)}")
-    return number
+    wrong = f"must be a finite number, got {show(value)}" if isinstance(value, bool) or \
+        not isinstance(value, numbers.Real) else number_message(value, 0, finite=True, high=MAX_FLOAT)
+    if wrong is not None:
+        raise ValueError(wrong if what == "it" else f"{what} {wrong}")
+    return float(value)
 
 
 def per_step(noun: str, example: str) -> Callable[[Any], Any]:
