@@ -1228,7 +1228,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
 
     - a number: every group's lr is set to it and None is returned (no scheduler object); it is the schedule that
-      sets that lr at every step (`number_plan`), and the checks of such a schedule read it;
+      sets that lr at every step (`number_plan`), and the checks of such a schedule read it; a keyword beside it
+      (`dialect`, a schedule's option, `adjust_learning_rate`), which only a scheduler would take, is refused;
     - refused, by the checks build makes (one each): a number or an lr scheduler over an lr the optimizer sets per
       step itself (`check_static_lr`), a number or an absolute lr schedule over groups whose lrs lr_mult,
       layer_decay or a composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps:
