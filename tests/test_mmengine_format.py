@@ -231,6 +231,20 @@ def test_the_lr_paramwise_cfg_multiplies_is_checked_once(tmp_path):
         ("optim_wrapper.optimizer.lr", "MMEngine's per-parameter settings multiply the optimizer's lr: give it")]
 
 
+def test_paramwise_cfg_multiplies_an_lr_written_as_a_string():
+    """An lr and a weight decay written as strings ("1e-3", which PyYAML leaves a string) are the numbers the own form
+    reads there, and paramwise_cfg multiplies those (the product of a string was a TypeError in validate --model,
+    groups, convert and build)."""
+    def lrs(lr, wd):
+        built = optreg.build({"optim_wrapper": {"optimizer": {"type": "SGD", "lr": lr, "weight_decay": wd},
+                                                "paramwise_cfg": {"bias_lr_mult": 2.0, "bias_decay_mult": 0.5}}},
+                             standin())
+        return [(g["lr"], g["weight_decay"], len(g["params"])) for g in built.optimizer.param_groups]
+
+    assert lrs("1e-3", "0.1") == lrs(1e-3, 0.1)
+    assert (pytest.approx(2e-3), pytest.approx(0.05)) in [(lr, wd) for lr, wd, _ in lrs("1e-3", "0.1")]
+
+
 def test_epoch_based_entries_need_the_steps_per_epoch():
     config = {**BASE, "param_scheduler": [{"type": "MultiStepLR", "milestones": [2]}], "train_cfg": {"max_epochs": 3}}
     error = _error(config)

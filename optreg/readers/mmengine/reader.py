@@ -65,8 +65,19 @@ class Planner:
             errors.add("optim_wrapper.paramwise_cfg", "MMEngine's per-parameter settings read the model's module "
                                                       "types: build with the nn.Module, not its parameters")
             return None
-        return paramwise.rules(model, self.paramwise, options.get("lr"), options.get("weight_decay"),
-                               "optim_wrapper.paramwise_cfg", errors)
+        return paramwise.rules(model, self.paramwise, _number_read(options.get("lr")),
+                               _number_read(options.get("weight_decay")), "optim_wrapper.paramwise_cfg", errors)
+
+
+def _number_read(value: Any) -> Any:
+    """`value` as the own form's options read a number: a string that is one ("1e-3", which PyYAML leaves a string)
+    is that number; anything else as it is (the own form says what is wrong with it)."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------
