@@ -100,7 +100,7 @@ def test_bad_configs_are_located(config, path, words):
 
 @pytest.mark.parametrize("value, message", [
     ("-1", "must be >= 0, got -1"), ('"1.0x"', "expected a number, got str '1.0x'"),
-    ("true", "expected a number, got bool True")])
+    ("true", "expected a number, got boolean true")])   # clip_grad.max_norm's words (it said 'got bool True')
 def test_a_bad_gradient_clipping_says_what_the_own_form_says(value, message, tmp_path):
     """gradient_clipping (0: no clipping) words a bad number as the own form's options do (models.number_message;
     it said `must be a number >= 0 (0: no clipping), got -1`), at its position."""

@@ -205,7 +205,8 @@ def test_a_loop_flag_that_is_no_boolean_is_said_as_the_own_forms_boolean(tmp_pat
 
 @pytest.mark.parametrize("given, message", [(0, "must be >= 1, got 0"), (np.int64(0), "must be >= 1, got np.int64(0)"),
                                             (2.0, "must be an integer, got 2.0"),
-                                            ("9", "expected an integer, got str '9'")])
+                                            ("9", "expected an integer, got str '9'"),
+                                            (True, "expected a number, got boolean true")])   # was 'got bool True'
 def test_a_bad_run_length_given_to_build_is_said_as_train_steps_says_it(given, message):
     """total_steps= and steps_per_epoch= word a bad value as the own form's train.steps does (models.number_message;
     they said `must be an integer >= 1, got 0`)."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from optreg.core.entry import Entry
 from optreg.core.options import PARAM_TYPES
-from optreg.core.types import Bool, Float, Int
+from optreg.core.types import NOT_NUMBER, Bool, Float, Int, boolean_shown
 from optreg.errors import ErrorItem, join_path, show
 
 _FIRST = ("params", "optimizer", "self")
@@ -146,7 +146,9 @@ def number_message(value: Any, low: float | None = None, integer: bool = False, 
     where `finite`) >= `low` (> `above`, <= `high`), in the words the own form's options say it (`_message`); None
     when nothing is. `also`: a value past the bound that the option takes too, said after a value past it
     (`must be >= 1, got 0 (or -1: the dataset's size)`); the caller takes that value before asking."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
+    if (boolean := boolean_shown(value)) is not None:   # an integer option's words too, as the options say it
+        return NOT_NUMBER.format(value=boolean)
+    if not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
         return type_message("an integer" if integer else "a number", value)
     if integer and not isinstance(value, numbers.Integral):
         return f"must be an integer, got {_fmt(value)}"

@@ -14,12 +14,24 @@ from pydantic_core import PydanticCustomError
 from optreg.errors import show
 
 
+#: a boolean where a number goes, in every option's words (`_no_bool`; models.number_message for the readers)
+NOT_NUMBER = "expected a number, got boolean {value}"
+
+
+def boolean_shown(value: Any) -> str | None:
+    """A boolean as NOT_NUMBER shows it (`true`; numpy's `bool_` or a bool tensor as written), or None for a value
+    that is no boolean: Python's, numpy's and torch's, which pydantic would otherwise read as 0 or 1 through their
+    `__float__` / `__index__`."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return show(value) if str(getattr(value, "dtype", "")) in ("bool", "torch.bool") else None
+
+
 def _no_bool(value: Any) -> Any:
-    """Refuse a boolean where a number goes: Python's, and numpy's `bool_` or a bool tensor, which pydantic would
-    otherwise read as 0 or 1 through their `__float__` / `__index__`."""
-    if isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool"):
-        raise PydanticCustomError("bool_not_number", "expected a number, got boolean {value}",
-                                 {"value": str(value).lower() if isinstance(value, bool) else show(value)})
+    """Refuse a boolean where a number goes (`boolean_shown`)."""
+    shown = boolean_shown(value)
+    if shown is not None:
+        raise PydanticCustomError("bool_not_number", NOT_NUMBER, {"value": shown})
     return value
 
 
