@@ -19,9 +19,9 @@ NOT_NUMBER = "expected a number, got boolean {value}"
 
 
 def boolean_shown(value: Any) -> str | None:
-    """A boolean as NOT_NUMBER shows it (`true`; numpy's `bool_` or a bool tensor as written), or None for a value
-    that is no boolean: Python's, numpy's and torch's, which pydantic would otherwise read as 0 or 1 through their
-    `__float__` / `__index__`."""
+    """How NOT_NUMBER shows `value` where it is a boolean: Python's as `true` / `false`, numpy's `bool_` or a bool
+    tensor as written (pydantic would read those as 0 or 1 through their `__float__` / `__index__`); None where it is
+    no boolean."""
     if isinstance(value, bool):
         return str(value).lower()
     return show(value) if str(getattr(value, "dtype", "")) in ("bool", "torch.bool") else None
