@@ -127,8 +127,11 @@ def test_max_grad_norm_0_or_below_does_not_clip(norm, clip):
     ({"lr_scheduler_type": "cosine_with_restart", "learning_rate": 1e-3}, "lr_scheduler_type", "cosine_with_restarts"),
     ({"lr_scheduler_type": "reduce_lr_on_plateau", "learning_rate": 1e-3}, "lr_scheduler_type", "not a step"),
     ({"learning_rate": -1.0, "lr_scheduler_type": "linear"}, "learning_rate", ">= 0"),
+    # as MindFormers' warmup_ratio and the own form's bounds say it (it said 'must be in [0, 1], got 1.5')
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_ratio": 1.5}, "warmup_ratio",
-     "must be in [0, 1], got 1.5"),
+     "warmup_ratio: must be <= 1, got 1.5"),
+    ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_ratio": -0.5}, "warmup_ratio",
+     "warmup_ratio: must be >= 0, got -0.5"),
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "lr_schedular_kwargs": {}}, "lr_schedular_kwargs",
      "lr_scheduler_kwargs"),
     ({"learning_rate": 1e-3, "lr_scheduler_type": "cosine", "max_steps": 10,

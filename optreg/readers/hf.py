@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
-from optreg.core.models import number_message
+from optreg.core.models import bound_message, number_message
 from optreg.errors import Collector, closest, show
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
@@ -316,8 +316,8 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
     value = _number(data, key, errors)
     if value is None:   # not a number (the error is added) and no default
         return 0
-    if key == "warmup_ratio" and not 0 <= value <= 1:   # TrainingArguments.__post_init__'s range
-        errors.add("warmup_ratio", f"must be in [0, 1], got {show(value)}")
+    if key == "warmup_ratio" and value > 1:   # TrainingArguments.__post_init__'s range (_number said a value < 0)
+        errors.add("warmup_ratio", bound_message("<=", 1, value))   # as MindFormers' warmup_ratio says it
         return 0
     if key == "warmup_steps" and "warmup_ratio" in data:
         report.append(KeyUse("warmup_ratio", TRAINER, "overridden by warmup_steps (transformers 4)"))
