@@ -56,15 +56,16 @@ def test_plain_number_sets_lr_and_returns_none():
 
 
 def test_a_plain_number_refuses_the_keywords_a_scheduler_would_take():
-    """A number builds no scheduler: keywords beside it (Model Zoo 2.0-2.3's adjust_learning_rate, a schedule's
-    option, a misspelling) are errors at each, not dropped (the muP scaling was lost), and no lr is set."""
+    """A number builds no scheduler: keywords beside it (a schedule's option, a misspelling, the dialect) are errors
+    at each, not dropped, and no lr is set (Model Zoo 2.0-2.3's adjust_learning_rate beside it is the constant
+    schedule Model Zoo builds: tests/test_modelzoo_configs.py)."""
     o = torch.optim.SGD(make_model().parameters(), lr=0.1)
     with pytest.raises(optreg.ConfigError) as info:
-        optreg.configure_lr_scheduler(o, 0.01, adjust_learning_rate={"embedding": 0.5}, T_max=5)
+        optreg.configure_lr_scheduler(o, 0.01, adjust_learning_rate={"embedding": 0.5}, T_max=5, dialect="torch")
     assert [(e.path, e.message) for e in info.value.errors] == [
         (key, f"a number as learning_rate (0.01) sets every group's lr and builds no scheduler, which would take "
               f"{key}; give a schedule (a name or a spec, cerebras.ConstantLR for a constant lr) with it")
-        for key in ("adjust_learning_rate", "T_max")]
+        for key in ("dialect", "T_max")]
     assert all(g["lr"] == 0.1 for g in o.param_groups)
 
 

@@ -446,6 +446,25 @@ def test_configure_optimizer_then_configure_lr_scheduler_as_model_zoo_2_3_called
     assert [x["lr"] for x in g] == pytest.approx([0.2, 0.4, 0.4])
 
 
+def test_a_number_with_adjust_learning_rate_is_the_constant_schedule_model_zoo_2_3_builds():
+    """Model Zoo 2.0-2.3's configure_lr_scheduler turns a number into {scheduler: constant, learning_rate: x}, which
+    adjust_learning_rate scales per group: the same call with the section's learning_rate a number keeps the muP
+    scaling (it was refused, 'a number as learning_rate ... builds no scheduler'); another keyword beside it, which
+    Model Zoo's call does not take, is still refused, alone."""
+    model = Net()
+    adjust = {"decoder_kernel": 0.5}
+    optimizer = optreg.configure_optimizer("SGD", model, dialect="cerebras", adjust_learning_rate=adjust,
+                                           learning_rate=0.4)
+    scheduler = optreg.configure_lr_scheduler(optimizer, 0.4, adjust_learning_rate=adjust)
+    for _ in range(2):
+        optimizer.step()
+        scheduler.step()
+    assert [x["lr"] for x in optimizer.param_groups] == pytest.approx([0.2, 0.4, 0.4])
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, 0.4, adjust_learning_rate=adjust, T_max=5)
+    assert [e.path for e in info.value.errors] == ["T_max"]
+
+
 def test_configure_lr_scheduler_reads_one_trainer_form_scheduler_with_tags():
     model = Net()
     optimizer = optreg.configure_optimizer("AdamW", model, dialect="cerebras",

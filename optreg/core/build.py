@@ -1229,7 +1229,8 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
 
     - a number: every group's lr is set to it and None is returned (no scheduler object); it is the schedule that
       sets that lr at every step (`number_plan`), and the checks of such a schedule read it; a keyword beside it
-      (`dialect`, a schedule's option, `adjust_learning_rate`), which only a scheduler would take, is refused;
+      (`dialect`, a schedule's option), which only a scheduler would take, is refused; beside a dialect's keyword
+      alone (`adjust_learning_rate`), it is the constant schedule Model Zoo 2.0-2.3 builds of it (cerebras.ConstantLR);
     - refused, by the checks build makes (one each): a number or an lr scheduler over an lr the optimizer sets per
       step itself (`check_static_lr`), a number or an absolute lr schedule over groups whose lrs lr_mult,
       layer_decay or a composite's routing set (`absolute_over_scaled`, with the keys the optimizer keeps:
@@ -1265,6 +1266,12 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             learning_rate = float(learning_rate)
         except ValueError:
             pass
+    wrapped = {key for d in REGISTRY.declared() for key in d.scheduler_keywords}
+    if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool) and wrappers:
+        keywords = [key for key in keywords if key not in wrapped]   # what Model Zoo's call does not take
+        if not keywords:   # a number beside a dialect's keyword alone (Model Zoo 2.0-2.3's configure_lr_scheduler(
+            # opt, lr, adjust_learning_rate=...)): the constant schedule it builds there, which the keyword wraps
+            learning_rate = {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": learning_rate}
     if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
         from optreg.core.optimizer import lr_table
 
