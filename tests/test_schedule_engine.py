@@ -89,6 +89,30 @@ def test_a_bad_milestone_is_said_as_the_own_form_says_it():
         ("milestones[3]", "must be an integer, got 1.5")]
 
 
+def test_numpy_integer_milestones_are_integers():
+    """A numpy integer is a milestone as the options take it (engine.check_milestones; it said `expected an
+    integer, got int64 np.int64(3)`), kept as an int; a bad one is said as a Python one is."""
+    s = Sequential([C.ConstantLR(0.5), C.ConstantLR(0.25)], [np.int64(3)])
+    assert s.milestones == (3,) and type(s.milestones[0]) is int and (s(2), s(3)) == (0.5, 0.25)
+    assert C.PiecewiseConstantLR(learning_rates=[0.1, 0.01], milestones=[np.int32(3)])(3) == 0.01
+    with pytest.raises(ConfigError) as err:
+        Sequential([T.ConstantLR()] * 3, [np.int64(-1), np.int64(2)])
+    assert [(e.path, e.message) for e in err.value.errors] == [("milestones[0]", "must be >= 0, got np.int64(-1)")]
+    with pytest.raises(ConfigError) as err:
+        Sequential([T.ConstantLR()] * 3, [np.int64(4), np.int64(4)])
+    assert [(e.path, e.message) for e in err.value.errors] == [
+        ("milestones", "must be strictly increasing, got [np.int64(4), np.int64(4)]")]
+
+
+def test_a_numpy_integer_step_count_is_a_count():
+    """engine.resolve_steps takes a numpy integer as a count, as an int (it said `expected a step count (int) or a
+    fraction in [0, 1), got np.int64(-2)` of a negative one, and kept a good one a numpy integer)."""
+    assert type(HF.ConstantWithWarmup(num_warmup_steps=np.int64(2)).num_warmup_steps) is int
+    with pytest.raises(ConfigError) as err:
+        HF.ConstantWithWarmup(num_warmup_steps=np.int64(-2))
+    assert [(e.path, e.message) for e in err.value.errors] == [("num_warmup_steps", "must be >= 0, got -2")]
+
+
 def test_milestone_count_and_restart_values_are_checked():
     with pytest.raises(ConfigError) as err:
         Sequential([T.ConstantLR(), T.ConstantLR()], [1, 2], restart="sometimes")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping, Sequence, Union
 
@@ -196,14 +197,13 @@ def check_milestones(milestones: Sequence[int], n_stages: int, path: str = "mile
     errors = Collector()
     if len(milestones) != n_stages - 1:
         errors.add(path, f"expected {n_stages - 1} milestones for {n_stages} schedules, got {len(milestones)}")
-    from optreg.core.models import number_message, type_message
+    from optreg.core.models import number_message
     from optreg.core.types import MAX_INT
 
-    for i, m in enumerate(milestones):
-        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= MAX_INT:   # a Python int (not numpy's)
-            errors.add(join_path(path, i), number_message(m, 0, integer=True, high=MAX_INT) or
-                       type_message("an integer", m))
-    if all(isinstance(m, int) and not isinstance(m, bool) for m in milestones):
+    for i, m in enumerate(milestones):   # numpy's integers too, as the options take
+        if message := number_message(m, 0, integer=True, high=MAX_INT):
+            errors.add(join_path(path, i), message)
+    if not any(number_message(m, integer=True) for m in milestones):
         for i in range(1, len(milestones)):
             if not milestones[i] > milestones[i - 1]:
                 errors.add(path, f"must be strictly increasing, got {show(list(milestones))}")
@@ -258,7 +258,7 @@ class Sequential(Schedule):
                               "milestones")
         modes = _restarts(self.restart, len(stages), errors)
         errors.raise_if_any()
-        object.__setattr__(self, "milestones", tuple(milestones))
+        object.__setattr__(self, "milestones", tuple(int(m) for m in milestones))   # a numpy integer as an int
         object.__setattr__(self, "_modes", modes)
         kinds = {s.values for s in stages}
         object.__setattr__(self, "values", kinds.pop() if len(kinds) == 1 else MIXED)
@@ -406,10 +406,10 @@ def resolve_steps(value: Steps | None, total: int | None, name: str, total_name:
         return None
     if isinstance(value, bool):
         raise ConfigError(f"expected a step count or a fraction, got {show(value)}", name)
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):   # numpy's integers too, as the options take
         if value < 0:
             raise ConfigError(f"must be >= 0, got {value}", name)
-        return value
+        return int(value)
     if 0 <= value < 1:
         if total is None:
             raise ConfigError(f"a fraction ({value}) needs {total_name} to count from", name)
