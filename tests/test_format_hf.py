@@ -162,11 +162,12 @@ def test_a_bad_number_says_what_the_own_form_says(key, section, message):
     assert [(path, e.message) for path, e in read.items()] == [(key, message)]
 
 
-@pytest.mark.parametrize("value, message", [('"x"', "expected an integer, got str 'x' (-1: the epochs decide)"),
-                                            ("2.5", "must be an integer, got 2.5 (-1: the epochs decide)")])
+@pytest.mark.parametrize("value, message", [('"x"', "expected an integer, got str 'x' (or -1: the epochs decide)"),
+                                            ("2.5", "must be an integer, got 2.5 (or -1: the epochs decide)")])
 def test_a_bad_max_steps_says_what_the_own_form_says(value, message, tmp_path):
-    """max_steps words a value that is no integer as the own form's options do (models.number_message; it said
-    `must be an integer (-1: the epochs decide), got 'x'`), the meaning of -1 after it, at its position."""
+    """max_steps words a value that is no integer as the own form's options do (models.number_message), the meaning
+    of -1 after it as NeMo's and MindFormers' run lengths say theirs (number_message's `also`; it said `(-1: the
+    epochs decide)`), at its position."""
     path = tmp_path / "args.json"
     path.write_text('{"learning_rate": 0.001,\n "max_steps": %s}\n' % value)
     with pytest.raises(ConfigError) as info:

@@ -313,7 +313,7 @@ NEMO_RUN = "model:\n  optim:\n    name: adamw\n    lr: 0.1\n    sched: {name: Co
     (5, "trainer: {max_steps: -2}", "6:11: trainer.max_steps: must be >= -1, got -2"),
     (5, "trainer: {max_steps: x}", "6:11: trainer.max_steps: expected an integer, got str 'x'"),
     (5, "trainer: {max_steps: 10, max_epochs: 0}", "6:26: trainer.max_epochs: must be >= 1, got 0 (or -1: no limit)"),
-    (5, "trainer: {max_epochs: 1.5}", "6:11: trainer.max_epochs: must be an integer, got 1.5"),
+    (5, "trainer: {max_epochs: 1.5}", "6:11: trainer.max_epochs: must be an integer, got 1.5 (or -1: no limit)"),
     (-3, "", "5:36: model.optim.sched.max_steps: must be >= 0, got -3 (or -1: no schedule)"),
 ])
 def test_a_bad_run_length_is_said_as_the_own_form_says_it(sched, trainer, said, tmp_path, capsys):

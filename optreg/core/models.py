@@ -144,17 +144,17 @@ def number_message(value: Any, low: float | None = None, integer: bool = False, 
                    above: float | None = None, also: str = "", high: float | None = None) -> str | None:
     """What is wrong with `value` given for an option that takes a number (an integer where `integer`, a finite one
     where `finite`) >= `low` (> `above`, <= `high`), in the words the own form's options say it (`_message`); None
-    when nothing is. `also`: a value past the bound that the option takes too, said after a value past it
+    when nothing is. `also`: a value the option takes besides, said after what is wrong but a value past `high`
     (`must be >= 1, got 0 (or -1: the dataset's size)`); the caller takes that value before asking."""
-    if (boolean := boolean_shown(value)) is not None:   # an integer option's words too, as the options say it
-        return NOT_NUMBER.format(value=boolean)
-    if not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
-        return type_message("an integer" if integer else "a number", value)
-    if integer and not isinstance(value, numbers.Integral):
-        return f"must be an integer, got {_fmt(value)}"
-    if finite and not isinstance(value, numbers.Integral) and not math.isfinite(value):   # a huge int is finite
-        return f"must be a finite number, got {_fmt(value)}"
     also = f" (or {also})" if also else ""
+    if (boolean := boolean_shown(value)) is not None:   # an integer option's words too, as the options say it
+        return NOT_NUMBER.format(value=boolean) + also
+    if not isinstance(value, numbers.Real):   # numpy's numbers too, as the options take
+        return type_message("an integer" if integer else "a number", value) + also
+    if integer and not isinstance(value, numbers.Integral):
+        return f"must be an integer, got {_fmt(value)}" + also
+    if finite and not isinstance(value, numbers.Integral) and not math.isfinite(value):   # a huge int is finite
+        return f"must be a finite number, got {_fmt(value)}" + also
     if low is not None and value < low:
         return bound_message(">=", low, value) + also
     if above is not None and not value > above:
