@@ -107,6 +107,17 @@ def test_max_grad_norm_0_or_below_does_not_clip(norm, clip):
     assert why == ("the global norm" if clip else f"{norm}: no clipping (the Trainer clips when it is > 0)")
 
 
+@pytest.mark.parametrize("text, value", [("max_grad_norm: .inf", "inf"), ("max_grad_norm: 1.0e+999", "inf")])
+def test_an_infinite_max_grad_norm_is_an_error_at_the_key(text, value, tmp_path):
+    """max_grad_norm is the own form's clip_grad.max_norm, refused there when it is not finite, and said at the
+    key and its position (it said `max_grad_norm.max_norm`)."""
+    path = tmp_path / "args.yaml"
+    path.write_text(f"learning_rate: 0.001\n{text}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [f"{path}:2:1: max_grad_norm: must be a finite number, got {value}"]
+
+
 @pytest.mark.parametrize("config, path, words", [
     ({"learning_rate": 1e-3, "lr_scheduler_type": "warmup_stable_decay", "max_steps": 100},
      "lr_scheduler_kwargs.num_decay_steps", "required option is missing"),   # the key to add, not lr_scheduler_type's

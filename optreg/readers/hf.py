@@ -459,7 +459,8 @@ class HfFormat:
                  "optimizer.name": "optim", "scheduler.name": "lr_scheduler_type",
                  "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
                  "scheduler": "lr_scheduler_kwargs",   # a schedule's options are lr_scheduler_kwargs, given or not
-                 "clip_grad": "max_grad_norm", "train.epochs": "num_train_epochs"}
+                 "clip_grad": "max_grad_norm", "clip_grad.max_norm": "max_grad_norm",   # the key is the max_norm
+                 "train.epochs": "num_train_epochs"}
         return read_translated(own, source, self.name, paths, report,   # the reader's errors with the own form's
                                format_steps=(total, "max_steps") if total is not None else None,
                                run_length="max_steps" if total is None else None, errors=errors, beside=True)
