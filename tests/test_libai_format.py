@@ -135,6 +135,26 @@ def test_an_arguments_error_is_at_its_keyword(tree):
                                                         f"{path}:13:20: train.scheduler.alpha: must be >= 0, got -0.5"]
 
 
+@pytest.mark.parametrize("model", [[], ["--model", "mmengine_standin:model"]])
+def test_a_bad_clip_grad_max_norm_is_one_error_at_its_keyword(model, tree, capsys):
+    """get_default_optimizer_params' clip_grad_max_norm, every group's, is checked as a param_groups rule's
+    (ONEFLOW_GROUP_KEYS) when the file is read: one error at the keyword, in validate without a model (it passed)
+    and with one, and in build (it was said once per group, at `optim`)."""
+    from optreg.cli import main
+
+    path = tree()
+    common = Path(path).parent / "common" / "optim.py"   # LiBai's own, where the file's optim comes from
+    common.write_text(common.read_text().replace("clip_grad_max_norm=1.0", "clip_grad_max_norm=-1"))
+    line = next(i for i, t in enumerate(common.read_text().splitlines(), 1) if "clip_grad_max_norm=-1" in t)
+    column = common.read_text().splitlines()[line - 1].index("clip_grad_max_norm") + 1
+    error = f"{common}:{line}:{column}: optim.params.clip_grad_max_norm: must be >= 0, got -1"
+    assert main(["validate", path, *model]) == 1
+    assert capsys.readouterr().err.strip() == f"{path}: {error}"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(path, Net())
+    assert [str(e) for e in info.value.errors] == [error]
+
+
 def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path):
     marker = tmp_path / "marker"
     for code in (f"open({str(marker)!r}, 'w').write('ran')",

@@ -117,6 +117,16 @@ def with_tensors(values: Mapping[str, Any], kept: Mapping[tuple[str, int | None]
     return out
 
 
+def group_key(kind: Any, value: Any, path: str) -> Any:
+    """The value of a group key (a row's `group_keys`: OneFlow's clip_grad_max_norm) validated by its type `kind`;
+    ConfigError at `path` when it is wrong."""
+    try:
+        return TypeAdapter(kind).validate_python(value)
+    except ValidationError as exc:
+        raise ConfigError([ErrorItem(join_path(path, i.path), i.message) for i in models.pydantic_errors(exc)]) \
+            from None
+
+
 def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: Collector, path: str) -> None:
     """Validate a group's own keys: the entry's options (types and rules) and its `group_keys`;
     other keys go to the row's bind hook when it has one (MindSpore's order_params), else are errors."""
@@ -127,10 +137,9 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
             known[key] = value
         elif key in entry.group_keys:
             try:
-                group.extra[key] = TypeAdapter(entry.group_keys[key]).validate_python(value)
-            except ValidationError as exc:
-                errors.extend([ErrorItem(join_path(join_path(path, key), i.path), i.message)
-                               for i in models.pydantic_errors(exc)])
+                group.extra[key] = group_key(entry.group_keys[key], value, join_path(path, key))
+            except ConfigError as exc:
+                errors.extend(exc)
         elif key in settings_table():   # no_weight_decay in a rule: it belongs beside the optimizer's options
             item = setting_elsewhere(key, fields, "not a key of a param_groups rule: give it beside the optimizer's "
                                                   "options")

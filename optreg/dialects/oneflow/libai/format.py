@@ -335,7 +335,7 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
             errors.add(join_path("optim.params", key), f"not an argument of {GROUPING}",
                        closest(key, list(GROUP_KEYS)))
         if group.get("clip_grad_max_norm") is not None and group.get("clip_grad_norm_type") is not None:
-            grouping["clip"] = {k: group[k] for k in ("clip_grad_max_norm", "clip_grad_norm_type")}
+            grouping["clip"] = _clip(group, errors)
         for key in ("base_lr", "weight_decay"):
             if group.get(key) is not None:
                 section["lr" if key == "base_lr" else key] = group[key]
@@ -345,6 +345,22 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
                 report.append(KeyUse(join_path("optim.params", key), "exact",
                                      "per-group clip_grad (OneFlow's optimizer.clip_grad())" if "clip" in key else ""))
     return section
+
+
+def _clip(group: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
+    """get_default_optimizer_params' clip_grad_max_norm / clip_grad_norm_type, every group's (OneFlow's per-group
+    keys), checked here as a param_groups rule checks them (ONEFLOW_GROUP_KEYS), once and at the keyword: the
+    groups are made only for a model, one rule per set of options."""
+    from optreg.core.build import group_key
+    from optreg.core.options import ONEFLOW_GROUP_KEYS
+
+    clip = {}
+    for key in ("clip_grad_max_norm", "clip_grad_norm_type"):
+        try:
+            clip[key] = group_key(ONEFLOW_GROUP_KEYS[key], group[key], join_path("optim.params", key))
+        except ConfigError as exc:
+            errors.extend(exc)
+    return clip
 
 
 def _scheduler(train: Mapping[str, Any], iters: int, report: list, errors: Collector,
