@@ -272,6 +272,30 @@ def test_a_rule_over_frozen_parameters_only_makes_no_group_and_says_so():
         ("param_groups[0].params", "pattern 'nothere.*' matches no parameter")]
 
 
+def test_a_rule_that_makes_no_group_has_its_options_checked_as_validate_checks_them():
+    """A rule over frozen parameters only, a rule whose pattern matches nothing and a rule whose parameters an
+    earlier rule took make no group; build checks their options all the same, at the paths validate gives (build
+    took `lr: -1` on the frozen rule, and reported only the selector's error on the others)."""
+    model = Net()
+    model.fc.requires_grad_(False)
+    bad_lr = ("optimizer.param_groups[0].lr", "must be >= 0, got -1")
+    cases = (([{"params": "fc.*", "lr": -1}], [bad_lr]),
+             ([{"params": "nothing.*", "lr": -1}],
+              [("optimizer.param_groups[0].params", "pattern 'nothing.*' matches no parameter"), bad_lr]),
+             ([{"params": "*", "lr": 0.1}, {"params": "embed.*", "lr": -1}],
+              [("optimizer.param_groups[1].params", "every parameter it matches (embed.weight) is already taken by "
+                "optimizer.param_groups[0] (the first matching rule wins); put this rule first"),
+               ("optimizer.param_groups[1].lr", "must be >= 0, got -1")]))
+    for rules, expected in cases:
+        config = {"optimizer": {"name": "SGD", "lr": 0.1, "param_groups": rules}}
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config, model)
+        assert sorted((e.path, e.message) for e in info.value.errors) == sorted(expected)
+        with pytest.raises(ConfigError) as info:   # validate, before any model: the same option error
+            optreg.config.experiment.validate_experiment(config)
+        assert [(e.path, e.message) for e in info.value.errors] == [expected[-1]]
+
+
 def test_a_composite_s_rule_over_frozen_parameters_only_warns_once():
     """In a composite, a rule routed to an optimizer and a rule of the main optimizer over frozen parameters only are
     both the warning, once each at the user's rule index (the main optimizer's said 'pattern matches no

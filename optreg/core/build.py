@@ -433,6 +433,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     if entry.takes_model:
         return _model_plan(entry, params, values, param_groups, settings, errors, path)
     groups: list[Group] = []
+    dropped: list[Group] = []   # the rules that make no group (frozen parameters only, an error)
     notes: list[str] = []
     source = None
     try:
@@ -458,7 +459,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         within = source if scope is None or source is None else \
             dataclasses.replace(source, module=scope.source.module)   # a composite's main rules select by module
         groups = from_rules(named, list(param_groups or ()), errors, rules_path, paramless_ok=paramless,
-                            source=within, notes=notes)
+                            source=within, notes=notes, dropped=dropped)
     scaled = scaled_options(option_names(entry))
     if source is not None and source.module is not None:   # a dialect's default grouping (Model Zoo's: cerebras)
         for key, value in REGISTRY.dialect(entry.dialect).default_settings.items():
@@ -467,7 +468,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     grouped = bool(param_groups) or dicts is not None or any(v not in (None, False) for v in settings.values())
     check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False) and k not in at],
                   path, errors)
-    for group in groups:
+    for group in [*groups, *dropped]:   # a rule that makes no group is checked too, as validate checks it
         check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
     if not errors:

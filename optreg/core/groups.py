@@ -440,10 +440,11 @@ def not_rules(value: Any) -> str:
 
 def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str, Any]], errors: Collector,
                path: str = "param_groups", paramless_ok: bool = False, source: Source | None = None,
-               notes: list[str] | None = None) -> list[Group]:
+               notes: list[str] | None = None, dropped: list[Group] | None = None) -> list[Group]:
     """Rule i -> group i (first matching rule wins; every selector of a rule must hold); unmatched parameters form
     a last, default group. A rule whose parameters are all frozen makes no group: a note (`frozen_rule_note`) to
-    `notes`.
+    `notes`. The rules that make no group (those, and a rule in error) go to `dropped`, as groups of no
+    parameters, for their options to be checked all the same (as `validate` checks every rule's, model or not).
 
     Selectors: `params` (glob patterns over names; which of them may match nothing: `_check_patterns`), `modules`
     (class of the owning module), `max_ndim`. A tied parameter is selected by any of its names, and placed under its
@@ -545,6 +546,8 @@ def from_rules(named: list[tuple[str | None, Any]], rules: Sequence[Mapping[str,
         for group in groups:
             group.names = None
     # a rule whose parameters are all frozen makes no group; a rule without selectors is a dialect's (order_params)
+    if dropped is not None:
+        dropped.extend(g for g in groups if not (g.params or not g.selectors))
     return [g for g in groups if g.params or not g.selectors] + ([rest] if rest.params else [])
 
 
