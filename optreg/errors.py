@@ -123,6 +123,12 @@ def first_few(items: Sequence[str], shown: int = 3) -> str:
     return ", ".join(items[:shown]) + more
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`number` with `noun` agreeing with it: `1 value`, `3 values`, `2 micro-batches` (`plural` where it is not
+    the noun and an s)."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
 def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The candidate closest to `word` (difflib), compared case-insensitively, or None."""
     word = key_text(word)

@@ -746,6 +746,11 @@ def test_accumulation_over_more_steps_than_the_run_is_an_error(tmp_path, capsys)
                                                            "steps of the run (total_steps=5): the optimizer would "
                                                            "never step; make accumulation_steps at most 5")]
     assert optreg.build(config(train={"steps": 7, "accumulation_steps": 7}), Two()).run.accumulation == 7
+    with pytest.raises(ConfigError) as info:   # the noun agrees with one step (it said "the 1 steps")
+        optreg.build(config(train={"accumulation_steps": 2}), Two(), total_steps=1)
+    assert messages(info) == [("train.accumulation_steps", "2 micro-batches per optimizer step are more than the 1 "
+                                                           "step of the run (total_steps=1): the optimizer would "
+                                                           "never step; make accumulation_steps at most 1")]
 
 
 def test_a_run_that_is_not_a_multiple_of_accumulation_steps_warns_of_the_micro_batches_left(tmp_path, capsys):
@@ -823,7 +828,7 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_needs_a_list_of_its_
             "train: {{steps: 5, accumulation_steps: 2, hidden: 4, depth: 1}}\n")
     path.write_text(text.format([0.1, 0.05]))
     note = (f"{path}:2:19: warning: train.accumulation_steps: the 5 steps of the run (train.steps or --steps) are not "
-            f"a multiple of accumulation_steps 2: the last 1 micro-batch make no optimizer step (their gradients are "
+            f"a multiple of accumulation_steps 2: the last micro-batch makes no optimizer step (their gradients are "
             f"never applied); make the run a multiple of 2\n")
     assert main(["validate", str(path)]) == 0 and capsys.readouterr().err == note
     assert main(["plot", str(path), "--csv"]) == 0
@@ -842,7 +847,7 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_needs_a_list_of_its_
         applied.append(built.optimizer.param_groups[0]["lr"])
     assert applied == [0.1, 0.05]
     path.write_text(text.format([0.1]))
-    error = (f"{path}:1:54: optimizer.learning_rate: a per-step list of 1 values is shorter than the run (5 steps: "
+    error = (f"{path}:1:54: optimizer.learning_rate: a per-step list of 1 value is shorter than the run (5 steps: "
              f"train.steps or --steps; 2 optimizer steps of 2 micro-batches); give one value per optimizer step")
     assert main(["validate", str(path)]) == 1 and capsys.readouterr().err == error + "\n"
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, join_path, key_text, show
+from optreg.errors import (Collector, ConfigError, ErrorItem, Location, check_input, counted, join_path, key_text,
+                           show)
 from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
@@ -750,8 +751,8 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
     steps = run.optimizer_steps
     if steps is None:
         return
-    per = f"{run.steps} steps: {run.source}" + (
-        f"; {steps} optimizer steps of {run.accumulation} micro-batches" if run.accumulation > 1 else "")
+    per = f"{counted(run.steps, 'step')}: {run.source}" + (
+        f"; {counted(steps, 'optimizer step')} of {run.accumulation} micro-batches" if run.accumulation > 1 else "")
     lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
     for i, value in opt_plan.dynamic_lrs():
         if isinstance(value, (list, tuple)) and len(value) < steps:
@@ -761,5 +762,5 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
             where = join_path(group.rule if own else "optimizer", lr_name)
             if any(e.path == where for e in errors.items):
                 continue
-            errors.add(where, f"a per-step list of {len(value)} values is shorter than the run ({per}); give one "
-                              f"value per {'optimizer ' if run.accumulation > 1 else ''}step")
+            errors.add(where, f"a per-step list of {counted(len(value), 'value')} is shorter than the run ({per}); "
+                              f"give one value per {'optimizer ' if run.accumulation > 1 else ''}step")

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from optreg.core import models
 from optreg.core.options import clip_norm_order
 from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
-from optreg.errors import Collector, join_path
+from optreg.errors import Collector, counted, join_path
 
 DEFAULT_STEPS = 100   # `optreg run`'s built-in job when nothing gives a run length
 STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `optreg run --steps`) comes from
@@ -129,8 +129,8 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
             errors.add(where, f"{first[0]} and {other[0]} disagree on the run length; give one")
     if accumulation > first[1]:
         errors.add("train.accumulation_steps", f"{accumulation} micro-batches per optimizer step are more than the "
-                                               f"{first[1]} steps of the run ({first[0]}): the optimizer would never "
-                                               f"step; make accumulation_steps at most {first[1]}")
+                                               f"{counted(first[1], 'step')} of the run ({first[0]}): the optimizer "
+                                               f"would never step; make accumulation_steps at most {first[1]}")
     return RunLength(first[1], per_epoch, first[2], accumulation)
 
 
@@ -153,9 +153,10 @@ def accumulation_note(run: RunLength) -> str | None:
     if run.steps is None or run.accumulation == 1 or run.steps % run.accumulation == 0:
         return None
     left = run.steps % run.accumulation
+    last = "micro-batch makes" if left == 1 else f"{left} micro-batches make"   # the verb agrees with them
     return (f"train.accumulation_steps: the {run.steps} steps of the run ({run.source}) are not a multiple of "
-            f"accumulation_steps {run.accumulation}: the last {left} micro-batch{'es' if left > 1 else ''} make no "
-            f"optimizer step (their gradients are never applied); make the run a multiple of {run.accumulation}")
+            f"accumulation_steps {run.accumulation}: the last {last} no optimizer step (their gradients are never "
+            f"applied); make the run a multiple of {run.accumulation}")
 
 
 #: the run length a caller gives beside the file (`build(total_steps=, steps_per_epoch=)`), while the file is read:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from optreg.errors import Collector, join_path
+from optreg.errors import Collector, counted, join_path
 
 HORIZON_SLACK = 0.9                        # a horizon under 0.9 × the run (after the warmup) ends too early
 MIN_KEYS = ("eta_min", "min_lr", "lr_end", "end_lr", "end_learning_rate")   # the floor a decaying schedule ends at
@@ -281,12 +281,12 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     after = f" after the {warmup}-step warmup" if warmup else ""
     hf = entry is not None and entry.dialect == "hf"
     if hf and horizon != room:
-        out.append(f"{key}: {what} {horizon} steps, not the {room} steps of the run{after} ({run.source}); "
-                   f"{change}")
+        out.append(f"{key}: {what} {counted(horizon, 'step')}, not the {counted(room, 'step')} of the run{after} "
+                   f"({run.source}); {change}")
     elif not hf and (horizon < HORIZON_SLACK * room or horizon > room):
         early = horizon < room
-        out.append(f"{key}: {what} {horizon} steps, {'under 0.9 ×' if early else 'more than'} the {room} "
-                   f"steps of the run{after} ({run.source}): the schedule "
+        out.append(f"{key}: {what} {counted(horizon, 'step')}, {'under 0.9 ×' if early else 'more than'} the "
+                   f"{counted(room, 'step')} of the run{after} ({run.source}): the schedule "
                    f"{'ends early' if early else 'never finishes'}; {change}")
 
 
