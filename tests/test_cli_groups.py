@@ -245,12 +245,15 @@ def test_a_torch_class_that_sets_the_lr_itself(name, options, first, at, tmp_pat
     config["optimizer"]["param_groups"] = [{"params": "head.*", "lr_mult": 10}]
     path.write_text(json.dumps(config))
     column = path.read_text().index('"scheduler"') + 1
+    per_group = isinstance(options.get("max_lr"), list)   # each group's lr from its entry: not the same in all
+    sets, instead = (" in each group, from its per-group list max_lr,", "give each group's lr in the list alone, or ") \
+        if per_group else (", the same in every group,", "")
     for command in ("groups", "validate"):
         assert main([command, str(path), "--model", "examples.finetune_models:tiny_vit"]) == 1
         assert capsys.readouterr().err == (
-            f"{path}:1:{column}: scheduler: {name} sets an absolute lr, the same in every group, which would undo "
-            f"optimizer.param_groups[0].lr_mult; use a schedule whose values are factors of each group's lr (torch, "
-            f"OneFlow, HF, timm)\n")
+            f"{path}:1:{column}: scheduler: {name} sets an absolute lr{sets} which would undo "
+            f"optimizer.param_groups[0].lr_mult; {instead}use a schedule whose values are factors of each group's lr "
+            f"(torch, OneFlow, HF, timm)\n")
 
 
 def test_the_lr_a_group_is_built_with_is_beside_the_one_a_schedule_sets(tmp_path, capsys, monkeypatch):

@@ -536,6 +536,32 @@ def test_configure_lr_scheduler_refuses_an_absolute_schedule_over_lr_mult_groups
     assert scheduler is not None
 
 
+def test_an_absolute_schedule_of_per_group_lists_over_lr_mult_groups_is_refused_as_what_it_is():
+    """CyclicLR / OneCycleLR given per-group lists set each group's lr from its entry, which replaces the lr an
+    lr_mult gives as one lr for all would: still refused (the lists would undo the multiplier), with a message that
+    names the lists, in build, validate and configure_lr_scheduler alike. It said the schedule set "the same" lr
+    "in every group", which a list does not."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    rules = [{"params": "0.*", "lr_mult": 0.5}]
+    end = ("which would undo {}; give each group's lr in the {} alone, or use a schedule whose values are factors of "
+           "each group's lr (torch, OneFlow, HF, timm)")
+    for schedule, said in (({"name": "CyclicLR", "base_lr": [0.01, 0.02], "max_lr": [0.1, 0.2], "step_size_up": 2},
+                            "CyclicLR sets an absolute lr in each group, from its per-group lists base_lr and max_lr, "
+                            + end.format("{}", "lists")),
+                           ({"name": "OneCycleLR", "max_lr": [0.1, 0.2], "total_steps": 4},
+                            "OneCycleLR sets an absolute lr in each group, from its per-group list max_lr, " +
+                            end.format("{}", "list"))):
+        config = {"optimizer": {"name": "SGD", "lr": 0.02, "momentum": 0.9, "param_groups": rules},
+                  "scheduler": schedule}
+        expected = [("scheduler", "scheduler: " + said.format("optimizer.param_groups[0].lr_mult"))]
+        assert errors_of(lambda: optreg.build(config, model)) == expected
+        assert errors_of(lambda: optreg.config.experiment.validate_experiment(config)) == expected   # no model
+        opt = optreg.configure_optimizer("SGD", model, lr=0.02, momentum=0.9, param_groups=rules)
+        assert errors_of(lambda: optreg.configure_lr_scheduler(opt, dict(schedule))) == [
+            ("scheduler", "scheduler: " + said.format("param_groups[0].lr_mult"))]
+        assert [g["lr"] for g in opt.param_groups] == pytest.approx([0.01, 0.02])
+
+
 def test_a_number_as_the_lr_schedule_is_checked_as_the_constant_schedule_it_is():
     """configure_lr_scheduler(opt, 0.5) sets every group's lr (Cerebras' convention): it is the schedule that sets
     the lr itself, and the checks of such schedules read it (build.absolute_over_scaled, lint.group_lrs_replaced),

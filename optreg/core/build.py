@@ -1196,20 +1196,30 @@ def number_plan(number: float) -> SchedulerPlan:
 def absolute_over_scaled(plan: SchedulerPlan, scaled: Sequence[str], scaled_wd: Sequence[str] = (),
                          path: str = "scheduler") -> list[ErrorItem]:
     """The refusal of an lr schedule with absolute values (Cerebras, MindSpore, a `sequential` with such a stage),
-    which sets one lr in every group, over groups to which `scaled` (groups.scaled_lr_keys: lr_mult, layer_decay, a
-    composite's routing) gave lrs of their own; and of an absolute weight-decay schedule (Cerebras' `*WD`) over groups
-    to which `scaled_wd` (no_weight_decay, decay_mult) gave weight decays of their own: build checks the plan's
-    groups, configure_lr_scheduler the keys the built optimizer keeps (groups.scaled_lr_of); at `path`, where the
-    schedule is given."""
+    which sets one lr in every group (or each group's from a per-group list: torch's CyclicLR, OneCycleLR), over
+    groups to which `scaled` (groups.scaled_lr_keys: lr_mult, layer_decay, a composite's routing) gave lrs of their
+    own; and of an absolute weight-decay schedule (Cerebras' `*WD`) over groups to which `scaled_wd` (no_weight_decay,
+    decay_mult) gave weight decays of their own: build checks the plan's groups, configure_lr_scheduler the keys the
+    built optimizer keeps (groups.scaled_lr_of); at `path`, where the schedule is given."""
     key = absolute_key(plan)
     undone = {"lr": scaled, "weight_decay": scaled_wd}.get(key) if key else None
     if not undone:
         return []
     noun, kinds = ("lr", "(torch, OneFlow, HF, timm)") if key == "lr" else \
         ("weight decay", "(key: weight_decay on a torch, OneFlow, HF or timm schedule)")
-    return [ErrorItem(path, f"{plan.name} sets an absolute {noun}, the same in every group, which would undo "
-                            f"{' and '.join(undone)}; use a schedule whose values are factors of each group's "
-                            f"{noun} {kinds}")]
+    lists = list(dict.fromkeys(_per_group_lrs(plan))) if key == "lr" else []   # not the same lr in every group
+    noun_lists = "list" if len(lists) == 1 else "lists"
+    sets = f"an absolute {noun} in each group, from its per-group {noun_lists} {' and '.join(lists)}," if lists \
+        else f"an absolute {noun}, the same in every group,"
+    instead = f"give each group's lr in the {noun_lists} alone, or " if lists else ""
+    return [ErrorItem(path, f"{plan.name} sets {sets} which would undo {' and '.join(undone)}; {instead}use a schedule "
+                            f"whose values are factors of each group's {noun} {kinds}")]
+
+
+def _per_group_lrs(plan: SchedulerPlan) -> list[str]:
+    """The lr options of `plan` and of its stages given as per-group lists (CyclicLR's `base_lr: [0.02, 0.01]`)."""
+    return [n for n in PER_GROUP if n.endswith("_lr") and isinstance(plan.values.get(n), (list, tuple))] + \
+        [n for child in plan.children for n in _per_group_lrs(child)]
 
 
 def dynamic_lr_conflict(scheduler: str | None, group: int, number: float | None = None) -> str:
