@@ -218,7 +218,7 @@ class Plan:
 
     @property
     def absolute_lr(self) -> bool:
-        """Whether the scheduler sets the lr itself, the same in every group (`build.absolute_key`): the groups'
+        """Whether the scheduler sets the lr itself in every group (`build.absolute_key`): the groups'
         own lrs are then not the ones they step with."""
         return self.scheduler is not None and absolute_key(self.scheduler) == "lr"
 

@@ -1175,10 +1175,11 @@ def context_of(optimizer: Any, dialect: str | None = None) -> Context:
 
 
 def absolute_key(plan: SchedulerPlan) -> str | None:
-    """The option a schedule with absolute values sets, the same in every group (Cerebras', MindSpore's, a
-    `sequential` with such a stage: `lr`, or Cerebras' `*WD` weight decay), or None for a schedule of factors of
-    each group's own value (torch, OneFlow, HF, timm). A torch class (no closed form in the plan) is absolute where
-    its row says so (OneCycleLR from max_lr, CyclicLR from base_lr), or where a stage of its own is (SequentialLR)."""
+    """The option a schedule with absolute values sets itself in every group, whatever the group's own value (one
+    value everywhere, or torch's per-group lists: Cerebras', MindSpore's, a `sequential` with such a stage: `lr`,
+    or Cerebras' `*WD` weight decay), or None for a schedule of factors of each group's own value (torch, OneFlow,
+    HF, timm). A torch class (no closed form in the plan) is absolute where its row says so (OneCycleLR from max_lr,
+    CyclicLR from base_lr), or where a stage of its own is (SequentialLR)."""
     if plan.schedule is not None:
         absolute = plan.schedule.values in (ABSOLUTE, MIXED)
     else:
