@@ -590,7 +590,7 @@ def test_a_number_as_the_lr_schedule_is_checked_as_the_constant_schedule_it_is()
         with pytest.warns(ConfigWarning) as caught:
             assert optreg.configure_lr_scheduler(optimizer, 0.5) is None
         assert [str(w.message) for w in caught] == [
-            "param_groups[0].lr: a number (0.5) sets every group's lr itself (0.5 at step 0), which replaces this "
+            "param_groups[0].lr: a number (0.5) sets every group's lr itself, which replaces this "
             "group's lr 0.1, and those of 1 more (param_groups[1]) at every step; drop it, or use a schedule whose "
             "values are factors of each group's lr (torch, OneFlow, HF, timm)"]
         assert [g["lr"] for g in optimizer.param_groups] == [0.5, 0.5]

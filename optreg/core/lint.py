@@ -237,8 +237,8 @@ def _lrs_replaced(plan: Any, schedule: Any, own: Sequence[tuple[str, float]], wh
         return []
     (first_of, value), more = own[0], [w for w, _ in own[1:]]
     where = join_path(first_of, lr_name)
-    first = _value(schedule, 0, value)
-    at = f" ({first:g} at step 0)" if first is not None else ""
+    first = _value(schedule, 0, value)   # a number given as the schedule names its value already (its label)
+    at = f" ({first:g} at step 0)" if first is not None and getattr(plan, "label", None) is None else ""
     also = f", and those of {len(more)} more ({', '.join(more[:3])}{', ...' if len(more) > 3 else ''})" if more else ""
     return [f"{where}: {plan.name} sets every group's lr itself{at}, which replaces this {what}'s lr "
             f"{value:g}{also} at every step; drop it, or use a schedule whose values are factors of each group's lr "
