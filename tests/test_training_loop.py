@@ -204,20 +204,29 @@ def test_a_loop_flag_that_is_no_boolean_is_said_as_the_own_forms_boolean(tmp_pat
 
 
 @pytest.mark.parametrize("given, message", [(0, "must be >= 1, got 0"), (np.int64(0), "must be >= 1, got np.int64(0)"),
-                                            (2.0, "must be an integer, got 2.0"),
-                                            ("9", "expected an integer, got str '9'"),
+                                            (1.5, "must be an integer, got 1.5"),
+                                            ("x", "expected an integer, got str 'x'"),
+                                            (2 ** 60, "must be <= 9007199254740992, got 1152921504606846976"),
                                             (True, "expected a number, got boolean true")])   # was 'got bool True'
 def test_a_bad_run_length_given_to_build_is_said_as_train_steps_says_it(given, message):
-    """total_steps= and steps_per_epoch= word a bad value as the own form's train.steps does (models.number_message;
-    they said `must be an integer >= 1, got 0`)."""
+    """total_steps= and steps_per_epoch= are read by the types of train.steps and train.steps_per_epoch, and word a
+    bad value as they do (they said `must be an integer >= 1, got 0`, and had no upper bound)."""
     for key in ("total_steps", "steps_per_epoch"):
         with pytest.raises(ConfigError) as info:
             optreg.build(config(), Two(), **{key: given})
         assert messages(info) == [(key, message)]
-    if not isinstance(given, (float, str)):   # train.steps reads 2.0 and '9' as the integers they write
-        with pytest.raises(ConfigError) as info:
-            optreg.build(config(train={"steps": given}), Two())
-        assert messages(info) == [("train.steps", message)]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"steps": given}), Two())
+    assert messages(info) == [("train.steps", message)]
+
+
+@pytest.mark.parametrize("given", [2.0, "9", np.int64(9)])
+def test_a_run_length_given_to_build_takes_what_train_steps_takes(given):
+    """build(total_steps=) takes what train.steps takes, the same integer (2.0 and '9' were refused there, read
+    by train.steps as the integers they write)."""
+    by_call = optreg.build(config(), Two(), total_steps=given).run.steps
+    assert by_call == optreg.build(config(train={"steps": given}), Two()).run.steps == int(float(given))
+    assert type(by_call) is int
 
 
 def test_convert_scales_a_sequentials_counts_and_milestones():

@@ -183,15 +183,20 @@ def given_run() -> dict[str, int]:
 
 
 def check_given(total_steps: Any, steps_per_epoch: Any) -> tuple[int | None, int | None]:
-    """`total_steps` and `steps_per_epoch` as ints: a ConfigError at each that is not None or an integer >= 1 (numpy's
-    integers too, as train.steps takes them: `len(dataset) // batch` of numpy sizes)."""
+    """`total_steps` and `steps_per_epoch` as ints, read by the types of train.steps and train.steps_per_epoch (an
+    integer >= 1; numpy's integers, `len(dataset) // batch` of numpy sizes, and what else those options take): a
+    ConfigError at each that is not None or such a value, worded as the options word it."""
     errors = Collector()
-    for name, value in (("total_steps", total_steps), ("steps_per_epoch", steps_per_epoch)):
-        if value is not None and (wrong := models.number_message(value, 1, integer=True)) is not None:
-            errors.add(name, wrong)
+    out: dict[str, int | None] = {}
+    for name, field, value in (("total_steps", "steps", total_steps),
+                               ("steps_per_epoch", "steps_per_epoch", steps_per_epoch)):
+        try:
+            out[name] = getattr(TrainSpec.model_validate({field: value}), field)
+        except ValidationError as exc:
+            for item in models.pydantic_errors(exc, TrainSpec):
+                errors.add(name, item.message, item.suggestion)
     errors.raise_if_any()
-    return (None if total_steps is None else int(total_steps),
-            None if steps_per_epoch is None else int(steps_per_epoch))
+    return out["total_steps"], out["steps_per_epoch"]
 
 
 def read_train(data: Mapping[str, Any], errors: Collector) -> TrainSpec:
