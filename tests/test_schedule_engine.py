@@ -206,6 +206,16 @@ def test_bad_options_are_config_errors_with_their_path(make, path):
     assert path in paths(err)
 
 
+def test_a_ratio_past_its_bounds_is_worded_as_the_options_word_it():
+    """A schedule built directly words pct_start outside [0, 1] as its option does through a config (`must be <= 1,
+    got 1.5`; it said `must be in [0, 1], got 1.5`)."""
+    for make, message in [(lambda: C.OneCycleLR(1e-4, 1e-3, 100, pct_start=1.5), "must be <= 1, got 1.5"),
+                          (lambda: T.OneCycleLR(0.1, 100, pct_start=-0.1), "must be >= 0, got -0.1")]:
+        with pytest.raises(ConfigError) as err:
+            make()
+        assert [(e.path, e.message) for e in err.value.errors] == [("pct_start", message)]
+
+
 def test_every_problem_is_reported_at_once():
     with pytest.raises(ConfigError) as err:
         C.OneCycleLR(1e-2, 1e-3, 0, pct_start=2.0)

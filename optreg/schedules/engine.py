@@ -67,6 +67,16 @@ def check(errors: Collector, ok: bool, path: str, message: str) -> None:
         errors.add(path, message)
 
 
+def check_number(errors: Collector, value: float, path: str, low: float | None = None,
+                 high: float | None = None) -> None:
+    """Record at `path` what is wrong with a number option outside [`low`, `high`], worded as the own form's options
+    word it (`models.number_message`: `must be <= 1, got 1.5`)."""
+    from optreg.core.models import number_message
+
+    if message := number_message(value, low, high=high):
+        errors.add(path, message)
+
+
 # ---------------------------------------------------------------------------------------------------
 # the base class
 # ---------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Optional, Sequence
 from optreg.core.float32 import f32
 from optreg.errors import Collector
 from optreg.schedules.engine import (ABSOLUTE, Chained, DecayPeriod, DecaysOverTotalIters, Delegate, Schedule,
-                                      Sequential, SpansTotalIters, anneal, check, check_milestones,
+                                      Sequential, SpansTotalIters, anneal, check, check_milestones, check_number,
                                       derive_milestones, half_cosine)
 from optreg.dialects.cerebras.schedulers import WD_TWINS
 from optreg.dialects.torch.torch_forms import (CyclicOptions, cyclic_scale, cyclic_value, one_cycle_phases,
@@ -304,7 +304,7 @@ class OneCycleLR(CerebrasSchedule):
 
     def problems(self, errors: Collector) -> None:
         _positive(errors, "total_steps", self.total_steps)
-        check(errors, 0 <= self.pct_start <= 1, "pct_start", f"must be in [0, 1], got {self.pct_start}")
+        check_number(errors, self.pct_start, "pct_start", 0, 1)
         check(errors, self.initial_learning_rate <= self.max_lr, "max_lr",
               f"must be >= initial_learning_rate ({self.initial_learning_rate}), got {self.max_lr}")
 

@@ -17,7 +17,7 @@ from typing import Callable, Literal, Optional, Sequence
 
 from optreg.errors import Collector, show
 from optreg.schedules.engine import (ABSOLUTE, Chained, Delegate, Schedule, Sequential, SpansTotalIters, anneal,
-                                      check, half_cosine, sgdr_cycle)
+                                      check, check_number, half_cosine, sgdr_cycle)
 
 StepFunction = Callable[[int], float]
 
@@ -94,7 +94,7 @@ class ConstantLR(SpansTotalIters, Schedule):
     total_iters: int = 5
 
     def problems(self, errors: Collector) -> None:
-        check(errors, 0 <= self.factor <= 1, "factor", f"must be in [0, 1], got {self.factor}")
+        check_number(errors, self.factor, "factor", 0, 1)
 
     def __call__(self, step: int) -> float:
         return self.factor if step < self.total_iters else 1.0
@@ -287,7 +287,7 @@ class OneCycleLR(Schedule):
     def problems(self, errors: Collector) -> None:
         check(errors, self.total_steps is not None or (self.epochs is not None and self.steps_per_epoch is not None),
               "total_steps", "give total_steps, or epochs and steps_per_epoch")
-        check(errors, 0 <= self.pct_start <= 1, "pct_start", f"must be in [0, 1], got {self.pct_start}")
+        check_number(errors, self.pct_start, "pct_start", 0, 1)
         check(errors, self.anneal_strategy in ("cos", "linear"), "anneal_strategy",
               f"must be 'cos' or 'linear', got {show(self.anneal_strategy)}")
 
