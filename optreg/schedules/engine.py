@@ -68,12 +68,12 @@ def check(errors: Collector, ok: bool, path: str, message: str) -> None:
 
 
 def check_number(errors: Collector, value: float, path: str, low: float | None = None,
-                 high: float | None = None) -> None:
-    """Record at `path` what is wrong with a number option outside [`low`, `high`], worded as the own form's options
-    word it (`models.number_message`: `must be <= 1, got 1.5`)."""
+                 high: float | None = None, above: float | None = None) -> None:
+    """Record at `path` what is wrong with a number option below `low` (at or below `above`) or above `high`, worded
+    as the own form's options word it (`models.number_message`: `must be <= 1, got 1.5`, `must be >= 1, got 0`)."""
     from optreg.core.models import number_message
 
-    if message := number_message(value, low, high=high):
+    if message := number_message(value, low, high=high, above=above):
         errors.add(path, message)
 
 
@@ -148,7 +148,7 @@ class DecaysOverTotalIters(SpansTotalIters):
     """Mixin of a Schedule that decays over `total_iters` >= 1 steps (refused below 1)."""
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.total_iters >= 1, "total_iters", f"must be >= 1, got {self.total_iters}")
+        check_number(errors, self.total_iters, "total_iters", low=1)
 
 
 class DecayPeriod(DecaysOverTotalIters):

@@ -36,7 +36,7 @@ class CerebrasSchedule(Schedule):
 
 
 def _positive(errors: Collector, name: str, value: int) -> None:
-    check(errors, value >= 1, name, f"must be >= 1, got {value}")
+    check_number(errors, value, name, low=1)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from optreg.errors import Collector
-from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, half_cosine
+from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, check_number, half_cosine
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ class MindSporeSchedule(Schedule):
 
 
 def _decay_problems(errors: Collector, decay_steps: int) -> None:
-    check(errors, decay_steps >= 1, "decay_steps", f"must be >= 1, got {decay_steps}")
+    check_number(errors, decay_steps, "decay_steps", low=1)
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class WarmUpLR(MindSporeSchedule):
     warmup_steps: int
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.warmup_steps >= 1, "warmup_steps", f"must be >= 1, got {self.warmup_steps}")
+        check_number(errors, self.warmup_steps, "warmup_steps", low=1)
 
     def __call__(self, step: int) -> float:
         return self.learning_rate * (min(step, self.warmup_steps) / self.warmup_steps)
@@ -272,9 +272,9 @@ class DynamicList(MindSporeSchedule):
 
 
 def _epoch_problems(errors: Collector, total_step: int, step_per_epoch: int, epochs: int, name: str) -> None:
-    check(errors, total_step >= 1, "total_step", f"must be >= 1, got {total_step}")
-    check(errors, step_per_epoch >= 1, "step_per_epoch", f"must be >= 1, got {step_per_epoch}")
-    check(errors, epochs >= 1, name, f"must be >= 1, got {epochs}")
+    check_number(errors, total_step, "total_step", low=1)
+    check_number(errors, step_per_epoch, "step_per_epoch", low=1)
+    check_number(errors, epochs, name, low=1)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Optional, Sequence
 
 from optreg.errors import Collector, ConfigError
-from optreg.schedules.engine import ABSOLUTE, Schedule, check
+from optreg.schedules.engine import ABSOLUTE, Schedule, check, check_number
 
 
 def _count(steps: int | None, ratio: float | None, max_steps: int | None, name: str) -> int:
@@ -224,7 +224,7 @@ class NoamAnnealing(Schedule):
         super().__post_init__()
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.d_model >= 1, "d_model", f"must be >= 1, got {self.d_model}")
+        check_number(errors, self.d_model, "d_model", low=1)
 
     def bind(self, bases: Sequence[float], default: float | None) -> Schedule:
         if any(b < self.min_lr for b in bases):
@@ -300,7 +300,7 @@ class T5InverseSquareRootAnnealing(Schedule):
     min_lr: float = 0.0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.constant_steps >= 1, "constant_steps", f"must be >= 1, got {self.constant_steps}")
+        check_number(errors, self.constant_steps, "constant_steps", low=1)
 
     def __call__(self, step: int) -> float:
         if step <= self.constant_steps:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
 from optreg.errors import Collector, ConfigError, show
-from optreg.schedules.engine import (Delegate, Schedule, Sequential, anneal, check, half_cosine, require_schedules,
-                                      sgdr_cycle)
+from optreg.schedules.engine import (Delegate, Schedule, Sequential, anneal, check, check_number, half_cosine,
+                                      require_schedules, sgdr_cycle)
 from optreg.dialects.torch.torch_forms import ConstantLR, LinearLR
 
 
@@ -32,7 +32,7 @@ class PolynomialLR(Schedule):
     cycle: bool = False
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.decay_batch >= 1, "decay_batch", f"must be >= 1, got {self.decay_batch}")
+        check_number(errors, self.decay_batch, "decay_batch", low=1)
 
     def apply(self, step: int, base: float) -> float:
         decay = self.decay_batch
@@ -56,7 +56,7 @@ class CosineDecayLR(Schedule):
     alpha: float = 0.0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.decay_steps >= 1, "decay_steps", f"must be >= 1, got {self.decay_steps}")
+        check_number(errors, self.decay_steps, "decay_steps", low=1)
 
     def __call__(self, step: int) -> float:
         if step >= self.decay_steps:
@@ -80,8 +80,8 @@ class CosineAnnealingWarmRestarts(Schedule):
     restart_limit: int = 0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.T_0 >= 1, "T_0", f"must be >= 1, got {self.T_0}")
-        check(errors, self.T_mult >= 1, "T_mult", f"must be >= 1, got {self.T_mult}")
+        check_number(errors, self.T_0, "T_0", low=1)
+        check_number(errors, self.T_mult, "T_mult", low=1)
 
     def apply(self, step: int, base: float) -> float:
         cycle, t_cur, t_i = sgdr_cycle(step, self.T_0, self.T_mult)
@@ -131,7 +131,7 @@ class WarmupLR(Schedule):
               f"must be 'linear' or 'constant', got {show(self.warmup_method)}")
         check(errors, self.scheduler is not None or self.warmup_iters > 0, "warmup_iters",
               "must be > 0 when there is no scheduler to warm up")
-        check(errors, self.warmup_iters >= 0, "warmup_iters", f"must be >= 0, got {self.warmup_iters}")
+        check_number(errors, self.warmup_iters, "warmup_iters", low=0)
         check(errors, self.scheduler is None or isinstance(self.scheduler, Schedule), "scheduler",
               f"expected a schedule, got {show(self.scheduler)}")
 

@@ -11,7 +11,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Sequence
 
 from optreg.errors import Collector
-from optreg.schedules.engine import Schedule, Steps, check, resolve_steps
+from optreg.schedules.engine import Schedule, Steps, check, check_number, resolve_steps
 
 
 def timm_cycle(t: float, t_initial: int, cycle_mul: float) -> tuple[int, float, float]:
@@ -49,8 +49,8 @@ class TimmCycle(Schedule):
         super().__post_init__()
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.t_initial >= 1, "t_initial", f"must be >= 1, got {self.t_initial}")
-        check(errors, self.cycle_mul > 0, "cycle_mul", f"must be > 0, got {self.cycle_mul}")
+        check_number(errors, self.t_initial, "t_initial", low=1)
+        check_number(errors, self.cycle_mul, "cycle_mul", above=0)
 
     def shape(self, t_curr: float, t_i: float) -> float:
         """The cycle's shape in [0, 1]: 1 at the cycle's start."""
@@ -140,7 +140,7 @@ class TimmStep(Schedule):
     warmup_prefix: bool = True
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.decay_t > 0, "decay_t", f"must be > 0, got {self.decay_t}")
+        check_number(errors, self.decay_t, "decay_t", above=0)
 
     def decays(self, t: int) -> int:
         return int(t // self.decay_t)

@@ -65,7 +65,7 @@ class StepLR(Schedule):
     gamma: float = 0.1
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.step_size >= 1, "step_size", f"must be >= 1, got {self.step_size}")
+        check_number(errors, self.step_size, "step_size", low=1)
 
     def __call__(self, step: int) -> float:
         return self.gamma ** (step // self.step_size)
@@ -161,7 +161,7 @@ class CosineAnnealingLR(Schedule):
     eta_min: float = 0.0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.T_max >= 1, "T_max", f"must be >= 1, got {self.T_max}")
+        check_number(errors, self.T_max, "T_max", low=1)
 
     def apply(self, step: int, base: float) -> float:
         return anneal(base, self.eta_min, half_cosine(step / self.T_max))
@@ -180,8 +180,8 @@ class CosineAnnealingWarmRestarts(Schedule):
     eta_min: float = 0.0
 
     def problems(self, errors: Collector) -> None:
-        check(errors, self.T_0 >= 1, "T_0", f"must be >= 1, got {self.T_0}")
-        check(errors, self.T_mult >= 1, "T_mult", f"must be >= 1, got {self.T_mult}")
+        check_number(errors, self.T_0, "T_0", low=1)
+        check_number(errors, self.T_mult, "T_mult", low=1)
 
     def apply(self, step: int, base: float) -> float:
         _, t_cur, t_i = sgdr_cycle(step, self.T_0, self.T_mult)
@@ -234,7 +234,7 @@ class CyclicLR(CyclicOptions, Schedule):
     def problems(self, errors: Collector) -> None:
         check(errors, self.mode in ("triangular", "triangular2", "exp_range") or self.scale_fn is not None,
               "mode", f"must be triangular, triangular2 or exp_range, got {show(self.mode)}")
-        check(errors, self.step_size_up >= 1, "step_size_up", f"must be >= 1, got {self.step_size_up}")
+        check_number(errors, self.step_size_up, "step_size_up", low=1)
         check(errors, self.step_size_down is None or self.step_size_down >= 1, "step_size_down",
               f"must be >= 1, got {self.step_size_down}")
 
