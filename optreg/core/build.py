@@ -1268,9 +1268,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     if not isinstance(getattr(optimizer, "param_groups", None), list):
         raise ConfigError(f"expected a torch optimizer (with param_groups), got {type(optimizer).__name__}",
                           "optimizer")
-    keywords = [*({"dialect": dialect} if dialect is not None else {}), *kwargs]   # what a number cannot take
     wrappers = [(hook, kwargs.pop(key)) for d in REGISTRY.declared() for key, hook in d.scheduler_keywords.items()
                 if key in kwargs]
+    # what a number cannot take: the keywords but a dialect's own (Model Zoo's call takes adjust_learning_rate)
+    keywords = [*({"dialect": dialect} if dialect is not None else {}), *kwargs]
     if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)
         for d in REGISTRY.declared():
             built = d.scheduler_call(optimizer, learning_rate) if d.scheduler_call is not None else None
@@ -1287,12 +1288,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             learning_rate = float(learning_rate)
         except ValueError:
             pass
-    wrapped = {key for d in REGISTRY.declared() for key in d.scheduler_keywords}
-    if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool) and wrappers:
-        keywords = [key for key in keywords if key not in wrapped]   # what Model Zoo's call does not take
-        if not keywords:   # a number beside a dialect's keyword alone (Model Zoo 2.0-2.3's configure_lr_scheduler(
-            # opt, lr, adjust_learning_rate=...)): the constant schedule it builds there, which the keyword wraps
-            learning_rate = {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": learning_rate}
+    if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool) and wrappers and not keywords:
+        # a number beside a dialect's keyword alone (Model Zoo 2.0-2.3's configure_lr_scheduler(opt, lr,
+        # adjust_learning_rate=...)): the constant schedule it builds there, which the keyword wraps
+        learning_rate = {"name": "ConstantLR", "dialect": "cerebras", "learning_rate": learning_rate}
     if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
         from optreg.core.optimizer import lr_table
 

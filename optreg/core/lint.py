@@ -116,7 +116,7 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
     lr (a warmup from 0 up to it, DeepSpeed's usual `warmup_max_lr` = `lr`, agrees with it): the whole schedule
     (drop that lr, or start or peak at it), or each absolute stage of a `sequential` whose other stages are factors
     of that lr (a jump where the stage begins, at the stage's path: the factor stages need the lr)."""
-    from optreg.schedules.engine import ABSOLUTE, MIXED, Sequential
+    from optreg.schedules.engine import ABSOLUTE, MIXED
 
     given, lr = optimizer_lr
     if schedule.values == ABSOLUTE:
@@ -133,10 +133,9 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
             out.append(f"{path}: {plan.name} sets the lr itself ({at}), which overrides {given} {lr:g}; drop {given} "
                        f"or make the schedule start or peak at it")
         return
-    if schedule.values != MIXED or not isinstance(schedule, Sequential) or plan.entry is not None or \
-            len(plan.children) != len(schedule.stages):   # optreg's `sequential`, whose stages are its children
+    if schedule.values != MIXED or plan.entry is not None:   # optreg's `sequential`, whose stages are its children
         return
-    for i, (stage, child) in enumerate(zip(schedule.stages, plan.children)):
+    for i, (stage, child) in enumerate(_stages(plan, schedule)):
         if stage.values != ABSOLUTE:
             continue
         start = schedule.milestones[i - 1] if i else 0
