@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optreg.config.experiment import Experiment, load_config, planned_with_model, validate_experiment
+from optreg.config.experiment import Experiment, load_config, nominal_check, validate_experiment
 from optreg.config.run import run_given
 from optreg.core.groups import Group, lrs_by_parameter, table_rows
 from optreg.errors import ConfigError, ConfigWarning
@@ -107,7 +107,7 @@ def build(config: Any, model_or_named_params: Any, format: str | None = None, *,
 def _for_run(config: Any, format: str | None, total_steps: int | None, steps_per_epoch: int | None) -> Experiment:
     """The experiment of `config` (to_experiment) for the run the caller gives (`total_steps`, `steps_per_epoch`:
     see build), read as build reads it."""
-    with planned_with_model(), run_given(total_steps, steps_per_epoch):
+    with nominal_check(False), run_given(total_steps, steps_per_epoch):
         return to_experiment(config, format).with_run(total_steps, steps_per_epoch)
 
 

@@ -837,7 +837,7 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_needs_a_list_of_its_
             "train: {{steps: 5, accumulation_steps: 2, hidden: 4, depth: 1}}\n")
     path.write_text(text.format([0.1, 0.05]))
     note = (f"{path}:2:19: warning: train.accumulation_steps: the 5 steps of the run (train.steps or --steps) are not "
-            f"a multiple of accumulation_steps 2: the last micro-batch makes no optimizer step (their gradients are "
+            f"a multiple of accumulation_steps 2: the last micro-batch makes no optimizer step (its gradients are "
             f"never applied); make the run a multiple of 2\n")
     assert main(["validate", str(path)]) == 0 and capsys.readouterr().err == note
     assert main(["plot", str(path), "--csv"]) == 0

@@ -539,10 +539,11 @@ _NOMINAL_CHECK: ContextVar[bool] = ContextVar("optreg_nominal_check", default=Tr
 
 
 @contextmanager
-def planned_with_model(planned: bool = True):
-    """Read experiments inside this block without their nominal plan: the caller plans them against a model.
-    `planned=False`: with it, for a reading that ends in errors whatever the model (no plan follows)."""
-    token = _NOMINAL_CHECK.set(not planned)
+def nominal_check(on: bool):
+    """Read experiments inside this block with (`on`) or without their nominal plan. Off while the caller plans
+    them against a model (`build()`); on again for a reading that ends in errors whatever the model (no plan
+    follows, so the nominal plan's checks are the only ones made)."""
+    token = _NOMINAL_CHECK.set(on)
     try:
         yield
     finally:

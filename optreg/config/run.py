@@ -153,9 +153,10 @@ def accumulation_note(run: RunLength) -> str | None:
     if run.steps is None or run.accumulation == 1 or run.steps % run.accumulation == 0:
         return None
     left = run.steps % run.accumulation
-    last = "micro-batch makes" if left == 1 else f"{left} micro-batches make"   # the verb agrees with them
+    last = ("micro-batch makes", "its gradients are") if left == 1 else \
+        (f"{left} micro-batches make", "their gradients are")   # the verb and the pronoun agree with them
     return (f"train.accumulation_steps: the {run.steps} steps of the run ({run.source}) are not a multiple of "
-            f"accumulation_steps {run.accumulation}: the last {last} no optimizer step (their gradients are never "
+            f"accumulation_steps {run.accumulation}: the last {last[0]} no optimizer step ({last[1]} never "
             f"applied); make the run a multiple of {run.accumulation}")
 
 

@@ -81,7 +81,7 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     key, in validate as in build: `Experiment.check_run`)."""
     import dataclasses
 
-    from optreg.config.experiment import _read_own, planned_with_model
+    from optreg.config.experiment import _read_own, nominal_check
     from optreg.config.run import TrainSpec, resolve_run
     from optreg.errors import Collector
 
@@ -96,7 +96,7 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     elif beside:   # every problem at once: the own form's too, in the source keys the reader found none in
         flagged = {_section(e.path, sections) for e in errors.items}
         try:
-            with planned_with_model(False):   # no plan follows the reader's errors: build's checks as validate's
+            with nominal_check(True):   # no plan follows the reader's errors: build's checks as validate's
                 _read_own(data, None)
         except ConfigError as exc:
             errors.extend(e for e in source_paths(exc, paths).errors if _section(e.path, sections) not in flagged)
