@@ -737,6 +737,11 @@ def opt(model=None, **kwargs):
     (opt(layer_decay={"rate": 0.5, "layer": "blocks.{i}.*", "bfore": []}), [
         ("layer_decay.bfore", "unknown key of layer_decay (expected rate, layer, before) (did you mean "
                               "'before'?)")]),
+    (opt(layer_decay=0.75), [   # timm's create_optimizer_v2(layer_decay=0.75)
+        ("layer_decay", "expected a mapping {rate, layer, before}, got 0.75: timm's number is the rate, and the "
+                        "layers, which timm reads from the model's group_matcher, are a pattern here (e.g. {rate: "
+                        "0.75, layer: 'blocks.{i}.*'})")]),
+    (opt(layer_decay=True), [("layer_decay", "expected a mapping, got bool True")]),
     (opt(no_weight_decay="yes"), [("no_weight_decay", "expected true or false, got str 'yes'")]),
     (lambda: optreg.configure_optimizer("Rprop", tiny_vit(), no_weight_decay=True,
                                         param_groups=[{"params": "head.*", "decay_mult": 0}]), [

@@ -138,6 +138,12 @@ def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, error
                         fields = list(LayerDecay.model_fields)
                         errors.add(where, f"unknown key of {key} (expected {', '.join(fields)})",
                                    closest(where.rpartition(".")[2], fields))
+                    elif key == "layer_decay" and isinstance(raw[key], (int, float)) and \
+                            not isinstance(raw[key], bool):   # timm's layer_decay=0.75
+                        errors.add(where, f"expected a mapping {{rate, layer, before}}, got {show(raw[key])}: "
+                                          f"timm's number is the rate, and the layers, which timm reads from the "
+                                          f"model's group_matcher, are a pattern here (e.g. {{rate: "
+                                          f"{show(raw[key])}, layer: 'blocks.{{i}}.*'}})")
                     else:
                         errors.add(where, item.message)
     return out
