@@ -449,3 +449,37 @@ def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path):
          "step_size"),
         ("param_scheduler[1].step_size", "required option is missing (StepLR)", optreg.Location(str(path), 5, 5),
          None)]
+
+
+def test_a_window_that_ends_past_the_run_is_a_warning_at_its_end(tmp_path, capsys):
+    """An entry's `end` past train_cfg's length (in iterations, or in epochs for an epoch-based entry, converted
+    or not) never finishes: the same warning as a torch T_max longer than the run, at the `end` key, in validate,
+    build and run alike. An `end` left out is none (MMEngine's runner gives it the train loop's length), nor is a
+    window that ends early (the warmup's)."""
+    from optreg.cli import main
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nparam_scheduler:\n"
+                    "  - {type: LinearLR, start_factor: 0.1, by_epoch: true, end: 2, convert_to_iter_based: true}\n"
+                    "  - {type: CosineAnnealingLR, by_epoch: false, begin: 20, end: 200}\n"
+                    "  - {type: MultiStepLR, milestones: [8], by_epoch: true, begin: 2, end: 15}\n"
+                    "  - {type: ConstantLR, factor: 0.5, by_epoch: false, begin: 100}\n"
+                    "train_cfg: {by_epoch: true, max_epochs: 12}\ntrain: {steps_per_epoch: 10}\n")
+    said = [(5, 59, "param_scheduler[1].end: end 200 spans 200 steps, more than the 120 steps of the run "
+                    "(train_cfg.max_epochs): the schedule never finishes; set param_scheduler[1].end to 120"),
+            (6, 68, "param_scheduler[2].end: end 15 epochs spans 150 steps, more than the 120 steps of the run "
+                    "(train_cfg.max_epochs): the schedule never finishes; set param_scheduler[2].end to 12 epochs")]
+    lines = [f"{path}:{line}:{col}: warning: {note}" for line, col, note in said]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(str(path), standin())
+    assert built.notes == [note for _, _, note in said]
+    assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == \
+        [f"{path}:{line}:{col}: {note}" for line, col, note in said]
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().err.splitlines() == lines
+    assert main(["run", str(path), "--steps", "120"]) == 0
+    assert [line for line in capsys.readouterr().err.splitlines() if "warning" in line] == \
+        [line.replace("(train_cfg.max_epochs)", "(train.steps or --steps)") for line in lines]
+    path.write_text(path.read_text().replace(", end: 200", "").replace(", end: 15", ""))
+    assert main(["validate", str(path)]) == 0 and capsys.readouterr().err == ""

@@ -10,6 +10,7 @@ Warnings, where it is probably a mistake:
 and, only when the run length is known (given by the user or the format, never `optreg run`'s default):
 - a schedule whose horizon H (its length after the warmup W) is < 0.9 × (run − W) or > run − W: it ends before
   the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
+  likewise a window's end that a schedule's entry writes (MMEngine's `end`) past the run's end;
 - lr 0 at the first step (the first update does nothing);
 - a minimum lr at or above the group's peak (the schedule never decays);
 - a schedule that sets the lr itself (absolute values) while the optimizer section also sets one that the schedule
@@ -86,6 +87,7 @@ def _lint(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tupl
     loop = getattr(plan, "loop", None)
     warmup = loop.warmup_steps if loop is not None else 0
     _horizon(plan, run, warmup, loop, path, out)
+    _window_ends(plan, run, path, out)
     schedule = _closed_form(plan)
     key = plan.key if plan.schedule is not None else "lr"
     if schedule is None or key != "lr":
@@ -283,10 +285,28 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
         out.append(f"{key}: {what} {counted(horizon, 'step')}, not the {counted(room, 'step')} of the run{after} "
                    f"({run.source}); {change}")
     elif not hf and (horizon < HORIZON_SLACK * room or horizon > room):
-        early = horizon < room
-        out.append(f"{key}: {what} {counted(horizon, 'step')}, {'under 0.9 ×' if early else 'more than'} the "
-                   f"{counted(room, 'step')} of the run{after} ({run.source}): the schedule "
-                   f"{'ends early' if early else 'never finishes'}; {change}")
+        out.append(_horizon_note(key, what, horizon, room, after, run.source, change))
+
+
+def _horizon_note(key: str, what: str, horizon: int, room: int, after: str, source: str, change: str) -> str:
+    """The warning of a horizon of `horizon` steps that ends before the run's `room` or after it."""
+    early = horizon < room
+    return (f"{key}: {what} {counted(horizon, 'step')}, {'under 0.9 ×' if early else 'more than'} the "
+            f"{counted(room, 'step')} of the run{after} ({source}): the schedule "
+            f"{'ends early' if early else 'never finishes'}; {change}")
+
+
+def _window_ends(plan: Any, run: Any, path: str, out: list[str]) -> None:
+    """Each window end a schedule's entries write (MMEngine's `end`: `WrittenEnd`) past the run's last step, in
+    _horizon's words: the window never finishes. An end left out (the train loop's, or MMEngine's INF) is none;
+    ending early is no mistake (a warmup's window)."""
+    for key, end, per in getattr(plan.schedule, "written_ends", ()):
+        target = math.ceil(run.steps / per)   # the last whole unit the run reaches
+        if end > target:
+            unit = " epochs" if per > 1 else ""
+            where = join_path(path, key)
+            out.append(_horizon_note(where, f"end {end}{unit} spans", end * per, run.steps, "", run.source,
+                                     f"set {where} to {target}{unit}"))
 
 
 def _side_by_side(plan: Any) -> bool:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, NamedTuple, Sequence
 
 from optreg.dialects.mmengine.param_scheduler import INF, default_ends, read_entries, windows
 from optreg.errors import Collector, ConfigError, join_path
@@ -204,6 +204,16 @@ class Chain(Schedule):
         return self.apply(step, 1.0)
 
 
+class WrittenEnd(NamedTuple):
+    """An entry's `end` as the list writes it (one left out, MMEngine's INF or the train loop's, is none): its key
+    (`param_scheduler[1].end`), the value, in its unit, and the steps in that unit (E for an epoch-based entry,
+    converted or not; 1 for an iteration-based one). The schedule linter warns of one past the run's end."""
+
+    key: str
+    end: int
+    per: int
+
+
 def group_key(key: str, names: Any) -> str | None:
     """The optimizer's group key an MMEngine key drives, given the optimizer's option names: momentum is `betas[0]`
     in an Adam-style optimizer (MMEngine's MomentumSchedulerMixin); None when it has neither."""
@@ -228,7 +238,8 @@ class ParamSchedulers(Schedule):
     Without max_epochs or max_iters, an end left out is the run's (`param_scheduler.default_ends`). `run` is the
     plan's context (optreg.core.build.Context, given by planning: `reads_run`): its steps per epoch E (which an
     epoch-based entry needs; nominally 1 while a file is read without it), the run's length and the optimizer's
-    option names (which key `momentum` is)."""
+    option names (which key `momentum` is). `written_ends`: the entries' ends the list writes (`WrittenEnd`; an
+    epoch-based one only once E is known), which the schedule linter reads against the run."""
 
     reads_run: ClassVar[bool] = True
     values: ClassVar[str] = MIXED   # each list's own: factors, absolute with a OneCycleLR entry, or both
@@ -275,6 +286,9 @@ class ParamSchedulers(Schedule):
             self.keys[e.key] = target or e.key
         errors.raise_if_any()
         self.param_scheduler, self.steps_per_epoch = param_scheduler, per_epoch
+        known = run is not None and run.steps_per_epoch is not None   # else E is nominal: no epoch in steps
+        self.written_ends = tuple(WrittenEnd(join_path(e.path, "end"), e.end, per_epoch if e.by_epoch else 1)
+                                  for e in entries if e.end is not None and e.end < INF and (known or not e.by_epoch))
         self.chains = {key: Chain(tuple(w for w, e in zip(found, entries) if e.key == key), per_epoch)
                        for key in dict.fromkeys(e.key for e in entries)}
         lr = self.chains.get("lr")
@@ -307,4 +321,4 @@ class ParamSchedulers(Schedule):
         return f"ParamSchedulers({self.param_scheduler!r})"
 
 
-__all__ = ["Window", "Chain", "ParamSchedulers", "group_key", "update"]
+__all__ = ["Window", "Chain", "ParamSchedulers", "WrittenEnd", "group_key", "update"]
