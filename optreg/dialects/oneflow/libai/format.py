@@ -199,7 +199,10 @@ def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoc
     """The scheduler section of a config with train_epoch, for a dataset of `per_epoch` iterations per epoch:
     LiBai's run is max(train_epoch × per_epoch, train_iter) (× `accumulation` micro-batches in eager mode). Without
     them, the run's length in steps (`steps`: --steps, build(total_steps=)) stands for train_epoch × per_epoch × A:
-    max(ceil(steps / A), train_iter) iterations."""
+    max(ceil(steps / A), train_iter) iterations. That is LiBai's own rounding (main, 2023, commit 9dcbe3b2 of the
+    corpus: DefaultTrainer.auto_scale_hyperparams): train_iter = max(ceil(len(dataset) · train_epoch /
+    global_batch_size), train_iter), a global batch being A micro-batches, so a last partial one is an iteration;
+    then max_iter = A × train_iter and warmup_iter = A × ceil(train_iter · warmup_ratio) (`_scheduler`)."""
     if per_epoch is None and steps is None:
         raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
                           f"dataset: give them as build(..., steps_per_epoch=), or the run's length as --steps N "
