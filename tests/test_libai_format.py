@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import shutil
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -467,3 +468,54 @@ def test_a_misspelt_required_argument_is_one_error_at_the_misspelling(tree):
         load_config(path)
     assert [(e.path, e.message, e.suggestion) for e in exc.value.errors] == [
         ("train.scheduler.warmup_factor", "required: LiBai's WarmupCosineLR takes warmup_factor", None)]
+
+
+OVERRIDES = ('optim.params.overrides = {"pos_embed": {"weight_decay": 0.0}, "pos_embd": {"weight_decay": 0.0},\n'
+             '                          "backbone.cls_token": {"weight_decay": 0.0}}\n')
+
+
+def test_an_overrides_key_that_matches_no_parameter_is_a_warning_with_a_model(tree, capsys):
+    """get_default_optimizer_params' overrides match a parameter's own name within its module; LiBai passes over a
+    key that matches none (a misspelling, a full name) silently, as MMEngine over a custom_keys key. With a model
+    (build, validate --model) each such key is a warning at the key, with a did-you-mean; without one, nothing."""
+    from mmengine_standin import model as standin
+
+    from optreg.cli import main
+
+    path = tree(OVERRIDES)
+    lines = Path(path).read_text().splitlines()
+    tail = ("matches no parameter: LiBai matches a parameter's own name within its module (bias, pos_embed) and "
+            "passes over this key")
+    said = [(8, lines[7].index('"pos_embd"') + 1, f"optim.params.overrides.pos_embd: 'pos_embd' {tail} (did you "
+                                                  f"mean 'pos_embed'?)"),
+            (9, lines[8].index('"backbone') + 1, f"optim.params.overrides.backbone.cls_token: 'backbone.cls_token' "
+                                                 f"{tail} (did you mean 'cls_token'?)")]
+    model = standin()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(path, model)
+    assert built.notes == [note for _, _, note in said]
+    assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == \
+        [f"{path}:{line}:{column}: {note}" for line, column, note in said]
+    decay = {id(p): g["weight_decay"] for g in built.optimizer.param_groups for p in g["params"]}
+    named = dict(model.named_parameters())   # the key that matches is LiBai's; the others are passed over
+    assert (decay[id(named["backbone.pos_embed"])], decay[id(named["backbone.cls_token"])]) == (0.0, 0.01)
+    assert main(["validate", path, "--model", "mmengine_standin:model"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:{column}: warning: {note}"
+                                                    for line, column, note in said]
+    assert main(["validate", path]) == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("value, said", [
+    ("[1]", "8:1: optim.params.overrides: expected a mapping of parameter names to options, such as {'pos_embed': "
+            "{'weight_decay': 0.0}}, got [1]"),
+    ('{"pos_embed": 5}', "8:27: optim.params.overrides.pos_embed: expected a parameter's own name with the options "
+                         "of its group, such as 'pos_embed': {'weight_decay': 0.0}, got 'pos_embed': 5"),
+])
+def test_overrides_that_are_no_mapping_of_options_are_an_error_at_the_key(tree, value, said):
+    """A wrong overrides value was a TypeError from the grouping once a model was given ('int' object is not
+    iterable); it is a ConfigError at its key when the file is read."""
+    path = tree(f"optim.params.overrides = {value}")
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert [str(e) for e in exc.value.errors] == [f"{path}:{said}"]

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from optreg.core.models import bool_message, bound_message, number_message
 from optreg.config.formats import KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
-from optreg.errors import Collector, ConfigError, closest, join_path, show
+from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
     "WarmupCosineLR": ("CosineDecayLR", {"alpha": "alpha"}, {"alpha": 0.0}),
@@ -342,12 +342,31 @@ def _optimizer(optim: Any, grouping: dict, report: list, errors: Collector) -> d
         for key in ("base_lr", "weight_decay"):
             if group.get(key) is not None:
                 section["lr" if key == "base_lr" else key] = group[key]
-        grouping.update({k: group.get(k) for k in ("weight_decay_norm", "weight_decay_bias", "overrides")})
+        grouping.update({k: group.get(k) for k in ("weight_decay_norm", "weight_decay_bias")})
+        grouping["overrides"] = _overrides(group.get("overrides"), errors)
         for key in group:
             if key in GROUP_KEYS:
                 report.append(KeyUse(join_path("optim.params", key), "exact",
                                      "per-group clip_grad (OneFlow's optimizer.clip_grad())" if "clip" in key else ""))
     return section
+
+
+def _overrides(raw: Any, errors: Collector) -> dict[str, Any] | None:
+    """get_default_optimizer_params' `overrides`: a parameter's own name (`bias`, `pos_embed`) -> the options of its
+    group (LiBai updates each parameter's options with them); None when absent or wrong (the error at its key)."""
+    path = "optim.params.overrides"
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        errors.add(path, f"expected a mapping of parameter names to options, such as {{'pos_embed': "
+                         f"{{'weight_decay': 0.0}}}}, got {show(raw)}")
+        return None
+    wrong = [(k, v) for k, v in raw.items() if not isinstance(k, str) or not isinstance(v, Mapping)]
+    for key, value in wrong:
+        errors.add(join_path(path, key_text(key)), f"expected a parameter's own name with the options of its group, "
+                                                  f"such as 'pos_embed': {{'weight_decay': 0.0}}, got {show(key)}: "
+                                                  f"{show(value)}")
+    return None if wrong else dict(raw)
 
 
 def _clip(group: Mapping[str, Any], errors: Collector) -> dict[str, Any]:

@@ -73,11 +73,27 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
     return dataclasses.replace(experiment, planner=None, **changes)
 
 
+def unmatched_overrides(model: Any, overrides: Mapping[str, Any] | None) -> list[str]:
+    """The warning of each `overrides` key that is no parameter's own name in the model (frozen ones included):
+    LiBai passes over it silently, as MMEngine over a custom_keys key that matches nothing, while it is most often
+    a misspelling or a full name (`blocks.0.pos_embed` where LiBai matches `pos_embed`)."""
+    from optreg.errors import ErrorItem, closest, join_path, key_text, show
+
+    names = sorted({local for _, module in model.named_modules()
+                    for local, _ in module.named_parameters(recurse=False)})
+    return [str(ErrorItem(join_path("optim.params.overrides", key_text(key)), f"{show(key)} matches no parameter: "
+                          f"LiBai matches a parameter's own name within its module (bias, pos_embed) and passes over "
+                          f"this key", suggestion=closest(key.rsplit(".", 1)[-1], names)))
+            for key in overrides or {} if key not in names]
+
+
 def plan_libai(experiment: Any, model: Any, **grouping: Any) -> Any:
-    """optreg's plan of a LiBai experiment: its own form for the model (`for_model`), planned."""
+    """optreg's plan of a LiBai experiment: its own form for the model (`for_model`), planned; the overrides keys
+    that match no parameter are its notes (`unmatched_overrides`)."""
     from optreg.config.experiment import plan_own
 
     own = for_model(experiment, model, **grouping)
     plan = plan_own(own, model)
     plan.run = own.run
+    plan.notes = [*unmatched_overrides(model, grouping.get("overrides")), *plan.notes]
     return plan
