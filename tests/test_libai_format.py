@@ -519,3 +519,20 @@ def test_overrides_that_are_no_mapping_of_options_are_an_error_at_the_key(tree, 
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     assert [str(e) for e in exc.value.errors] == [f"{path}:{said}"]
+
+
+@pytest.mark.parametrize("extra, said", [
+    ("optim.params.weight_decay_norm = -1", ["8:1: optim.params.weight_decay_norm: must be >= 0, got -1"]),
+    ('optim.params.overrides = {"pos_embed": {"weight_decya": 0.0, "lr": "x"}}',
+     ["8:41: optim.params.overrides.pos_embed.weight_decya: unknown option of oneflow.AdamW (did you mean "
+      "'weight_decay'?)", "8:62: optim.params.overrides.pos_embed.lr: expected a number, got str 'x'"]),
+])
+def test_a_bad_option_of_the_groups_is_an_error_at_its_key_model_or_not(tree, extra, said):
+    """weight_decay_norm, weight_decay_bias and the overrides' options are checked as param_groups rules' options
+    when the file is read: validate said nothing without a model, and build said them at rules the file does not
+    have (`optim.param_groups[2].weight_decay`), located at common/optim.py's `optim = LazyCall(...)`."""
+    path = tree(extra)
+    for read in (lambda: load_config(path), lambda: optreg.build(path, Net())):
+        with pytest.raises(ConfigError) as exc:
+            read()
+        assert sorted(str(e) for e in exc.value.errors) == [f"{path}:{s}" for s in said]

@@ -164,6 +164,8 @@ class LiBaiFormat:
         accumulation = _accumulation(libai_train, data.get("graph"), report, errors)
         grouping: dict[str, Any] = {}
         optimizer = _optimizer(data.get("optim"), grouping, report, errors)
+        if optimizer:
+            _group_options(optimizer, grouping, errors)
         # a run length in error: the scheduler is checked against a nominal run, its own problems said beside
         iters, epochs = length or (NOMINAL_RUN, 0)
         scheduler = _scheduler(libai_train, iters, report, errors, accumulation) if iters and not epochs else None
@@ -367,6 +369,30 @@ def _overrides(raw: Any, errors: Collector) -> dict[str, Any] | None:
                                                   f"such as 'pos_embed': {{'weight_decay': 0.0}}, got {show(key)}: "
                                                   f"{show(value)}")
     return None if wrong else dict(raw)
+
+
+def _group_options(section: Mapping[str, Any], grouping: Mapping[str, Any], errors: Collector) -> None:
+    """The options get_default_optimizer_params gives groups (weight_decay_norm's and weight_decay_bias's weight
+    decay, each overrides key's options), checked as param_groups rules' options are before any model, at the keys
+    that give them: the groups are made only for a model, as rules the file does not have (`optim.param_groups[2]`,
+    located at `optim`)."""
+    from optreg.config.experiment import _check_optimizer_section
+
+    given = [(join_path("optim.params", key), {"weight_decay": grouping[key]}, True)
+             for key in ("weight_decay_norm", "weight_decay_bias") if grouping.get(key) is not None]
+    given += [(join_path("optim.params.overrides", key_text(key)), dict(options), False)
+              for key, options in (grouping.get("overrides") or {}).items()]
+    if not given:
+        return
+    found = Collector()
+    _check_optimizer_section({**section, "param_groups": [{"params": "*", **options} for _, options, _ in given]},
+                             "oneflow", found, "optimizer")
+    for item in found.items:   # the section's own problems are the own form's to say (read_translated)
+        for i, (where, _, keyword) in enumerate(given):
+            rule = join_path("optimizer.param_groups", i)
+            if item.path == rule or item.path.startswith(rule + "."):
+                path = where if keyword else where + item.path[len(rule):]
+                errors.items.append(dataclasses.replace(item, path=path))
 
 
 def _clip(group: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
