@@ -101,15 +101,22 @@ def test_a_chained_scheduler_resumes_exactly():
     assert got == straight[4:]
 
 
-@pytest.mark.parametrize("value, said", [("x", "2:31: scheduler.last_epoch: expected an integer, got str 'x'"),
-                                         (-2, "2:31: scheduler.last_epoch: must be >= -1, got -2"),
-                                         (1.5, "2:31: scheduler.last_epoch: must be an integer, got 1.5")])
-def test_a_combinators_bad_last_epoch_is_said_as_a_stages_is(value, said, tmp_path, capsys):
+@pytest.mark.parametrize("value, said", [("x", "scheduler.last_epoch: expected an integer, got str 'x'"),
+                                         (-2, "scheduler.last_epoch: must be >= -1, got -2"),
+                                         (1.5, "scheduler.last_epoch: must be an integer, got 1.5")])
+@pytest.mark.parametrize("spec, column", [
+    ("{{name: sequential, last_epoch: {}, schedulers: [{{name: StepLR, step_size: 2}}]}}", 31),
+    # torch's own class: -2 was the resume error (`resuming at last_epoch=-2 needs 'initial_lr' ...`)
+    ("{{name: StepLR, step_size: 2, last_epoch: {}}}", 41),
+    ("{{name: SequentialLR, milestones: [2], schedulers: [{{name: StepLR, step_size: 2}}, {{name: StepLR, "
+     "step_size: 2}}], last_epoch: {}}}", 124),
+], ids=["sequential", "torch_StepLR", "torch_SequentialLR"])
+def test_a_combinators_bad_last_epoch_is_said_as_a_stages_is(value, said, spec, column, tmp_path, capsys):
     """A combinator's last_epoch words a bad value as a stage's own option does (models.number_message; it said
-    `must be an integer >= -1, got 'x'`), at its position."""
+    `must be an integer >= -1, got 'x'`), and a torch class's as the adapter's (below -1: no step to resume at), at
+    its position."""
     from optreg.cli import main
 
     path = tmp_path / "seq.yaml"
-    path.write_text(f"optimizer: {{name: SGD, lr: 0.1}}\nscheduler: {{name: sequential, last_epoch: {value}, "
-                    f"schedulers: [{{name: StepLR, step_size: 2}}]}}\n")
-    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == f"{path}:{said}"
+    path.write_text(f"optimizer: {{name: SGD, lr: 0.1}}\nscheduler: {spec.format(value)}\n")
+    assert main(["validate", str(path)]) == 1 and capsys.readouterr().err.strip() == f"{path}:2:{column}: {said}"

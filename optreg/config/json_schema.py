@@ -17,6 +17,7 @@ from optreg.core.build import COMBINATOR_DOCS
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.names import (NAME_KEYS, SCHEDULER_SUFFIX, SEPARATORS, TUPLE_ALIASES, any_case, normalise,
                                synonyms)
+from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.integrations.hydra.support import BUILDERS
 from optreg.schedules.engine import KEYS
@@ -469,7 +470,7 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
 
 def _last_epoch() -> dict[str, Any]:
     """`last_epoch` and its other spellings (`last_step`) of a schedule the adapter drives: -1 starts fresh."""
-    prop = {"last_epoch": {"type": "integer", "minimum": -1, "description": COMMON_DOCS["last_epoch"]}}
+    prop = {"last_epoch": {"type": "integer", "minimum": FRESH, "description": COMMON_DOCS["last_epoch"]}}
     return {**prop, **_option_aliases(prop)}
 
 

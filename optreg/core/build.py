@@ -24,6 +24,7 @@ from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_sett
                                 from_dicts, from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of,
                                 scaled_options, not_rules, setting_elsewhere, settings_table, split_settings)
 from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, option_aliases, synonyms
+from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
                            join_path, key_text, show)
@@ -812,7 +813,7 @@ def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Coll
     for alias in sorted(synonyms("last_epoch")):
         if alias in spec:
             plan.last_epoch = spec.pop(alias)
-            if (wrong := models.number_message(plan.last_epoch, -1, integer=True)) is not None:
+            if (wrong := models.number_message(plan.last_epoch, FRESH, integer=True)) is not None:
                 errors.add(join_path(path, alias), wrong)
     if plan.key not in KEYS:
         return None

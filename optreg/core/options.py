@@ -17,7 +17,6 @@ from optreg.core.types import (
     Bool,
     Float,
     IncreasingInts,
-    Int,
     NonNegFloat,
     NonNegInt,
     OptionalBool,
@@ -25,6 +24,10 @@ from optreg.core.types import (
     PosInt,
     UnitFloat,
 )
+
+#: the `last_epoch` (`last_step`) of a scheduler that starts fresh, the lowest one a scheduler takes (higher: it
+#: resumes at that step)
+FRESH = -1
 
 PARAM_TYPES: dict[str, Any] = {
     # optimizers
@@ -69,7 +72,7 @@ PARAM_TYPES: dict[str, Any] = {
     "adjust_lr_fn": Optional[Literal["original", "match_rms_adamw"]],
     "loss_scale": PosFloat,
     # schedulers
-    "last_epoch": Int,
+    "last_epoch": integer(ge=FRESH),
     "step_size": PosInt,
     "gamma": PosFloat,
     "milestones": IncreasingInts,
