@@ -645,6 +645,28 @@ def test_a_schedule_s_warning_is_at_the_path_and_position_of_an_error_on_the_sam
     assert capsys.readouterr().err.splitlines() == [f"{file}:{line}:{column}: {path}: must be >= 1, got -5"]
 
 
+def test_a_legacy_list_s_warning_on_the_whole_sequence_is_at_the_list(tmp_path, capsys):
+    """A warning about the stages of a several-item legacy learning_rate list together is at the list the file
+    writes (optimizer.learning_rate, its key's position), in validate with and without --model and in build: it
+    was at optimizer.learning_rate.schedulers, which is no key of the file."""
+    from optreg.cli import main
+
+    file = tmp_path / "mz.yaml"
+    file.write_text("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n"
+                    "    - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+                    "    - {scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 95}\n"
+                    "runconfig: {max_steps: 50}\n")
+    note = ("optimizer.learning_rate: the stages span 100 steps, more than the 50 steps of the run "
+            "(runconfig.max_steps): the schedule never finishes; make the lengths of optimizer.learning_rate add "
+            "up to 50")
+    for model in ([], ["--model", "tests.test_modelzoo_configs:_small"]):
+        assert main(["validate", str(file), *model]) == 0
+        assert capsys.readouterr().err.splitlines() == [f"{file}:4:3: warning: {note}"]
+    with pytest.warns(optreg.ConfigWarning) as caught:
+        optreg.build(str(file), Net())
+    assert [str(w.message) for w in caught] == [f"{file}:4:3: {note}"]
+
+
 def _small() -> nn.Module:
     """A model for `optreg validate --model`."""
     return nn.Sequential(nn.Linear(2, 2))

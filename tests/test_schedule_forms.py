@@ -367,3 +367,19 @@ def test_a_cerebras_form_s_warning_is_at_the_path_and_position_of_an_error_on_th
     file.write_text(file.read_text().replace("total_iters: 5", "total_iters: -5"))
     assert main(["validate", str(file)]) == 1
     assert capsys.readouterr().err.splitlines() == [f"{file}:3:{column}: {path}: must be >= 1, got -5"]
+
+
+def test_a_legacy_list_s_warning_on_the_whole_sequence_is_at_the_section(tmp_path, capsys):
+    """A warning about the stages of a several-item Cerebras legacy list in optreg's own file together is at the
+    list the file writes (`scheduler`, its position): it was at scheduler.schedulers, which is no key of the file."""
+    from optreg.cli import main
+
+    file = tmp_path / "form.yaml"
+    file.write_text("optimizer: {name: cerebras.SGD, lr: 0.1}\nscheduler:\n"
+                    "  - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+                    "  - {scheduler: Linear, initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 95}\n"
+                    "train: {steps: 50}\n")
+    assert main(["validate", str(file)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"{file}:2:1: warning: scheduler: the stages span 100 steps, more than the 50 steps of the run (train.steps "
+        f"or --steps): the schedule never finishes; make the lengths of scheduler add up to 50"]

@@ -110,9 +110,9 @@ def test_a_model_zoo_configs_max_steps_is_its_run_length():
         warnings.simplefilter("always")
         built = optreg.build(legacy, Two())
     assert (built.run.steps, built.run.source) == (200, "runconfig.max_steps")
-    lint = ("optimizer.learning_rate.schedulers: the stages span 60 steps, under 0.9 × the 200 steps of the run "
-            "(runconfig.max_steps): the schedule ends early; make the lengths of optimizer.learning_rate.schedulers "
-            "add up to 200")
+    lint = ("optimizer.learning_rate: the stages span 60 steps, under 0.9 × the 200 steps of the run "
+            "(runconfig.max_steps): the schedule ends early; make the lengths of optimizer.learning_rate add up to "
+            "200")
     assert lint in built.notes and lint in [str(w.message) for w in caught]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # optreg's own train.steps wins over the format's, without a conflict

@@ -217,6 +217,8 @@ def _legacy_list(items: Sequence[Any], path: str, errors: Collector, reset_disab
     if errors:
         return None
     written[""] = path
+    if len(specs) > 1 or chained:   # the combinator's stages are the list the file writes
+        written["schedulers"] = path
     for i, place in enumerate(places):   # a single item is the spec itself
         written.update({join_path("" if len(specs) == 1 and not chained else f"schedulers[{i}]", k): v
                         for k, v in place.items()})

@@ -133,7 +133,8 @@ def _legacy_scheduler(spec: Any, path: str, errors: Collector, written: dict[str
             items.append(_legacy_scheduler(item, join_path(path, i), errors, written, inner))
         if single:
             return items[0] if items else None
-        written[join_path(at, combinator)] = path
+        written[join_path(at, combinator)] = path   # its stages too: the list the file writes is they
+        written[join_path(join_path(at, combinator), "schedulers")] = path
         return {combinator: {"schedulers": items}}
     if not isinstance(spec, Mapping):
         errors.add(path, f"expected a scheduler mapping or a list of them, got {show(spec)}")
