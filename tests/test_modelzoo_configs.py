@@ -645,6 +645,37 @@ def test_a_schedule_s_warning_is_at_the_path_and_position_of_an_error_on_the_sam
     assert capsys.readouterr().err.splitlines() == [f"{file}:{line}:{column}: {path}: must be >= 1, got -5"]
 
 
+# each went unchecked: build's scheduler failed at its first step past 1e18, a ConfigError without a path
+@pytest.mark.parametrize("text, expected", [
+    ("trainer:\n  init:\n    optimizer: {SGD: {lr: 0.1}}\n    schedulers:\n      - SequentialLR:\n"
+     "          schedulers:\n"
+     "            - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+     "            - ExponentialLR: {initial_learning_rate: 0.1, decay_rate: 1.0e+9, total_iters: 1}\n",
+     "5:9: trainer.init.schedulers[0].SequentialLR: SequentialLR gives no usable lr at step 8 (1e+26)"),
+    ("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n"
+     "    - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+     "    - {scheduler: Exponential, initial_learning_rate: 0.1, decay_rate: 1.0e+9, total_iters: 1}\n",
+     "4:3: optimizer.learning_rate: SequentialLR gives no usable lr at step 8 (1e+26)"),
+    ("model: {}\noptimizer:\n  optimizer_type: SGD\n  learning_rate:\n    scheduler: Exponential\n"
+     "    initial_learning_rate: 0.1\n    decay_rate: 1.0e+9\n    total_iters: 1\n",
+     "4:3: optimizer.learning_rate: ExponentialLR gives no usable lr at step 3 (1e+26)"),
+], ids=["trainer", "legacy_list", "legacy_mapping"])
+def test_a_schedule_s_unusable_values_are_refused_at_the_key_the_file_writes(text, expected, tmp_path, capsys):
+    """The values a schedule gives (check_schedule: finite, within bounds at the steps a run starts with) are
+    checked for a Model Zoo file, in validate with and without --model and in build, and refused at the key the
+    file writes the scheduler with and its position, as its planning errors are."""
+    from optreg.cli import main
+
+    path = tmp_path / "mz.yaml"
+    path.write_text(text)
+    for model in ([], ["--model", "tests.test_modelzoo_configs:_small"]):
+        assert main(["validate", str(path), *model]) == 1
+        assert capsys.readouterr().err.strip() == f"{path}:{expected}"
+    with pytest.raises(ConfigError) as info:
+        _quiet_build(str(path), Net())
+    assert str(info.value) == f"{path}:{expected}"
+
+
 def test_a_legacy_list_s_warning_on_the_whole_sequence_is_at_the_list(tmp_path, capsys):
     """A warning about the stages of a several-item legacy learning_rate list together is at the list the file
     writes (optimizer.learning_rate, its key's position), in validate with and without --model and in build: it

@@ -383,3 +383,31 @@ def test_a_legacy_list_s_warning_on_the_whole_sequence_is_at_the_section(tmp_pat
     assert capsys.readouterr().err.splitlines() == [
         f"{file}:2:1: warning: scheduler: the stages span 100 steps, more than the 50 steps of the run (train.steps "
         f"or --steps): the schedule never finishes; make the lengths of scheduler add up to 50"]
+
+
+def test_a_cerebras_form_s_unusable_values_are_refused_at_the_key_the_file_writes(tmp_path, capsys):
+    """The values a schedule written in a Cerebras form gives (check_schedule) are refused at the key the file
+    writes it with and that key's position, as its planning errors are, in validate with and without --model and in
+    build: the error was at `scheduler`, the section's position (3:1)."""
+    import optreg
+    from optreg.cli import main
+
+    file = tmp_path / "form.yaml"
+    file.write_text("optimizer: {name: cerebras.SGD, lr: 0.1}\ntrain: {steps: 100}\nscheduler:\n  SequentialLR:\n"
+                    "    schedulers:\n"
+                    "      - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
+                    "      - ExponentialLR: {initial_learning_rate: 0.1, decay_rate: 1.0e+9, total_iters: 1}\n")
+    said = f"{file}:4:3: scheduler.SequentialLR: SequentialLR gives no usable lr at step 8 (1e+26)"
+    for model in ([], ["--model", "tests.test_schedule_forms:_model"]):
+        assert main(["validate", str(file), *model]) == 1
+        assert capsys.readouterr().err.strip() == said
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(file), _model())
+    assert str(info.value) == said
+
+
+def _model():
+    """A model for `optreg validate --model`."""
+    import torch
+
+    return torch.nn.Linear(2, 2)

@@ -729,7 +729,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     for other, schedule in getattr(sched_plan.schedule, "also_drives", {}).items():   # keys it drives beside
         values, problem = opt_plan.base_values(other)
         errors.extend([ErrorItem("scheduler", problem)] if problem else check_schedule(
-            SchedulerPlan(None, {}, key=other, schedule=schedule), values, None, "scheduler"))
+            SchedulerPlan(None, {}, key=other, schedule=schedule, written=sched_plan.written), values, None,
+            "scheduler"))
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
         notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups,

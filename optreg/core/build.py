@@ -1103,7 +1103,19 @@ def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: 
     """Values a schedule gives the groups it will drive, at the steps a run starts with (0-16) and then at powers
     of two up to ~10^6 (within its length): each must be computable (no overflow, no division by zero), finite,
     within ±MAX_SCHEDULED, and a beta within [0, 1). Problems the steps would otherwise meet later, found before
-    anything is built. `bases`: the groups' values of the key (None when unknown: nothing to check)."""
+    anything is built, at the paths its planning errors are at (a scheduler form's: `SchedulerPlan.written`).
+    `bases`: the groups' values of the key (None when unknown: nothing to check)."""
+    problems = _value_problems(plan, bases, default, path)
+    if problems and plan.written:
+        from optreg.config.translate import source_paths
+
+        return source_paths(ConfigError(problems), plan.written).errors
+    return problems
+
+
+def _value_problems(plan: SchedulerPlan, bases: Sequence[float] | None, default: float | None,
+                    path: str) -> list[ErrorItem]:
+    """`check_schedule`'s problems at optreg's own paths."""
     from optreg.config.expr import CHECK_STEPS
 
     schedule = plan.schedule

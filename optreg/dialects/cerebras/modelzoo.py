@@ -606,7 +606,7 @@ def plan(section: Section, model: Any) -> Plan:
     """Validate a Model Zoo config against the model; ConfigError lists every problem; nothing is built."""
     import torch
 
-    from optreg.core.build import Context, plan_optimizer, plan_scheduler
+    from optreg.core.build import Context, check_schedule, plan_optimizer, plan_scheduler
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
 
@@ -692,6 +692,7 @@ def plan(section: Section, model: Any) -> Plan:
                 errors.add(spec.path, f"two schedulers drive {sp.key!r} of the same parameter groups (also "
                                       f"{other.path}); Model Zoo refuses it")
         keys.setdefault(sp.key, []).append(spec)
+        errors.extend(check_schedule(sp, opt_plan.base_values(sp.key)[0], None, spec.path))
         planned.append((spec, sp))
     clip = _clip(section, errors)
     notes += _around(section, clip)
@@ -816,7 +817,7 @@ def check(section: Section) -> list[str]:
     """What can be checked without the model: the optimizer's name and options, the clipping and the schedulers;
     returns the notes that plan() gives too (a key Model Zoo ignores in the optimizer, an unknown option, the keys
     the trainer applies around the optimizer)."""
-    from optreg.core.build import Context, plan_scheduler
+    from optreg.core.build import Context, check_schedule, plan_scheduler
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
     from optreg.core.validate import validate_options
@@ -844,8 +845,8 @@ def check(section: Section) -> list[str]:
     for raw, where in section.schedulers:
         spec = _unwrap(raw, where, errors)
         if spec is not None:
-            try:
-                plan_scheduler(spec.spec, context, spec.path)
+            try:   # and the values it gives, as plan() checks them over the model's groups
+                errors.extend(check_schedule(plan_scheduler(spec.spec, context, spec.path), None, None, spec.path))
             except ConfigError as exc:
                 errors.extend(exc)
     errors.raise_if_any()
