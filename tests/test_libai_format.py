@@ -303,6 +303,48 @@ def test_a_run_length_given_stands_for_the_epochs(eager_tree):
         optreg.build(path, Net())
 
 
+NEVER_FINISHES = "decay_steps 400 spans 400 steps, more than the 300 steps of the run ({}): the schedule never finishes"
+ENDS_EARLY = "decay_steps 200 spans 200 steps, under 0.9 × the 300 steps of the run ({}): the schedule ends early"
+
+
+@pytest.mark.parametrize("extra, said, advice", [
+    ("graph.enabled = False\ntrain.num_accumulation_steps = 2\n", NEVER_FINISHES,   # iterations of 2 micro-batches
+     "150 (× train.num_accumulation_steps 2 = 300 steps)"),
+    ("train.num_accumulation_steps = 2\n", ENDS_EARLY, "300"),                        # graph mode: one step each
+    ("graph.enabled = False\ntrain.num_accumulation_steps = 1\n", ENDS_EARLY, "300"),
+])
+def test_a_length_advised_for_train_iter_counts_its_iterations(eager_tree, capsys, extra, said, advice):
+    """The schedule linter's advice for train_iter is in iterations, as LiBai reads it back: in eager mode each is
+    num_accumulation_steps A micro-batches of the schedule (auto_scale_hyperparams' max_iter = A × train_iter), so
+    a run of 300 steps wants train_iter 150 (it said 300, a schedule of 600); in graph mode, or with A 1, an
+    iteration is a step."""
+    from optreg.cli import main
+
+    path = eager_tree(GRAPH + extra)
+    note = f"train.train_iter: {said}; set train.train_iter to {advice}"   # the run's source left to fill
+    assert main(["validate", path, "--steps", "300"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"{path}:5:1: warning: {note.format('--steps')}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(path, Net(), total_steps=300)
+    assert built.notes == [note.format("total_steps=")]
+    assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == \
+        [f"{path}:5:1: {built.notes[0]}"]
+
+
+def test_a_length_advised_for_train_iter_with_train_epoch_counts_its_iterations(eager_tree):
+    """With train_epoch, LiBai's run is max(train_epoch × iterations per epoch, train_iter) iterations of A
+    micro-batches: for a run of 300 steps, train_iter 200 keeps a schedule of 400; 150 would make it 300."""
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 2\ntrain.train_epoch = 3\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = optreg.build(path, Net(), total_steps=300)
+    note = (f"train.train_iter: {NEVER_FINISHES.format('total_steps=')}; set train.train_iter to 150 "
+            f"(× train.num_accumulation_steps 2 = 300 steps)")
+    assert built.notes == [note]
+    assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == [f"{path}:5:1: {note}"]
+
+
 def test_eager_accumulation_trains_through_the_loop(eager_tree):
     """optreg's loop (`optreg run`'s): the optimizer steps after every 4th micro-batch (scheduler steps 3, 7, 11 by
     then), with the mean of the 4 micro-batches' gradients; the scheduler steps on each."""

@@ -57,6 +57,7 @@ class Experiment:
     notes: list[str] = field(default_factory=list)      # the schedule linter's warnings, as validate reads it
     report: list[Any] = field(default_factory=list)     # a foreign format's use of each source key (formats.KeyUse)
     paths: dict[str, str] = field(default_factory=dict)  # a translated format's own-form path -> the source's path
+    units: dict[str, Any] = field(default_factory=dict)  # its source keys that count units of steps (translate.Unit)
     needs_run: str | None = None   # the source key that leaves the run length to the trainer (DeepSpeed's "auto")
     needs_run_why: str | None = None   # what needs it, in the format's words (NeMo's max_steps from max_epochs)
 
@@ -92,9 +93,7 @@ class Experiment:
             notes = nominal_checks(self, errors, final_run=True)
         nominal = getattr(self.planner, "nominal_notes", None)   # a format's own planner: its warnings without a model
         if nominal is not None and not errors and not length:   # at the source's paths, as `plan` puts its notes
-            from optreg.config.translate import source_note
-
-            notes = [*notes, *(source_note(n, self.paths) for n in nominal(self))]
+            notes = [*notes, *self.at_source(nominal(self))]
         errors.extend(length.items)
         if errors:
             raise self.locate(ConfigError(errors.items))
@@ -187,11 +186,17 @@ class Experiment:
         known = getattr(plan, "run", None)   # a format's planner may know the run better (LiBai's train_epoch)
         plan.run = known if known is not None and known.steps is not None else self.run
         plan.clip = plan.clip or self.clip
-        if self.paths:   # a translated format's notes at the source's paths, as its errors (locate)
-            from optreg.config.translate import source_note
-
-            plan.notes = [source_note(n, self.paths) for n in plan.notes]
+        plan.notes = self.at_source(plan.notes)   # a translated format's at the source's paths, as its errors
         return plan
+
+    def at_source(self, notes: list[str]) -> list[str]:
+        """The schedule linter's `notes` of a translated format at the source's paths (`paths`), a length advised
+        for a key that counts units of steps in them (`units`): `translate.source_note`; optreg's own as they are."""
+        if not self.paths:
+            return notes
+        from optreg.config.translate import source_note
+
+        return [source_note(n, self.paths, self.units) for n in notes]
 
 
 @dataclass
@@ -527,11 +532,7 @@ def nominal_checks(experiment: Experiment, errors: Collector, final_run: bool = 
     section, dialect = experiment.optimizer, experiment.dialect
     plan_around(_nominal_plan(section, dialect, errors), experiment, errors,
                 known_groups=_one_group(section, dialect), final_run=final_run, notes=notes)
-    if experiment.paths:
-        from optreg.config.translate import source_note
-
-        notes = [source_note(n, experiment.paths) for n in notes]
-    return notes
+    return experiment.at_source(notes)
 
 #: whether reading optreg's own form plans it without the model too (the checks `validate` reports); off while
 #: `build()` reads, which plans against the model at once with the same checks (each made once)

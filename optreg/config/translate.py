@@ -3,7 +3,8 @@
 (`paths`: own-form prefix -> the source's, the longest prefix wins), and `read_translated` validates them as optreg's
 own file, every error at the source's path and position. The experiment keeps the map: the errors and the schedule
 linter's notes of its plan are put at the source's paths too (`Experiment.locate`, `Experiment.plan`), whichever
-planner plans it.
+planner plans it. A source key that counts units of several of optreg's steps (`units`: LiBai's eager train_iter,
+iterations of A micro-batches) is advised a length in those units (`source_note`).
 
 `optreg convert` writes those sections back out as a native experiment (`own_form`).
 """
@@ -11,9 +12,9 @@ planner plans it.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
-from optreg.errors import ConfigError, ErrorItem, show
+from optreg.errors import ConfigError, ErrorItem, counted, show
 
 TRAINER = "trainer"
 WIDTH = 100   # the converted file's comment lines wrap at this column
@@ -28,6 +29,14 @@ def source_path(path: str, paths: Mapping[str, str]) -> str:
     return paths[best] + path[len(best):]
 
 
+class Unit(NamedTuple):
+    """What one unit of a source key counts: `steps` of optreg's steps, the number the source key `by` gives
+    (LiBai's eager train.train_iter: iterations of train.num_accumulation_steps micro-batches)."""
+
+    steps: int
+    by: str
+
+
 def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
     """`error` with every path at the source's key (source_path)."""
     return ConfigError(ErrorItem(source_path(e.path, paths), e.message, e.location, e.suggestion)
@@ -38,11 +47,16 @@ def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
 _OWN_SECTIONS = ("optimizer", "scheduler", "clip_grad", "train")
 
 
-def source_note(note: str, paths: Mapping[str, str]) -> str:
+def source_note(note: str, paths: Mapping[str, str], units: Mapping[str, Unit] | None = None) -> str:
     """A schedule linter's note (`scheduler.lr_end: ... lower scheduler.lr_end`) with its leading path and every
     path in its text at the source's: a path under one of optreg's sections or under the top-level key of a path
     that `paths` maps (a Cerebras form's `trainer.init.schedulers[0]`), with at least one key or index below it
-    in the text (a bare "scheduler" is a word)."""
+    in the text (a bare "scheduler" is a word). A length advised for a key that the source writes in `units` of
+    its own is said in them (`_in_unit`)."""
+    from optreg.core.lint import SET_LENGTH
+
+    if units:
+        note = SET_LENGTH.sub(lambda m: _in_unit(m, paths, units), note)
     roots = sorted({*_OWN_SECTIONS, *(_section(k) for k in paths)}, key=len, reverse=True)
     head, sep, rest = note.partition(": ")
     known = sep and _section(head) in roots and " " not in head
@@ -51,6 +65,21 @@ def source_note(note: str, paths: Mapping[str, str]) -> str:
     inside = re.compile(rf"\b(?:{'|'.join(map(re.escape, roots))})(?:\.[A-Za-z_]\w*|\[\d+\])+")
     rest = inside.sub(lambda m: source_path(m.group(0), paths), rest)
     return f"{source_path(head, paths)}{sep}{rest}" if known else rest
+
+
+def _in_unit(advice: re.Match, paths: Mapping[str, str], units: Mapping[str, Unit]) -> str:
+    """`set_length`'s advice (`advice`) of an own-form key that the source writes as a key counting units of several
+    steps: the fewest units that cover the steps advised, as the source reads them back (LiBai's eager
+    train_iter 150 is a schedule of 150 × A micro-batches); any other advice as it is."""
+    from optreg.core.lint import set_length
+
+    key, steps = advice["key"], int(advice["target"])
+    written = source_path(key, paths)
+    unit = units.get(written) if written != key else None   # the own form's key (a note said at the source's: as is)
+    if unit is None or unit.steps == 1:
+        return advice[0]
+    count = -(-steps // unit.steps)
+    return f"{set_length(key, count)} (× {unit.by} {unit.steps} = {counted(count * unit.steps, 'step')})"
 
 
 def _section(path: str, sections: tuple[str, ...] = ()) -> str:
@@ -66,7 +95,7 @@ NOMINAL_RUN = 10 ** 6   # the run a schedule whose length is the run's is checke
 def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mapping[str, str], report: list,
                     format_steps: tuple[int, str] | None = None, run_length: str | None = None,
                     errors: Any = None, format_epochs: tuple[int, str] | None = None, beside: bool = False,
-                    sections: tuple[str, ...] = ()) -> Any:
+                    sections: tuple[str, ...] = (), units: Mapping[str, Unit] | None = None) -> Any:
     """The own-form sections `own` validated as optreg's own file, as the experiment of format `name`: errors at
     the source's paths (`paths`) and positions; `report` its KeyUse list. `errors`: what the reader found already
     (a Collector): they are raised, and with `beside`, the own form's problems in the other top-level keys of the
@@ -74,6 +103,7 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     errors leave the other sections as the file has them (DeepSpeed's, HF's), not one whose errors change them
     (NeMo's misspelt trainer.max_steps leaves the schedule without a length). `sections`: source keys below the top
     level that the reader reads as sections of their own (LiBai's `train.scheduler` beside `train.train_iter`).
+    `units`: the source keys that count units of several steps (`Unit`), in which the notes advise their lengths.
 
     run_length: the source key through which the scheduler leaves its length to the run (DeepSpeed's `"auto"`),
     which `build(total_steps=)` or `--steps` gives later: its options are checked against a nominal run, and the
@@ -111,9 +141,10 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
         run = resolve_run(experiment.train, format_steps=format_steps, format_epochs=format_epochs, errors=errors)
         experiment = dataclasses.replace(experiment, format_steps=format_steps, format_epochs=format_epochs)
     experiment.source, experiment.format, experiment.paths = source, name, dict(paths)
+    experiment.units = dict(units or {})
     experiment.needs_run = run_length if nominal else None
     experiment.report = list(report)
-    experiment.notes[:] = [source_note(n, paths) for n in experiment.notes]
+    experiment.notes[:] = experiment.at_source(experiment.notes)
     return experiment.for_run(run)   # its notes for the format's own length
 
 
@@ -199,5 +230,5 @@ def _plain(value: Any) -> Any:
     raise ConfigError(f"cannot write {show(value)} as YAML", "")
 
 
-__all__ = ["TRAINER", "source_path", "source_paths", "source_note", "read_translated", "own_form", "report_lines",
-           "convert_text"]
+__all__ = ["TRAINER", "Unit", "source_path", "source_paths", "source_note", "read_translated", "own_form",
+           "report_lines", "convert_text"]

@@ -24,6 +24,7 @@ Each message names both numbers and the keys to change.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping, Sequence
 
 from optreg.errors import Collector, counted, join_path
@@ -35,6 +36,17 @@ WARMUP_KEYS = ("num_warmup_steps", "warmup_steps", "warmup_t")
 #: a warmup a schedule lets exceed its total, with a warning (DeepSpeed's WarmupDecayLR and WarmupCosineLR: the decay
 #: divides by max(1, T - W), so the lr falls to its floor when the warmup ends)
 TOLERATED_WARMUP_KEYS = ("warmup_num_steps",)
+EPOCHS = " epochs"   # the unit of a length advised for a schedule that steps once per epoch
+
+
+def set_length(key: str, target: int, unit: str = "") -> str:
+    """The advice that sets the length key `key` to `target` steps (or `unit`s): one wording, which a translated
+    format's notes find again (`SET_LENGTH`) to say the number in its key's own unit (`translate.source_note`)."""
+    return f"set {key} to {target}{unit}"
+
+
+#: `set_length`'s advice in steps, in a note's text: the key and the number
+SET_LENGTH = re.compile(rf"\bset (?P<key>\S+) to (?P<target>\d+)\b(?!{EPOCHS})")
 
 
 def _long_warmups(plan: Any, keys: Sequence[str]) -> list[tuple[str, int, str, int]]:
@@ -276,8 +288,8 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     what = f"{option} {sets.values.get(option)} spans" if single else "the stages span"
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
-    unit = " epochs" if per_epoch > 1 else ""
-    change = f"set {key} to {target}{unit}" if single else f"make the longest of {key} span {target}{unit}" \
+    unit = EPOCHS if per_epoch > 1 else ""
+    change = set_length(key, target, unit) if single else f"make the longest of {key} span {target}{unit}" \
         if _side_by_side(plan) else f"make the lengths of {key} add up to {target}{unit}"
     after = f" after the {warmup}-step warmup" if warmup else ""
     hf = entry is not None and entry.dialect == "hf"
@@ -303,10 +315,10 @@ def _window_ends(plan: Any, run: Any, path: str, out: list[str]) -> None:
     for key, end, per in getattr(plan.schedule, "written_ends", ()):
         target = math.ceil(run.steps / per)   # the last whole unit the run reaches
         if end > target:
-            unit = " epochs" if per > 1 else ""
+            unit = EPOCHS if per > 1 else ""
             where = join_path(path, key)
             out.append(_horizon_note(where, f"end {end}{unit} spans", end * per, run.steps, "", run.source,
-                                     f"set {where} to {target}{unit}"))
+                                     set_length(where, target, unit)))
 
 
 def _side_by_side(plan: Any) -> bool:
@@ -367,5 +379,5 @@ def _start_keys(plan: Any, path: str) -> str:
     return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
-__all__ = ["lint_schedule", "own_warmup_errors", "rule_lrs_replaced", "group_lrs_replaced", "same_lr",
-           "HORIZON_SLACK"]
+__all__ = ["lint_schedule", "set_length", "SET_LENGTH", "own_warmup_errors", "rule_lrs_replaced",
+           "group_lrs_replaced", "same_lr", "HORIZON_SLACK"]

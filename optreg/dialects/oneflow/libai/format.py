@@ -17,8 +17,9 @@ dialect:
 - eager mode (`graph.enabled = False`) with `train.num_accumulation_steps` A > 1: the EagerTrainer feeds micro-batches,
   so auto_scale_hyperparams multiplies train_iter and warmup_iter (each as graph mode computes it) by A and the
   scheduler steps on every micro-batch, the optimizer on every A-th: `train.accumulation_steps: A` in optreg's own
-  form, a run of A × train_iter steps (milestones ratios of that). Graph mode accumulates inside the graph: one
-  step per train_iter, A is the trainer's.
+  form, a run of A × train_iter steps (milestones ratios of that), and a length the schedule linter advises for
+  train_iter is in iterations (the fewest whose A × train_iter steps cover the run: `_units`). Graph mode
+  accumulates inside the graph: one step per train_iter, A is the trainer's.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any, Mapping
 
 from optreg.core.models import bool_message, bound_message, number_message
 from optreg.config.formats import KeyUse, misspelt
-from optreg.config.translate import NOMINAL_RUN, read_translated
+from optreg.config.translate import NOMINAL_RUN, Unit, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
 SCHEDULERS = {   # LiBai's function -> (OneFlow's scheduler, {LiBai argument: OneFlow argument}, defaults)
@@ -175,7 +176,7 @@ class LiBaiFormat:
         if accumulation > 1:
             own["train"] = {"accumulation_steps": accumulation}
         experiment = read_translated(own, source, self.name, PATHS, report, errors=errors, beside=True,
-                                     sections=("train.scheduler", "optim.params"))
+                                     sections=("train.scheduler", "optim.params"), units=_units(accumulation))
         steps = (iters * accumulation, "train.train_iter") if iters and not epochs else None
         deferred = dict(libai_train) if epochs else None
         run = (deferred, iters, epochs, accumulation)
@@ -185,6 +186,12 @@ class LiBaiFormat:
         return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
                                    run=RunLength(steps[0], None, steps[1], accumulation) if steps
                                    else RunLength(accumulation=accumulation))
+
+
+def _units(accumulation: int) -> dict[str, Unit]:
+    """The unit of the keys that count iterations (train_iter): `accumulation` steps each (eager mode's
+    micro-batches, as `_scheduler` sizes the schedule; 1 in graph mode), in which a length is advised for them."""
+    return {"train.train_iter": Unit(accumulation, "train.num_accumulation_steps")}
 
 
 def _read_beside(libai: LiBaiFormat, data: Mapping[str, Any], missing: set, errors: Collector, marks: Any) -> None:
