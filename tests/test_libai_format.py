@@ -345,6 +345,31 @@ def test_a_length_advised_for_train_iter_with_train_epoch_counts_its_iterations(
     assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == [f"{path}:5:1: {note}"]
 
 
+def test_what_is_said_of_the_accumulation_is_at_num_accumulation_steps(eager_tree, capsys):
+    """The run's accumulation is said at the key the file writes, train.num_accumulation_steps (it was said at
+    train.accumulation_steps, optreg's own form's, placed at train.py's `train`): a run that is no multiple of A
+    (beside the advice for train_iter, the fewest iterations that cover it), a run shorter than A."""
+    from optreg.cli import main
+
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 2\n")
+    notes = ["train.num_accumulation_steps: the 301 steps of the run ({}) are not a multiple of accumulation_steps 2: "
+             "the last micro-batch makes no optimizer step (its gradients are never applied); make the run a multiple "
+             "of 2",
+             "train.train_iter: decay_steps 400 spans 400 steps, more than the 301 steps of the run ({}): the schedule "
+             "never finishes; set train.train_iter to 151 (× train.num_accumulation_steps 2 = 302 steps)"]
+    assert main(["validate", path, "--steps", "301"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:1: warning: {note.format('--steps')}"
+                                                    for line, note in zip((10, 5), notes)]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert optreg.build(path, Net(), total_steps=301).notes == [note.format("total_steps=") for note in notes]
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(path, Net(), total_steps=1)
+    assert [str(e) for e in exc.value.errors] == [
+        f"{path}:10:1: train.num_accumulation_steps: 2 micro-batches per optimizer step are more than the 1 step of "
+        f"the run (total_steps=1): the optimizer would never step; make accumulation_steps at most 1"]
+
+
 def test_eager_accumulation_trains_through_the_loop(eager_tree):
     """optreg's loop (`optreg run`'s): the optimizer steps after every 4th micro-batch (scheduler steps 3, 7, 11 by
     then), with the mean of the 4 micro-batches' gradients; the scheduler steps on each."""

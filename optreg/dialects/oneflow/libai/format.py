@@ -229,7 +229,7 @@ PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "o
          "scheduler.scheduler.name": "train.scheduler", "scheduler.scheduler": "train.scheduler",
          **{f"scheduler.scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          **{f"scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
-         "optimizer": "optim"}
+         "optimizer": "optim", "train.accumulation_steps": "train.num_accumulation_steps"}
 
 
 def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
