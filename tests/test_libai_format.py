@@ -345,6 +345,40 @@ def test_a_length_advised_for_train_iter_with_train_epoch_counts_its_iterations(
     assert [str(w.message) for w in caught if isinstance(w.message, optreg.ConfigWarning)] == [f"{path}:5:1: {note}"]
 
 
+@pytest.mark.parametrize("steps, lines, notes", [
+    (300, (5,), [f"train.train_iter: {NEVER_FINISHES}; set train.train_iter to 150 (× train.num_accumulation_steps 2 "
+                 f"= 300 steps)"]),
+    (301, (10, 5), ["train.num_accumulation_steps: the 301 steps of the run ({}) are not a multiple of "
+                    "accumulation_steps 2: the last micro-batch makes no optimizer step (its gradients are never "
+                    "applied); make the run a multiple of 2",
+                    "train.train_iter: decay_steps 400 spans 400 steps, more than the 301 steps of the run ({}): the "
+                    "schedule never finishes; set train.train_iter to 151 (× train.num_accumulation_steps 2 = 302 "
+                    "steps)"]),
+])
+def test_validate_warns_of_the_schedule_of_train_epoch_as_build_does(eager_tree, capsys, steps, lines, notes):
+    """With train_epoch the scheduler is made when the experiment is planned, for the run: validate (without a
+    model, it said "ok" and linted nothing; with --model) warns of it as build does, in the same words at the same
+    key, each warning once (the run's accumulation is said by the reading's checks too); without the run's length,
+    validate says build's error."""
+    from optreg.cli import main
+
+    path = eager_tree(GRAPH + "graph.enabled = False\ntrain.num_accumulation_steps = 2\ntrain.train_epoch = 3\n")
+    for model in ([], ["--model", "mmengine_standin:model"]):
+        assert main(["validate", path, "--steps", str(steps), *model]) == 0
+        assert capsys.readouterr().err.splitlines() == [f"{path}:{line}:1: warning: {note.format('--steps')}"
+                                                        for line, note in zip(lines, notes)], model
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert optreg.build(path, Net(), total_steps=steps).notes == [n.format("total_steps=") for n in notes]
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(path, Net())
+    assert main(["validate", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [str(exc.value)] == [
+        f"{path}:11:1: train.train_epoch: train_epoch 3 × the dataset's iterations per epoch, which LiBai reads "
+        f"from the dataset: give them as build(..., steps_per_epoch=), or the run's length as --steps N "
+        f"(build(..., total_steps=N))"]
+
+
 def test_what_is_said_of_the_accumulation_is_at_num_accumulation_steps(eager_tree, capsys):
     """The run's accumulation is said at the key the file writes, train.num_accumulation_steps (it was said at
     train.accumulation_steps, optreg's own form's, placed at train.py's `train`): a run that is no multiple of A

@@ -85,15 +85,19 @@ class Experiment:
         """The verdict of build on this experiment without a model, for a caller that gives nothing more of the
         run (`optreg validate`): `check_length`, and the checks of its reading (`nominal_checks`)
         again with the run final, as build plans it: a schedule in epochs without the steps per epoch, a warmup
-        ratio without a run length; every problem at once. The schedule linter's notes."""
+        ratio without a run length; then a format's own planner's (its `nominal_notes`: Model Zoo's schedulers, the
+        schedule LiBai makes for a run in epochs); every problem at once. The schedule linter's notes."""
         length = self.check_length(later=True)
         notes, errors = self.notes, Collector()
         if not (self.modelzoo is not None or "name" not in self.optimizer or
                 self.run.steps is not None and self.run.steps_per_epoch is not None):   # nothing changes when final
             notes = nominal_checks(self, errors, final_run=True)
         nominal = getattr(self.planner, "nominal_notes", None)   # a format's own planner: its warnings without a model
-        if nominal is not None and not errors and not length:   # at the source's paths, as `plan` puts its notes
-            notes = [*notes, *self.at_source(nominal(self))]
+        if nominal is not None and not errors and not length:   # at the source's paths, as `plan` puts its notes; a
+            try:   # note the checks above made too (LiBai's own form made at plan time: the run's accumulation) once
+                notes = list(dict.fromkeys([*notes, *self.at_source(nominal(self))]))
+            except ConfigError as exc:   # its problems, as build's plan raises them
+                errors.extend(exc)
         errors.extend(length.items)
         if errors:
             raise self.locate(ConfigError(errors.items))

@@ -153,7 +153,7 @@ class LiBaiFormat:
         from functools import partial
 
         from optreg.config.run import RunLength
-        from optreg.dialects.oneflow.libai.groups import for_model, plan_libai
+        from optreg.dialects.oneflow.libai.groups import for_model, nominal_notes, plan_libai
 
         errors = Collector()
         report: list[KeyUse] = []
@@ -183,6 +183,7 @@ class LiBaiFormat:
         planner = partial(plan_libai, epochs=run, **grouping)
         planner.keeps = ("optim.params (get_default_optimizer_params' groups)",)   # optreg convert refuses, or
         planner.for_model = partial(for_model, epochs=run, **grouping)   # writes --model's
+        planner.nominal_notes = partial(nominal_notes, epochs=run)   # what validate warns of without the model
         return dataclasses.replace(experiment, source=source, report=report, format_steps=steps, planner=planner,
                                    run=RunLength(steps[0], None, steps[1], accumulation) if steps
                                    else RunLength(accumulation=accumulation))

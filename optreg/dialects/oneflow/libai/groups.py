@@ -56,7 +56,16 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
     section = dict(experiment.optimizer)
     if rules:
         section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
-    changes: dict[str, Any] = {"optimizer": section}
+    return dataclasses.replace(experiment, planner=None, optimizer=section, **_for_run(experiment, epochs))
+
+
+def _for_run(experiment: Any, epochs: tuple) -> dict[str, Any]:
+    """What the run gives the LiBai experiment's own form with train_epoch (`epochs`: LiBai's train section,
+    train_iter, train_epoch, micro-batches per iteration; its train section None without train_epoch: nothing), as
+    `Experiment` fields: the scheduler for LiBai's run, max(train_epoch × iterations per epoch, train_iter), and,
+    for iterations per epoch given (build(steps_per_epoch=)), that run's length (ConfigError at train.train_epoch
+    when neither they nor the run's length are given)."""
+    changes: dict[str, Any] = {}
     train, iters, count, accumulation = epochs
     if train is not None:   # LiBai's run: max(train_epoch × iterations per epoch, train_iter)
         from optreg.config.run import RunLength
@@ -70,7 +79,25 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
             source = "max(train.train_epoch × steps_per_epoch, train.train_iter)"
             changes["run"] = RunLength(max(count * per_epoch, iters) * accumulation, per_epoch, source, accumulation)
             changes["format_steps"] = (changes["run"].steps, source)
-    return dataclasses.replace(experiment, planner=None, **changes)
+    return changes
+
+
+def nominal_notes(experiment: Any, epochs: tuple = (None, 0, 0, 1)) -> list[str]:
+    """The schedule linter's warnings of `plan_libai` without the model (`optreg validate`: Experiment.check_final),
+    at optreg's own form's paths: with train_epoch, the own form `for_model` plans with the scheduler for the run
+    (`_for_run`), checked as validate checks optreg's own form (`nominal_checks`, the run final); its problems
+    raised, as build raises them (a run in epochs without its length). Without train_epoch the scheduler is read
+    with the file, and its warnings are the reading's."""
+    if epochs[0] is None:
+        return []
+    from optreg.config.experiment import nominal_checks
+    from optreg.errors import Collector
+
+    errors = Collector()
+    own = dataclasses.replace(experiment, planner=None, paths={}, **_for_run(experiment, epochs))
+    notes = nominal_checks(own, errors, final_run=True)
+    errors.raise_if_any()
+    return notes
 
 
 def unmatched_overrides(model: Any, overrides: Mapping[str, Any] | None) -> list[str]:
