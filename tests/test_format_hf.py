@@ -118,6 +118,20 @@ def test_an_infinite_max_grad_norm_is_an_error_at_the_key(text, value, tmp_path)
     assert [str(e) for e in info.value.errors] == [f"{path}:2:1: max_grad_norm: must be a finite number, got {value}"]
 
 
+@pytest.mark.parametrize("text, key, value", [("warmup_steps: .nan", "warmup_steps", "nan"),
+                                             ("warmup_steps: 'inf'", "warmup_steps", "inf"),
+                                             ("warmup_ratio: .nan", "warmup_ratio", "nan"),
+                                             ("num_train_epochs: .inf", "num_train_epochs", "inf")])
+def test_a_warmup_or_epochs_that_is_not_finite_is_an_error_at_the_key(text, key, value, tmp_path):
+    """The reader computes the warmup steps and the run from these (int(), ceil()): nan and inf are errors at the
+    key (they raised ValueError / OverflowError from int(), or passed as fractional epochs)."""
+    path = tmp_path / "args.yaml"
+    path.write_text(f"learning_rate: 0.001\nlr_scheduler_type: linear\n{text}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [f"{path}:3:1: {key}: must be a finite number, got {value}"]
+
+
 @pytest.mark.parametrize("config, path, words", [
     ({"learning_rate": 1e-3, "lr_scheduler_type": "warmup_stable_decay", "max_steps": 100},
      "lr_scheduler_kwargs.num_decay_steps", "required option is missing"),   # the key to add, not lr_scheduler_type's

@@ -143,10 +143,10 @@ def _value(data: Mapping[str, Any], key: str, defaults: Mapping[str, Any] = DEFA
 
 
 def _number(data: Mapping[str, Any], key: str, errors: Collector, low: float | None = 0.0) -> Any:
-    """The value of a key the reader computes with (the run length, warmup, clipping), checked: a number >= `low`,
-    else an error at the key and its default."""
+    """The value of a key the reader computes with (the run length, warmup, clipping), checked: a finite number >=
+    `low`, else an error at the key and its default."""
     value = _value(data, key)
-    wrong = number_message(value, low)
+    wrong = number_message(value, low, finite=True)
     if wrong is not None:
         errors.add(key, wrong)
         return DEFAULTS.get(key)
