@@ -331,6 +331,8 @@ def test_an_error_in_one_section_does_not_hide_or_change_another_s(edits, want):
      "22:3: runner_wrapper.max_grad_norm: must be > 0, got 0"),
     ("use_clip_grad: True", "use_clip_grad: True\n  max_grad_norm: -1.5",
      "22:3: runner_wrapper.max_grad_norm: must be > 0, got -1.5"),
+    ("use_clip_grad: True", "use_clip_grad: True\n  max_grad_norm: 1.0e+10",   # it raised pydantic's ValidationError
+     "22:3: runner_wrapper.max_grad_norm: must be <= 1000000000, got 10000000000.0"),
     ("warmup_ratio: 0.1", "warmup_epochs: -1", "17:3: lr_schedule.warmup_epochs: must be >= 0, got -1"),
     ("warmup_ratio: 0.1", "warmup_epochs: 0.5", "17:3: lr_schedule.warmup_epochs: must be an integer, got 0.5"),
     ("train:", "lr_scale: True\nlr_scale_factor: 0\ntrain:", "23:1: lr_scale_factor: must be > 0, got 0"),

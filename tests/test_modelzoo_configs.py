@@ -210,6 +210,10 @@ def test_clip_gradients_by_norm():
     # in the own form's words (models.number_message); it said 'must be a number > 0, got -1.0'
     ("max_gradient_norm: -1.0", "4:17: trainer.init.precision.max_gradient_norm: must be > 0, got -1.0"),
     ("max_gradient_value: x", "4:17: trainer.init.precision.max_gradient_value: expected a number, got str 'x'"),
+    # the own form's clip_grad bound (run.clip_message); it raised pydantic's ValidationError from ClipGrad
+    ("max_gradient_norm: 1.0e+10", "4:17: trainer.init.precision.max_gradient_norm: must be <= 1000000000, got "
+                                   "10000000000.0"),
+    ("max_gradient_value: .inf", "4:17: trainer.init.precision.max_gradient_value: must be a finite number, got inf"),
     ("max_gradient_norm: 1.0, max_gradient_value: 2.0",
      "4:41: trainer.init.precision.max_gradient_value: both max_gradient_norm and max_gradient_value are given; "
      "Cerebras clips by one"),

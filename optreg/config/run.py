@@ -236,6 +236,18 @@ class ClipGrad(BaseModel):
         return self
 
 
+def clip_message(value: Any, mode: str = "max_norm") -> str | None:
+    """What is wrong with `value` as ClipGrad's `mode` (max_norm or max_value), in the words read_clip says it; None
+    when nothing is. A reader whose file writes the threshold under a key of its own checks it there."""
+    if value is None:
+        return models.type_message("a number", value)
+    try:
+        ClipGrad.model_validate({mode: value})
+    except ValidationError as exc:
+        return models.pydantic_errors(exc, ClipGrad)[0].message
+    return None
+
+
 def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad | None:
     """The `clip_grad:` section, or None when absent; problems go to `errors` at `path`."""
     if raw is None:
@@ -258,4 +270,4 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
 
 
 __all__ = ["TrainSpec", "RunLength", "resolve_run", "accumulation_note", "read_train", "ClipGrad", "read_clip",
-           "DEFAULT_STEPS"]
+           "clip_message", "DEFAULT_STEPS"]

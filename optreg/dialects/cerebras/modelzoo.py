@@ -733,17 +733,17 @@ def _around(section: Section, clip: Any) -> list[str]:
 def _clip(section: Section, errors: Collector) -> Any:
     """The clip_grad (optreg.config.run.ClipGrad) of the config's max_gradient_norm / max_gradient_value, or None;
     a value Cerebras' trainer cannot clip by, or both given, goes to `errors`."""
+    from optreg.config.run import ClipGrad, clip_message
+
     clip = None
     for key, mode in CLIPPING.items():
         if key in section.around and section.around[key][0] is not None:
             value, where = section.around[key]
-            if (wrong := number_message(value, above=0)) is not None:
+            if (wrong := clip_message(value, mode)) is not None:
                 errors.add(where, wrong)
             elif clip is not None:
                 errors.add(where, "both max_gradient_norm and max_gradient_value are given; Cerebras clips by one")
             else:
-                from optreg.config.run import ClipGrad
-
                 clip = ClipGrad(**{mode: float(value)})
     return clip
 

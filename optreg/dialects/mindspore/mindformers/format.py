@@ -323,6 +323,8 @@ def _optimizer(raw: Any, scheduled: bool, scale: float, report: list, errors: Co
 
 def _clip(raw: Any, report: list, errors: Collector) -> float | None:
     """`runner_wrapper: {use_clip_grad, max_grad_norm}` (MFTrainOneStepCell) -> the global norm to clip to."""
+    from optreg.config.run import clip_message
+
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -337,7 +339,7 @@ def _clip(raw: Any, report: list, errors: Collector) -> float | None:
         errors.add("runner_wrapper.use_clip_grad", wrong)
         return None
     norm = raw.get("max_grad_norm", MAX_GRAD_NORM)
-    wrong = number_message(norm, finite=True, above=0)
+    wrong = clip_message(norm)
     if wrong is not None:
         errors.add("runner_wrapper.max_grad_norm", wrong)
         return None
