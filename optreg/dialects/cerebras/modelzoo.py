@@ -220,7 +220,7 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     precision = init.get("precision") or {}
     if isinstance(precision, Mapping):
         for key, value in precision.items():
-            section.around[key] = (value, join_path(join_path(path, "precision"), key))
+            section.around[key] = (value, join_path(join_path(path, "precision"), key_text(key)))
     loop = init.get("loop") or {}
     if isinstance(loop, Mapping) and "grad_accum_steps" in loop:
         section.around["grad_accum_steps"] = (loop["grad_accum_steps"], join_path(path, "loop.grad_accum_steps"))
