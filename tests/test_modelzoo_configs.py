@@ -137,7 +137,9 @@ def test_a_misspelt_adjustment_group_is_said_by_validate(tmp_path, capsys):
                                                f"decoder_kernel, embedding) (did you mean 'decoder_kernel'?)")
 
 
-@pytest.mark.parametrize("scale, message", [(-1, "must be >= 0, got -1"), ("x", "expected a number, got str 'x'")])
+@pytest.mark.parametrize("scale, message", [(-1, "must be >= 0, got -1"), ("x", "expected a number, got str 'x'"),
+                                            # it said `a parameter is claimed twice` at optimizer.params[1].params
+                                            (1e300, "must be <= 1000000000, got 1e+300")])
 def test_an_adjustment_scale_that_is_no_number_is_refused_by_validate_as_by_build(scale, message, tmp_path, capsys):
     """A scale of adjust_learning_rate must be a number >= 0 whatever the model's groups are: validate (no model)
     refuses it as build and plot do, at the same key, in the words of the own form's options (an lr_mult's)."""

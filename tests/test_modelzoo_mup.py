@@ -168,8 +168,10 @@ def test_models_without_mup_groups_take_model_zoos_defaults():
     ({"name": "gpt3", "hidden_size": 768, "mup_base_hidden_size": "256"},
      "trainer.init.model.mup_base_hidden_size", "expected a number, got str '256'"),
     ({"name": "btlm", "hidden_size": 0, "mup_base_hidden_size": 256}, "trainer.init.model.hidden_size",
-     "must be > 0, got 0"),
+     "must be >= 1, got 0"),
     ({"hidden_size": 768, "mup_base_hidden_size": 256}, "trainer.init.model.name", "model's name"),
+    ({"name": "gpt3", "hidden_size": 2 ** 80, "mup_base_hidden_size": 256}, "trainer.init.model.hidden_size",
+     "must be <= 9007199254740992, got 1208925819614629174706176"),
     ({"name": "gpt3", "mup_base_filter_size": 256, "lr_adjustment_groups": {"embedding": "*embedding*weight"}},
      "trainer.init.model.lr_adjustment_groups", "decoder_output_ffn"),
     ({"name": "bert", "lr_adjustment_groups": {"pooler": 3}}, "trainer.init.model.lr_adjustment_groups.pooler",
@@ -197,13 +199,23 @@ trainer:
 
 @pytest.mark.parametrize("values, said", [
     ((768, "'256'", 2), ["6:7: trainer.init.model.mup_base_hidden_size: expected a number, got str '256'"]),
-    ((0, 256, 2), ["5:7: trainer.init.model.hidden_size: must be > 0, got 0"]),
+    ((0, 256, 2), ["5:7: trainer.init.model.hidden_size: must be >= 1, got 0"]),
+    # a width is a count of units: 1/(h/b) raised ZeroDivisionError (5e-324) or OverflowError (10**400)
+    ((5e-324, 256, 2), ["5:7: trainer.init.model.hidden_size: must be >= 1, got 5e-324"]),
+    (("1208925819614629174706176", 256, 2), ["5:7: trainer.init.model.hidden_size: must be <= 9007199254740992, "
+                                              "got 1208925819614629174706176"]),
+    ((768, ".inf", 2), ["6:7: trainer.init.model.mup_base_hidden_size: must be a finite number, got inf"]),
+    # a group's scale is adjust_learning_rate's (mup.scale_message): -2 built a negative lr, nan a nan one
+    ((768, "null", -2), ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: must be >= 0, got -2"]),
+    ((768, "null", ".nan"), ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: must be a finite number, "
+                          "got nan"]),
     ((768, "null", "x"),
      ["8:67: trainer.init.model.lr_adjustment_groups.embedding.scale: expected a number, got str 'x'"]),
 ])
 def test_a_bad_mup_number_is_said_as_the_own_form_says_it(values, said, tmp_path, capsys):
     """A muP width or an lr adjustment group's scale is worded as the own form's options word a bad number
-    (models.number_message; they said 'must be a number > 0, got 0', 'must be a number, got 'x''), at its key."""
+    (models.number_message; they said 'must be a number > 0, got 0', 'must be a number, got 'x''), at its key; a
+    width is >= 1 (its ratios stay within float range)."""
     from optreg.cli import main
 
     path = tmp_path / "mup.yaml"

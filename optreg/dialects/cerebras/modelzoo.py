@@ -33,8 +33,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from optreg.core.models import bool_message, number_message
-from optreg.dialects.cerebras.mup import lr_adjustment_groups, model_key_uses
+from optreg.core.models import bool_message
+from optreg.dialects.cerebras.mup import lr_adjustment_groups, model_key_uses, scale_message
 from optreg.dialects.cerebras.schedules import Scaled, group_scale
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, says_required, show
 
@@ -253,13 +253,13 @@ def read(data: Mapping[str, Any], form: str | None = None) -> Section:
 # ---------------------------------------------------------------------------------------------------
 def _adjustments(adjust: Any, path: str, errors: Collector) -> Mapping[str, Any]:
     """The optimizer section's `adjust_learning_rate` (at `path`), a mapping of lr adjustment group names to scales,
-    checked as far as it can be without the model (whose groups the names are): a scale is a number >= 0."""
+    checked as far as it can be without the model (whose groups the names are): a scale is mup.scale_message's."""
     where = join_path(path, "adjust_learning_rate")
     if not isinstance(adjust or {}, Mapping):
         errors.add(where, f"expected a mapping of lr adjustment group names to scales, got {show(adjust)}")
         return {}
     for key, value in (adjust or {}).items():
-        wrong = number_message(value, 0)
+        wrong = scale_message(value)
         if wrong is not None:
             errors.add(join_path(where, key_text(key)), wrong)
     return adjust or {}
@@ -313,7 +313,7 @@ def _lr_groups(model: Any, adjust: Mapping[str, Any], path: str, errors: Collect
     for name, (patterns, scale) in groups.items():
         if name in adjust:
             value = adjust[name]
-            if number_message(value, 0) is not None:
+            if scale_message(value) is not None:
                 continue   # _adjustments says so
             scale = float(value)
         if scale != 1.0:

@@ -32,7 +32,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from optreg.core.models import number_message
-from optreg.errors import Collector, join_path, key_text, show
+from optreg.core.types import MAX_INT
+from optreg.errors import Collector, ConfigError, join_path, key_text, show
 
 Groups = dict[str, tuple[list[str], float]]   # name -> (glob patterns, scale), in the model's order
 
@@ -68,11 +69,26 @@ def _t5_groups() -> dict[str, list[str]]:
 T5_GROUPS = _t5_groups()
 
 
+def scale_message(value: Any) -> str | None:
+    """What is wrong with `value` as an lr adjustment group's scale (`adjust_learning_rate`, the group key's type:
+    a finite number >= 0 within MAX_FLOAT), in the own form's words; None when nothing is."""
+    from optreg.core.build import group_key
+    from optreg.core.options import CEREBRAS_GROUP_KEYS
+
+    try:
+        group_key(CEREBRAS_GROUP_KEYS["adjust_learning_rate"], value, "")
+    except ConfigError as exc:
+        return exc.errors[0].message
+    return None
+
+
 def _number(model: Mapping[str, Any], key: str, default: float | None, path: str, errors: Collector) -> float | None:
+    """A width of the model (a count of units, >= 1; a muP base may be fractional): the ratios of two stay within
+    float range."""
     value = model.get(key, default)
     if value is None:
         return None
-    wrong = number_message(value, above=0)
+    wrong = number_message(value, 1, finite=True, high=MAX_INT)
     if wrong is not None:
         errors.add(join_path(path, key), wrong)
         return None
@@ -172,7 +188,7 @@ def _given_groups(raw: Any, path: str, errors: Collector) -> Groups:
         scale = value.get("scale", 1.0) if isinstance(value, Mapping) else 1.0
         if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
             errors.add(here, f"expected a glob pattern or a list of them, got {show(value)}")
-        elif scale is not None and (wrong := number_message(scale)) is not None:
+        elif scale is not None and (wrong := scale_message(scale)) is not None:
             errors.add(join_path(here, "scale"), wrong)
         else:
             out[str(name)] = (list(patterns), float(1.0 if scale is None else scale))
