@@ -637,3 +637,12 @@ def test_a_bad_option_of_the_groups_is_an_error_at_its_key_model_or_not(tree, ex
         with pytest.raises(ConfigError) as exc:
             read()
         assert sorted(str(e) for e in exc.value.errors) == [f"{path}:{s}" for s in said]
+
+
+@pytest.mark.parametrize("key, kind", [("[1]", "list"), ("{}", "dict"), ("(1, [2])", "tuple")])
+def test_a_mapping_with_a_key_python_cannot_hash_is_not_read(tree, key, kind):
+    # it raised TypeError (unhashable type) while the file was read
+    with pytest.raises(ConfigError) as info:
+        load_config(tree(f"optim.lr = {{{key}: 2}}"))
+    assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [
+        ("optim.lr", f"not read: a mapping with a {kind} key (main.py:8)", 8)]

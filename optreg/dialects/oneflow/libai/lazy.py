@@ -343,7 +343,11 @@ class Reader:
                     inner = self._expr(v, module)
                     out.update(inner if isinstance(inner, dict) else {})
                 else:
-                    out[self._expr(k, module)] = self._expr(v, module)
+                    key = self._expr(k, module)
+                    try:
+                        out[key] = self._expr(v, module)
+                    except TypeError:   # {[1]: 2}: Python refuses the key when it runs the file
+                        return NotRead(f"a mapping with a {type(key).__name__} key ({where})")
             return out
         if isinstance(node, ast.Name):
             if node.id in env:
