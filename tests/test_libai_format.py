@@ -646,3 +646,16 @@ def test_a_mapping_with_a_key_python_cannot_hash_is_not_read(tree, key, kind):
         load_config(tree(f"optim.lr = {{{key}: 2}}"))
     assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [
         ("optim.lr", f"not read: a mapping with a {kind} key (main.py:8)", 8)]
+
+
+@pytest.mark.parametrize("extra", ["x = 9 ** 64\nx = x ** 64\nx = x ** 64\nx = x ** 64\noptim.lr = x ** 64",
+                                   "x = 10 ** 64\n" + "x = x * x\n" * 30 + "optim.lr = x",
+                                   "x = 10 ** 64\n" + "x **= 64\n" * 6 + "optim.lr = x"])
+def test_arithmetic_on_integers_beyond_float_range_is_not_read(tree, extra):
+    # a chain of powers or products ran for minutes (the integers' digits grew 64-fold a line); an operand not read
+    # is the error itself, not nested in another arithmetic's
+    with pytest.raises(ConfigError) as info:
+        load_config(tree(extra))
+    (item,) = info.value.errors
+    assert item.path == "optim.lr" and item.message.startswith("not read: arithmetic on ")
+    assert len(item.message) < 200 and ("…(" in item.message or "digits>" in item.message)   # errors.show

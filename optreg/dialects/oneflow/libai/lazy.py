@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optreg.errors import ConfigError, ErrorItem, Location
+from optreg.errors import MAX_INT_BITS, ConfigError, ErrorItem, Location, show
 
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals",
                    "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "type", "object",
@@ -382,9 +382,15 @@ class Reader:
         return NotRead(f"a {type(node).__name__} expression ({where})")
 
     def _arith(self, op: type, left: Any, right: Any, node: ast.AST, module: Module) -> Any:
+        """`left op right` on numbers: integers beyond float range (MAX_INT_BITS) are not operands, so that a chain
+        of powers or products stays bounded in time; anything else is NotRead (an operand not read: that one)."""
+        not_read = [v for v in (left, right) if isinstance(v, NotRead)]
+        if not_read:
+            return not_read[0]
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
-        if not numbers or op is ast.Pow and abs(right) > 64:
-            return NotRead(f"arithmetic on {left!r} and {right!r} (line {getattr(node, 'lineno', 0)})")
+        if not numbers or op is ast.Pow and abs(right) > 64 or any(
+                isinstance(v, int) and v.bit_length() > MAX_INT_BITS for v in (left, right)):
+            return NotRead(f"arithmetic on {show(left)} and {show(right)} (line {getattr(node, 'lineno', 0)})")
         try:
             return _BINARY[op](left, right)
         except (ZeroDivisionError, OverflowError):
