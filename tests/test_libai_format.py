@@ -659,3 +659,26 @@ def test_arithmetic_on_integers_beyond_float_range_is_not_read(tree, extra):
     (item,) = info.value.errors
     assert item.path == "optim.lr" and item.message.startswith("not read: arithmetic on ")
     assert len(item.message) < 200 and ("…(" in item.message or "digits>" in item.message)   # errors.show
+
+
+@pytest.mark.parametrize("extra", ["optim.update(**{'lr': 0.25})", "optim.update(dict(**{'lr': 0.25}))",
+                                   "optim.update({**{'lr': 0.25}})"])
+def test_keywords_unpacked_from_a_mapping_are_read(tree, extra):
+    # `**` was dropped: the file's lr 5e-4 was built
+    assert load_config(tree(extra)).optimizer["lr"] == 0.25
+
+
+@pytest.mark.parametrize("extra, path, message", [
+    ("optim.betas = dict(**foo)", "optim.betas", "not read: the name 'foo' (main.py:8) is neither imported nor bound "
+                                                 "in the file"),
+    ("optim.betas = {**[1]}", "optim.betas", "not read: ** of list (main.py:8)"),
+    ("optim.update(**foo)", "", "optim.update(...) of a value optreg does not read; optreg reads LazyConfig files "
+                                "without running them"),
+    ("optim.update(3)", "", "optim.update(...) of a value optreg does not read; optreg reads LazyConfig files without "
+                            "running them"),
+])
+def test_keywords_unpacked_from_a_value_not_read_are_not_dropped(tree, extra, path, message):
+    # they were dropped without a word, and the file's other values built
+    with pytest.raises(ConfigError) as info:
+        load_config(tree(extra))
+    assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [(path, message, 8)]

@@ -125,6 +125,18 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+def _root(node: ast.AST) -> str | None:
+    """The name an attribute or item chain starts from (`optim` of `optim.params["x"].y`), else None."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _unpacked(value: Any, where: str) -> NotRead:
+    """`**value` (or `{**value}`) of a value that is not a mapping read: what it unpacks is not known."""
+    return value if isinstance(value, NotRead) else NotRead(f"** of {type(value).__name__} ({where})")
+
+
 def screen(tree: ast.AST, file: str) -> None:
     """Refuse what tries to run code, anywhere in the file, before anything is read."""
     for node in ast.walk(tree):
@@ -252,11 +264,16 @@ class Reader:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update":
             target = self._expr(node.func.value, module)   # a mapping not read (NotRead) is left as it is
             if isinstance(target, dict):
-                for arg in node.args:
-                    value = self._expr(arg, module)
-                    if isinstance(value, dict):
-                        target.update(value)
-                target.update({k.arg: self._expr(k.value, module) for k in node.keywords if k.arg})
+                values = [self._expr(arg, module) for arg in node.args]
+                keywords = self._keywords(node.keywords, module, f"{Path(module.shown).name}:{stmt.lineno}")
+                if isinstance(keywords, NotRead) or not all(isinstance(v, dict) for v in values):
+                    if _root(node.func.value) in self.roots:   # what it sets in the config is not known
+                        raise _refuse(stmt, module.shown, f"{_dotted(node.func) or 'update'}(...) of a value optreg "
+                                                          f"does not read")
+                    return
+                for value in values:
+                    target.update(value)
+                target.update(keywords)
             return
         called = _dotted(getattr(node, "func", node)) or "something"
         raise _refuse(stmt, module.shown, f"a statement that calls {called}")
@@ -339,9 +356,11 @@ class Reader:
         if isinstance(node, ast.Dict):
             out = {}
             for k, v in zip(node.keys, node.values):
-                if k is None:
+                if k is None:   # {**x}
                     inner = self._expr(v, module)
-                    out.update(inner if isinstance(inner, dict) else {})
+                    if not isinstance(inner, dict):
+                        return _unpacked(inner, where)
+                    out.update(inner)
                 else:
                     key = self._expr(k, module)
                     try:
@@ -396,20 +415,27 @@ class Reader:
         except (ZeroDivisionError, OverflowError):
             return NotRead(f"arithmetic that fails (line {getattr(node, 'lineno', 0)})")
 
+    def _keywords(self, keywords: list[ast.keyword], module: Module, where: str) -> dict[str, Any] | NotRead:
+        """The keyword arguments of a call, `**mapping` merged; a `**` of anything but a mapping read is NotRead."""
+        out: dict[str, Any] = {}
+        for k in keywords:
+            value = self._expr(k.value, module)
+            if k.arg is not None:
+                out[k.arg] = value
+            elif isinstance(value, dict):
+                out.update(value)
+            else:
+                return _unpacked(value, where)
+        return out
+
     def _call(self, node: ast.Call, module: Module, where: str) -> Any:
         if isinstance(node.func, ast.Call):   # LazyCall(X)(...)
             factory = self._expr(node.func, module)
             if isinstance(factory, Lazy):
                 if node.args:
                     return NotRead(f"positional arguments to LazyCall({factory.target}) ({where})")
-                out: dict[str, Any] = {"_target_": factory.target}
-                for k in node.keywords:
-                    if k.arg is None:
-                        inner = self._expr(k.value, module)
-                        out.update(inner if isinstance(inner, dict) else {})
-                    else:
-                        out[k.arg] = self._expr(k.value, module)
-                return out
+                keywords = self._keywords(node.keywords, module, where)
+                return keywords if isinstance(keywords, NotRead) else {"_target_": factory.target, **keywords}
             return NotRead(f"a call of a call ({where})")
         func = self._expr(node.func, module)
         name = str(func) if isinstance(func, Symbol) else _dotted(node.func)
@@ -429,8 +455,8 @@ class Reader:
                 if not isinstance(value, dict):
                     return NotRead(f"{bare} of a non-mapping ({where})")
                 out.update(value)
-            out.update({k.arg: self._expr(k.value, module) for k in node.keywords if k.arg})
-            return out
+            keywords = self._keywords(node.keywords, module, where)
+            return keywords if isinstance(keywords, NotRead) else {**out, **keywords}
         if bare == "get_config" or (isinstance(func, Symbol) and func.endswith(".get_config")):
             return self._get_config(node, module, where)
         return NotRead(f"a call to {name or bare or 'an expression'} ({where})")
