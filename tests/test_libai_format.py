@@ -682,3 +682,19 @@ def test_keywords_unpacked_from_a_value_not_read_are_not_dropped(tree, extra, pa
     with pytest.raises(ConfigError) as info:
         load_config(tree(extra))
     assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [(path, message, 8)]
+
+
+@pytest.mark.parametrize("body, name", [("optim['lr'] = 0.5", "optim"), ("optim.lr *= 2", "optim"),
+                                        ("optim.update(lr=0.5)", "optim"), ("del optim.lr", "optim"),
+                                        ("optim.lr, x = 0.5, 1", "optim"), ("train['train_iter'] = 10", "train")])
+def test_a_loop_that_changes_a_config_name_in_place_is_refused(tree, body, name):
+    # only `name.attr = ...` was seen: an item, an augmented assignment, an update, a del or a tuple target was
+    # skipped with the loop, and the file's values before it built
+    with pytest.raises(ConfigError) as info:
+        load_config(tree(f"for i in range(3):\n    {body}"))
+    assert [(e.message, e.location.line) for e in info.value.errors] == [
+        (f"a loop that assigns to {name}; optreg reads LazyConfig files without running them", 8)]
+
+
+def test_a_loop_over_other_names_is_still_skipped(tree):
+    assert load_config(tree("for i in range(3):\n    dataloader[i] = optim.lr")).optimizer["lr"] == 5e-4

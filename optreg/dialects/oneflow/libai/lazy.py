@@ -132,6 +132,27 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _changed(stmt: ast.AST) -> list[ast.AST]:
+    """What a statement changes in place: its targets (assigned, augmented, annotated, deleted: each item of a tuple
+    target) and the mapping an `x.update(...)` updates."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "update":
+        targets = [stmt.func.value]
+    else:
+        return []
+    out = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets.extend(target.elts)
+        else:
+            out.append(target.value if isinstance(target, ast.Starred) else target)
+    return out
+
+
 def _unpacked(value: Any, where: str) -> NotRead:
     """`**value` (or `{**value}`) of a value that is not a mapping read: what it unpacks is not known."""
     return value if isinstance(value, NotRead) else NotRead(f"** of {type(value).__name__} ({where})")
@@ -249,8 +270,7 @@ class Reader:
             self._expression_statement(stmt, module)
         elif isinstance(stmt, ast.For):
             touched = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            roots = {_dotted(t).split(".")[0] for s in ast.walk(stmt) if isinstance(s, ast.Assign)
-                     for t in s.targets if _dotted(t)}
+            roots = {_root(t) for s in ast.walk(stmt) for t in _changed(s)}
             if (touched | roots) & set(self.roots):
                 raise _refuse(stmt, file, "a loop that assigns to " + ", ".join(sorted((touched | roots) &
                                                                                     set(self.roots))))
