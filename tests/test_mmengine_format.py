@@ -309,6 +309,15 @@ def test_python_config_goes_through_mmengines_loader(tmp_path):
     assert experiment.format == "mmengine" and experiment.optimizer["lr"] == 1.0
 
 
+def test_a_python_file_nested_beyond_the_parser_is_a_located_error(tmp_path):
+    # MMEngine's look for its names raised RecursionError from ast.parse before any reader said what the file is
+    path = tmp_path / "deep.py"
+    path.write_text("optim = dict(lr=1" + "+1" * 3000 + ")\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert [str(e) for e in info.value.errors] == [f"{path}: not a config optreg can parse: RecursionError"]
+
+
 def test_python_config_without_mmengine(tmp_path, monkeypatch):
     import builtins
 

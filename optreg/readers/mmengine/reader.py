@@ -294,7 +294,7 @@ def _names(text: str) -> set[str]:
 
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # not Python, or nested beyond the parser
         return set()
     out = set()
     for node in tree.body:
