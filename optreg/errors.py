@@ -279,7 +279,8 @@ def check_input(data: Any, path: str = "", errors: "Collector | None" = None, *,
             if is_map:
                 if not isinstance(key, (str, int, float, bool, type(None))) or (
                         isinstance(key, int) and not isinstance(key, bool) and key.bit_length() > 64):
-                    local.add(where, f"a key must be a name, got {type(key).__name__} {show(key)}")
+                    local.add(join_path(where, key_text(key)), f"a key must be a name, got {type(key).__name__} "
+                                                                f"{show(key)}")
                     continue
                 if key in skip:
                     continue

@@ -198,6 +198,12 @@ CASES = [
      "optimizer.param_groups[0].lr", "must be >= 0"),
     ("yaml unhashable key", yaml("optimizer: {name: Adam}\n? [a, b]\n: 1\n"), "", "must be a scalar"),
     ("yaml nested too deeply", lambda: optreg.load_config("[" * 3000), "", "nested too deeply"),
+    # at the key (it was at the mapping's path: none for a top-level key)
+    ("top-level key beyond 64 bits", lambda: optreg.build({"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
+                                                           2 ** 80: 1}, make_model()), "1208925819614629174706176",
+     "a key must be a name, got int 1208925819614629174706176"),
+    ("nested key of another type", lambda: optreg.build({"optimizer": {"name": "SGD", (1, 2): 1}}, make_model()),
+     "optimizer.(1, 2)", "a key must be a name, got tuple (1, 2)"),
     # YAML experiment configs (positions)
     ("yaml unknown top key", yaml("optimizer: {name: SGD}\nschedular: {name: StepLR}\n"), "schedular",
      "did you mean 'scheduler'"),
