@@ -174,6 +174,16 @@ def test_a_value_omegaconf_cannot_read_is_located():
     assert info.value.errors[0].path == "key" and "RecursionError" in str(info.value)
 
 
+def test_a_key_omegaconf_cannot_hold_in_a_file_is_at_its_position(tmp_path):
+    # the error had its path but no position in the file
+    path = tmp_path / "cfg.yaml"
+    path.write_text("model:\n  optim: {name: adam, lr: 0.1}\n  encoder: {null: 1}\ntrainer: {max_steps: 10}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(path))
+    assert [str(e) for e in info.value.errors] == [
+        f"{path}:3:3: model.encoder: OmegaConf cannot read this: KeyValidationError: Incompatible key type 'NoneType'"]
+
+
 def test_novograd_is_pytorch_optimizers_novograd():
     """NeMo's Novograd (citrinet_384, recorded above with NeMo's own class) is read as pytorch_optimizer's NovoGrad;
     its options that NovoGrad lacks are refused only when on."""

@@ -354,7 +354,10 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     errors = Collector()
     report: list[KeyUse] = []
     notes: list[str] = []
-    cfg = _omegaconf(data)
+    try:
+        cfg = _omegaconf(data)
+    except ConfigError as exc:
+        raise exc.located(source) from None
     optim = _resolved(cfg, "model.optim", errors)
     trainer = _resolved(cfg, "trainer", errors) if has(data, "trainer") or "trainer" in data else None
     own: dict[str, Any] = {}
