@@ -80,3 +80,10 @@ def test_positions_of_nested_values():
 
 def test_empty_document():
     assert load_yaml("")[0] is None
+
+
+def test_positions_of_keys_that_are_not_strings_are_under_the_paths_errors_name():
+    # a key's path part was its text (`true`, `null`, `0x10`), not the key as errors name it (errors.key_text)
+    _, source = load_yaml("optimizer:\n  true: 1\n  null: 2\n  0x10: 3\n  1.50: 4\n", "k.yaml")
+    assert [str(source(f"optimizer.{key}")) for key in ("True", "None", "16", "1.5")] == [
+        "k.yaml:2:3", "k.yaml:3:3", "k.yaml:4:3", "k.yaml:5:3"]

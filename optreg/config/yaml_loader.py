@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import yaml
 
-from optreg.errors import MAX_DEPTH, ConfigError, ErrorItem, Location, join_path, show
+from optreg.errors import MAX_DEPTH, ConfigError, ErrorItem, Location, join_path, key_text, show
 
 MAX_BYTES = 1 << 20          # 1 MiB of YAML is far beyond any experiment config
 MAX_NODES = 100_000          # nodes after alias expansion (a "billion laughs" document is refused)
@@ -202,15 +202,17 @@ class Source:
             path = path[:cut] if cut > 0 else ""
 
 
-def _walk(node: yaml.Node, path: str, marks: dict[str, yaml.Mark], mark: yaml.Mark) -> None:
+def _walk(node: yaml.Node, path: str, marks: dict[str, yaml.Mark], mark: yaml.Mark, key_of: Callable) -> None:
+    """The position of each path under `node`; a key's path part is its value's (`key_of`: the constructed key) as
+    errors name it (key_text: `true` is `True`, `null` is `None`, `0x10` is `16`)."""
     marks.setdefault(path, mark)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
-            key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
-            _walk(value_node, join_path(path, key), marks, key_node.start_mark)
+            key = key_text(key_of(key_node)) if isinstance(key_node, yaml.ScalarNode) else "?"
+            _walk(value_node, join_path(path, key), marks, key_node.start_mark, key_of)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, join_path(path, i), marks, item.start_mark)
+            _walk(item, join_path(path, i), marks, item.start_mark, key_of)
 
 
 def _error(message: str, name: str, mark: yaml.Mark | None) -> ConfigError:
@@ -259,7 +261,7 @@ def load_yaml(text: str, name: str = "<string>") -> tuple[Any, Source]:
                 raise _error(f"YAML input expands to more than {MAX_NODES} nodes (alias expansion)", name,
                              node.start_mark)
             marks: dict[str, yaml.Mark] = {}
-            _walk(node, "", marks, node.start_mark)
+            _walk(node, "", marks, node.start_mark, lambda key: loader.construct_object(key, deep=True))
             data = loader.construct_document(node)
         finally:
             loader.dispose()
