@@ -236,6 +236,16 @@ def _app_writing_t_max(tmp_path: Path) -> tuple[Path, int]:
     return conf, len(text.splitlines())
 
 
+def test_a_key_omegaconf_cannot_hold_in_a_composed_file_is_at_its_position(tmp_path):
+    # a file with an interpolation is composed; a null key had neither path nor position
+    path = tmp_path / "exp.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1, momentum: '${train.steps}', null: 1}\ntrain: {steps: 5}\n")
+    with pytest.raises(ConfigError) as exc:
+        optreg.load_config(str(path))
+    assert [str(e) for e in exc.value.errors] == [
+        f"{path}:1:61: optimizer.None: cannot compose the config: Incompatible key type 'NoneType'"]
+
+
 def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):
     """A value the app's primary config writes, which a group switch makes unknown (StepLR has no T_max), is blamed
     on the file's line, as `optreg run` blames it, not on the switch; a value the switch's group file lacks still

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from optreg.errors import Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path, key_text, show
+from optreg.errors import (MAX_DEPTH, Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path,
+                           key_text, show)
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
@@ -51,7 +52,7 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
                  blanks: list[str] | None = None) -> None:
     """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels.
     With `blanks`, those paths go there instead of to `errors` (only nesting too deep is an error)."""
-    from optreg.errors import MAX_DEPTH, MISSING_VALUE
+    from optreg.errors import MISSING_VALUE
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -625,6 +626,22 @@ def _unset_dropped(cfg: Any) -> Any:
     return cfg
 
 
+def refused_by_omegaconf(data: Mapping[str, Any], prefix: str = "", depth: int = MAX_DEPTH) -> str:
+    """The first key path (`depth` mappings deep at most) whose value alone OmegaConf cannot hold (a null key, a
+    nesting deeper than it recurses): the deepest such mapping's key; "" when each key alone is held."""
+    from omegaconf import OmegaConf
+
+    for key, value in data.items():
+        try:
+            OmegaConf.create({key: value})
+        except Exception:
+            here = join_path(prefix, key_text(key))
+            if depth > 1 and isinstance(value, Mapping):
+                return refused_by_omegaconf(value, here, depth - 1) or here
+            return here
+    return prefix
+
+
 def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
                  config_name: str | None = None) -> Any:
     """Compose a YAML experiment (already loaded) with Hydra overrides; returns the composed DictConfig.
@@ -658,7 +675,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
     except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"cannot compose the config: {_first_line(exc)}") from None
+        raise ConfigError(f"cannot compose the config: {_first_line(exc)}", refused_by_omegaconf(data)) from None
 
 
 def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,
@@ -678,8 +695,11 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
         data = {k: v for k, v in data.items() if k not in ("defaults", "hydra")}
     hydra_primary = "defaults" in data
     opaque: dict[str, Any] = {}
-    cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
-                       config_path.stem if config_path else None)
     written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
     locate = override_locator(overrides, written if hydra_primary else source, written)
+    try:
+        cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
+                           config_path.stem if config_path else None)
+    except ConfigError as exc:   # a key of the file OmegaConf cannot hold: at its position
+        raise exc.located(locate) from None
     return _read_composed(cfg, overrides, locate, written, format, opaque)

@@ -92,29 +92,16 @@ NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`m
 def _omegaconf(data: Any) -> Any:
     from omegaconf import DictConfig, OmegaConf
 
+    from optreg.integrations.hydra.support import refused_by_omegaconf
+
     if isinstance(data, DictConfig):
         return data
     try:
         return OmegaConf.create(dict(data))
     except Exception as exc:   # a key or value OmegaConf refuses (a nesting deeper than it recurses): where
-        path = _refused_by_omegaconf(data)
+        path = refused_by_omegaconf(data, depth=2) or "model"
         message = str(exc).splitlines()[0][:160] if str(exc) else ""
         raise ConfigError(f"OmegaConf cannot read this: {type(exc).__name__}: {message}", path) from None
-
-
-def _refused_by_omegaconf(data: Mapping[str, Any], prefix: str = "", depth: int = 2) -> str:
-    """The first key path (two levels deep at most) whose value alone OmegaConf cannot read; else the last level."""
-    from omegaconf import OmegaConf
-
-    for key, value in data.items():
-        try:
-            OmegaConf.create({key: value})
-        except Exception:
-            here = join_path(prefix, key_text(key))
-            if depth > 1 and isinstance(value, Mapping):
-                return _refused_by_omegaconf(value, here, depth - 1) or here
-            return here
-    return prefix or "model"
 
 
 def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
