@@ -404,3 +404,12 @@ def test_build_reports_the_schedule_s_problems_beside_the_reader_s_as_validate_d
     assert [e[:2] for e in built] == [e[:2] for e in read] == [
         ("adam_beta2", "must be < 1, got 1.5"), ("weight_decay", "must be >= 0, got -0.01"),
         ("lr_scheduler_kwargs.min_lr_rat", "unknown option of hf.cosine_with_min_lr")]
+
+
+def test_a_merge_key_of_trainingarguments_yaml_is_read_as_hfargumentparser_reads_it(tmp_path):
+    # HfArgumentParser's yaml.safe_load merges `<<`; optreg took it for the application's key `<<` and built the
+    # Trainer's default learning_rate (5e-5) and scheduler
+    path = tmp_path / "args.yaml"
+    path.write_text("defaults: &d {learning_rate: 0.001, lr_scheduler_type: constant}\n<<: *d\nmax_steps: 10\n")
+    experiment = optreg.load_config(path)
+    assert experiment.optimizer["lr"] == 0.001 and experiment.scheduler["name"] == "constant"

@@ -87,3 +87,27 @@ def test_positions_of_keys_that_are_not_strings_are_under_the_paths_errors_name(
     _, source = load_yaml("optimizer:\n  true: 1\n  null: 2\n  0x10: 3\n  1.50: 4\n", "k.yaml")
     assert [str(source(f"optimizer.{key}")) for key in ("True", "None", "16", "1.5")] == [
         "k.yaml:2:3", "k.yaml:3:3", "k.yaml:4:3", "k.yaml:5:3"]
+
+
+def test_merge_keys_merge_as_every_frameworks_loader_merges_them():
+    # `<<` was a plain key: optreg's own form said `optimizer.name: required`, a foreign format's reader passed it
+    # over as the application's key and built its defaults instead of the merged values
+    data, source = load_yaml("base: &b {name: SGD, lr: 0.1, momentum: 0.9}\n"
+                             "optimizer: {<<: *b, lr: 0.2}\n"
+                             "both: {<<: [{extra: 1}, *b], x: 2}\n", "m.yaml")
+    assert data["optimizer"] == {"name": "SGD", "lr": 0.2, "momentum": 0.9}
+    assert data["both"] == {"extra": 1, "name": "SGD", "lr": 0.1, "momentum": 0.9, "x": 2}
+    # a key the mapping writes is at its own line; a merged one where its anchor writes it
+    assert [str(source(p)) for p in ("optimizer.lr", "optimizer.momentum", "both.extra")] == [
+        "m.yaml:2:21", "m.yaml:1:31", "m.yaml:3:14"]
+
+
+@pytest.mark.parametrize("text, message, column", [
+    ("a: {<<: 5, lr: 1}\n", "expected a mapping or list of mappings for merging, but found scalar", 9),
+    ("a: {<<: [x], lr: 1}\n", "expected a mapping for merging, but found scalar", 10),
+    ("a: {lr: 1, lr: 2, <<: {x: 1}}\n", "duplicate key 'lr' (first at line 1)", 12),
+])
+def test_a_bad_merge_is_an_error_at_its_position(text, message, column):
+    with pytest.raises(ConfigError) as info:
+        load_yaml(text, "m.yaml")
+    assert [str(e) for e in info.value.errors] == [f"m.yaml:1:{column}: {message}"]

@@ -36,6 +36,7 @@ _FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
 _INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+MERGE = "tag:yaml.org,2002:merge"   # `<<: *anchor`, as every framework's loader reads it (PyYAML's, OmegaConf's)
 
 
 class SpecLoader(yaml.SafeLoader):
@@ -108,6 +109,8 @@ class SpecLoader(yaml.SafeLoader):
                                                     node.start_mark)
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE:   # `<<: *base`: its keys go under the explicit ones (flatten_mapping)
+                continue
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool, type(None))):
                 raise yaml.constructor.ConstructorError(
@@ -135,6 +138,7 @@ for tag, pattern, first in (
     ("tag:yaml.org,2002:int", _INT, list("-+0123456789")),
     ("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789.")),
     ("tag:yaml.org,2002:null", _NULL, ["~", "n", "N", ""]),
+    (MERGE, re.compile(r"^<<$"), ["<"]),
 ):
     SpecLoader.add_implicit_resolver(tag, pattern, first)
 SpecLoader.add_constructor("tag:yaml.org,2002:int", SpecLoader.construct_yaml_int)
@@ -207,9 +211,15 @@ def _walk(node: yaml.Node, path: str, marks: dict[str, yaml.Mark], mark: yaml.Ma
     errors name it (key_text: `true` is `True`, `null` is `None`, `0x10` is `16`)."""
     marks.setdefault(path, mark)
     if isinstance(node, yaml.MappingNode):
+        merged = []
         for key_node, value_node in node.value:
+            if key_node.tag == MERGE:
+                merged += value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                continue
             key = key_text(key_of(key_node)) if isinstance(key_node, yaml.ScalarNode) else "?"
             _walk(value_node, join_path(path, key), marks, key_node.start_mark, key_of)
+        for value_node in merged:   # a merged key is where its anchor writes it, unless the mapping writes it too
+            _walk(value_node, path, marks, mark, key_of)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _walk(item, join_path(path, i), marks, item.start_mark, key_of)
