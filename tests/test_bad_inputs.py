@@ -517,6 +517,15 @@ def test_a_bad_optimizer_option_leaves_the_rules_checked():
                                                          "optimizer.state_dtype"]
 
 
+def test_a_tensor_of_param_groups_given_to_an_optimizer_that_takes_the_model_is_refused_at_its_key():
+    # its truth was asked: RuntimeError (Boolean value of Tensor with more than one value is ambiguous)
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("mindspore.thor", make_model(), learning_rate=0.1, damping=0.03, momentum=0.9,
+                                   param_groups=torch.tensor([1.0, 2.0]))
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("param_groups", "mindspore.thor updates every trainable parameter of the model; it takes no param_groups")]
+
+
 @pytest.mark.parametrize("optimizer, path, words", [
     ({"name": "mindspore.thor", "learning_rate": 0.1, "damping": 0.03, "momentum": 0.9,
       "param_groups": [{"max_ndim": 1, "weight_decay": 0.0}]}, "optimizer.param_groups", "takes no param_groups"),

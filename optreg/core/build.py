@@ -487,7 +487,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
 def model_refusals(entry: Entry, param_groups: Any, settings: Mapping[str, Any], errors: Collector, path: str) -> None:
     """What an optimizer that takes the model refuses whatever the model (validate checks them without one): group
     rules and fine-tuning settings."""
-    if param_groups:
+    if hasattr(param_groups, "shape") or param_groups:   # a tensor's truth is ambiguous: given, it is refused
         errors.add(join_path(path, "param_groups"), f"{entry.qualname} updates every trainable parameter of the "
                                                     f"model; it takes no param_groups")
     for key, value in settings.items():
