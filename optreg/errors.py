@@ -105,10 +105,13 @@ class ConfigWarning(UserWarning):
         self.location = location
 
 
-def join_path(prefix: str, key: str | int) -> str:
-    """`a` + `b` -> `a.b`; `a` + 1 -> `a[1]`; empty parts vanish."""
-    if isinstance(key, int):
+def join_path(prefix: str, key: Any) -> str:
+    """`a` + `b` -> `a.b`; `a` + 1 -> `a[1]`; empty parts vanish; any other key (a mapping's 1.5, None, True, as a
+    user's config has them) as `key_text` writes it."""
+    if isinstance(key, int) and not isinstance(key, bool):
         return f"{prefix}[{key}]"
+    if not isinstance(key, str):
+        key = key_text(key)
     if not prefix:
         return key
     if not key:

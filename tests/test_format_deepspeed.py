@@ -98,6 +98,16 @@ def test_bad_configs_are_located(config, path, words):
     assert path in items and words in str(items[path]), items
 
 
+def test_a_key_of_a_mapping_from_python_that_is_neither_a_string_nor_an_integer_is_at_its_path():
+    # join_path raised AttributeError ('float' object has no attribute 'startswith')
+    config = {"optimizer": {"type": "AdamW", "params": {"lr": 0.1}, 1.5: 1, None: 2}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, torch.nn.Linear(2, 2))
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("optimizer.1.5", "unknown key of a ds_config optimizer; expected type, params"),
+        ("optimizer.None", "unknown key of a ds_config optimizer; expected type, params")]
+
+
 @pytest.mark.parametrize("value, message", [
     ("-1", "must be >= 0, got -1"), ('"1.0x"', "expected a number, got str '1.0x'"),
     ("true", "expected a number, got boolean true")])   # clip_grad.max_norm's words (it said 'got bool True')
