@@ -569,6 +569,18 @@ def test_param_groups_that_are_no_list_read_the_same_in_validate_build_and_pytho
             ("param_groups", message)]
 
 
+@pytest.mark.parametrize("written, shown", [("''", "''"), ("0", "0"), ("false", "False"), ("{}", "{}"),
+                                             ("null", "None")])
+def test_param_groups_that_are_empty_but_no_list_are_refused_by_build_as_by_validate(written, shown):
+    # build read them as no rules (split_optimizer's `or []`) and built one group; validate refused them
+    text = f"optimizer: {{name: AdamW, param_groups: {written}}}\n"
+    for call in (lambda: optreg.load_config(text), lambda: optreg.build(text, make_model())):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert [str(e) for e in info.value.errors] == [
+            f"<string>:1:26: optimizer.param_groups: expected a list of rules ({{params: <glob>, ...}}), got {shown}"]
+
+
 MISSPELT = ("optimizer:\n  name: cerebras.SGD\n  lrr: 0.1\n"
             "scheduler:\n  name: StepLR\n  step_sizee: 10\n  gamma: 0.5\n")
 

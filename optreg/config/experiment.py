@@ -267,6 +267,15 @@ def split_optimizer(section: Mapping[str, Any]) -> tuple[str, str | None, list, 
         options
 
 
+def not_a_list_of_rules(section: Mapping[str, Any], errors: Collector, path: str = "optimizer") -> bool:
+    """Whether the section's `param_groups` is written and is no list (null, '', a mapping: an error at it, which
+    split_optimizer's rules, empty then, would not show)."""
+    if "param_groups" in section and not isinstance(section["param_groups"], list):
+        errors.add(join_path(path, "param_groups"), not_rules(section["param_groups"]))
+        return True
+    return False
+
+
 def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
     """What can be checked without the model: the name, the options (and a wrapped optimizer's)."""
     name, own, rules, options = split_optimizer(section)
@@ -286,8 +295,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
     except ConfigError as exc:   # the rules are still checked (every problem at once), against no option values
         errors.extend(exc)
         values = {}
-    if "param_groups" in section and not isinstance(section["param_groups"], list):
-        errors.add(join_path(path, "param_groups"), not_rules(section['param_groups']))
+    if not_a_list_of_rules(section, errors, path):
         return
     if entry.takes_model:   # as build refuses them, whatever the model
         model_refusals(entry, rules, settings, errors, path)
@@ -659,11 +667,12 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
     errors = Collector()
     name, own, rules, options = split_optimizer(experiment.optimizer)
     opt_plan = None
-    try:
-        opt_plan = plan_optimizer(name, params, dialect=own, default=experiment.dialect, param_groups=rules,
-                                  options=options, path="optimizer")
-    except ConfigError as exc:
-        errors.extend(exc)
+    if not not_a_list_of_rules(experiment.optimizer, errors):
+        try:
+            opt_plan = plan_optimizer(name, params, dialect=own, default=experiment.dialect, param_groups=rules,
+                                      options=options, path="optimizer")
+        except ConfigError as exc:
+            errors.extend(exc)
     sched_plan = None
     notes: list[str] = []
     if opt_plan is not None:
