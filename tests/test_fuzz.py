@@ -545,14 +545,33 @@ def _format_corpus() -> list[tuple[str, Any]]:
 FORMAT_CORPUS = _format_corpus()
 
 
+#: keys a mapping from Python (or YAML's `1.5:`, `null:`, `true:`) has that are no names: readers join them into paths
+ODD_KEYS = [1.5, None, True, 2 ** 80]
+
+
+def _rekeyed(draw, value: Any, top: bool = True) -> Any:
+    """`value` with one key of a mapping in it replaced by one of ODD_KEYS: a key of a section (a top-level one
+    is an application's key, which readers leave alone), at a drawn depth."""
+    if not isinstance(value, dict) or not value:
+        return value
+    key = draw(st.sampled_from(sorted(value, key=str)))
+    out = dict(value)
+    if isinstance(out[key], dict) and out[key] and (top or draw(st.booleans())):
+        out[key] = _rekeyed(draw, out[key], top=False)
+    else:
+        out[draw(st.sampled_from(ODD_KEYS))] = out.pop(key)
+    return out
+
+
 @st.composite
 def format_configs(draw) -> Any:
-    """A DeepSpeed or Hugging Face config as it is (a third of the time) or with 1-3 hostile edits."""
+    """A DeepSpeed or Hugging Face config as it is (a third of the time) or with 1-3 hostile edits, one of them
+    perhaps a key that is no name."""
     _, config = draw(st.sampled_from(FORMAT_CORPUS))
     if draw(st.integers(0, 2)) == 0:
         return config
     for _ in range(draw(st.integers(1, 3))):
-        config = _edit(draw, config)
+        config = _rekeyed(draw, config) if draw(st.integers(0, 3)) == 0 else _edit(draw, config)
     return config
 
 
