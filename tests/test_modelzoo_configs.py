@@ -235,8 +235,9 @@ def test_the_clipping_is_checked_without_the_model_as_with_it(clipping, message,
 def test_a_precision_key_that_is_not_a_name_is_noted_at_its_path():
     # a float key raised AttributeError from join_path ('float' object has no attribute 'startswith')
     experiment = optreg.load_config("trainer:\n  init:\n    optimizer: {SGD: {lr: 0.1}}\n    precision: {1.5: true}\n")
-    assert experiment.notes == ["not the optimizer's: trainer.init.precision.1.5=True. Cerebras' trainer applies them "
-                                "around the optimizer (the trainer); optreg builds the optimizer and its schedules only"]
+    assert experiment.notes == [
+        "not the optimizer's: trainer.init.precision.1.5=True. Cerebras' trainer applies them around the optimizer "
+        "(the trainer); optreg builds the optimizer and its schedules only"]
 
 
 @pytest.mark.parametrize("text, message", [
