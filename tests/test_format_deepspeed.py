@@ -421,4 +421,37 @@ def test_a_misspelt_required_param_is_one_error_at_the_misspelling(tmp_path):
     with pytest.raises(ConfigError) as info:
         optreg.load_config(path)
     assert [tuple(e) for e in info.value.errors] == [
-        ("scheduler.params.total_num_steps", "required option is missing", optreg.Location(str(path), 4, 17), None)]
+        ("scheduler.params.total_num_steps", MISSING_LENGTH, optreg.Location(str(path), 4, 17), None)]
+
+
+PARAMS = '"params"'
+MISSING_LENGTH = ('required option is missing: DeepSpeed constructs WarmupDecayLR with params, which must give it '
+                  '("auto": the run length)')
+
+
+@pytest.mark.parametrize("scheduler, said", [
+    ('{"type": "WarmupDecayLR", "params": {"warmup_num_steps": 10}}', ("total_num_steps", MISSING_LENGTH)),
+    ('{"type": "CosineAnnealingLR", "params": {}}',   # a torch class: "auto" is the Trainer's for total_num_steps
+     ("T_max", "required option is missing: DeepSpeed constructs CosineAnnealingLR with params, which must give it")),
+])
+def test_a_schedule_length_left_out_is_refused_with_a_run_length_given_too(tmp_path, capsys, scheduler, said):
+    """DeepSpeed constructs the schedule with its params as keywords (a TypeError without its length), and the
+    Trainer fills only an "auto" total_num_steps: a length left out is refused by validate --steps and by
+    build(total_steps=) alike (build took it from the run where validate refused it)."""
+    from optreg.cli import main
+
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},\n "scheduler": ' + scheduler + '}\n')
+    key, message = said
+    line = path.read_text().splitlines()[1]
+    where = f"{path}:2:{line.index(PARAMS) + 1}"   # at params: the key is absent
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2), total_steps=50)
+    assert [(e.path, e.message) for e in info.value.errors] == [(f"scheduler.params.{key}", message)]
+    assert main(["validate", str(path), "--steps", "50"]) == 1
+    assert capsys.readouterr().err == f"{info.value.errors[0]}\n"
+    assert str(info.value.errors[0]) == f"{where}: scheduler.params.{key}: {message}"
+    head, tail = path.read_text().split("\n", 1)   # the scheduler's params given their length: ok
+    path.write_text(head + "\n" + tail.replace('"params": {}', '"params": {' + f'"{key}": 40' + '}')
+                    .replace('"params": {"w', '"params": {' + f'"{key}": 40, "w'))
+    assert main(["validate", str(path), "--steps", "50"]) == 0

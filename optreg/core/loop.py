@@ -120,6 +120,19 @@ def length_option(entry: Any) -> str | None:
     return entry.length or getattr(entry.resolve(), "length_option", None)
 
 
+def _length_of(entry: Any) -> Any:
+    """The option of `length_option` (models.Option), or None."""
+    length = length_option(entry)
+    return next((o for o in models.options(entry) if o.name == length), None) if length else None
+
+
+def required_length(entry: Any) -> str | None:
+    """The length option that has no value of its own (required, or None by default), which a spec that leaves it
+    out takes from the run (`fill_length`); None when the schedule has none."""
+    option = _length_of(entry)
+    return option.name if option is not None and (option.required or option.default is None) else None
+
+
 def describe_loop(entry: Any) -> tuple[str, ...]:
     """What `optreg show` says of a scheduler's loop keys: epochs, the counts converted, warmup, the run's length."""
     from optreg.schedules.epochs import COUNTS
@@ -134,10 +147,10 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
              f"(MMEngine)",
              "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
              "top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
-    length = length_option(entry)
-    option = next((o for o in models.options(entry) if o.name == length), None) if length else None
-    if option is not None and (option.required or option.default is None or refusal is None):
-        when = "" if option.required or option.default is None else " after a warmup"
+    option = _length_of(entry)
+    length = option.name if option is not None else None
+    if option is not None and (required_length(entry) or refusal is None):
+        when = "" if required_length(entry) else " after a warmup"
         run = "the run length − the warmup" if refusal is None else "the run length"   # W is 0 where it is refused
         lines.append(f"{length} left out or null{when}: {run} (train.steps, "
                      f"train.epochs × steps_per_epoch, build(total_steps=))")
@@ -156,8 +169,7 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
         del spec[name]
     if not context.top or (context.run_steps is None and not context.run_invalid) or any(n in spec for n in names):
         return
-    option = next((o for o in models.options(entry) if o.name == length), None)
-    if option is None or not (option.required or option.default is None or loop.warmup is not None):
+    if not (required_length(entry) or loop.warmup is not None and _length_of(entry) is not None):
         return
     if context.run_steps is None:   # planned on, so that the run's own error is the one reported
         spec[length] = 1

@@ -34,6 +34,8 @@ from optreg.errors import Collector, closest, join_path, show, unknown_name
 SIGNATURE_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_clipping",
                   "steps_per_print", "zero_allow_untested_optimizer", "wall_clock_breakdown")
 AUTO = "auto"
+#: the one key "auto" may leave to the run (the Trainer fills it with the run's optimizer steps)
+AUTO_LENGTH = "total_num_steps"
 #: DeepSpeed's optimizers refused, with the reason
 REFUSED = {
     "lamb": "DeepSpeed's Lamb is FusedLamb, a CUDA-only kernel (deepspeed.ops.lamb; DeepSpeed 0.19 has no CPU "
@@ -267,7 +269,7 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
                                     f"DeepSpeed builds its lr_schedules ({', '.join(DS_SCHEDULES)}) or a "
                                     f"torch.optim.lr_scheduler class, by its exact name")])
         return None
-    _refuse_auto(params, path + ".params", errors, allowed=("total_num_steps",))
+    _refuse_auto(params, path + ".params", errors, allowed=(AUTO_LENGTH,))
     spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
     for key, value in params.items():
         where = f"scheduler.params.{key}"
@@ -284,6 +286,7 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
             continue
         spec[key] = value
         report.append(KeyUse(where, "exact", MOMENTUM_WHY if name == "OneCycle" and key in MOMENTUM_KEYS else ""))
+    _missing_length(name, spec["dialect"], params, path, errors)
     if name == "OneCycle" and not has_betas:   # DeepSpeed disables the cycling with a warning
         spec["cycle_momentum"] = False
         report.extend(KeyUse(f"scheduler.params.{key}", "exact", "no momentum cycling: the optimizer has no betas "
@@ -291,6 +294,27 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
                       for key in MOMENTUM_KEYS if key in params)
     report.append(KeyUse("scheduler.type", "exact", f"{spec['dialect']}.{name}"))
     return spec
+
+
+def _missing_length(name: str, dialect: str, params: Mapping[str, Any], path: str, errors: Collector) -> None:
+    """A schedule's length that has no value of its own (WarmupDecayLR's total_num_steps, a torch T_max) left out
+    of params: DeepSpeed constructs the class with params as keywords, which fails without it, so it is refused
+    here, where optreg's own form would take it from the run ("auto" asks for that). A misspelling of it is the
+    own form's error (an unknown option, with the did-you-mean)."""
+    from optreg.core import models
+    from optreg.core.entry import SCHEDULER
+    from optreg.core.loop import required_length
+    from optreg.core.registry import REGISTRY
+
+    entry = REGISTRY.lookup(SCHEDULER, name, dialect)
+    length = required_length(entry)
+    if length is None or length in params:
+        return
+    known = {o.name for o in models.options(entry)}
+    if closest(length, [str(k) for k in params if k not in known]) is None:
+        auto = ' ("auto": the run length)' if length == AUTO_LENGTH else ""
+        errors.add(join_path(path, f"params.{length}"), f"required option is missing: DeepSpeed constructs {name} "
+                                                        f"with params, which must give it{auto}")
 
 
 def argument_errors(errors: Collector) -> tuple[str, ...]:
