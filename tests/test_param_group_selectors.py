@@ -765,6 +765,18 @@ def test_bad_inputs(call, expected):
     assert [(p, m.split(": ", 1)[1] if ": " in m else m) for p, m in errors_of(call)] == expected
 
 
+def test_a_layer_decay_pattern_is_reported_beside_a_rule_s_error():
+    """Every problem at once: a misspelt rule pattern does not hide the layer_decay patterns that match nothing."""
+    text = ("optimizer:\n  name: AdamW\n  lr: 1.0e-3\n  param_groups:\n    - params: ['*.bais']\n      lr_mult: 2\n"
+            "  layer_decay: {rate: 0.75, layer: 'block.{i}.*', before: [cls_tokn]}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(text, tiny_vit())
+    assert [(e.path, e.location.line, e.location.column, e.suggestion) for e in info.value.errors] == [
+        ("optimizer.param_groups[0].params[0]", 5, 16, "*.bias"),
+        ("optimizer.layer_decay.before[0]", 7, 60, "cls_token"),
+        ("optimizer.layer_decay.layer", 7, 29, None)]
+
+
 def test_a_broken_no_weight_decay_method_is_a_config_error():
     class Bad(Net):
         def no_weight_decay(self):

@@ -472,7 +472,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     for group in [*groups, *dropped]:   # a rule that makes no group is checked too, as validate checks it
         check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
-    if not errors:
+    if not errors or source is not None:   # with other errors, its own (a layer pattern, no_weight_decay()) only
         groups = apply_settings(groups, settings, values, scaled, source, errors, path,
                                 whole=scope.source if scope is not None else None, at=at)
     _check_params(entry, groups, errors, path)
