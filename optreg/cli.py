@@ -90,18 +90,30 @@ def _class_of(optimizer: Any) -> str:
     return f"{type(optimizer).__module__}.{type(optimizer).__name__}"
 
 
+def _built_for_run(experiment, model):
+    """`build()` of `experiment` for `optreg run` and `plot`, and the steps they run: the run's length, else
+    DEFAULT_STEPS, against which the plan is checked as against a length that is given (a per-step lr list as long
+    as the run, accumulation_steps within it, a warmup shorter than it); the linter warns of a given length only."""
+    from optreg.api import build
+    from optreg.config.run import DEFAULT_RUN, DEFAULT_STEPS
+
+    built = build(experiment, model)
+    if built.run.steps is not None:
+        return built, built.run.steps
+    experiment.with_run(total_steps=DEFAULT_STEPS, given_by=DEFAULT_RUN).plan(model)
+    return built, DEFAULT_STEPS
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
-    from optreg.api import build
-    from optreg.config.run import DEFAULT_STEPS, RunLength
+    from optreg.config.run import RunLength
     from optreg.train import make_model, train
 
     console = _console()
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
-    built = build(experiment, model)
-    steps = built.run.steps or DEFAULT_STEPS
+    built, steps = _built_for_run(experiment, model)
     width = render.terminal_width()
     render.print_lines(render.wrap(
         f"optimizer: {_class_of(built.optimizer)}   "
@@ -326,18 +338,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from optreg import plot
-    from optreg.api import build
     from optreg.train import make_model
 
     if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
-    from optreg.config.run import DEFAULT_STEPS
-
     experiment = _load(args.config, args.overrides, args.format, args.steps)
     spec = experiment.train
     model = load_model(args.model) if args.model else make_model(spec.hidden, spec.depth, spec.seed)
-    built = build(experiment, model)
-    steps = built.run.steps or DEFAULT_STEPS
+    built, steps = _built_for_run(experiment, model)
     data = plot.trace(built, steps)
     if args.csv:   # stdout holds the CSV only; notes go to stderr
         for note in data.notes:

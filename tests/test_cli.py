@@ -264,6 +264,28 @@ def test_scheduler_stepped_past_its_end_is_reported(tmp_path, capsys):
     assert "total steps is 10" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["run"], ["plot", "--csv"]])
+@pytest.mark.parametrize("text, error", [
+    ("optimizer: {name: mindspore.Adam, learning_rate: [0.1, 0.05, 0.01, 0.005]}\n",
+     "c.yaml:1:35: optimizer.learning_rate: a per-step list of 4 values is shorter than the run (100 steps: optreg "
+     "run's default); give one value per step"),
+    ("optimizer: {name: SGD, lr: 0.1}\ntrain: {accumulation_steps: 200}\n",
+     "c.yaml:2:9: train.accumulation_steps: 200 micro-batches per optimizer step are more than the 100 steps of the "
+     "run (optreg run's default 100): the optimizer would never step; make accumulation_steps at most 100"),
+])
+def test_the_default_run_of_run_and_plot_is_checked_as_a_given_one(command, text, error, tmp_path, monkeypatch,
+                                                                    capsys):
+    """A file without a run length runs DEFAULT_STEPS steps: what needs the run is checked against them (the per-step
+    list raised an IndexError at its fifth step; the optimizer never stepped), with no linter warning about them."""
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(text)
+    assert main([command[0], "c.yaml", *command[1:]]) == 1
+    assert capsys.readouterr().err.strip() == error
+    Path("c.yaml").write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: CosineAnnealingLR, T_max: 10}\n")
+    assert main([command[0], "c.yaml", *command[1:]]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_a_reader_that_goes_away_ends_the_output_quietly(monkeypatch, capsys):
     """`optreg list | head`: the closed pipe is no error (exit 0, nothing on stderr), as for ls or cat."""
     class ClosedPipe(io.StringIO):

@@ -32,6 +32,7 @@ from optreg.core.types import Bool, NonNegInt, PosFloat, PosInt
 from optreg.errors import Collector, counted, join_path
 
 DEFAULT_STEPS = 100   # `optreg run`'s built-in job when nothing gives a run length
+DEFAULT_RUN = "optreg run's default"   # how messages name DEFAULT_STEPS as a run length
 STEPS_KEY = "train.steps or --steps"   # where a run length from the file (or `optreg run --steps`) comes from
 #: how a caller's run length is named (`resolve_run(given_by=)`): a Python call's, a command's on a foreign file
 GIVEN_BY = ("total_steps=", "--steps")
@@ -270,4 +271,4 @@ def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad 
 
 
 __all__ = ["TrainSpec", "RunLength", "resolve_run", "accumulation_note", "read_train", "ClipGrad", "read_clip",
-           "clip_message", "DEFAULT_STEPS"]
+           "clip_message", "DEFAULT_STEPS", "DEFAULT_RUN"]
