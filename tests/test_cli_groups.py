@@ -309,6 +309,29 @@ def test_a_model_zoo_schedule_gives_the_first_steps_lr(capsys):
     assert lrs_of(capsys, config, "--model", "examples.finetune_models:tiny_vit") == expected == [0.0, 0.0]
 
 
+@pytest.mark.filterwarnings("ignore::optreg.ConfigWarning")
+def test_a_model_zoo_schedule_scaled_per_group_gives_each_group_its_first_steps_lr(tmp_path, capsys):
+    """Model Zoo wraps the lr schedule in ScalePerParamLR where groups carry adjust_learning_rate: it still sets the
+    lr itself, each group's the schedule's value times its scale (the table showed AdamW's default 1e-3)."""
+    class Emb(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(8, 4)
+            self.fc = torch.nn.Linear(4, 4)
+
+    path = tmp_path / "params.yaml"
+    path.write_text("optimizer:\n  optimizer_type: AdamW\n  adjust_learning_rate: {embedding: 0.5}\n"
+                    "  learning_rate:\n"
+                    "    - {scheduler: Linear, initial_learning_rate: 0.01, end_learning_rate: 0.02, total_iters: 5}\n"
+                    "    - {scheduler: Linear, initial_learning_rate: 0.02, end_learning_rate: 0.0, total_iters: 5}\n")
+    built = optreg.build(str(path), Emb())
+    expected = [group["lr"] for group in built.optimizer.param_groups]
+    assert expected == pytest.approx([0.005, 0.01, 0.01], rel=1e-6)
+    assert [row["lr"] for row in built.group_table()] == expected
+    assert [row["lr"] for row in optreg.api.group_table(str(path), Emb())] == expected
+    assert [row["own_lr"] for row in built.group_table()] == [1e-3] * 3
+
+
 def test_the_dry_run_leaves_a_tensor_lr_alone():
     """A scheduler fills a tensor lr in place (torch's own classes keep one): the dry run's stand-in holds a copy."""
     from examples.finetune_models import tiny_vit

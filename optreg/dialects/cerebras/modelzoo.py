@@ -588,10 +588,11 @@ class Plan:
 
     @property
     def absolute_lr(self) -> bool:
-        """Whether a scheduler sets the lr itself (Model Zoo's lr schedules but ScalePerParamLR's scaled ones)."""
+        """Whether a scheduler sets the lr itself (Model Zoo's lr schedules, ScalePerParamLR's scaled ones too: each
+        group's lr is then the schedule's value times its adjust_learning_rate)."""
         from optreg.core.build import absolute_key
 
-        return any(not spec.scaled and absolute_key(sp) == "lr" for spec, sp in self.schedulers)
+        return any(absolute_key(sp) == "lr" for _, sp in self.schedulers)
 
 
 def _defaults(entry: Any) -> dict[str, Any]:
