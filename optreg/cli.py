@@ -36,13 +36,24 @@ def _looks_like_override(text: str | None) -> bool:
     return bool(text) and not Path(text).is_file() and ("=" in text or text.startswith(("~", "+")))
 
 
-def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None):
+def _load(config: str | None, overrides: Sequence[str], format: str | None = None, steps: int | None = None,
+          planned: bool = False):
     """The experiment of a YAML or JSON file (default: the embedded quickstart) with Hydra overrides on top, read in
     its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it:
-    it replaces the file's run length (train.steps, or train.epochs × steps_per_epoch).
+    it replaces the file's run length (train.steps, or train.epochs × steps_per_epoch). `planned`: the caller plans
+    it against a model (run, plot, groups, validate --model), so it is read as build() reads it, without the plan
+    of validate without one (`planned_with_model`), whose first problems would hide the model's plan's others.
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
+    from optreg.config.experiment import planned_with_model
+
+    with planned_with_model(planned):
+        return _read(config, overrides, format, steps)
+
+
+def _read(config: str | None, overrides: Sequence[str], format: str | None, steps: int | None):
+    """`_load`'s reading."""
     from optreg.integrations.hydra.support import load_with_overrides
     from optreg.config.experiment import composes, validate_experiment
     from optreg.config.yaml_loader import load_yaml, read_yaml
@@ -110,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from optreg.train import make_model, train
 
     console = _console()
-    experiment = _load(args.config, args.overrides, args.format, args.steps)
+    experiment = _load(args.config, args.overrides, args.format, args.steps, planned=True)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
     built, steps = _built_for_run(experiment, model)
@@ -261,7 +272,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     overrides = [a for a in args.files if _looks_like_override(a)]
     for path in [a for a in args.files if a not in overrides] or [f"<optreg>/{DEFAULT_CONFIG}"]:
         try:
-            experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format, args.steps)
+            experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format, args.steps,
+                               planned=model is not None)
             # build's verdict without a model: the run as build needs it (--steps for a length the file leaves
             # to the trainer), a schedule in epochs with its steps per epoch
             notes = experiment.plan(model).notes if model is not None else experiment.check_final()
@@ -342,7 +354,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 1 or args.width is not None and args.width < 2:
         raise ConfigError("--steps must be >= 1 and --width >= 2")
-    experiment = _load(args.config, args.overrides, args.format, args.steps)
+    experiment = _load(args.config, args.overrides, args.format, args.steps, planned=True)
     spec = experiment.train
     model = load_model(args.model) if args.model else make_model(spec.hidden, spec.depth, spec.seed)
     built, steps = _built_for_run(experiment, model)
@@ -454,7 +466,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     optimizer is not created."""
     from optreg.api import group_table
 
-    experiment = _load(args.config, args.overrides, args.format, args.steps)
+    experiment = _load(args.config, args.overrides, args.format, args.steps, planned=True)
     rows = group_table(experiment, load_model(args.model))
     if args.json:
         print(json.dumps(rows, indent=1, default=str))

@@ -286,6 +286,22 @@ def test_the_default_run_of_run_and_plot_is_checked_as_a_given_one(command, text
     assert "warning" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["validate"], ["plot", "--csv"], ["groups"]])
+def test_a_command_with_a_model_reports_every_error_build_does(command, tmp_path, monkeypatch, capsys):
+    """Planned against a model, a file is read as build() reads it: an option's error no longer stops the reading
+    before the model's plan, whose errors (a layer pattern the model lacks) came only from build()."""
+    import optreg
+    from examples.finetune_models import tiny_vit
+
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text("optimizer:\n  name: AdamW\n  lr: -1\n  layer_decay: {rate: 0.75, layer: 'block.{i}.*'}\n")
+    with pytest.raises(optreg.ConfigError) as info:
+        optreg.build("c.yaml", tiny_vit())
+    assert len(info.value.errors) == 2
+    assert main([*command[:1], "c.yaml", *command[1:], "--model", "examples.finetune_models:tiny_vit"]) == 1
+    assert capsys.readouterr().err.splitlines() == str(info.value).splitlines()
+
+
 def test_a_reader_that_goes_away_ends_the_output_quietly(monkeypatch, capsys):
     """`optreg list | head`: the closed pipe is no error (exit 0, nothing on stderr), as for ls or cat."""
     class ClosedPipe(io.StringIO):
