@@ -216,6 +216,26 @@ def test_muon_alone_names_the_parameter_and_the_rule_to_add():
                              "param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}")
 
 
+def test_the_rule_to_add_routes_the_refused_parameters_that_are_not_vectors():
+    """Muon refuses a 4-D kernel or a 3-D token too: the rule to add names them, as `max_ndim: 1` would leave them
+    with Muon (it was the hint for every refused parameter)."""
+    class Conv(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.token = torch.nn.Parameter(torch.zeros(1, 1, 4))
+            self.conv = torch.nn.Conv2d(4, 4, 3, bias=False)
+            self.fc = torch.nn.Linear(4, 4, bias=False)
+
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "Muon", "lr": 0.02}}, Conv())
+    (first,) = info.value.errors
+    assert first.message.endswith("'token' has shape (1, 1, 4), 'conv.weight' has shape (4, 4, 3, 3): route them to "
+                                  "another optimizer with a param_groups rule, e.g. {params: [token, conv.weight], "
+                                  "optimizer: {name: AdamW}}")
+    rule = {"params": ["token", "conv.weight"], "optimizer": {"name": "AdamW"}}
+    optreg.build({"optimizer": {"name": "Muon", "lr": 0.02, "param_groups": [rule]}}, Conv())
+
+
 def test_an_unrouted_parameter_of_a_composite_is_refused_with_the_same_hint():
     spec = {**MUON_ADAMW, "param_groups": [MUON_ADAMW["param_groups"][1]]}
     with pytest.raises(ConfigError) as info:

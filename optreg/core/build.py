@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from optreg.core.composite import ROUTE_HINT, check_inherited, inherited, is_composite, plan_composite
+from optreg.core.composite import check_inherited, inherited, is_composite, plan_composite
 from optreg.core.dialect import ReadSpec
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_settings, check_support, collect,
@@ -522,21 +522,34 @@ def _check_params(entry: Entry, groups: list[Group], errors: Collector, path: st
         errors.add(join_path(path, "param_groups"), f"{entry.qualname} takes one parameter group, got {len(groups)}")
     if entry.accepts:
         accepts, requirement = entry.accepts
-        refused = []
+        refused, said = [], []
         for group in groups:
             for i, p in enumerate(group.params):
                 if not accepts(p):
                     who = repr(group.names[i]) if group.names else f"parameter {i}"
                     placements = getattr(p, "placements", None)   # a DTensor: its sharding says more than its shape
-                    refused.append(f"{who} is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}"
-                                   if placements else f"{who} has shape {tuple(p.shape)}")
+                    refused.append((group.names[i] if group.names else None, p))
+                    said.append(f"{who} is a DTensor of shape {tuple(p.shape)} placed {tuple(placements)}"
+                                if placements else f"{who} has shape {tuple(p.shape)}")
         if refused:   # one error, the first few named: a model's hundred biases are one problem
-            hint = ROUTE_HINT if len(refused) == 1 else ROUTE_HINT.replace("route it", "route them", 1)
-            errors.add(join_path(path, "params"), f"{requirement}; {first_few(refused, SHOWN_REFUSED)}: {hint}")
+            errors.add(join_path(path, "params"), f"{requirement}; {first_few(said, SHOWN_REFUSED)}: "
+                                                  f"{route_hint(refused)}")
 
 
 #: parameters an optimizer refuses that its error names (`_check_params`)
 SHOWN_REFUSED = 3
+
+
+def route_hint(refused: Sequence[tuple[str | None, Any]]) -> str:
+    """What to add to a config whose optimizer cannot take these (name, parameter) pairs (Muon: 2-D, held whole): a
+    rule that routes them to another optimizer, `max_ndim: 1` where they are all vectors (biases, norms), else one
+    naming them (a 3-D token, a 4-D kernel, a sharded matrix: `max_ndim: 1` would leave them)."""
+    names = [name for name, _ in refused]
+    vectors = all(p.dim() <= 1 and getattr(p, "placements", None) is None for _, p in refused)
+    rule = "max_ndim: 1" if vectors or None in names else \
+        f"params: [{', '.join(names[:SHOWN_REFUSED])}{', ...' if len(names) > SHOWN_REFUSED else ''}]"
+    return (f"route {'it' if len(refused) == 1 else 'them'} to another optimizer with a param_groups rule, e.g. "
+            f"{{{rule}, optimizer: {{name: AdamW}}}}")
 
 
 CAPTURABLE_DEVICES = ("cuda", "xpu", "hpu", "privateuseone", "xla")   # torch.optim's list for capturable=True

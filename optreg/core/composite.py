@@ -53,10 +53,6 @@ def is_composite(param_groups: Any) -> bool:
         isinstance(r, Mapping) and ROUTE_KEY in r for r in param_groups)
 
 
-ROUTE_HINT = "route it to another optimizer with a param_groups rule, e.g. {max_ndim: 1, optimizer: {name: AdamW}}"
-"""What to add to a config whose optimizer cannot take a parameter (Muon: 2-D only)."""
-
-
 def _reindex(error: ConfigError, rules_path: str, index: Sequence[int]) -> list[ErrorItem]:
     """A sub-plan's errors at the paths of the user's rules (the sub-plan saw only some of them, renumbered)."""
     pattern = re.compile(re.escape(rules_path) + r"\[(\d+)\]")
@@ -358,4 +354,4 @@ class CompositePlan:
 
 
 __all__ = ["is_composite", "plan_composite", "nominal_composite", "model_part", "inherited", "check_inherited",
-           "CompositePlan", "ROUTE_HINT"]
+           "CompositePlan"]
