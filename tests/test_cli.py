@@ -184,6 +184,15 @@ def test_a_value_a_group_switch_brings_is_blamed_on_the_switch(capsys):
     assert "override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_section_an_override_deletes_is_missing_from_that_override(command, capsys):
+    """`~optimizer` is no group switch: the section it leaves missing is the override's, as what `~optimizer.name`
+    leaves missing is (it was at the position of the file's `optimizer:`)."""
+    assert main([command, "examples/quickstart.yaml", "~optimizer"]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "override ~optimizer: optimizer: required: the optimizer section (name: and its options)")
+
+
 def test_an_unknown_provider_lists_the_providers_and_the_closest(tmp_path, capsys):
     assert main(["hydra-configs", "--provider", "bitsandbyte", "-o", str(tmp_path)]) == 1
     err = capsys.readouterr().err

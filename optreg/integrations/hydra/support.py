@@ -192,7 +192,8 @@ def override_locator(overrides: Sequence[str], fallback: Callable[[str], Locatio
     """path -> the override that set it (the longest key that is the path or a prefix of it, both `dotted`: the
     override `optimizer.param_groups.0.lr=…` set `optimizer.param_groups[0].lr`), else `fallback`. A group switch
     (`optimizer=sgd`) loses to the file only where the file writes the key itself (`exact`, else `fallback`): a key
-    the switch's group file brings is the switch's, not the position of its section's parent."""
+    the switch's group file brings is the switch's, not the position of its section's parent; a deletion of the
+    section (`~optimizer`) is no switch: what it leaves missing is its."""
     keyed = [(dotted(_override_key(o)), o) for o in overrides if "=" in o or o.startswith("~")]
     exact = exact or fallback
 
@@ -203,7 +204,8 @@ def override_locator(overrides: Sequence[str], fallback: Callable[[str], Locatio
             if key_path == key or key_path.startswith((key + ".", key + "[")):
                 if best is None or len(key) >= len(best[0]):
                     best = (key, text)
-        if best is not None and (best[0] not in GROUPS or exact is None or exact(path) is None):
+        if best is not None and (best[0] not in GROUPS or best[1].startswith("~") or exact is None or
+                                 exact(path) is None):
             return override_location(best[1])
         return fallback(path) if fallback else None
 
