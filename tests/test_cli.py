@@ -184,6 +184,18 @@ def test_a_value_a_group_switch_brings_is_blamed_on_the_switch(capsys):
     assert "override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1" in capsys.readouterr().err
 
 
+def test_a_key_of_a_section_a_group_switch_replaced_is_the_switch_s(tmp_path, monkeypatch, capsys):
+    """A switch replaces a plain file's section whole: a key the switch's group file brings is the switch's even
+    where the replaced section wrote it too (`gamma: ???` was said at the file's `gamma: 0.5`)."""
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: StepLR, step_size: 5, gamma: 0.5}\n")
+    for command in ("validate", "run"):
+        assert main([command, "c.yaml", "scheduler=exponential"]) == 1
+        assert capsys.readouterr().err.strip().endswith(
+            "override scheduler=exponential: scheduler.gamma: missing value (???): set it in the config or with an "
+            "override")
+
+
 @pytest.mark.parametrize("command", ["run", "validate"])
 def test_a_section_an_override_deletes_is_missing_from_that_override(command, capsys):
     """`~optimizer` is no group switch: the section it leaves missing is the override's, as what `~optimizer.name`

@@ -698,7 +698,9 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     hydra_primary = "defaults" in data
     opaque: dict[str, Any] = {}
     written = getattr(source, "exactly", None)   # what the user's own file writes, at its position
-    locate = override_locator(overrides, written if hydra_primary else source, written)
+    # a group switch replaces a plain file's section whole (`_primary`): none of its keys is the file's then
+    locate = override_locator(overrides, written if hydra_primary else source,
+                              written if hydra_primary else lambda path: None)
     try:
         cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
                            config_path.stem if config_path else None)
