@@ -141,7 +141,12 @@ CONFLICTS = [
     # a dynamic lr and a scheduler that drives the same key
     ("dialect: mindspore\noptimizer: {name: Momentum, momentum: 0.9, learning_rate: [0.1, 0.05, 0.01]}\n"
      "scheduler: {name: torch.StepLR, step_size: 1}\n",
-     "scheduler", "StepLR drives lr, but parameter group 0's lr is a per-step list or schedule"),
+     "scheduler", "StepLR drives lr, but optimizer.learning_rate is a per-step list or schedule"),
+    # a rule's own per-step list: named by its key, the same with a model (the rule's group first) and without
+    ("dialect: mindspore\noptimizer:\n  name: Momentum\n  momentum: 0.9\n  learning_rate: 0.1\n"
+     "  param_groups: [{params: 'inp.*', lr: 0.5}, {params: '*.bias', learning_rate: [0.1, 0.05]}]\n"
+     "scheduler: {name: torch.StepLR, step_size: 1}\n",
+     "scheduler", "StepLR drives lr, but optimizer.param_groups[1].learning_rate is a per-step list or schedule"),
 ]
 
 

@@ -731,7 +731,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
                                        scaled_lr_keys(opt_plan.groups, "weight_decay")))
     dynamic = opt_plan.dynamic_lrs()
     if key == "lr" and dynamic:
-        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, dynamic[0][0]))
+        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, _lr_key(opt_plan, dynamic[0][0])))
         return sched_plan
     default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
     bases, problem = opt_plan.base_values(key)
@@ -761,6 +761,15 @@ def _optimizer_lr(experiment: Experiment) -> tuple[str, float] | None:
     return None
 
 
+def _lr_key(opt_plan: OptimizerPlan, index: int) -> str:
+    """The config's key that gives the lr of the plan's group `index`: its rule's own, else the optimizer's."""
+    lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
+    group = opt_plan.groups[index] if index < len(opt_plan.groups) else None
+    own = group is not None and group.rule != "default" and lr_name in group.options and \
+        "lr" not in group.origin   # the rule's own, else the optimizer's
+    return join_path(group.rule if own else "optimizer", lr_name)
+
+
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """A per-step lr list shorter than the run length the user gave: the step past its end would fail."""
     run = experiment.run
@@ -769,13 +778,9 @@ def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: C
         return
     per = f"{counted(run.steps, 'step')}: {run.source}" + (
         f"; {counted(steps, 'optimizer step')} of {run.accumulation} micro-batches" if run.accumulation > 1 else "")
-    lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
     for i, value in opt_plan.dynamic_lrs():
         if isinstance(value, (list, tuple)) and len(value) < steps:
-            group = opt_plan.groups[i] if i < len(opt_plan.groups) else None
-            own = group is not None and group.rule != "default" and lr_name in group.options and \
-                "lr" not in group.origin   # the rule's own list, else the optimizer's
-            where = join_path(group.rule if own else "optimizer", lr_name)
+            where = _lr_key(opt_plan, i)
             if any(e.path == where for e in errors.items):
                 continue
             errors.add(where, f"a per-step list of {counted(len(value), 'value')} is shorter than the run ({per}); "
