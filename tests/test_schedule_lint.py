@@ -307,6 +307,29 @@ def test_a_warning_is_at_its_file_position_in_every_command_and_in_build(tmp_pat
         assert str(warning) == (f"{where}: {note}" if where else note)
 
 
+@pytest.mark.parametrize("scheduler, note", [
+    ("{name: LambdaLR, lr_lambda: 'min(1, step / 10)'}",
+     "5:1: warning: scheduler: the lr at step 0 is 0 (group 0's lr 0.5): the first optimizer step updates nothing; "
+     "start above 0 (the schedule's first value)"),
+    ("{name: CosineAnnealingLR, T_max: 20, eta_min: 0.01}",
+     "5:49: warning: scheduler.eta_min: eta_min 0.01 is at or above the lr 0.005, which it rises to, of group 0: the "
+     "schedule never decays; lower scheduler.eta_min below the optimizer's lr"),
+])
+def test_a_note_numbers_the_groups_without_a_model_as_with_one(scheduler, note, tmp_path, capsys):
+    """validate without a model plans one group per rule and then the default one, the order a model's plan has:
+    a note that numbers a group says the same with --model and without (it put the default group first, so the
+    rule's group 0 was group 1 and group 0 the default's)."""
+    from optreg.cli import main
+
+    path = tmp_path / "groups.yaml"
+    lr = 0.5 if "LambdaLR" in scheduler else 0.005
+    path.write_text(f"optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups: [{{params: '*.bias', lr: {lr}}}]\n"
+                    f"scheduler: {scheduler}\ntrain: {{steps: 20}}\n")
+    for model in ([], ["--model", "examples.finetune_models:tiny_vit"]):
+        assert main(["validate", str(path), *model]) == 0
+        assert capsys.readouterr().err == f"{path}:{note}\n", model
+
+
 DEEPSPEED_SHORT = {"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
                    "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 3e-4,
                                                                      "warmup_num_steps": 100,

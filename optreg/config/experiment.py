@@ -590,7 +590,7 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
         plan = _nominal_plan(inner, entry.dialect, errors, join_path(path, "optimizer"))
         return OptimizerPlan(entry, validate_options(entry, options), plan.groups, plan.grouped, plan)
     values = validate_options(entry, options, path=path)
-    groups = [Group([STAND_IN], None, {}, rule="default")]
+    groups = []   # one per rule, then the default group: a model's plan's order, which messages number groups in
     for i, rule in enumerate(rules if not entry.takes_model else []):
         here = join_path(join_path(path, "param_groups"), i)
         keys, rule_options = split_rule(rule, here, Collector())
@@ -598,10 +598,11 @@ def _nominal_plan(section: Mapping[str, Any], dialect: str | None, errors: Colle
                       multipliers={k: v for k, v in keys.items() if k in MULTIPLIERS})
         group_options(entry, group, values, Collector(), here)
         groups.append(group)
+    groups.append(Group([STAND_IN], None, {}, rule="default"))
     groups = apply_settings(groups, {}, values, scaled_options(option_names(entry)), None, errors, path)
     decay = settings.get("layer_decay")
     if decay is not None and decay.rate < 1:   # on any model its layers get lrs of their own, from layer_decay
-        groups[0].origin.setdefault("lr", join_path(path, "layer_decay"))
+        groups[-1].origin.setdefault("lr", join_path(path, "layer_decay"))
     plan = OptimizerPlan(entry, values, groups, bool(rules))
     plan.dicts = [{entry.target_name(k): v for k, v in g.options.items()} for g in groups]
     if entry.bind and rules:   # the dialect's group semantics (MindSpore's group keys, per-group lr lists, FTRL)
