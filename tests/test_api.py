@@ -355,3 +355,23 @@ def test_a_tensor_option_torch_does_not_take_is_refused_at_its_key():
         with pytest.raises(ConfigError) as info:
             call()
         assert str(info.value) == expected
+
+
+def test_configure_lr_scheduler_takes_a_warmup_of_steps_as_build_does():
+    """The README: a warmup `ratio` needs build()'s run length; a warmup of `steps` does not, and the call's lrs are
+    build's."""
+    spec = {"name": "CosineAnnealingLR", "T_max": 10, "warmup": {"steps": 3, "start_factor": 0.1}}
+    built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1}, "scheduler": spec}, make_model())
+    optimizer = optreg.configure_optimizer("SGD", make_model(), lr=0.1)
+    scheduler = optreg.configure_lr_scheduler(optimizer, spec)
+    lrs = []
+    for pair in ((built.optimizer, built.scheduler), (optimizer, scheduler)):
+        lrs.append([])
+        for _ in range(13):
+            lrs[-1].append(pair[0].param_groups[0]["lr"])
+            pair[0].step()
+            pair[1].step()
+    assert lrs[0] == lrs[1] and lrs[0][:4] == pytest.approx([0.01, 0.04, 0.07, 0.1])
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(optimizer, {**spec, "warmup": {"ratio": 0.1}})
+    assert [e.path for e in info.value.errors] == ["warmup.ratio"]
