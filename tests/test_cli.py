@@ -315,7 +315,8 @@ def test_a_command_with_a_model_reports_every_error_build_does(command, tmp_path
     from examples.finetune_models import tiny_vit
 
     monkeypatch.chdir(tmp_path)
-    Path("c.yaml").write_text("optimizer:\n  name: AdamW\n  lr: -1\n  layer_decay: {rate: 0.75, layer: 'block.{i}.*'}\n")
+    Path("c.yaml").write_text("optimizer:\n  name: AdamW\n  lr: -1\n"
+                              "  layer_decay: {rate: 0.75, layer: 'block.{i}.*'}\n")
     with pytest.raises(optreg.ConfigError) as info:
         optreg.build("c.yaml", tiny_vit())
     assert len(info.value.errors) == 2
