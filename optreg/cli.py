@@ -42,13 +42,13 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     its config format (`format`: forced); `steps` (`--steps`) is its train.steps, validated as if the file said it:
     it replaces the file's run length (train.steps, or train.epochs × steps_per_epoch). `planned`: the caller plans
     it against a model (run, plot, groups, validate --model), so it is read as build() reads it, without the plan
-    of validate without one (`planned_with_model`), whose first problems would hide the model's plan's others.
+    of validate without one (`nominal_check`), whose first problems would hide the model's plan's others.
 
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
-    from optreg.config.experiment import planned_with_model
+    from optreg.config.experiment import nominal_check
 
-    with planned_with_model(planned):
+    with nominal_check(not planned):
         return _read(config, overrides, format, steps)
 
 
