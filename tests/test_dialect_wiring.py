@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 import torch
+import yaml
 from torch_cases import make_model, make_sgd
 
 from optreg import ConfigError
@@ -30,6 +31,22 @@ def test_unknown_key_names_the_dialect_that_has_it():
     with pytest.raises(ConfigError) as info:
         optreg.configure_optimizer("AdamW", make_model(), correct_bias=False)
     assert "'correct_bias' is not an option of torch AdamW; cerebras.AdamW has it" in str(info.value)
+
+
+@pytest.mark.parametrize("name, key, value, owner", [("AdamW", "clip_grad_max_norm", 1.0, "oneflow.AdamW"),
+                                                     ("Adam", "grad_centralization", True, "mindspore.Adam")])
+def test_unknown_key_names_the_dialect_whose_groups_take_it(name, key, value, owner):
+    """A key of another dialect's groups (a row's group_keys, a dialect's binder keys) is named with that dialect,
+    at the optimizer and in a param_groups rule, in validate, build and configure_optimizer alike."""
+    message = f"{key!r} is not an option of torch {name}; {owner} takes it as a param_groups key"
+    rule = {"param_groups": [{"params": "*", key: value}]}
+    for where, spec in [(key, {key: value}), (f"param_groups[0].{key}", rule)]:
+        config = {"optimizer": {"name": name, "lr": 0.1, **spec}}
+        for call in (lambda: optreg.load_config(yaml.safe_dump(config)), lambda: optreg.build(config, make_model()),
+                     lambda: optreg.configure_optimizer(name, make_model(), lr=0.1, **spec)):
+            with pytest.raises(ConfigError) as info:
+                call()
+            assert [(i.path.removeprefix("optimizer."), i.message) for i in info.value.errors] == [(where, message)]
 
 
 @pytest.mark.parametrize("key, hint", [("beta1", "betas: [beta1, beta2]"), ("weight_decay_rate", "weight_decay"),

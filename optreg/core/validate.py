@@ -22,29 +22,43 @@ def option_names(entry: Entry) -> list[str]:
 MAX_HINTS = 50   # unknown keys of one mapping that get a did-you-mean; the rest are listed without the search
 
 
-def _others(entry: Entry) -> list[tuple[str, frozenset[str]]]:
-    """(qualname, option names) of the same-named components of the other dialects."""
+def group_key_names(entry: Entry) -> frozenset[str]:
+    """The keys a group of `entry` takes beside its options: the row's `group_keys` (OneFlow's clip_grad_max_norm)
+    and, for a row whose dialect binds its groups, the keys the dialect declares its binders read (MindSpore's
+    grad_centralization)."""
+    from optreg.core.registry import REGISTRY
+
+    bound = entry.bind is not None and entry.dialect in REGISTRY.dialects()
+    return frozenset(entry.group_keys) | frozenset(REGISTRY.dialect(entry.dialect).group_keys if bound else ())
+
+
+def _others(entry: Entry) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    """(qualname, option names, group keys) of the same-named components of the other dialects."""
     from optreg.core.registry import REGISTRY
 
     out = []
     for other in REGISTRY.same_name(entry):
         try:
-            out.append((other.qualname, frozenset(option_names(other))))
+            out.append((other.qualname, frozenset(option_names(other)), group_key_names(other)))
         except Exception:  # an unimportable plugin must not hide the real error
             continue
     return out
 
 
 def _unknown(entry: Entry, key: str, fields: list[str],
-             others: list[tuple[str, frozenset[str]]] | None = None) -> tuple[str, str | None]:
-    """Message and suggestion for a key the component does not have."""
+             others: list[tuple[str, frozenset[str], frozenset[str]]] | None = None) -> tuple[str, str | None]:
+    """Message and suggestion for a key the component does not have: the same-named components of other dialects
+    that have it, as an option or as a key of their groups, are named."""
     if others is None:
         others = _others(entry)
-    owners = [name for name, options in others if key in options]
+    owners = [name for name, options, _ in others if key in options]
+    group_owners = [name for name, options, groups in others if key not in options and key in groups]
     text = f"unknown option of {entry.qualname}"
-    if owners:
-        text = f"{key!r} is not an option of {entry.dialect} {entry.name}; {' and '.join(owners)} " \
-               f"{'has' if len(owners) == 1 else 'have'} it"
+    said = [f"{' and '.join(names)} {verb[len(names) > 1]} it{how}"
+            for names, verb, how in ((owners, ("has", "have"), ""),
+                                     (group_owners, ("takes", "take"), " as a param_groups key")) if names]
+    if said:
+        text = f"{key!r} is not an option of {entry.dialect} {entry.name}; {'; '.join(said)}"
     hint = closest(key, fields)
     return text, hint
 
@@ -76,7 +90,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
 
     joins: dict[str, dict[int, Any]] = {}
     legacy_keys = _legacy_keys(entry)
-    others: list[tuple[str, frozenset[str]]] | None = None
+    others: list[tuple[str, frozenset[str], frozenset[str]]] | None = None
     n_unknown = 0
     for key, value in raw.items():
         key = key_text(key)

@@ -21,4 +21,5 @@ DIALECT = Dialect("mindspore", ROWS, "MindSpore (mindspore.nn)",
                   paths={"optimizer": ("mindspore.nn",), "scheduler": ("mindspore.nn",)},
                   group_binders={BIND: groups.bind, BIND_DECAY_ALL: groups.bind_decay_all,
                                  BIND_FTRL: groups.bind_ftrl},
+                  group_keys=groups.OWN_KEYS,
                   option_aliases={"learning_rate": "lr", "epsilon": "eps", "use_nesterov": "nesterov"})

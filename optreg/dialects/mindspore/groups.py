@@ -25,7 +25,9 @@ from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, show
 from optreg.core.optimizer import lr_table
 
-GROUP_KEYS = ("params", "lr", "weight_decay", "grad_centralization", "order_params")
+#: MindSpore's own group keys (beside params and the options lr and weight_decay): `DIALECT.group_keys`
+OWN_KEYS = ("grad_centralization", "order_params")
+GROUP_KEYS = ("params", "lr", "weight_decay", *OWN_KEYS)
 INTERNAL_KEYS = ("param_names",)
 NO_DECAY_SUBSTRINGS = ("beta", "gamma")
 
