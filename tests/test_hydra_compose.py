@@ -109,6 +109,20 @@ def test_unresolvable_interpolation_is_an_error_naming_the_key():
         ("scheduler.T_max", "cannot resolve interpolation: Interpolation key 'train.nope' not found")]
 
 
+def test_a_misspelt_interpolation_key_suggests_the_closest_key_path_at_its_position(tmp_path):
+    """`${train.stepz}` names a key the composed config lacks: the error keeps its path and position and suggests the
+    closest key path of the config; a relative interpolation's key is not matched against absolute paths."""
+    config = tmp_path / "c.yaml"
+    config.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n"
+                      "  T_max: '${train.stepz}'\n  eta_min: ${.trainn}\ntrain: {steps: 100}\n")
+    with pytest.raises(ConfigError) as exc:
+        optreg.load_config(config)
+    assert [(e.path, e.message, e.suggestion, e.location.line, e.location.column) for e in exc.value.errors] == [
+        ("scheduler.T_max", "cannot resolve interpolation: Interpolation key 'train.stepz' not found", "train.steps",
+         4, 3),
+        ("scheduler.eta_min", "cannot resolve interpolation: Interpolation key 'trainn' not found", None, 5, 3)]
+
+
 def test_an_interpolation_of_a_train_key_the_file_leaves_out_is_not_found_and_overrides_still_apply(tmp_path):
     """`train:` keys the file leaves out are there for overrides (`train.steps=8` without `+`), but not as values:
     `${train.steps}` of a file that gives its run in epochs is a key not found at its position (it resolved to the

@@ -48,14 +48,41 @@ def _first_line(exc: Exception) -> str:
     return str(getattr(exc, "msg", None) or exc).strip().split("\n")[0]
 
 
+def _key_paths(node: Any, path: str = "", depth: int = 0) -> list[str]:
+    """The dotted key paths of a plain mapping (a config's, unresolved), as an interpolation names them; at most
+    MAX_DEPTH levels."""
+    if not isinstance(node, Mapping) or depth >= MAX_DEPTH:
+        return []
+    out = []
+    for key, value in node.items():
+        where = f"{path}.{key}" if path else str(key)
+        out += [where, *_key_paths(value, where, depth + 1)]
+    return out
+
+
+def _missing_key_hint(exc: Exception, root: Any) -> str | None:
+    """The key path of `root` closest to the one an interpolation names and the config lacks (`${train.stepz}`:
+    train.steps), or None (another error, a relative interpolation)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import InterpolationKeyError
+
+    found = re.match(r"Interpolation key '(.+)' not found", _first_line(exc))
+    if not isinstance(exc, InterpolationKeyError) or not found \
+            or f"${{{found[1]}}}" not in str(getattr(exc, "child_node", "")):
+        return None
+    return closest(found[1], _key_paths(OmegaConf.to_container(root, resolve=False)))
+
+
 def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0,
-                 blanks: list[str] | None = None) -> None:
-    """Every `???` and every interpolation that does not resolve, by dotted path; at most MAX_DEPTH levels.
+                 blanks: list[str] | None = None, root: Any = None) -> None:
+    """Every `???` and every interpolation that does not resolve, by dotted path, a misspelt key with the closest
+    key path of the config (`root`, where `cfg` is a node of it); at most MAX_DEPTH levels.
     With `blanks`, those paths go there instead of to `errors` (only nesting too deep is an error)."""
     from optreg.errors import MISSING_VALUE
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    root = cfg if root is None else root
     if keys is None:
         keys = list(cfg.keys()) if isinstance(cfg, DictConfig) else range(len(cfg))
     for key in keys:
@@ -70,7 +97,7 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
             value = cfg[key]
         except OmegaConfBaseException as exc:
             if blanks is None:
-                errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}")
+                errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}", _missing_key_hint(exc, root))
             else:
                 blanks.append(where)
             continue
@@ -78,7 +105,7 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
             if depth + 1 >= MAX_DEPTH:
                 errors.add(where, f"nested too deeply (more than {MAX_DEPTH} levels)")
                 continue
-            _check_nodes(value, where, errors, depth=depth + 1, blanks=blanks)
+            _check_nodes(value, where, errors, depth=depth + 1, blanks=blanks, root=root)
 
 
 def container_from_omegaconf(cfg: Any, locate: Callable[[str], Location | None] | None = None,
