@@ -109,16 +109,36 @@ def test_a_key_of_a_mapping_from_python_that_is_neither_a_string_nor_an_integer_
 
 
 @pytest.mark.parametrize("value, message", [
-    ("-1", "must be >= 0, got -1"), ('"1.0x"', "expected a number, got str '1.0x'"),
+    ('"1.0x"', "expected a number, got str '1.0x'"),
     ("true", "expected a number, got boolean true")])   # clip_grad.max_norm's words (it said 'got bool True')
 def test_a_bad_gradient_clipping_says_what_the_own_form_says(value, message, tmp_path):
-    """gradient_clipping (0: no clipping) words a bad number as the own form's options do (models.number_message;
-    it said `must be a number >= 0 (0: no clipping), got -1`), at its position."""
+    """gradient_clipping (0 or below: no clipping) words a bad number as the own form's options do
+    (models.number_message; it said `must be a number >= 0 (0: no clipping), got -1`), at its position."""
     path = tmp_path / "ds_config.json"
     path.write_text('{"optimizer": {"type": "AdamW", "params": {"lr": 0.1}},\n "gradient_clipping": %s}\n' % value)
     with pytest.raises(ConfigError) as info:
         optreg.load_config(path)
     assert [str(e) for e in info.value.errors] == [f"{path}:2:2: gradient_clipping: {message}"]
+
+
+@pytest.mark.parametrize("value, clip", [(0, None), (-1, None), (-0.5, None), (0.5, 0.5)])
+def test_gradient_clipping_0_or_below_does_not_clip(value, clip):
+    """DeepSpeed's engine clips only when `gradient_clipping() > 0` (deepspeed/runtime/engine.py, _take_model_step):
+    0 and below are valid and mean no clipping, as the HF reader reads max_grad_norm."""
+    config = {"optimizer": {"type": "AdamW", "params": {"lr": 0.1}}, "gradient_clipping": value}
+    experiment = optreg.load_config(json.dumps(config) + "\n")
+    assert (experiment.clip.max_norm if experiment.clip is not None else None) == clip
+    why = {u.path: u.why for u in experiment.report}["gradient_clipping"]
+    assert why == ("the global norm (clip_grad.max_norm)" if clip else
+                   f"{value}: no clipping (DeepSpeed clips when it is > 0)")
+
+
+def test_a_nan_gradient_clipping_is_refused():
+    """NaN is no value to compare with 0 (the engine would not clip, silently): refused, as clip_grad.max_norm is."""
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config('{"optimizer": {"type": "AdamW", "params": {"lr": 0.1}}, "gradient_clipping": .nan}\n')
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("gradient_clipping", "must be a finite number, got nan")]
 
 
 def test_a_bad_adam_flag_says_what_the_own_forms_boolean_says(tmp_path):

@@ -12,7 +12,8 @@ Read into optreg's own form (`optreg convert` writes it out):
 - `scheduler: {type, params}`: DeepSpeed's lr_schedules (the `deepspeed` dialect, construction-time value
   included; OneCycle's momentum cycling drives betas[0] of an optimizer with betas, and is off without them),
   or a torch scheduler by its class name, as DeepSpeed falls back to `torch.optim.lr_scheduler`;
-- `gradient_clipping` (> 0): the global norm clipped to it (`clip_grad.max_norm`);
+- `gradient_clipping` (> 0): the global norm clipped to it (`clip_grad.max_norm`); 0 or a negative value turns
+  clipping off, as DeepSpeed's engine clips only when `gradient_clipping > 0`;
 - `"auto"` (a value the Hugging Face Trainer fills from its TrainingArguments): a schedule's `total_num_steps` is
   the run length (`build(total_steps=)`, `optreg run --steps`); any other is refused by name.
 Every other key (zero_optimization (whose offload_optimizer picks the CPU kernels), fp16, bf16, batch sizes,
@@ -355,7 +356,7 @@ class DeepSpeedFormat:
         if data.get("scheduler") is not None:
             own["scheduler"] = read_scheduler(data["scheduler"], has_betas, report, errors)
         clip = data.get("gradient_clipping", 0.0)
-        wrong = number_message(clip, 0, finite=True)   # 0: no clipping
+        wrong = number_message(clip, finite=True)   # the engine clips when it is > 0: 0 or below, no clipping
         if "gradient_clipping" in data:
             if _is_auto(clip):
                 errors.add("gradient_clipping", "\"auto\" is filled by the Hugging Face Trainer from max_grad_norm; "
@@ -364,8 +365,9 @@ class DeepSpeedFormat:
                 errors.add("gradient_clipping", wrong)
             elif clip > 0:
                 own["clip_grad"] = {"max_norm": clip}
-            report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)" if clip
-                                 else "0: no clipping"))
+            report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)"
+                                 if wrong is not None or clip > 0 else
+                                 f"{show(clip)}: no clipping (DeepSpeed clips when it is > 0)"))
         read = ("optimizer", "scheduler", "gradient_clipping")
         for key in data:
             if key in read:
