@@ -307,27 +307,37 @@ def test_a_warning_is_at_its_file_position_in_every_command_and_in_build(tmp_pat
         assert str(warning) == (f"{where}: {note}" if where else note)
 
 
-@pytest.mark.parametrize("scheduler, note", [
-    ("{name: LambdaLR, lr_lambda: 'min(1, step / 10)'}",
+@pytest.mark.parametrize("scheduler, rule, note", [
+    ("{name: LambdaLR, lr_lambda: 'min(1, step / 10)'}", "lr: 0.5",
      "5:1: warning: scheduler: the lr at step 0 is 0 (group 0's lr 0.5): the first optimizer step updates nothing; "
      "start above 0 (the schedule's first value)"),
-    ("{name: CosineAnnealingLR, T_max: 20, eta_min: 0.01}",
+    # the advice names the key that gives the group's lr: the rule's own, or its multiplier (not the optimizer's)
+    ("{name: CosineAnnealingLR, T_max: 20, eta_min: 0.01}", "lr: 0.005",
      "5:49: warning: scheduler.eta_min: eta_min 0.01 is at or above the lr 0.005, which it rises to, of group 0: the "
-     "schedule never decays; lower scheduler.eta_min below the optimizer's lr"),
+     "schedule never decays; lower scheduler.eta_min below optimizer.param_groups[0].lr"),
+    ("{name: CosineAnnealingLR, T_max: 20, eta_min: 0.01}", "lr_mult: 0.05",
+     "5:49: warning: scheduler.eta_min: eta_min 0.01 is at or above the lr 0.005, which it rises to, of group 0: the "
+     "schedule never decays; lower scheduler.eta_min below the lr that optimizer.param_groups[0].lr_mult gives "
+     "group 0"),
 ])
-def test_a_note_numbers_the_groups_without_a_model_as_with_one(scheduler, note, tmp_path, capsys):
+def test_a_note_numbers_the_groups_without_a_model_as_with_one(scheduler, rule, note, tmp_path, capsys):
     """validate without a model plans one group per rule and then the default one, the order a model's plan has:
     a note that numbers a group says the same with --model and without (it put the default group first, so the
-    rule's group 0 was group 1 and group 0 the default's)."""
+    rule's group 0 was group 1 and group 0 the default's), and as build's warning."""
+    from examples.finetune_models import tiny_vit
     from optreg.cli import main
 
     path = tmp_path / "groups.yaml"
-    lr = 0.5 if "LambdaLR" in scheduler else 0.005
-    path.write_text(f"optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups: [{{params: '*.bias', lr: {lr}}}]\n"
+    path.write_text(f"optimizer:\n  name: SGD\n  lr: 0.1\n  param_groups: [{{params: '*.bias', {rule}}}]\n"
                     f"scheduler: {scheduler}\ntrain: {{steps: 20}}\n")
     for model in ([], ["--model", "examples.finetune_models:tiny_vit"]):
         assert main(["validate", str(path), *model]) == 0
         assert capsys.readouterr().err == f"{path}:{note}\n", model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optreg.build(path, tiny_vit())
+    assert [f"{w.message.location.line}:{w.message.location.column}: warning: {w.message.note}"
+            for w in caught] == [note]
 
 
 DEEPSPEED_SHORT = {"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},

@@ -747,7 +747,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
             SchedulerPlan(None, {}, key=other, schedule=schedule, written=sched_plan.written), values, None,
             "scheduler"))
     if notes is not None and not errors:
-        notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment)))
+        notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment),
+                                   lr_sources=_lr_sources(opt_plan)))
         notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups,
                                        scaled_options(option_names(opt_plan.entry))["lr"] or "lr"))
     return sched_plan
@@ -769,6 +770,18 @@ def _lr_key(opt_plan: OptimizerPlan, index: int) -> str:
     own = group is not None and group.rule != "default" and lr_name in group.options and \
         "lr" not in group.origin   # the rule's own, else the optimizer's
     return join_path(group.rule if own else "optimizer", lr_name)
+
+
+def _lr_sources(opt_plan: OptimizerPlan) -> list[str | None]:
+    """Per group of the plan, what gives its lr, as the schedule linter's advice names it: the multiplier that scaled
+    it (`the lr that optimizer.param_groups[0].lr_mult gives group 0`), else its rule's own lr (`_lr_key`); None for
+    the optimizer's."""
+    optimizer = _lr_key(opt_plan, len(opt_plan.groups))   # no group: the optimizer's key
+    out: list[str | None] = []
+    for i, group in enumerate(opt_plan.groups):
+        scaled, key = group.origin.get("lr"), _lr_key(opt_plan, i)
+        out.append(f"the lr that {scaled} gives group {i}" if scaled else None if key == optimizer else key)
+    return out
 
 
 def _check_dynamic_lr(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:

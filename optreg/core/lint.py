@@ -77,20 +77,21 @@ def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
 
 
 def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
-                  path: str = "scheduler") -> list[str]:
+                  path: str = "scheduler", lr_sources: Sequence[str | None] = ()) -> list[str]:
     """The warnings for `plan` in a run of `run.steps` steps; `bases` the groups' values of the key it drives (None:
-    unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself. A spec that a
-    scheduler form read (Cerebras' `{LinearLR: {...}}`, its legacy list) is warned of at the paths its errors are
-    at (`SchedulerPlan.written`)."""
+    unknown), `optimizer_lr` (the key, the value) of an lr the optimizer section gives itself, `lr_sources` per
+    group what gives its lr where it is not the optimizer's (`optimizer.param_groups[0].lr`; None, or no entry: the
+    optimizer's lr). A spec that a scheduler form read (Cerebras' `{LinearLR: {...}}`, its legacy list) is warned of
+    at the paths its errors are at (`SchedulerPlan.written`)."""
     from optreg.config.translate import source_note
 
-    notes = _lint(plan, run, bases, optimizer_lr, path)
+    notes = _lint(plan, run, bases, optimizer_lr, path, lr_sources)
     written = getattr(plan, "written", None)
     return [source_note(n, written) for n in notes] if written else notes
 
 
 def _lint(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
-          path: str) -> list[str]:
+          path: str, lr_sources: Sequence[str | None]) -> list[str]:
     out = [f"{join_path(path, key)}: {_too_long(warmup, length, total)}: the lr rises for {warmup} steps, then "
            f"falls to its floor at once; lower {key} or raise {length}"
            for key, warmup, length, total in _long_warmups(plan, TOLERATED_WARMUP_KEYS)]
@@ -115,10 +116,11 @@ def _lint(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tupl
             out.append(f"{path}: the lr at step {first_step} is 0 (group {i}'s lr {base:g}): the first optimizer "
                        f"step updates nothing; start above 0 ({_start_keys(plan, path)})")
             break
-    _floors(plan, schedule, bases, plan.length or run.steps, path, out)
+    _floors(plan, schedule, bases, plan.length or run.steps, path, out, lr_sources)
     for i, (stage, child) in enumerate(_stages(plan, schedule)):   # a decay stage's floor against its own peak
         if child.length is not None:   # (a stage's end value, end_learning_rate, is a warmup's top as often)
-            _floors(child, stage, bases, child.length, join_path(join_path(path, "schedulers"), i), out, FLOOR_KEYS)
+            _floors(child, stage, bases, child.length, join_path(join_path(path, "schedulers"), i), out, lr_sources,
+                    FLOOR_KEYS)
     if optimizer_lr is not None:
         _overrides(plan, schedule, optimizer_lr, path, out, plan.length or run.steps)
     return out
@@ -164,9 +166,9 @@ def _overrides(plan: Any, schedule: Any, optimizer_lr: tuple[str, float], path: 
 
 
 def _floors(plan: Any, schedule: Any, bases: Sequence[float] | None, length: int, path: str, out: list[str],
-            names: Sequence[str] = MIN_KEYS) -> None:
+            lr_sources: Sequence[str | None], names: Sequence[str] = MIN_KEYS) -> None:
     """A minimum lr (`names`) at or above the schedule's peak in a group: the schedule never decays (it stays, or
-    rises to the floor from the group's lr below it)."""
+    rises to the floor from the group's lr below it); the advice names what gives that group's lr (`lr_sources`)."""
     for name in names:
         floor = (plan.values or {}).get(name)
         if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not bases:
@@ -176,8 +178,9 @@ def _floors(plan: Any, schedule: Any, bases: Sequence[float] | None, length: int
             if peak is None or floor < peak:
                 continue
             where = f"the peak lr {peak:g}" if not floor > base else f"the lr {base:g}, which it rises to,"
+            source = (lr_sources[i] if i < len(lr_sources) else None) or "the optimizer's lr"
             out.append(f"{join_path(path, name)}: {name} {floor:g} is at or above {where} of group {i}: the schedule "
-                       f"never decays; lower {join_path(path, name)} below the optimizer's lr")
+                       f"never decays; lower {join_path(path, name)} below {source}")
             break
 
 
