@@ -282,7 +282,9 @@ def test_scheduler_stepped_past_its_end_is_reported(tmp_path, capsys):
     cfg.write_text("optimizer: {name: SGD, lr: 0.1, momentum: 0.9}\n"
                    "scheduler: {name: OneCycleLR, max_lr: 0.1, total_steps: 10}\n")
     assert main(["plot", str(cfg), "--steps", "50", "--text"]) == 1
-    assert "total steps is 10" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"{cfg}:2:44: scheduler.total_steps: torch.OneCycleLR fails when stepped past "
+                                       f"its length (10 steps), and the run (train.steps or --steps) steps it 50 "
+                                       f"times; set scheduler.total_steps to 50\n")
 
 
 @pytest.mark.parametrize("command", [["run"], ["plot", "--csv"]])

@@ -527,3 +527,69 @@ def test_a_long_run_finds_the_peak_of_a_warmup_between_its_samples(tmp_path, cap
                                     "total_num_steps": 100000}}}))
     assert main(["validate", str(path), "--steps", "100000"]) == 0
     assert capsys.readouterr().err == ""
+
+
+ONE_CYCLE_PAST = ("torch.OneCycleLR fails when stepped past its length ({total}), and the run ({source}) steps it "
+                  "{last}; set {key} to {target}")
+
+
+def test_a_one_cycle_shorter_than_the_run_is_an_error_in_every_command_and_in_build(tmp_path, capsys):
+    """torch's OneCycleLR raises when stepped past total_steps: a run that steps it further is refused at the key
+    (it was a warning, then run's ValueError after the 10th step), in validate, run, plot and build alike; --steps
+    10 fits, --steps 11 does not (plot, which reads no lr past the last step, accepted it)."""
+    from optreg.cli import main
+
+    path = tmp_path / "onecycle.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: OneCycleLR, max_lr: 0.1, total_steps: 10}\n"
+                    "train: {steps: 20}\n")
+    message = ONE_CYCLE_PAST.format(total="10 steps", source="train.steps or --steps", last="20 times",
+                                    key="scheduler.total_steps", target=20)
+    for argv in (["validate", str(path)], ["run", str(path)], ["plot", str(path), "--csv"]):
+        assert main(argv) == 1, argv
+        assert capsys.readouterr().err == f"{path}:2:44: scheduler.total_steps: {message}\n", argv
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert [(e.path, e.message) for e in info.value.errors] == [("scheduler.total_steps", message)]
+    eleven = message.replace("20", "11")
+    for argv in (["run", str(path), "--steps", "11"], ["plot", str(path), "--csv", "--steps", "11"]):
+        assert main(argv) == 1, argv
+        assert capsys.readouterr().err == f"{path}:2:44: scheduler.total_steps: {eleven}\n", argv
+    assert main(["run", str(path), "--steps", "10"]) == 0
+
+
+def _one_cycle(total, **more):
+    return {"name": "OneCycleLR", "max_lr": 0.1, "total_steps": total, "cycle_momentum": False, **more}
+
+
+@pytest.mark.parametrize("scheduler, train, key, total, last", [
+    (_one_cycle(16, warmup={"steps": 3}), {}, "scheduler.total_steps", "16 steps", "17 times"),
+    (_one_cycle(4, by_epoch=True), {"steps_per_epoch": 4}, "scheduler.total_steps", "4 epochs", "5 epochs"),
+    ({"name": "sequential", "schedulers": [{"name": "LinearLR", "total_iters": 5}, _one_cycle(14)]}, {},
+     "scheduler.schedulers[1].total_steps", "14 steps", "15 times"),
+    ({"name": "sequential", "restart": "global", "schedulers": [{"name": "LinearLR", "total_iters": 5},
+                                                                 _one_cycle(19)]}, {},
+     "scheduler.schedulers[1].total_steps", "19 steps", "20 times"),
+    ({"name": "SequentialLR", "milestones": [7], "schedulers": [_one_cycle(5), {"name": "LinearLR", "total_iters": 5}]},
+     {}, "scheduler.schedulers[0].total_steps", "5 steps", "6 times"),
+    ({"name": "ChainedScheduler", "schedulers": [{"name": "LinearLR", "total_iters": 5}, _one_cycle(10)]},
+     {"accumulation_steps": 2}, "scheduler.schedulers[1].total_steps", "10 steps", "20 times"),
+])
+def test_a_one_cycle_is_counted_as_the_run_steps_it(scheduler, train, key, total, last):
+    """The steps a OneCycleLR gets: after the warmup, per epoch with by_epoch, a stage within its window (its local
+    step, or the global one), side by side every step, each micro-batch under accumulation. One step more of its
+    length (each case's next) is what torch's own scheduler takes over the 20-step run without raising."""
+    config = experiment(scheduler, steps=20, **train)
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, torch.nn.Linear(2, 2))
+    target = int(last.split()[0])
+    unit = " epochs" if "epochs" in last else ""
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        (key, ONE_CYCLE_PAST.format(total=total, source="train.steps or --steps", last=last, key=key,
+                                    target=f"{target}{unit}"))]
+    longer = _yaml(config).replace(f"total_steps: {int(total.split()[0])}", f"total_steps: {target}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = optreg.build(longer, torch.nn.Linear(2, 2))
+    for _ in range(20):
+        built.optimizer.step()
+        built.scheduler.step()

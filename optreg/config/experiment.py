@@ -28,7 +28,7 @@ from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, appl
                                 parameters_argument, scaled_lr_keys, scaled_options, settings_table, split_rule,
                                 split_settings, not_rules)
 from optreg.core.names import NAME_KEYS, any_case, missing_name
-from optreg.core.lint import lint_schedule, rule_lrs_replaced
+from optreg.core.lint import lint_schedule, overrun_errors, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
 
@@ -746,6 +746,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         errors.extend([ErrorItem("scheduler", problem)] if problem else check_schedule(
             SchedulerPlan(None, {}, key=other, schedule=schedule, written=sched_plan.written), values, None,
             "scheduler"))
+    errors.extend(overrun_errors(sched_plan, experiment.run))
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment),
                                    lr_sources=_lr_sources(opt_plan)))

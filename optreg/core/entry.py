@@ -41,6 +41,8 @@ class Entry:
     rules     constraints across options.
     values    schedulers: "factor" (times the group's base lr) or "absolute".
     length    schedulers: the option that gives the schedule's length (for sequential milestones).
+    raises_past_length  schedulers: stepping it past its length raises (torch's OneCycleLR), so a run that steps
+              it further is a ConfigError, not a warning (`optreg.core.lint.overrun_errors`).
     group_keys  extra per-group keys the implementation reads, with their types (OneFlow's
               clip_grad_max_norm); validated like options and passed in the group dicts.
     single_group  the implementation takes one parameter group only (LBFGS).
@@ -69,6 +71,7 @@ class Entry:
     rules: tuple[Rule, ...] = ()
     values: Literal["factor", "absolute"] | None = None
     length: str | None = None
+    raises_past_length: bool = False
     group_keys: Mapping[str, Any] = field(default_factory=dict)
     single_group: bool = False
     takes_model: bool = False

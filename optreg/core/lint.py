@@ -3,7 +3,9 @@ build).
 
 Errors, where training would break:
 - a warmup longer than the schedule it belongs to (HF's num_warmup_steps > num_training_steps, NeMo's warmup_steps
-  > max_steps): checked whatever the run length.
+  > max_steps): checked whatever the run length;
+- a schedule that fails when stepped past its length (its row's `raises_past_length`: torch's OneCycleLR) stepped
+  further by the run (`overrun_errors`).
 Warnings, where it is probably a mistake:
 - a warmup longer than the schedule where the schedule allows it (DeepSpeed's warmup_num_steps > total_num_steps,
   which DeepSpeed warns of too);
@@ -324,6 +326,77 @@ def _window_ends(plan: Any, run: Any, path: str, out: list[str]) -> None:
                                      set_length(where, target, unit)))
 
 
+def overrun_errors(plan: Any, run: Any, path: str = "scheduler") -> list[Any]:
+    """The errors of each schedule whose row raises when stepped past its length (`Entry.raises_past_length`:
+    torch's OneCycleLR) that the run steps further: the run's last scheduler.step() would fail. Counted as the
+    scheduler is stepped: once per step (a micro-batch under accumulation) after the warmup, once per epoch when
+    `by_epoch`, a stage of a sequence within its window only, a stage side by side (chained) at every step."""
+    if run is None or run.steps is None:
+        return []
+    loop = getattr(plan, "loop", None)
+    out: list[Any] = []
+    _overruns(plan, run.steps - (loop.warmup_steps if loop is not None else 0), run, path, out)
+    return out
+
+
+def _overruns(plan: Any, last: int, run: Any, path: str, out: list[Any]) -> None:
+    """`overrun_errors` of `plan` (at `path`), whose last step evaluated in the run is `last` (its own count)."""
+    from optreg.errors import ErrorItem
+
+    loop = getattr(plan, "loop", None)
+    per_epoch = run.steps_per_epoch if loop is not None and loop.epoch_stepped and run.steps_per_epoch else 1
+    last //= per_epoch
+    entry = plan.entry
+    if entry is not None and entry.raises_past_length and not (loop is not None and loop.filled):
+        total = _own_length(plan)
+        if total is not None and last > total:
+            option = entry.length
+            key = join_path(path, option) if plan.values.get(option) is not None else path
+            unit = EPOCHS if per_epoch > 1 else ""
+            out.append(ErrorItem(key, f"{entry.qualname} fails when stepped past its length ({total}{unit or ' steps'}"
+                                      f"), and the run ({run.source}) steps it {last}{unit or ' times'}; "
+                                      f"{set_length(key, last, unit)}"))
+    for child, child_path, child_last in _stage_steps(plan, last, path):
+        _overruns(child, child_last, run, child_path, out)
+
+
+def _own_length(plan: Any) -> int | None:
+    """The length of the schedule a plan's row gives (OneCycleLR's total_steps, or epochs × steps_per_epoch),
+    without the loop around it (a warmup)."""
+    import dataclasses
+
+    from optreg.errors import ConfigError
+
+    try:
+        return dataclasses.replace(plan, schedule=None, children=[]).closed_form("", lr_alone=True).length
+    except (ConfigError, ArithmeticError, TypeError, ValueError):
+        return None
+
+
+def _stage_steps(plan: Any, last: int, path: str) -> list[tuple[Any, str, int]]:
+    """(stage, its path, the last step the run evaluates it at) for each stage of `plan` that the run reaches:
+    side by side, every stage at `last`; one after another, each on its window of the milestones, on its local step
+    (or the global one: `restart: global`)."""
+    from optreg.schedules.engine import Sequential
+
+    stages = [(c, join_path(join_path(path, "schedulers"), i)) for i, c in enumerate(plan.children)]
+    if not stages or _side_by_side(plan):
+        return [(c, p, last) for c, p in stages]
+    sequence = _closed_form(plan, lr_alone=True)
+    while sequence is not None and not isinstance(sequence, Sequential):   # through a warmup, epochs, a dialect's
+        sequence = getattr(sequence, "inner", None) or getattr(sequence, "schedule", None)
+    if sequence is None or len(sequence.milestones) != len(stages) - 1:
+        return []
+    out = []
+    for k, (child, child_path) in enumerate(stages):
+        start = sequence.milestones[k - 1] if k else 0
+        end = sequence.milestones[k] if k < len(sequence.milestones) else None
+        if last >= start:
+            reached = last if end is None else min(last, end - 1)
+            out.append((child, child_path, reached - (start if k and sequence._modes[k - 1] == "local" else 0)))
+    return out
+
+
 def _side_by_side(plan: Any) -> bool:
     """Whether the stages of `plan` run side by side (optreg's `chained`, torch's ChainedScheduler, a dialect's
     chained class: its length is its longest stage's), not one after another."""
@@ -382,5 +455,5 @@ def _start_keys(plan: Any, path: str) -> str:
     return ", ".join(join_path(path, k) for k in names) or "the schedule's first value"
 
 
-__all__ = ["lint_schedule", "set_length", "SET_LENGTH", "own_warmup_errors", "rule_lrs_replaced",
+__all__ = ["lint_schedule", "overrun_errors", "set_length", "SET_LENGTH", "own_warmup_errors", "rule_lrs_replaced",
            "group_lrs_replaced", "same_lr", "HORIZON_SLACK"]

@@ -98,7 +98,7 @@ SCHEDULERS = [
            rules=(Rule("max_lr", ("base_lr", "max_lr"), lambda b, m: _all_le(b, m), "must be >= base_lr"),),
            notes=("CyclicLR overwrites each group's lr with base_lr on construction, as torch does.",)),
     _sched("OneCycleLR", "1cycle: warm up to max_lr over pct_start, anneal to max_lr/(div·final_div).",
-           length="total_steps", values="absolute",
+           length="total_steps", values="absolute", raises_past_length=True,
            rules=(Rule("total_steps", ("total_steps", "epochs", "steps_per_epoch"),
                        lambda t, e, s: t is not None or (e is not None and s is not None),
                        "give total_steps, or epochs and steps_per_epoch", skip_none=False),)),
