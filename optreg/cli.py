@@ -47,7 +47,9 @@ def _load(config: str | None, overrides: Sequence[str], format: str | None = Non
     `key=value`, `+key=value`, `~key` and group switches (`optimizer=sgd`, `scheduler=cosine_annealing`) follow
     Hydra's override syntax; a file with a `defaults:` list is composed as a Hydra primary config."""
     from optreg.config.experiment import nominal_check
+    from optreg.config.formats import check_forced
 
+    check_forced(format)
     with nominal_check(not planned):
         return _read(config, overrides, format, steps)
 

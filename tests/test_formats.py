@@ -83,6 +83,32 @@ def test_a_forced_format_reads_the_file_as_that_form_and_says_what_it_lacks():
     assert "unknown config format 'modelzo'; formats: optreg, modelzoo, modelzoo_legacy" in str(info.value)
 
 
+def test_a_misspelt_format_argument_is_at_no_position_of_the_file(tmp_path, capsys):
+    """An unknown --format (format=) is the argument's error, with its did-you-mean, in every command that takes it
+    and in build from a path, text or a composed file: it was located at the file's first key (q.yaml:3:1), as if
+    the file wrote it."""
+    message = ("format: unknown config format 'deepspeeed'; formats: " + ", ".join(formats.formats())
+               + " (did you mean 'deepspeed'?)")
+    path = tmp_path / "q.yaml"
+    path.write_text("# a comment\n\noptimizer: {name: SGD, lr: 0.1}\n")
+    composed = tmp_path / "c.yaml"
+    composed.write_text("defaults: [_self_]\noptimizer: {name: SGD, lr: 0.1}\n")
+    for argv, shown in ((["validate", str(path)], f"{path}: {message}"), (["validate", str(composed)],
+                                                                          f"{composed}: {message}"),
+                        (["validate", str(path), "optimizer.lr=0.2"], f"{path}: {message}"),
+                        (["run", str(path)], message), (["plot", str(path), "--csv"], message),
+                        (["convert", str(path)], message), (["groups", str(path), "--model", "torch.nn:Linear"],
+                                                            message)):
+        assert main([*argv, "--format", "deepspeeed"]) == 1, argv
+        assert capsys.readouterr().err == f"{shown}\n", argv
+    for config in (str(path), path.read_text(), str(composed)):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config, model(), format="deepspeeed")
+        [error] = info.value.errors
+        assert (error.path, error.location, error.suggestion, str(info.value)) == ("format", None, "deepspeed",
+                                                                                   message)
+
+
 def test_json_paths_are_read_as_files_with_positions(tmp_path):
     path = tmp_path / "config.json"
     path.write_text('{\n  "optimizer": {\n    "name": "SGD",\n    "lr": -1\n  }\n}\n')

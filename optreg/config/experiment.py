@@ -420,6 +420,7 @@ def validate_experiment(data: Any, source: Source | None = None, format: str | N
             "; a Python config (LiBai's, MMEngine's) is read from its file: give its path, a .py file"
             if python else ""))
         raise error.located(source) if source else error
+    formats.check_forced(format)
     try:
         reader = formats.detect(data, format)
         # the application's other keys are its own; a foreign format's sections hold keys it does not read
@@ -629,6 +630,9 @@ def load_config(path_or_text: Any, format: str | None = None) -> Experiment:
     """Safe-load an experiment config (a YAML or JSON path, or YAML text) and validate it in its format; one that
     Hydra composes (`composes`: a `defaults:` list, or optreg's own form with `${...}` interpolations) is read as
     `optreg run` reads it, through Hydra's composition with no overrides."""
+    from optreg.config.formats import check_forced
+
+    check_forced(format)
     data, source = read_yaml(path_or_text)
     if composes(data, format):
         from optreg.integrations.hydra.support import load_with_overrides

@@ -125,6 +125,13 @@ def get(name: Any) -> ConfigFormat:
                                  hint)])
 
 
+def check_forced(name: str | None) -> None:
+    """A format named by an argument (`format=`, `--format`) checked before any file is read: its error (`get`'s)
+    is the argument's, at no position of the file."""
+    if name is not None:
+        get(name)
+
+
 def detect(data: Any, forced: str | None = None) -> ConfigFormat:
     """The format that reads `data`: the forced one, else the one format that claims it, else optreg's own;
     two claims are a ConfigError naming both and format=."""
@@ -233,6 +240,6 @@ def has_mapping(data: Mapping[str, Any], dotted: str) -> bool:
         return False
 
 
-__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "detect", "has", "has_mapping", "read_python",
+__all__ = ["ConfigFormat", "KeyUse", "formats", "get", "check_forced", "detect", "has", "has_mapping", "read_python",
            "exact_pattern",
            "BUILTIN", "OWN"]
