@@ -86,6 +86,35 @@ def test_two_run_lengths_that_disagree_are_an_error():
     assert optreg.load_config("train: {epochs: 3}\noptimizer: {name: SGD, lr: 0.1}\n").run.steps is None
 
 
+def test_epochs_beside_another_run_length_need_the_steps_per_epoch(tmp_path, capsys):
+    """train.epochs beside train.steps (or build(total_steps=)) without the steps per epoch gives no length to agree
+    with: an error at train.epochs in validate, run, plot and build alike (the epochs were left unused, with no word);
+    with the steps per epoch the two are compared, and --steps replaces both."""
+    from optreg.cli import main
+
+    path = tmp_path / "both.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 10, epochs: 2}\n")
+    message = ("2 epochs need the steps per epoch to agree with the 10 steps of the run (train.steps or --steps): "
+               "give one of train.steps or train.epochs with train.steps_per_epoch (build(..., steps_per_epoch=))")
+    for argv in (["validate", str(path)], ["run", str(path)], ["plot", str(path), "--csv"]):
+        assert main(argv) == 1, argv
+        assert capsys.readouterr().err == f"{path}:2:20: train.epochs: {message}\n", argv
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), Two())
+    assert messages(info) == [("train.epochs", message)]
+    assert optreg.build(str(path), Two(), steps_per_epoch=5).run.steps == 10
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), Two(), steps_per_epoch=4)
+    assert messages(info) == [("train.epochs", "train.steps 10 and train.epochs × steps_per_epoch = 2 × 4 = 8 "
+                                               "disagree on the run length; give one")]
+    assert main(["validate", str(path), "--steps", "3"]) == 0
+    assert main(["run", str(path), "--steps", "3"]) == 0
+    assert "(after 3 steps)" in capsys.readouterr().out
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config(train={"epochs": 2}), Two(), total_steps=10)
+    assert messages(info) == [("train.epochs", message.replace("train.steps or --steps", "total_steps="))]
+
+
 def test_cli_steps_replaces_the_files_epochs(tmp_path, capsys):
     from optreg.cli import main
 

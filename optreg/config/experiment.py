@@ -111,14 +111,19 @@ class Experiment:
 
     def check_epochs(self, errors: Collector) -> None:
         """The error at train.epochs (into `errors`) of a run in epochs without its steps per epoch (in validate,
-        run, plot and build alike: a run length in epochs is not left unused)."""
+        run, plot and build alike: a run length in epochs is not left unused), whether or not another source gives
+        the length (train.steps, build(total_steps=)): one source, or two that agree (`resolve_run`)."""
         epochs = self.train.epochs
+        counted = f"{epochs} epochs need" if epochs != 1 else "1 epoch needs"
         if self.epochs_unresolved:   # a format's own epochs (the Trainer's num_train_epochs)
             # are not train: ones, beside which its reader reads no train.steps_per_epoch
             remedy = "--steps N (build(..., steps_per_epoch=))" if "train.epochs" in self.paths else \
                 "train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))"
-            counted = f"{epochs} epochs need" if epochs != 1 else "1 epoch needs"
             errors.add("train.epochs", f"{counted} the steps per epoch to give a run length: {remedy}")
+        elif epochs is not None and self.run.steps_per_epoch is None and "train.epochs" not in self.paths:
+            errors.add("train.epochs", f"{counted} the steps per epoch to agree with the {self.run.steps} steps of the "
+                                       f"run ({self.run.source}): give one of train.steps or train.epochs with "
+                                       f"train.steps_per_epoch (build(..., steps_per_epoch=))")
 
     def locate(self, error: ConfigError) -> ConfigError:
         """`error` at the file's paths (`paths`) and positions; a problem said twice there once (Model Zoo's

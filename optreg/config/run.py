@@ -7,9 +7,10 @@ Run length, from the first source that gives one:
 
 `--steps` replaces what the file says (a command line's last word); the format's own length (Cerebras Model Zoo's
 `max_steps`, its trainer's run) applies only when nothing else gives one; any two other sources that both give a
-length and disagree are a ConfigError naming both. steps_per_epoch (E) comes from `build(steps_per_epoch=)` or
-`train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is called once per step, so a
-run of N steps evaluates every schedule at steps 0 .. N-1.
+length and disagree are a ConfigError naming both; train.epochs without the steps per epoch gives no length to
+compare (`Experiment.check_epochs`: an error, beside another source too). steps_per_epoch (E) comes from
+`build(steps_per_epoch=)` or `train.steps_per_epoch` (both given and different: a ConfigError). `scheduler.step()` is
+called once per step, so a run of N steps evaluates every schedule at steps 0 .. N-1.
 
 `train.accumulation_steps: A` (gradient accumulation, as LiBai's eager trainer runs it): a step is a micro-batch;
 the gradients of A micro-batches are summed (each loss divided by A), the optimizer steps after every A-th, and the
