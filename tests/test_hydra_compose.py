@@ -257,7 +257,8 @@ def test_a_key_omegaconf_cannot_hold_in_a_composed_file_is_at_its_position(tmp_p
     with pytest.raises(ConfigError) as exc:
         optreg.load_config(str(path))
     assert [str(e) for e in exc.value.errors] == [
-        f"{path}:1:61: optimizer.None: cannot compose the config: Incompatible key type 'NoneType'"]
+        f"{path}:1:61: optimizer.None: OmegaConf cannot hold this: KeyValidationError: Incompatible key type "
+        f"'NoneType'"]
 
 
 def test_a_value_of_the_primary_config_is_located_in_its_file(tmp_path):

@@ -671,6 +671,12 @@ def refused_by_omegaconf(data: Mapping[str, Any], prefix: str = "", depth: int =
     return prefix
 
 
+def omegaconf_refusal(exc: Exception, path: str) -> ConfigError:
+    """The error of a key or value at `path` (`refused_by_omegaconf`) that OmegaConf cannot hold (`exc`): one
+    wording for a composed file and a reader that hands its file to OmegaConf (NeMo's)."""
+    return ConfigError(f"OmegaConf cannot hold this: {type(exc).__name__}: {_first_line(exc)[:160]}", path)
+
+
 def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
                  config_name: str | None = None) -> Any:
     """Compose a YAML experiment (already loaded) with Hydra overrides; returns the composed DictConfig.
@@ -704,7 +710,9 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
     except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"cannot compose the config: {_first_line(exc)}", refused_by_omegaconf(data)) from None
+        refused = refused_by_omegaconf(data)
+        raise (omegaconf_refusal(exc, refused) if refused else
+               ConfigError(f"cannot compose the config: {_first_line(exc)}")) from None
 
 
 def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Location | None] | None,

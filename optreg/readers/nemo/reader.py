@@ -92,16 +92,14 @@ NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`m
 def _omegaconf(data: Any) -> Any:
     from omegaconf import DictConfig, OmegaConf
 
-    from optreg.integrations.hydra.support import refused_by_omegaconf
+    from optreg.integrations.hydra.support import omegaconf_refusal, refused_by_omegaconf
 
     if isinstance(data, DictConfig):
         return data
     try:
         return OmegaConf.create(dict(data))
     except Exception as exc:   # a key or value OmegaConf refuses (a nesting deeper than it recurses): where
-        path = refused_by_omegaconf(data, depth=2) or "model"
-        message = str(exc).splitlines()[0][:160] if str(exc) else ""
-        raise ConfigError(f"OmegaConf cannot read this: {type(exc).__name__}: {message}", path) from None
+        raise omegaconf_refusal(exc, refused_by_omegaconf(data) or "model") from None
 
 
 def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
