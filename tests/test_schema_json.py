@@ -355,6 +355,33 @@ def test_a_rule_takes_the_group_keys_its_optimizer_reads_per_group():
                                                  "param_groups": [{**rule, "clip_grad_norm_type": 0}]}})
 
 
+def test_a_rule_of_a_dialect_s_optimizer_lists_the_keys_its_groups_take():
+    """MindSpore's grad_centralization / order_params (its binder's, Dialect.group_keys) and OneFlow's clipping keys
+    (its rows' group_keys) are in the rules of that dialect's optimizers, with their types and descriptions, and in
+    no torch optimizer's; a config using them validates in an editor as in optreg (an order_params rule stands
+    alone), and a wrong type is refused by both."""
+    def rule(title: str) -> dict:
+        return own(own(member(title)["properties"]["param_groups"])["items"]["anyOf"][0])["properties"]
+
+    ours = {"grad_centralization": "boolean", "order_params": "array", "clip_grad_max_norm": "number"}
+    kinds = {title: {k: own(rule(title)[k]).get("type") for k in [*ours, "clip_grad_norm_type"] if k in rule(title)}
+             for title in ("mindspore.Adam", "oneflow.AdamW", "torch.AdamW")}
+    assert kinds == {"mindspore.Adam": {"grad_centralization": "boolean", "order_params": "array"},
+                     "oneflow.AdamW": {"clip_grad_max_norm": "number", "clip_grad_norm_type": None}, "torch.AdamW": {}}
+    assert description(rule("mindspore.Adam")["grad_centralization"]).startswith("centralise this group's gradients")
+    names = ["fc.weight", "fc.bias"]
+    for doc in [{"optimizer": {"name": "mindspore.Adam", "param_groups": [
+                    {"params": ["*.bias"], "grad_centralization": True}, {"order_params": names}]}},
+                {"optimizer": {"name": "oneflow.AdamW", "param_groups": [
+                    {"params": "*", "clip_grad_max_norm": 1.0, "clip_grad_norm_type": 2.0}]}}]:
+        validate_experiment(doc)
+        assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)]
+    bad = {"optimizer": {"name": "mindspore.Adam", "param_groups": [{"params": "*", "grad_centralization": "yes"}]}}
+    with pytest.raises(ConfigError, match="grad_centralization: expected true or false"):
+        validate_experiment(bad)
+    assert not VALIDATOR.is_valid(bad)
+
+
 # ---------------------------------------------------------------------------------------------------
 # the schema accepts what `optreg validate` accepts: every file of optreg's own form it accepts, and the forms
 # validate reads before it validates (an application's keys, ${...}, Cerebras' scheduler forms, name keys)

@@ -19,6 +19,7 @@ from optreg.core.names import (NAME_KEYS, SCHEDULER_SUFFIX, SEPARATORS, TUPLE_AL
                                synonyms)
 from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
+from optreg.core.validate import binder_keys
 from optreg.integrations.hydra.support import BUILDERS
 from optreg.schedules.engine import KEYS
 
@@ -367,8 +368,8 @@ def _component(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
 
 
 def _group_keys(keys: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    """Schemas of the group keys (optreg.core.groups: RULE_KEYS, SETTINGS), from their declared types, each a
-    shared definition (every optimizer's rules take them)."""
+    """Schemas of the group keys (optreg.core.groups: RULE_KEYS, SETTINGS; a dialect's binder keys), from their
+    declared types and descriptions, each a shared definition (every optimizer's rules, or a dialect's, take them)."""
     from pydantic import TypeAdapter
 
     out = {}
@@ -414,14 +415,17 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
 
     options = {k: v for k, v in schema["properties"].items() if k not in ("name", "dialect") and not k.startswith("_")}
     wraps = wraps_optimizer(entry)   # its rules are planned with the optimizer it wraps (any): that one's options
+    binder = binder_keys(entry)   # the keys its dialect's binder reads (MindSpore's grad_centralization, order_params)
+    selected = [{"required": [k]} for k in SELECTORS]
     rule = {"type": "object", "additionalProperties": entry.bind is not None or wraps,
             "description": "a parameter group: the parameters every selector holds for (the first matching rule "
                            "wins), with its own options" + (" (the wrapped optimizer's)" if wraps else ""),
             "properties": {**_group_keys(RULE_KEYS, definitions), **({} if wraps else options)},
-            "anyOf": [{"required": [k]} for k in SELECTORS]}
+            "anyOf": [*selected, *({"required": [k]} for k, key in binder.items() if key.alone)]}   # order_params
 
     for key, kind in entry.group_keys.items():   # a group's own keys beside the options (OneFlow's per-group
         rule["properties"][key] = _group_key(key, kind, definitions)   # clipping, Model Zoo's muP adjustments)
+    rule["properties"].update(_group_keys(binder, definitions))
     items: dict[str, Any] = rule
     if not wraps and not entry.takes_model:   # a composite's rule: its own optimizer
         route = _shared("route", {
@@ -433,7 +437,7 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
         items = {"anyOf": [rule, _shared("composite_rule", {
             "type": "object", "required": [ROUTE_KEY], "additionalProperties": True,
             "description": rule["description"], "properties": {**_group_keys(RULE_KEYS, definitions), ROUTE_KEY: route},
-            "anyOf": rule["anyOf"]}, definitions)]}
+            "anyOf": selected}, definitions)]}
     schema["properties"]["param_groups"] = {"type": "array", "items": items}
     schema["properties"].update(_group_keys(settings_table(), definitions))
     if wraps:  # MindSpore LARS: the optimizer it wraps, a nested spec (required)

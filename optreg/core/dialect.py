@@ -17,9 +17,10 @@ What a dialect may declare (each defaults to torch's reading):
 - `group_binders`: name -> how the framework's optimizers read their group dicts (MindSpore's `order_params`,
   `grad_centralization` and beta/gamma weight-decay rule), named by a row's `bind`: `(group dicts with
   param_names, optimizer values, grouped) -> group dicts`;
-- `group_keys`: the keys its binders read in a group beside the options (MindSpore's `grad_centralization`,
-  `order_params`), as a row's own `group_keys` (OneFlow's `clip_grad_max_norm`) are declared on the row; an unknown
-  key of another dialect's optimizer names the dialects whose groups take it;
+- `group_keys`: name -> `optreg.core.groups.Key` (type and description) of the keys its binders read in a group
+  beside the options (MindSpore's `grad_centralization`, `order_params`), as a row's own `group_keys` (OneFlow's
+  `clip_grad_max_norm`) are declared on the row; the JSON Schema lists them in the rules of its binding rows, and
+  an unknown key of another dialect's optimizer names the dialects whose groups take it;
 - `option_aliases`: the framework's spellings of option names (`learning_rate` for `lr`), read in every dialect;
 - `scheduler_forms`: other spellings of a scheduler spec (Cerebras' `{scheduler: Linear}` / `{LinearLR: {...}}`):
   `claims(spec)`, `read(spec, path) -> {name: ..., <options>}` (a `ReadSpec`, whose errors are at the form's own
@@ -101,7 +102,7 @@ class Dialect:
     default_settings: Mapping[str, Any] = field(default_factory=dict)
     decay_rules: tuple[DecayRule, ...] = ()
     group_binders: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
-    group_keys: tuple[str, ...] = ()
+    group_keys: Mapping[str, Any] = field(default_factory=dict)
     option_aliases: Mapping[str, str] = field(default_factory=dict)
     scheduler_forms: tuple[SchedulerForm, ...] = ()
     closed_forms: Callable[[str], Any] = _no_closed_form

@@ -79,6 +79,7 @@ class Key:
     doc: str
     scales: str | None = None     # "lr" or "weight_decay": the component must have that option
     verb: str = "scale"           # what the key does to that option ("set": no_weight_decay, modelzoo_groups)
+    alone: bool = False           # a rule of this key alone, without selectors (MindSpore's order_params dict)
 
 
 SELECTORS: dict[str, Key] = {

@@ -22,14 +22,19 @@ def option_names(entry: Entry) -> list[str]:
 MAX_HINTS = 50   # unknown keys of one mapping that get a did-you-mean; the rest are listed without the search
 
 
-def group_key_names(entry: Entry) -> frozenset[str]:
-    """The keys a group of `entry` takes beside its options: the row's `group_keys` (OneFlow's clip_grad_max_norm)
-    and, for a row whose dialect binds its groups, the keys the dialect declares its binders read (MindSpore's
-    grad_centralization)."""
+def binder_keys(entry: Entry) -> Mapping[str, Any]:
+    """For a row whose dialect binds its groups, the keys the dialect declares its binders read (MindSpore's
+    grad_centralization), name -> `optreg.core.groups.Key`; none for any other row."""
     from optreg.core.registry import REGISTRY
 
     bound = entry.bind is not None and entry.dialect in REGISTRY.dialects()
-    return frozenset(entry.group_keys) | frozenset(REGISTRY.dialect(entry.dialect).group_keys if bound else ())
+    return REGISTRY.dialect(entry.dialect).group_keys if bound else {}
+
+
+def group_key_names(entry: Entry) -> frozenset[str]:
+    """The keys a group of `entry` takes beside its options: the row's `group_keys` (OneFlow's clip_grad_max_norm)
+    and its dialect's `binder_keys` (MindSpore's grad_centralization)."""
+    return frozenset(entry.group_keys) | frozenset(binder_keys(entry))
 
 
 def _others(entry: Entry) -> list[tuple[str, frozenset[str], frozenset[str]]]:

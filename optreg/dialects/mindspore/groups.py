@@ -21,12 +21,20 @@ from typing import Any, Iterable, Mapping
 
 import torch
 
+from optreg.core.groups import Key
 from optreg.core.models import bool_message, number_message
+from optreg.core.types import Bool
 from optreg.errors import Collector, ConfigError, closest, show
 from optreg.core.optimizer import lr_table
 
-#: MindSpore's own group keys (beside params and the options lr and weight_decay): `DIALECT.group_keys`
-OWN_KEYS = ("grad_centralization", "order_params")
+#: MindSpore's own group keys (beside params and the options lr and weight_decay), with their types and
+#: descriptions: `DIALECT.group_keys`; `resolve_groups` reads them
+OWN_KEYS = {
+    "grad_centralization": Key(Bool, "centralise this group's gradients (g minus its mean over dims 1..n-1; as "
+                                     "MindSpore's code, for a gradient of >= 2 dims with shape[1] % 16 == 0)"),
+    "order_params": Key(list[str], "the order of the optimizer's parameters: every grouped parameter's name, once; "
+                                   "a rule of this key alone", alone=True),
+}
 GROUP_KEYS = ("params", "lr", "weight_decay", *OWN_KEYS)
 INTERNAL_KEYS = ("param_names",)
 NO_DECAY_SUBSTRINGS = ("beta", "gamma")
