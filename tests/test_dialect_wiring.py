@@ -49,6 +49,29 @@ def test_unknown_key_names_the_dialect_whose_groups_take_it(name, key, value, ow
             assert [(i.path.removeprefix("optimizer."), i.message) for i in info.value.errors] == [(where, message)]
 
 
+@pytest.mark.parametrize("name, key, value, rule", [
+    ("oneflow.AdamW", "clip_grad_max_norm", 1.0, "{params: '*', clip_grad_max_norm: 1.0}"),
+    ("oneflow.SGD", "clip_grad_norm_type", 2.0, "{params: '*', clip_grad_norm_type: 2.0}"),
+    ("mindspore.Adam", "grad_centralization", True, "{params: '*', grad_centralization: True}"),
+    ("mindspore.Adam", "order_params", ["fc2.weight", "fc2.bias", "fc1.weight", "fc1.bias"],
+     "{order_params: ['fc2.weight', 'fc2.bias', 'fc1.weight', 'fc1.bias']}")])
+def test_a_key_of_the_optimizer_s_own_groups_beside_its_options_says_the_rule_that_gives_it(name, key, value, rule):
+    """A group key of the optimizer's own dialect (OneFlow's row keys, MindSpore's binder keys) given beside its
+    options was 'unknown option of oneflow.AdamW': it is that optimizer's param_groups key, and the rule written
+    in the message (over every parameter; MindSpore's order_params dict alone) is one that builds, in validate,
+    build and configure_optimizer alike."""
+    message = f"{key!r} is a param_groups key of {name}, not an option: give it in a rule, param_groups: [{rule}]"
+    options = {"lr": 0.1} if name.startswith("oneflow") else {}
+    config = {"optimizer": {"name": name, **options, key: value}}
+    for call in (lambda: optreg.load_config(yaml.safe_dump(config)), lambda: optreg.build(config, make_model()),
+                 lambda: optreg.configure_optimizer(name, make_model(), **options, **{key: value})):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert [(i.path.removeprefix("optimizer."), i.message) for i in info.value.errors] == [(key, message)]
+    written = yaml.safe_load(message.rpartition("give it in a rule, ")[2])
+    optreg.build({"optimizer": {"name": name, **options, **written}}, make_model())
+
+
 @pytest.mark.parametrize("key, hint", [("beta1", "betas: [beta1, beta2]"), ("weight_decay_rate", "weight_decay"),
                                        ("eps1", "eps: [eps1, eps2]")])
 def test_cerebras_legacy_keys_are_refused_with_the_new_spelling(key, hint):

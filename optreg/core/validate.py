@@ -50,10 +50,23 @@ def _others(entry: Entry) -> list[tuple[str, frozenset[str], frozenset[str]]]:
     return out
 
 
+def _in_a_rule(entry: Entry, key: str, value: Any) -> str:
+    """The message of a key of `entry`'s own groups given beside its options: the rule that gives it, over every
+    parameter (`params: '*'`), or with no selector where the key stands alone (MindSpore's order_params dict)."""
+    alone = getattr(binder_keys(entry).get(key), "alone", False)
+    selector = "" if alone else "params: '*', "
+    rule = f"{{{selector}{key}: {show(value)}}}"
+    return f"{key!r} is a param_groups key of {entry.qualname}, not an option: give it in a rule, " \
+           f"param_groups: [{rule}]"
+
+
 def _unknown(entry: Entry, key: str, fields: list[str],
-             others: list[tuple[str, frozenset[str], frozenset[str]]] | None = None) -> tuple[str, str | None]:
-    """Message and suggestion for a key the component does not have: the same-named components of other dialects
-    that have it, as an option or as a key of their groups, are named."""
+             others: list[tuple[str, frozenset[str], frozenset[str]]] | None = None,
+             value: Any = None) -> tuple[str, str | None]:
+    """Message and suggestion for a key the component does not have: a key of its own groups (`_in_a_rule`), else
+    the same-named components of other dialects that have it, as an option or as a key of their groups, are named."""
+    if key in group_key_names(entry):
+        return _in_a_rule(entry, key, value), None
     if others is None:
         others = _others(entry)
     owners = [name for name, options, _ in others if key in options]
@@ -131,7 +144,7 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
         else:
             if others is None:
                 others = _others(entry)
-            text, hint = _unknown(entry, key, [*fields, *extra_keys], others)
+            text, hint = _unknown(entry, key, [*fields, *extra_keys], others, value)
         if unknown_keys == "warn":
             warnings.warn(f"{join_path(path, key)}: {text}; ignored", UserWarning, stacklevel=4)
         else:
