@@ -72,6 +72,21 @@ def test_a_key_of_the_optimizer_s_own_groups_beside_its_options_says_the_rule_th
     optreg.build({"optimizer": {"name": name, **options, **written}}, make_model())
 
 
+def test_model_zoo_s_mapping_of_group_scales_beside_the_options_says_a_rule_per_group():
+    """Model Zoo's `adjust_learning_rate: {group: scale}` written beside a cerebras optimizer's options in optreg's
+    form: a rule per group with that group's scale, not one rule over every parameter holding the whole mapping
+    (which no rule takes)."""
+    config = {"optimizer": {"name": "cerebras.AdamW", "lr": 0.1,
+                            "adjust_learning_rate": {"decoder": 0.5, "embed": 0.1, "head": 2}}}
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(yaml.safe_dump(config))
+    assert [(i.path, i.message) for i in info.value.errors] == [(
+        "optimizer.adjust_learning_rate",
+        "'adjust_learning_rate' is a param_groups key of cerebras.AdamW, not an option: give it in a rule that "
+        "selects each group's parameters, param_groups: [{params: <decoder's parameters>, adjust_learning_rate: "
+        "0.5}, {params: <embed's parameters>, adjust_learning_rate: 0.1} and 1 more]")]
+
+
 @pytest.mark.parametrize("key, hint", [("beta1", "betas: [beta1, beta2]"), ("weight_decay_rate", "weight_decay"),
                                        ("eps1", "eps: [eps1, eps2]")])
 def test_cerebras_legacy_keys_are_refused_with_the_new_spelling(key, hint):

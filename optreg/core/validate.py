@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from optreg.core import models
 from optreg.core.entry import Entry, Rule
 from optreg.core.names import TUPLE_ALIASES, synonyms
-from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, closest, first_few, join_path, key_text, show
 
 UnknownKeys = Literal["error", "warn"]
 
@@ -54,6 +54,11 @@ def _in_a_rule(entry: Entry, key: str, value: Any) -> str:
     """The message of a key of `entry`'s own groups given beside its options: the rule that gives it, over every
     parameter (`params: '*'`), or with no selector where the key stands alone (MindSpore's order_params dict)."""
     alone = getattr(binder_keys(entry).get(key), "alone", False)
+    if isinstance(value, Mapping) and value and not alone:   # Model Zoo's {group name: scale}: a rule per group
+        rules = first_few([f"{{params: <{key_text(name)}'s parameters>, {key}: {show(scale)}}}"
+                           for name, scale in value.items()], 2)
+        return f"{key!r} is a param_groups key of {entry.qualname}, not an option: give it in a rule that " \
+               f"selects each group's parameters, param_groups: [{rules}]"
     selector = "" if alone else "params: '*', "
     rule = f"{{{selector}{key}: {show(value)}}}"
     return f"{key!r} is a param_groups key of {entry.qualname}, not an option: give it in a rule, " \
