@@ -376,7 +376,7 @@ def _own_length(plan: Any) -> int | None:
 def _stage_steps(plan: Any, last: int, path: str) -> list[tuple[Any, str, int]]:
     """(stage, its path, the last step the run evaluates it at) for each stage of `plan` that the run reaches:
     side by side, every stage at `last`; one after another, each on its window of the milestones, on its local step
-    (or the global one: `restart: global`)."""
+    (or the global one: `restart: global`), as `Sequential.locate` evaluates it."""
     from optreg.schedules.engine import Sequential
 
     stages = [(c, join_path(join_path(path, "schedulers"), i)) for i, c in enumerate(plan.children)]
@@ -393,7 +393,7 @@ def _stage_steps(plan: Any, last: int, path: str) -> list[tuple[Any, str, int]]:
         end = sequence.milestones[k] if k < len(sequence.milestones) else None
         if last >= start:
             reached = last if end is None else min(last, end - 1)
-            out.append((child, child_path, reached - (start if k and sequence._modes[k - 1] == "local" else 0)))
+            out.append((child, child_path, sequence.locate(reached)[1]))
     return out
 
 
