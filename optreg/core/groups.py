@@ -125,7 +125,7 @@ def _adapter(key: str) -> TypeAdapter:
 
 def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any]:
     """The keys of `table` that `raw` gives, validated; problems at their paths."""
-    from optreg.core.models import UNKNOWN_KEY, pydantic_errors
+    from optreg.core.models import UNKNOWN_KEY, number_message, pydantic_errors
 
     out: dict[str, Any] = {}
     for key in table:
@@ -139,11 +139,10 @@ def _validate(table: Mapping[str, Key], raw: Mapping[str, Any], path: str, error
                         fields = list(LayerDecay.model_fields)
                         errors.add(where, f"unknown key of {key} (expected {', '.join(fields)})",
                                    closest(where.rpartition(".")[2], fields))
-                    elif key == "layer_decay" and isinstance(raw[key], (int, float)) and \
-                            not isinstance(raw[key], bool):   # timm's layer_decay=0.75
-                        errors.add(where, f"expected a mapping {{rate, layer, before}}, got {show(raw[key])}: "
-                                          f"timm's number is the rate, and the layers, which timm reads from the "
-                                          f"model's group_matcher, are a pattern here (e.g. {{rate: "
+                    elif key == "layer_decay" and number_message(raw[key]) is None:   # timm's layer_decay=0.75
+                        errors.add(where, f"expected a mapping {{{', '.join(LayerDecay.model_fields)}}}, got "
+                                          f"{show(raw[key])}: timm's number is the rate, and the layers, which timm "
+                                          f"reads from the model's group_matcher, are a pattern here (e.g. {{rate: "
                                           f"{show(raw[key])}, layer: 'blocks.{{i}}.*'}})")
                     else:
                         errors.add(where, item.message)
