@@ -759,8 +759,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment),
                                    lr_sources=_lr_sources(opt_plan)))
-        notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups,
-                                       scaled_options(option_names(opt_plan.entry))["lr"] or "lr"))
+        notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups, _lr_name(opt_plan)))
     return sched_plan
 
 
@@ -773,12 +772,16 @@ def _optimizer_lr(experiment: Experiment) -> tuple[str, float] | None:
     return None
 
 
+def _lr_name(opt_plan: OptimizerPlan) -> str:
+    """The optimizer's own name of its lr option (MindSpore's learning_rate), `lr` when it has none."""
+    return scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
+
+
 def _lr_key(opt_plan: OptimizerPlan, index: int) -> str:
     """The config's key that gives the lr of the plan's group `index`: its rule's own, else the optimizer's."""
-    lr_name = scaled_options(option_names(opt_plan.entry))["lr"] or "lr"
+    lr_name = _lr_name(opt_plan)
     group = opt_plan.groups[index] if index < len(opt_plan.groups) else None
-    own = group is not None and group.rule != "default" and lr_name in group.options and \
-        "lr" not in group.origin   # the rule's own, else the optimizer's
+    own = group is not None and group.rule != "default" and lr_name in group.options and "lr" not in group.origin
     return join_path(group.rule if own else "optimizer", lr_name)
 
 
@@ -786,7 +789,7 @@ def _lr_sources(opt_plan: OptimizerPlan) -> list[str | None]:
     """Per group of the plan, what gives its lr, as the schedule linter's advice names it: the multiplier that scaled
     it (`the lr that optimizer.param_groups[0].lr_mult gives group 0`), else its rule's own lr (`_lr_key`); None for
     the optimizer's."""
-    optimizer = _lr_key(opt_plan, len(opt_plan.groups))   # no group: the optimizer's key
+    optimizer = join_path("optimizer", _lr_name(opt_plan))
     out: list[str | None] = []
     for i, group in enumerate(opt_plan.groups):
         scaled, key = group.origin.get("lr"), _lr_key(opt_plan, i)
