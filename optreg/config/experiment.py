@@ -281,8 +281,10 @@ def not_a_list_of_rules(section: Mapping[str, Any], errors: Collector, path: str
     return False
 
 
-def _check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
-    """What can be checked without the model: the name, the options (and a wrapped optimizer's)."""
+def check_optimizer_section(section: dict, dialect: str | None, errors: Collector, path: str = "optimizer") -> None:
+    """What can be checked without the model (into `errors`, at `path`): the name, the options (and a wrapped
+    optimizer's), the param_groups rules against no parameters; a reader checks what it translates so (MMEngine's
+    optim_wrapper.optimizer, the groups LiBai's weight_decay_norm makes)."""
     name, own, rules, options = split_optimizer(section)
     settings, options = split_settings(options, path, errors)   # no_weight_decay, layer_decay
     try:
@@ -290,7 +292,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
         if wraps_optimizer(entry):
             inner = _section(options.pop("optimizer", None), join_path(path, "optimizer"), errors, wrapped=True)
             if inner is not None and "name" in inner:
-                _check_optimizer_section(inner, entry.dialect, errors,
+                check_optimizer_section(inner, entry.dialect, errors,
                                          join_path(path, "optimizer"))
     except ConfigError as exc:
         errors.extend(exc)
@@ -328,7 +330,7 @@ def _check_optimizer_section(section: dict, dialect: str | None, errors: Collect
                 except ConfigError:   # an unknown name: the part's own check reports it
                     pass
                 local = Collector()   # the part's group keys as its one rule's: reported at the user's rule
-                _check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
+                check_optimizer_section({"name": part, **({"dialect": part_dialect} if part_dialect else {}),
                                           **part_options,
                                           **({"param_groups": [{"params": "*", **group_keys}]} if group_keys else {})},
                                          own or dialect, local, join_path(here, ROUTE_KEY))
@@ -473,7 +475,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None, final: bool = Fals
         optimizer = _section(data["optimizer"], "optimizer", errors)
     check = _NOMINAL_CHECK.get()
     if check and optimizer is not None and "name" in optimizer:   # build's planning makes these checks itself
-        _check_optimizer_section(optimizer, dialect, errors)
+        check_optimizer_section(optimizer, dialect, errors)
     checked = len(errors.items)
     scheduler = _scheduler_spec(data.get("scheduler"), "scheduler", errors)
     train = read_train(data, errors)
@@ -490,7 +492,7 @@ def _read_own(data: Mapping[str, Any], source: Source | None, final: bool = Fals
     if errors and not check and optimizer is not None and "name" in optimizer:
         # no plan follows these errors: the optimizer section's own, which it would have said, in their place
         unplanned = Collector()
-        _check_optimizer_section(optimizer, dialect, unplanned)
+        check_optimizer_section(optimizer, dialect, unplanned)
         errors.items[checked:checked] = unplanned.items
     if errors and final:   # the reading ends here: the run as nothing more gives it, every problem at once
         _final_problems(experiment, errors)

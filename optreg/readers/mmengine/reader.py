@@ -85,7 +85,7 @@ def _number_read(value: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------
 def _optimizer(raw: Any, errors: Collector, report: list[KeyUse]) -> dict[str, Any]:
     """optim_wrapper.optimizer -> optreg's optimizer section (torch dialect), checked as optreg checks its own."""
-    from optreg.config.experiment import _check_optimizer_section
+    from optreg.config.experiment import check_optimizer_section
 
     path = "optim_wrapper.optimizer"
     if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
@@ -94,7 +94,7 @@ def _optimizer(raw: Any, errors: Collector, report: list[KeyUse]) -> dict[str, A
         return {}
     section = {"name": raw["type"], **{k: v for k, v in raw.items() if k != "type"}}
     own = Collector()
-    _check_optimizer_section(section, "torch", own, path)
+    check_optimizer_section(section, "torch", own, path)
     for item in own.items:   # optreg's `name` is MMEngine's `type`
         where = join_path(path, "type") if item.path == join_path(path, "name") else item.path
         errors.items.append(dataclasses.replace(item, path=where))

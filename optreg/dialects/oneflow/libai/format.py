@@ -384,7 +384,7 @@ def _group_options(section: Mapping[str, Any], grouping: Mapping[str, Any], erro
     decay, each overrides key's options), checked as param_groups rules' options are before any model, at the keys
     that give them: the groups are made only for a model, as rules the file does not have (`optim.param_groups[2]`,
     located at `optim`)."""
-    from optreg.config.experiment import _check_optimizer_section
+    from optreg.config.experiment import check_optimizer_section
 
     given = [(join_path("optim.params", key), {"weight_decay": grouping[key]}, True)
              for key in ("weight_decay_norm", "weight_decay_bias") if grouping.get(key) is not None]
@@ -393,7 +393,7 @@ def _group_options(section: Mapping[str, Any], grouping: Mapping[str, Any], erro
     if not given:
         return
     found = Collector()
-    _check_optimizer_section({**section, "param_groups": [{"params": "*", **options} for _, options, _ in given]},
+    check_optimizer_section({**section, "param_groups": [{"params": "*", **options} for _, options, _ in given]},
                              "oneflow", found, "optimizer")
     for item in found.items:   # the section's own problems are the own form's to say (read_translated)
         for i, (where, _, keyword) in enumerate(given):
