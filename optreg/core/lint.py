@@ -25,11 +25,12 @@ Each message names both numbers and the keys to change.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any, Mapping, Sequence
 
-from optreg.errors import Collector, counted, join_path
+from optreg.errors import Collector, ConfigError, ErrorItem, counted, join_path
 
 HORIZON_SLACK = 0.9                        # a horizon under 0.9 × the run (after the warmup) ends too early
 MIN_KEYS = ("eta_min", "min_lr", "lr_end", "end_lr", "end_learning_rate")   # the floor a decaying schedule ends at
@@ -326,7 +327,7 @@ def _window_ends(plan: Any, run: Any, path: str, out: list[str]) -> None:
                                      set_length(where, target, unit)))
 
 
-def overrun_errors(plan: Any, run: Any, path: str = "scheduler") -> list[Any]:
+def overrun_errors(plan: Any, run: Any, path: str = "scheduler") -> list[ErrorItem]:
     """The errors of each schedule whose row raises when stepped past its length (`Entry.raises_past_length`:
     torch's OneCycleLR) that the run steps further: the run's last scheduler.step() would fail. Counted as the
     scheduler is stepped: once per step (a micro-batch under accumulation) after the warmup, once per epoch when
@@ -334,15 +335,13 @@ def overrun_errors(plan: Any, run: Any, path: str = "scheduler") -> list[Any]:
     if run is None or run.steps is None:
         return []
     loop = getattr(plan, "loop", None)
-    out: list[Any] = []
+    out: list[ErrorItem] = []
     _overruns(plan, run.steps - (loop.warmup_steps if loop is not None else 0), run, path, out)
     return out
 
 
-def _overruns(plan: Any, last: int, run: Any, path: str, out: list[Any]) -> None:
+def _overruns(plan: Any, last: int, run: Any, path: str, out: list[ErrorItem]) -> None:
     """`overrun_errors` of `plan` (at `path`), whose last step evaluated in the run is `last` (its own count)."""
-    from optreg.errors import ErrorItem
-
     loop = getattr(plan, "loop", None)
     per_epoch = run.steps_per_epoch if loop is not None and loop.epoch_stepped and run.steps_per_epoch else 1
     last //= per_epoch
@@ -363,10 +362,6 @@ def _overruns(plan: Any, last: int, run: Any, path: str, out: list[Any]) -> None
 def _own_length(plan: Any) -> int | None:
     """The length of the schedule a plan's row gives (OneCycleLR's total_steps, or epochs × steps_per_epoch),
     without the loop around it (a warmup)."""
-    import dataclasses
-
-    from optreg.errors import ConfigError
-
     try:
         return dataclasses.replace(plan, schedule=None, children=[]).closed_form("", lr_alone=True).length
     except (ConfigError, ArithmeticError, TypeError, ValueError):
@@ -427,8 +422,6 @@ def _length_owner(plan: Any, path: str) -> tuple[Any, str | None, str] | None:
 def _closed_form(plan: Any, lr_alone: bool = False) -> Any:
     """The plan's closed form (`SchedulerPlan.closed_form`; `lr_alone`: its lr's, of a class that cycles the momentum
     too), or None where it has none."""
-    from optreg.errors import ConfigError
-
     try:
         return plan.closed_form("scheduler", lr_alone=lr_alone)
     except ConfigError:
