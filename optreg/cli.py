@@ -298,6 +298,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     written file is read back and must validate."""
     from optreg.config.experiment import load_config
     from optreg.config.translate import convert_text, report_lines
+    from optreg.core.models import MISSING_OPTION
 
     # read and checked as validate reads and checks it (--steps the run length, as in run and plot), so that an
     # error is the source file's, at its position, not the converted text's
@@ -325,7 +326,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     try:
         load_config(text)
     except ConfigError as exc:
-        missing = any("required option is missing" in e.message for e in exc.errors)
+        missing = any(MISSING_OPTION in e.message for e in exc.errors)
         raise ConfigError(f"the converted file would not validate: {exc}" + (
             "; give the run length with --steps" if missing and not experiment.run.known else "")) from None
     if not args.output:

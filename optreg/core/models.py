@@ -127,6 +127,8 @@ def _fmt(value: Any) -> str:
 
 #: a key that a section's model does not have (pydantic's extra_forbidden)
 UNKNOWN_KEY = "unknown key"
+#: an option without a default that a spec leaves out (pydantic's missing)
+MISSING_OPTION = "required option is missing"
 
 
 def bound_message(sign: str, bound: Any, value: Any) -> str:
@@ -204,7 +206,7 @@ def _message(err: Mapping[str, Any]) -> str:
     if kind == "value_error":
         return str(ctx.get("error", err.get("msg", "")))
     if kind == "missing":
-        return "required option is missing"
+        return MISSING_OPTION
     if kind == "extra_forbidden":
         return UNKNOWN_KEY
     if kind in ("model_type", "dict_type", "model_attributes_type"):

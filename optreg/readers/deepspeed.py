@@ -314,7 +314,7 @@ def _missing_length(name: str, dialect: str, params: Mapping[str, Any], path: st
     known = {o.name for o in models.options(entry)}
     if closest(length, [str(k) for k in params if k not in known]) is None:
         auto = ' ("auto": the run length)' if length == AUTO_LENGTH else ""
-        errors.add(join_path(path, f"params.{length}"), f"required option is missing: DeepSpeed constructs {name} "
+        errors.add(join_path(path, f"params.{length}"), f"{models.MISSING_OPTION}: DeepSpeed constructs {name} "
                                                         f"with params, which must give it{auto}")
 
 
