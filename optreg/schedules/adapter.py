@@ -3,8 +3,9 @@
 Each step sets every param group's `key` (lr, momentum, betas[0], betas[1] or weight_decay) to the
 schedule's value at `last_epoch`, computed from scratch, so resuming from `state_dict()` is exact and
 a million steps do not drift. Under torch's ChainedScheduler (or after a user's change) a group's value
-is scaled by the schedule's own change instead, as torch's chainable schedulers do. Factor schedules multiply the group's base value, kept in the group as
-`initial_<name>` the way torch keeps `initial_lr`; absolute schedules set the value directly.
+is scaled by the schedule's own change instead, as torch's chainable schedulers do. Factor schedules multiply the
+group's base value, kept in the group as `initial_<name>` the way torch keeps `initial_lr`; absolute schedules set
+the value directly.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from torch.optim.lr_scheduler import LRScheduler
 
 from optreg.errors import ConfigError, ErrorItem, closest, show
 from optreg.core.float32 import FLOAT32_MAX
+from optreg.core.options import FRESH
 from optreg.schedules.engine import INITIAL_KEYS, KEYS, Schedule
 
 
@@ -79,7 +81,7 @@ class ScheduleLR(LRScheduler):
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, schedule: Schedule | Sequence[Schedule], *,
-                 key: str = "lr", last_epoch: int = -1) -> None:
+                 key: str = "lr", last_epoch: int = FRESH) -> None:
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if key not in KEYS:
@@ -98,7 +100,7 @@ class ScheduleLR(LRScheduler):
         self.optimizer = optimizer
         self.key = key
         self.initial_key = INITIAL_KEYS[key]
-        if last_epoch == -1:
+        if last_epoch == FRESH:
             for group in groups:
                 value = read_key(group, key)
                 group.setdefault(self.initial_key, value.clone() if isinstance(value, torch.Tensor) else value)
@@ -106,7 +108,7 @@ class ScheduleLR(LRScheduler):
             missing = [i for i, g in enumerate(groups) if self.initial_key not in g]
             if missing:
                 raise ConfigError(f"resuming with last_epoch={last_epoch} needs {self.initial_key!r} in every "
-                                  f"parameter group (missing in {missing}); build with last_epoch=-1 and "
+                                  f"parameter group (missing in {missing}); build with last_epoch={FRESH} and "
                                   f"load_state_dict() instead", "last_epoch")
         self.base_values = [_scalar(g[self.initial_key]) for g in groups]
         self.base_lrs = list(self.base_values) if key == "lr" else [g.get("initial_lr", g["lr"]) for g in groups]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optreg.dialects.mmengine.schedules import Chain, group_key
+from optreg.core.options import FRESH
 from optreg.errors import ConfigError
 from optreg.schedules.adapter import ScheduleLR, read_key, write_key
 from optreg.schedules.engine import INITIAL_KEYS
@@ -16,7 +17,7 @@ class ParamSchedulersLR(ScheduleLR):
     (`initial_momentum`, `initial_beta1`, `initial_weight_decay`), written at every step. Every value is a function
     of the step, so state_dict() / load_state_dict() resume exactly."""
 
-    def __init__(self, optimizer: Any, schedule: Any, *, key: str = "lr", last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Any, schedule: Any, *, key: str = "lr", last_epoch: int = FRESH) -> None:
         owner = schedule[0] if isinstance(schedule, (list, tuple)) else schedule
         names = set(optimizer.defaults) | {k for g in optimizer.param_groups for k in g}
         self.others: list[tuple[str, Chain, list[float]]] = []
@@ -29,7 +30,7 @@ class ParamSchedulersLR(ScheduleLR):
                                   "param_scheduler")
             initial = INITIAL_KEYS[target]
             for group in optimizer.param_groups:
-                if last_epoch == -1:
+                if last_epoch == FRESH:
                     group.setdefault(initial, float(read_key(group, target)))
             self.others.append((target, chain, [float(g[initial]) for g in optimizer.param_groups]))
         super().__init__(optimizer, schedule, key=key, last_epoch=last_epoch)
