@@ -17,6 +17,11 @@ NORMS = ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", 
          "InstanceNorm3d", "FusedBatchNorm1d", "FusedBatchNorm2d", "FusedBatchNorm3d")
 
 
+#: the `epochs` of a config without train_epoch (LiBai's train section None, train_iter, train_epoch, micro-batches
+#: per iteration): its scheduler and run are read with the file, none made for the run
+NO_EPOCHS: tuple = (None, 0, 0, 1)
+
+
 def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
                           overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, dict]]:
     """[(parameter name, the options LiBai gives it beyond the optimizer's)] in the model's module order."""
@@ -38,7 +43,7 @@ def options_per_parameter(model: Any, weight_decay_norm: Any = None, weight_deca
 
 
 def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight_decay_bias: Any = None,
-              overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = (None, 0, 0, 1)) -> Any:
+              overrides: Any = None, clip: Mapping[str, Any] | None = None, epochs: tuple = NO_EPOCHS) -> Any:
     """The LiBai experiment in optreg's own form for this model: one param_groups rule per set of options LiBai
     gives (every parameter's with `clip`, OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type, which only
     a rule can carry); with train_epoch (`epochs`: LiBai's train section, train_iter, train_epoch, micro-batches
@@ -82,7 +87,7 @@ def _for_run(experiment: Any, epochs: tuple) -> dict[str, Any]:
     return changes
 
 
-def nominal_notes(experiment: Any, epochs: tuple = (None, 0, 0, 1)) -> list[str]:
+def nominal_notes(experiment: Any, epochs: tuple = NO_EPOCHS) -> list[str]:
     """The schedule linter's warnings of `plan_libai` without the model (`optreg validate`: Experiment.check_final),
     at optreg's own form's paths: with train_epoch, the own form `for_model` plans with the scheduler for the run
     (`_for_run`), checked as validate checks optreg's own form (`nominal_checks`, the run final); its problems
