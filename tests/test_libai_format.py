@@ -575,6 +575,20 @@ OVERRIDES = ('optim.params.overrides = {"pos_embed": {"weight_decay": 0.0}, "pos
              '                          "backbone.cls_token": {"weight_decay": 0.0}}\n')
 
 
+def test_an_overrides_value_that_is_a_list_groups_its_parameters(tree):
+    """An overrides option whose value is a list (betas) was a TypeError (unhashable type: 'list') once a model was
+    given; the biases get a group of their own with those betas, every other parameter the optimizer's."""
+    path = tree('optim.params.overrides = {"bias": {"betas": [0.5, 0.75]}}')
+    net = Net()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = optreg.build(path, net)
+    names = {id(p): n for n, p in net.named_parameters()}
+    betas = {names[id(p)]: tuple(g["betas"]) for g in built.optimizer.param_groups for p in g["params"]}
+    assert betas == {"proj.weight": (0.9, 0.999), "proj.bias": (0.5, 0.75), "norm.weight": (0.9, 0.999),
+                     "norm.bias": (0.5, 0.75)}
+
+
 def test_an_overrides_key_that_matches_no_parameter_is_a_warning_with_a_model(tree, capsys):
     """get_default_optimizer_params' overrides match a parameter's own name within its module; LiBai passes over a
     key that matches none (a misspelling, a full name) silently, as MMEngine over a custom_keys key. With a model

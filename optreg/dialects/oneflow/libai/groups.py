@@ -54,13 +54,17 @@ def for_model(experiment: Any, model: Any, weight_decay_norm: Any = None, weight
     if not hasattr(model, "named_modules"):
         raise ConfigError("LiBai groups parameters by their modules (norm layers, biases): pass the model itself",
                           "optim.params")
-    rules: dict[tuple, list[str]] = {}
+    rules: list[tuple[dict[str, Any], list[str]]] = []   # (options, parameters): equal options, one rule
     for name, options in options_per_parameter(model, weight_decay_norm, weight_decay_bias, overrides):
         if options or clip:
-            rules.setdefault(tuple(sorted(options.items())), []).append(exact_pattern(name))
+            options = dict(sorted(options.items()))   # an overrides' value may be a list (betas): compared, not hashed
+            same = next((names for given, names in rules if given == options), None)
+            if same is None:
+                rules.append((options, same := []))
+            same.append(exact_pattern(name))
     section = dict(experiment.optimizer)
     if rules:
-        section["param_groups"] = [{"params": names, **dict(key), **(clip or {})} for key, names in rules.items()]
+        section["param_groups"] = [{"params": names, **options, **(clip or {})} for options, names in rules]
     return dataclasses.replace(experiment, planner=None, optimizer=section, **_for_run(experiment, epochs))
 
 
