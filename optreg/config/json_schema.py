@@ -190,7 +190,8 @@ SCHEDULE_DOCS = {
 
 _ARGS = re.compile(r"^(\s*)(Args|Arguments|Parameters|Params)\s*:?\s*$")
 _ITEM = re.compile(r"^(\s*)(\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_RST = [(re.compile(r":\w+:`~?([^`]*)`"), r"\1"), (re.compile(r"``([^`]*)``"), r"\1"), (re.compile(r"`([^`]*)`_?"), r"\1")]
+_RST = [(re.compile(r":\w+:`~?([^`]*)`"), r"\1"), (re.compile(r"``([^`]*)``"), r"\1"),
+        (re.compile(r"`([^`]*)`_?"), r"\1")]
 
 
 def _clean_doc(text: str) -> str:

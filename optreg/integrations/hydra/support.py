@@ -21,7 +21,8 @@ from optreg.errors import (MAX_DEPTH, Collector, ConfigError, ErrorItem, Locatio
                            key_text, show)
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
-BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory", SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
+BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory",
+            SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
 INSTANTIATE_KEYS = ("_recursive_", "_convert_", "_partial_")
 GROUPS = (OPTIMIZER, SCHEDULER)
 FILE_OPTION = "__file__"     # the group option that holds a YAML file's own section in `optreg run`
