@@ -743,7 +743,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
                                        scaled_lr_keys(opt_plan.groups, "weight_decay")))
     dynamic = opt_plan.dynamic_lrs()
     if key == "lr" and dynamic:
-        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, _lr_key(opt_plan, dynamic[0][0])))
+        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, key=_lr_key(opt_plan, dynamic[0][0])))
         return sched_plan
     default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
     bases, problem = opt_plan.base_values(key)

@@ -1249,13 +1249,15 @@ def _per_group_lrs(plan: SchedulerPlan) -> list[str]:
         [n for child in plan.children for n in _per_group_lrs(child)]
 
 
-def dynamic_lr_conflict(scheduler: str | None, group: int | str, number: float | None = None) -> str:
+def dynamic_lr_conflict(scheduler: str | None, group: int | None = None, number: float | None = None,
+                        *, key: str | None = None) -> str:
     """The message of a scheduler (`scheduler`, its name) or of a number (`number`: configure_lr_scheduler(opt, 0.5))
-    that would set an lr the optimizer sets per step itself; `group`: the index of a built optimizer's group, or the
-    config's key that gives the lr (a plan's groups are in another order with a model than without)."""
+    that would set an lr the optimizer sets per step itself, named by the index of a built optimizer's group
+    (`group`) or by the config's key that gives it (`key`: a plan's groups are in another order with a model than
+    without)."""
     setter, it, remedy = (f"{scheduler} drives lr", "the scheduler", ", or no scheduler for lr") if scheduler \
         else (f"a number ({show(number)}) sets every group's lr", "the number", "")
-    whose = f"parameter group {group}'s lr" if isinstance(group, int) else group
+    whose = key or f"parameter group {group}'s lr"
     return (f"{setter}, but {whose} is a per-step list or schedule (a dynamic "
             f"learning_rate) that the optimizer sets at every step: {it} would change nothing and the "
             f"groups would report an lr that is not the one applied; give a number as the optimizer's lr{remedy}")
