@@ -593,3 +593,18 @@ def test_a_one_cycle_is_counted_as_the_run_steps_it(scheduler, train, key, total
     for _ in range(20):
         built.optimizer.step()
         built.scheduler.step()
+
+
+@pytest.mark.parametrize("scheduler, train, total, last", [
+    (_one_cycle(1), {}, "1 step", "3 times"),
+    (_one_cycle(1, by_epoch=True), {"steps_per_epoch": 4}, "1 epoch", "2 epochs"),
+])
+def test_a_one_cycle_of_one_step_or_epoch_is_said_in_the_singular(scheduler, train, total, last):
+    # its length was "1 steps" and "1 epochs"
+    config = experiment(scheduler, steps=3 if not train else 8, **train)
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, torch.nn.Linear(2, 2))
+    target = last.split()[0] + (" epochs" if train else "")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler.total_steps", ONE_CYCLE_PAST.format(total=total, source="train.steps or --steps", last=last,
+                                                        key="scheduler.total_steps", target=target))]

@@ -352,9 +352,10 @@ def _overruns(plan: Any, last: int, run: Any, path: str, out: list[ErrorItem]) -
             option = entry.length
             key = join_path(path, option) if plan.values.get(option) is not None else path
             unit = EPOCHS if per_epoch > 1 else ""
-            out.append(ErrorItem(key, f"{entry.qualname} fails when stepped past its length ({total}{unit or ' steps'}"
-                                      f"), and the run ({run.source}) steps it {last}{unit or ' times'}; "
-                                      f"{set_length(key, last, unit)}"))
+            length, stepped = (counted(total, "epoch"), counted(last, "epoch")) if unit else \
+                (counted(total, "step"), counted(last, "time"))
+            out.append(ErrorItem(key, f"{entry.qualname} fails when stepped past its length ({length}), and the run "
+                                      f"({run.source}) steps it {stepped}; {set_length(key, last, unit)}"))
     for child, child_path, child_last in _stage_steps(plan, last, path):
         _overruns(child, child_last, run, child_path, out)
 
