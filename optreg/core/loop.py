@@ -147,12 +147,11 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
              f"(MMEngine)",
              "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
              "top-level spec" if refusal is None else f"warmup: refused; {refusal}"]
-    option = _length_of(entry)
-    length = option.name if option is not None else None
-    if option is not None and (required_length(entry) or refusal is None):
-        when = "" if required_length(entry) else " after a warmup"
+    option, required = _length_of(entry), required_length(entry)
+    if option is not None and (required or refusal is None):
+        when = "" if required else " after a warmup"
         run = "the run length − the warmup" if refusal is None else "the run length"   # W is 0 where it is refused
-        lines.append(f"{length} left out or null{when}: {run} (train.steps, "
+        lines.append(f"{option.name} left out or null{when}: {run} (train.steps, "
                      f"train.epochs × steps_per_epoch, build(total_steps=))")
     return tuple(lines)
 
