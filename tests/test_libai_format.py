@@ -641,6 +641,12 @@ def test_overrides_that_are_no_mapping_of_options_are_an_error_at_the_key(tree, 
     ('optim.params.overrides = {"pos_embed": {"weight_decya": 0.0, "lr": "x"}}',
      ["8:41: optim.params.overrides.pos_embed.weight_decya: unknown option of oneflow.AdamW (did you mean "
       "'weight_decay'?)", "8:62: optim.params.overrides.pos_embed.lr: expected a number, got str 'x'"]),
+    # optreg's rule keys are no options of LiBai's group dict: lr_mult would have scaled the lr LiBai leaves alone
+    ('optim.params.overrides = {"pos_embed": {"lr_mult": 2, "optimizer": {"name": "SGD"}}}',
+     ["8:41: optim.params.overrides.pos_embed.lr_mult: unknown option of oneflow.AdamW: LiBai puts it into the "
+      "group dict, where OneFlow does not read it",
+      "8:55: optim.params.overrides.pos_embed.optimizer: unknown option of oneflow.AdamW: LiBai puts it into the "
+      "group dict, where OneFlow does not read it"]),
 ])
 def test_a_bad_option_of_the_groups_is_an_error_at_its_key_model_or_not(tree, extra, said):
     """weight_decay_norm, weight_decay_bias and the overrides' options are checked as param_groups rules' options

@@ -385,11 +385,19 @@ def _group_options(section: Mapping[str, Any], grouping: Mapping[str, Any], erro
     that give them: the groups are made only for a model, as rules the file does not have (`optim.param_groups[2]`,
     located at `optim`)."""
     from optreg.config.experiment import check_optimizer_section
+    from optreg.core.composite import ROUTE_KEY
+    from optreg.core.groups import RULE_KEYS, settings_table
 
     given = [(join_path("optim.params", key), {"weight_decay": grouping[key]}, True)
              for key in ("weight_decay_norm", "weight_decay_bias") if grouping.get(key) is not None]
     given += [(join_path("optim.params.overrides", key_text(key)), dict(options), False)
               for key, options in (grouping.get("overrides") or {}).items()]
+    rule_only = {*RULE_KEYS, *settings_table(), ROUTE_KEY}   # optreg's rule keys, which LiBai's group dict is not
+    for where, options, _ in given:
+        for key in sorted(rule_only & set(options)):
+            errors.add(join_path(where, key), f"unknown option of {_qualname(section)}: LiBai puts it into the "
+                                              f"group dict, where OneFlow does not read it")
+            del options[key]
     if not given:
         return
     found = Collector()
@@ -401,6 +409,17 @@ def _group_options(section: Mapping[str, Any], grouping: Mapping[str, Any], erro
             if item.path == rule or item.path.startswith(rule + "."):
                 path = where if keyword else where + item.path[len(rule):]
                 errors.items.append(dataclasses.replace(item, path=path))
+
+
+def _qualname(section: Mapping[str, Any]) -> str:
+    """The registered name of the optimizer section's class (`oneflow.AdamW`), or the name as written."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+
+    try:
+        return REGISTRY.lookup(OPTIMIZER, section.get("name"), None, default="oneflow").qualname
+    except ConfigError:   # said by the own form's reading
+        return str(section.get("name"))
 
 
 def _clip(group: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
