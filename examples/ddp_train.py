@@ -28,6 +28,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 import optreg
+from optreg.config.run import DEFAULT_STEPS
 
 DEFAULT_CONFIG = Path(__file__).with_name("configs") / "ddp.yaml"
 
@@ -50,7 +51,7 @@ def worker(rank: int, world: int, port: int, config: str, steps: int | None, as_
     try:
         experiment = optreg.load_config(config)
         spec = experiment.train
-        steps = steps or spec.steps
+        steps = steps or experiment.run.steps or DEFAULT_STEPS   # train.steps, or epochs × steps_per_epoch
         model = make_model(spec.seed)
         built = optreg.build(experiment, model)           # before wrapping: the rules see the model's own names
         ddp = DDP(model)
@@ -109,7 +110,8 @@ def free_port() -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", default=str(DEFAULT_CONFIG), help="optreg experiment config (YAML)")
-    parser.add_argument("--steps", type=int, default=None, help="override train.steps")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="train this many steps of the config's run (its schedule keeps the run's length)")
     parser.add_argument("--world-size", type=int, default=2)
     parser.add_argument("--json", action="store_true", help="print one JSON summary line instead of a log")
     args = parser.parse_args(argv)

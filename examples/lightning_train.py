@@ -21,6 +21,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import optreg
+from optreg.config.run import DEFAULT_STEPS
 
 DEFAULT_CONFIG = Path(__file__).with_name("configs") / "lightning.yaml"
 
@@ -61,12 +62,13 @@ def dataset(seed: int, rows: int) -> TensorDataset:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", default=str(DEFAULT_CONFIG), help="optreg experiment config (YAML)")
-    parser.add_argument("--steps", type=int, default=None, help="override train.steps")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="train this many steps of the config's run (its schedule keeps the run's length)")
     parser.add_argument("--json", action="store_true", help="print one JSON summary line instead of a log")
     args = parser.parse_args(argv)
     module = Regression(args.config)
     spec = module.experiment.train
-    steps = args.steps or spec.steps
+    steps = args.steps or module.experiment.run.steps or DEFAULT_STEPS   # train.steps, or epochs × steps_per_epoch
     loader = DataLoader(dataset(spec.seed, max(spec.batch_size * 8, 256)), batch_size=spec.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(spec.seed))
     trainer = pl.Trainer(max_steps=steps, accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,

@@ -22,10 +22,11 @@ EXAMPLES = ROOT / "examples"
 STEPS = 4
 
 
-def run_example(script: str, *args: str, timeout: float = 240.0) -> dict:
+def run_example(script: str, *args: str, timeout: float = 240.0, steps: int | None = STEPS) -> dict:
     path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args, "--steps", str(STEPS), "--json"],
+    given = ["--steps", str(steps)] if steps is not None else []
+    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args, *given, "--json"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -62,6 +63,24 @@ def test_ddp_example_trains_from_its_config():
     assert summary["lrs"] == expected_lrs(config, example.make_model(0), STEPS)
     assert len(summary["lrs"][0]) == 2, "the config's bias rule makes a second param group"
     assert all(math.isfinite(x) for x in summary["losses"]) and len(summary["losses"]) == STEPS
+
+
+@pytest.mark.parametrize("script", ["ddp_train.py", "lightning_train.py"])
+def test_an_example_runs_a_config_in_epochs_for_its_length(script, tmp_path):
+    """`train: {epochs, steps_per_epoch}` is a run length as `train.steps` is: without --steps the example trains
+    epochs × steps_per_epoch steps (it read train.steps alone, None here, and failed)."""
+    config = tmp_path / "epochs.yaml"
+    config.write_text(CONFIG_IN_EPOCHS)
+    summary = run_example(script, str(config), *(["--world-size", "2"] if script == "ddp_train.py" else []), steps=None)
+    assert summary["steps"] == 6 and len(summary["losses"]) == 6
+    assert summary["lrs"] == expected_lrs(config, torch.nn.Linear(8, 1), 6)   # one group, whatever the model
+
+
+CONFIG_IN_EPOCHS = """\
+optimizer: {name: SGD, lr: 0.1}
+scheduler: {name: CosineAnnealingLR}
+train: {epochs: 2, steps_per_epoch: 3, batch_size: 32, seed: 0}
+"""
 
 
 def test_lightning_example_trains_from_its_config():
