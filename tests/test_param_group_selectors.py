@@ -758,6 +758,12 @@ def opt(model=None, **kwargs):
     (lambda: optreg.configure_optimizer("AdamW", [{"params": list(tiny_vit().parameters())}], no_weight_decay=True), [
         ("no_weight_decay", "no_weight_decay needs the Module or named_parameters(), not torch-style group dicts "
                             "(they carry their own options)")]),
+    # a rule's keys in a torch-style dict: not "unknown option (did you mean 'lr_mult'?)", the key itself
+    *[(lambda name=name, key=key: optreg.configure_optimizer(name, [{"params": [torch.zeros(2, requires_grad=True)],
+                                                                     key: 2}]), [
+        (f"params[0].{key}", "a key of a param_groups rule, not of a torch-style group dict: give the Module or "
+                             "named_parameters() and the rule in param_groups")])
+      for name, key in (("AdamW", "lr_mult"), ("mindspore.Adam", "max_ndim"))],
     (lambda: optreg.configure_optimizer("AdamW", tiny_vit().requires_grad_(False)), [
         ("params", "every parameter is frozen (requires_grad=False; 44 of them): nothing to optimize")]),
 ])
