@@ -455,6 +455,19 @@ def test_a_scheduler_key_given_in_the_spec_and_as_a_keyword_is_refused(spec, kwa
     assert [(e.path, e.message) for e in info.value.errors] == [(path, message)]
 
 
+@pytest.mark.parametrize("call", [lambda **kw: optreg.configure_optimizer("adamw", make_model(), **kw),
+                                  lambda **kw: optreg.optimizer_class("adamw", **kw)],
+                         ids=["configure_optimizer", "optimizer_class"])
+@pytest.mark.parametrize("key", ["name", "type", "optimizer_type"])
+def test_an_optimizer_named_again_as_a_keyword_is_refused(call, key):
+    """As configure_lr_scheduler refuses it, and a file's section with name: and type:; it was 'unknown option of
+    torch.AdamW', which `type` and `optimizer_type`, aliases of name, are not."""
+    with pytest.raises(ConfigError) as info:
+        call(**{key: "sgd"})
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        (key, f"given both in the name argument ('adamw') and as {key}='sgd'; give it once")]
+
+
 def test_a_misspelt_scheduler_key_gets_a_did_you_mean(tmp_path):
     from optreg.schedules.adapter import ScheduleLR
     from optreg.schedules.engine import KEYS

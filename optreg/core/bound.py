@@ -25,6 +25,7 @@ from typing import Any
 from optreg.core.build import tensor_options, with_tensors, wraps_optimizer
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import check_params, setting_elsewhere, settings_table
+from optreg.core.names import named_twice
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, to_target_kwargs, validate_options
 from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closest
@@ -33,6 +34,9 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
     """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
     check_input(options)
+    twice = Collector()
+    named_twice(twice, name, options)
+    twice.raise_if_any()
     entry = REGISTRY.lookup(OPTIMIZER, name, dialect)
     if wraps_optimizer(entry):
         raise ConfigError(f"{entry.qualname} wraps another optimizer: build that one with optimizer_class() "

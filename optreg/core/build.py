@@ -23,7 +23,7 @@ from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_settings, check_support, collect,
                                 from_dicts, from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of,
                                 scaled_options, not_rules, setting_elsewhere, settings_table, split_settings)
-from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, option_aliases, synonyms
+from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, named_twice, option_aliases, synonyms
 from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
@@ -594,6 +594,9 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
     check_input(kwargs)
+    twice = Collector()
+    named_twice(twice, optimizer_type, kwargs)
+    twice.raise_if_any()
     entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
     extras: list[dict[str, Any]] = []
     call = REGISTRY.dialect(entry.dialect).optimizer_call

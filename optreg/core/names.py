@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from optreg.core.entry import SCHEDULER
 
@@ -63,6 +63,16 @@ TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
 
 # Keys that name the component itself.
 NAME_KEYS = ("name", "optimizer_type", "type")
+
+
+def named_twice(errors, name: Any, options: Mapping[str, Any]) -> None:
+    """Report into `errors` (a `Collector`) each key of `NAME_KEYS` among a Python call's keyword `options`, whose
+    first argument, `name`, names the component already (`configure_optimizer("sgd", model, type="adamw")`)."""
+    from optreg.errors import show
+
+    for key in (k for k in NAME_KEYS if k in options):
+        errors.add(key, f"given both in the name argument ({show(name)}) and as {key}={show(options[key])}; give it "
+                        f"once")
 
 
 def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
