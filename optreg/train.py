@@ -144,13 +144,20 @@ def _micro_batch(model: nn.Module, optimizer: Any, x: torch.Tensor, y: torch.Ten
 def clip_gradients(clip: Any, parameters: Any) -> Any:
     """Gradient clipping as a config asks for it (optreg.config.run.ClipGrad; nothing for None): the global norm
     with torch.nn.utils.clip_grad_norm_(max_norm, norm_type, error_if_nonfinite), returning the total norm before
-    clipping, or each element with clip_grad_value_(max_value), returning None."""
+    clipping, or each element with clip_grad_value_(max_value), returning None. `parameters`: what build() takes, a
+    Module, its named_parameters() or tensors; those without a gradient are left out (clip_grad_value_ fails on
+    none)."""
     if clip is None:
         return None
-    if isinstance(parameters, torch.nn.Module):
-        parameters = [p for p in parameters.parameters() if p.grad is not None]
+    if isinstance(parameters, torch.Tensor):
+        parameters = [parameters]
+    elif isinstance(parameters, torch.nn.Module):
+        parameters = parameters.parameters()
+    parameters = [p for p in (q[1] if isinstance(q, tuple) and len(q) == 2 and isinstance(q[0], str) else q
+                              for q in parameters) if p.grad is not None]
     if clip.max_norm is not None:
         return torch.nn.utils.clip_grad_norm_(parameters, clip.max_norm, clip.norm_type,
                                               error_if_nonfinite=clip.error_if_nonfinite)
-    torch.nn.utils.clip_grad_value_(parameters, clip.max_value)
+    if parameters:
+        torch.nn.utils.clip_grad_value_(parameters, clip.max_value)
     return None

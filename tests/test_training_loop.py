@@ -510,6 +510,23 @@ def test_clip_grad_by_value_and_its_errors():
             assert messages(info)[0][0] == "clip_grad.max_nrom"
 
 
+@pytest.mark.parametrize("clip_grad", [{"max_norm": 0.5}, {"max_value": 0.25}])
+def test_clip_gradients_takes_what_build_takes_and_a_step_without_gradients(clip_grad):
+    """named_parameters(), as build() takes them (it failed: 'tuple' object has no attribute 'grad'), clip as the
+    Module does; a step where no parameter has a gradient clips nothing (clip_grad_value_ failed on an empty list)."""
+    model, twin = Two(), Two()
+    built = optreg.build(config(clip_grad=clip_grad), model)
+    for which in (model, twin):
+        _grads(which, 3.0)
+    built.clip_gradients(model.named_parameters())
+    built.clip_gradients(twin)
+    for mine, module_s in zip(model.parameters(), twin.parameters()):
+        assert torch.equal(mine.grad, module_s.grad) and not torch.equal(mine.grad, torch.full_like(mine, 3.0))
+    model.zero_grad(set_to_none=True)
+    total = built.clip_gradients(model)
+    assert (None if total is None else float(total)) == (0.0 if "max_norm" in clip_grad else None)
+
+
 # ---------------------------------------------------------------------------------------------------
 # the README's worked example
 # ---------------------------------------------------------------------------------------------------
