@@ -91,11 +91,14 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
 
 
 def _keywords(target: type) -> list[str] | None:
-    """The keyword arguments `target`'s constructor takes after the parameters, or None when it takes any
-    (`**kwargs`)."""
+    """The keyword arguments `target`'s constructor takes after the parameters, the groups' spelling of its options
+    included (MindSpore's `lr`, `betas`: `optimizer.group_spellings`), or None when it takes any (`**kwargs`)."""
     import inspect
+
+    from optreg.core.optimizer import group_spellings
 
     parameters = list(inspect.signature(target.__init__).parameters.values())[2:]   # after self and params
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
-    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)] + \
+        list(group_spellings(target.__init__))

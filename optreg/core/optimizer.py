@@ -114,25 +114,35 @@ def closure_loss(closure: Callable[[], Any] | None) -> Any:
 # the groups' spelling in a constructor call
 # ---------------------------------------------------------------------------------------------
 
+def group_spellings(init: Callable[..., None]) -> dict[str, tuple[str, ...]]:
+    """The options that constructor `init` of an optreg optimizer also takes in the groups' spelling (`lr`, `betas`)
+    where it spells them otherwise, each with the names it passes them on as (MindSpore: `learning_rate`; `beta1`,
+    `beta2`); none for another constructor."""
+    if not getattr(init, "accepts_group_spelling", False):
+        return {}
+    names = set(inspect.signature(init).parameters)
+    spellings = {**{target: (alias,) for alias, target in option_aliases().items()}, **TUPLE_ALIASES}
+    return {key: spelled for key, spelled in spellings.items()
+            if key not in names and all(n in names for n in spelled)}
+
+
 def _accepting_group_spelling(init: Callable[..., None]) -> Callable[..., None]:
     """Wrap a constructor so that a call may give options in the groups' spelling (`lr`, `betas`) where
     the constructor spells them otherwise (MindSpore: `learning_rate`, `beta1`, `beta2`), so that
     `type(opt)(params, **opt.defaults)` works; they are passed on under the constructor's names."""
-    names = set(inspect.signature(init).parameters)
     renames: dict[str, tuple[str, ...]] | None = None   # made on the first call: the dialects declare the aliases
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         nonlocal renames
         if renames is None:
-            spellings = {**{target: (alias,) for alias, target in option_aliases().items()}, **TUPLE_ALIASES}
-            renames = {key: spelled for key, spelled in spellings.items()
-                       if key not in names and all(n in names for n in spelled)}
+            renames = group_spellings(__init__)
         for key in renames.keys() & kwargs.keys():
             value, spelled = kwargs.pop(key), renames[key]
             kwargs.update(zip(spelled, value) if len(spelled) > 1 else [(spelled[0], value)])
         init(self, *args, **kwargs)
 
+    __init__.accepts_group_spelling = True   # type: ignore[attr-defined]
     return __init__
 
 
