@@ -138,7 +138,8 @@ def groups_of(optimizer, model) -> list[list[str]]:
     return [[names[id(p)] for p in g["params"]] for g in optimizer.param_groups]
 
 
-@pytest.mark.parametrize("spelling", ["LayerNorm", "torch.nn.LayerNorm", "torch.nn.modules.normalization.LayerNorm"])
+@pytest.mark.parametrize("spelling", ["LayerNorm", "torch.nn.LayerNorm", "torch.nn.modules.normalization.LayerNorm",
+                                      nn.LayerNorm, [nn.LayerNorm]])   # from Python the class itself too
 def test_modules_selects_by_the_owning_class(spelling):
     model = Net()
     opt = optreg.configure_optimizer("SGD", model, lr=0.1, param_groups=[{"modules": spelling, "lr": 0.5}])

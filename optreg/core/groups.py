@@ -23,11 +23,14 @@ _GLOB = set("*?[")
 # ---------------------------------------------------------------------------------------------------
 # the keys: each declared once (type + doc); validation and the JSON Schema read these tables
 # ---------------------------------------------------------------------------------------------------
-def _strings(what: str, allow_empty: bool = False):
-    """A string or a list of non-empty strings -> list (a single string is a list of one)."""
+def _strings(what: str, allow_empty: bool = False, classes: bool = False):
+    """A string or a list of non-empty strings -> list (a single string is a list of one); with `classes`, a class
+    given from Python stands for its dotted path (`class_path`)."""
 
     def check(value: Any) -> list[str]:
-        values = [value] if isinstance(value, str) else value
+        values = [value] if isinstance(value, str) or classes and isinstance(value, type) else value
+        if classes and isinstance(values, (list, tuple)):
+            values = [class_path(v) if isinstance(v, type) else v for v in values]
         if not isinstance(values, (list, tuple)) or not (values or allow_empty) or \
                 not all(isinstance(v, str) and v for v in values):
             raise PydanticCustomError("strings", "expected {what} or a list of them, got {value}",
@@ -42,7 +45,7 @@ def _strings(what: str, allow_empty: bool = False):
 Patterns = _strings("a glob pattern")
 #: a list of glob patterns that may be empty (`LayerDecay.before`)
 OptionalPatterns = _strings("a glob pattern", allow_empty=True)
-ClassNames = _strings("a class name")
+ClassNames = _strings("a class name", classes=True)
 
 
 def _layer_pattern(value: Any) -> Any:
