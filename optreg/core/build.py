@@ -146,8 +146,8 @@ def group_options(entry: Entry, group: Group, base: Mapping[str, Any], errors: C
                                                   "options")
             errors.add(join_path(path, key), item.message, item.suggestion)
         elif key in SELECTORS or key in MULTIPLIERS:   # a rule's own keys reach here only in a torch-style dict
-            errors.add(join_path(path, key), f"a key of a param_groups rule, not of a torch-style group dict: give "
-                                             f"the Module or named_parameters() and the rule in param_groups")
+            errors.add(join_path(path, key), "a key of a param_groups rule, not of a torch-style group dict: give "
+                                             "the Module or named_parameters() and the rule in param_groups")
         elif entry.bind:
             group.extra[key] = value
         else:
