@@ -659,3 +659,35 @@ def test_a_warmup_of_the_whole_run_is_refused_with_the_schedules_length_from_the
     for extra in ([], ["scheduler.T_max=10"]):
         assert main(["validate", config, "scheduler.warmup={steps: 60}", *extra]) == 1
         assert capsys.readouterr().err == f"{config}: {message}\n", extra
+
+
+def test_the_python_calls_take_a_composed_config_s_nodes_as_build_takes_it():
+    """configure_optimizer(**cfg.optimizer-like nodes), configure_lr_scheduler(opt, cfg.scheduler) and
+    optimizer_class() read OmegaConf lists and mappings as build() reads the DictConfig (param_groups, a ListConfig,
+    was 'expected a list of rules'); `???` and a broken interpolation are errors at their key."""
+    cfg = OmegaConf.create({"train": {"steps": 6}, "optimizer": {"lr": 0.1, "betas": [0.8, 0.9], "param_groups": [
+        {"params": ["*.bias"], "weight_decay": 0.0}]}, "scheduler": [{"name": "LinearLR", "total_iters": 2},
+                                                                  {"name": "StepLR", "step_size": "${train.steps}"}]})
+    model = make_model(32, 2, 0)
+    opt = optreg.configure_optimizer("AdamW", model, **cfg.optimizer)
+    sched = optreg.configure_lr_scheduler(opt, cfg.scheduler)
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    built = optreg.build({"optimizer": {"name": "AdamW", **plain["optimizer"]}, "scheduler": plain["scheduler"]},
+                         make_model(32, 2, 0))
+    assert [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups] == \
+        [{k: v for k, v in g.items() if k != "params"} for g in built.optimizer.param_groups]
+    lrs = []
+    for o, s in ((opt, sched), (built.optimizer, built.scheduler)):
+        lrs.append([])
+        for _ in range(8):
+            lrs[-1].append(o.param_groups[0]["lr"])
+            o.step()
+            s.step()
+    assert lrs[0] == lrs[1]
+    bound = optreg.optimizer_class("AdamW", betas=cfg.optimizer.betas)
+    assert bound(model.parameters()).defaults["betas"] == (0.8, 0.9)
+    broken = OmegaConf.create({"lr": "???", "param_groups": [{"params": "${nope}"}]})
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("AdamW", model, param_groups=broken.param_groups)
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("param_groups[0].params", "cannot resolve interpolation: Interpolation key 'nope' not found")]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.build import tensor_options, with_tensors, wraps_optimizer
+from optreg.core.build import plain_arguments, tensor_options, with_tensors, wraps_optimizer
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import check_params, setting_elsewhere, settings_table
 from optreg.core.names import named_twice
@@ -33,6 +33,7 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
     """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
+    options = plain_arguments(options)
     check_input(options)
     twice = Collector()
     named_twice(twice, name, options)

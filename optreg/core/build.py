@@ -583,6 +583,22 @@ def _check_steppable(entry: Entry, values: Mapping[str, Any], groups: list[Group
                 break
 
 
+def plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A Python call's `arguments` with OmegaConf containers (a Hydra app's config nodes: `**cfg.optimizer`,
+    `cfg.scheduler`) as the plain dicts and lists build() reads a DictConfig as, interpolations resolved; a `???` or
+    an interpolation that does not resolve is an error at its key (support.container_from_omegaconf)."""
+    out = dict(arguments)
+    for key, value in arguments.items():
+        if type(value).__module__.startswith("omegaconf"):
+            from optreg.integrations.hydra.support import container_from_omegaconf
+
+            try:
+                out[key] = container_from_omegaconf(value)
+            except ConfigError as exc:
+                raise exc.prefixed(key) from None
+    return out
+
+
 def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | None = None,
                         unknown_keys: UnknownKeys = "error", **kwargs: Any):
     """Build an optimizer by name: `configure_optimizer("adamw", model, lr=3e-4, param_groups=[...])`.
@@ -593,6 +609,7 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     """
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
+    kwargs = plain_arguments(kwargs)
     check_input(kwargs)
     twice = Collector()
     named_twice(twice, optimizer_type, kwargs)
@@ -1307,6 +1324,7 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
     wrappers = [(hook, kwargs.pop(key)) for d in REGISTRY.declared() for key, hook in d.scheduler_keywords.items()
                 if key in kwargs]
     # what a number cannot take: the keywords but a dialect's own (Model Zoo's call takes adjust_learning_rate)
+    learning_rate, kwargs = plain_arguments({"learning_rate": learning_rate})["learning_rate"], plain_arguments(kwargs)
     keywords = [*({"dialect": dialect} if dialect is not None else {}), *kwargs]
     if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)
         for d in REGISTRY.declared():
