@@ -119,6 +119,21 @@ def test_validate_gives_builds_verdict_on_every_model_free_config(config):
     assert verdict(lambda: optreg.build(config, model, **extra)) == ok, config
 
 
+def test_an_empty_per_group_list_is_refused_without_a_model_too():
+    """A per-group list of no values is too short for any model: validate refuses it where the number of groups is
+    unknown without a model (MindSpore's beta/gamma grouping), as build refuses it with one (the fuzzer's case)."""
+    config = {"optimizer": {"name": "Adam", "dialect": "mindspore"},
+              "scheduler": {"name": "CyclicLR", "dialect": "torch", "base_lr": 0.0, "max_lr": 0.0, "base_momentum": []}}
+    with pytest.raises(ConfigError) as info:
+        validate_experiment(config)
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler.base_momentum", "expected one value per parameter group, got 0")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, torch.nn.Linear(2, 2))
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler.base_momentum", "expected one value per parameter group (1), got 0")]
+
+
 def model():
     return make_model(8, 1, 0)
 

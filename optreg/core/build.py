@@ -1073,9 +1073,9 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
                                                   f"last_epoch=-1 and load_state_dict() instead")
     for name in PER_GROUP:
         value = values.get(name)
-        if isinstance(value, list) and context.known_groups and len(value) != context.n_groups:
-            errors.add(join_path(path, name), f"expected one value per parameter group ({context.n_groups}), "
-                                              f"got {len(value)}")
+        if isinstance(value, list) and (context.known_groups and len(value) != context.n_groups or not value):
+            count = f" ({context.n_groups})" if context.known_groups else ""   # none is too few for any model's
+            errors.add(join_path(path, name), f"expected one value per parameter group{count}, got {len(value)}")
         if isinstance(value, list) and plan.schedule is not None:
             errors.add(join_path(path, name), "per-group lists are not supported by closed-form schedules; "
                                               "use one value (or a torch-dialect scheduler)")
