@@ -192,7 +192,7 @@ def test_mindspore_lars_needs_the_inner_optimizer():
 
 def test_mindspore_learning_rate_schedule_from_yaml():
     """A schedule spec as MindSpore's learning_rate trains as the per-step list of the same values."""
-    from torch_cases import clone_model, same, trajectory
+    from torch_cases import clone_model, trajectory
 
     model = make_model()
     m_yaml, m_list = clone_model(model), clone_model(model)

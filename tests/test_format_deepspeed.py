@@ -407,7 +407,8 @@ def test_an_argument_the_reader_refuses_does_not_hide_the_section_s_others(optim
     items = errors_of({"train_batch_size": 8, "optimizer": optimizer})
     key = f"optimizer.params.{next(iter(optimizer['params']))}"
     assert set(items) == {key, "optimizer.params.betas[1]"}
-    assert items[key].message.startswith(reader) and items["optimizer.params.betas[1]"].message == "must be < 1, got 1.5"
+    assert items[key].message.startswith(reader)
+    assert items["optimizer.params.betas[1]"].message == "must be < 1, got 1.5"
 
 
 def test_build_reports_the_own_form_s_problems_beside_the_reader_s_as_validate_does(tmp_path):

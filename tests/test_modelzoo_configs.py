@@ -408,7 +408,8 @@ def test_a_stage_s_total_iters_misspelt_is_said_at_the_key_written():
 
 
 @pytest.mark.parametrize("config, path", [
-    ({"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "loop": {"max_step": 20}}}}, "trainer.init.loop.max_step"),
+    ({"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "loop": {"max_step": 20}}}},
+     "trainer.init.loop.max_step"),
     ({**LEGACY, "runconfig": {"max_step": 20, "num_steps": 5}}, "runconfig.max_step"),
 ])
 def test_the_run_length_misspelt_is_said_at_the_key_written(config, path):

@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-import torch
 from torch import nn
 
 import optreg
