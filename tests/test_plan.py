@@ -17,6 +17,7 @@ import optreg
 from optreg import ConfigError
 from optreg.cli import main
 from optreg.config.experiment import validate_experiment
+from optreg.core.build import PER_GROUP
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import settings_table
 from optreg.core.registry import REGISTRY
@@ -38,6 +39,9 @@ def model_free(config: Any) -> bool:
         entry = REGISTRY.lookup(OPTIMIZER, section.get("name"), section.get("dialect") or config.get("dialect"))
     except (ConfigError, TypeError):
         return True
+    if (entry.bind is not None or REGISTRY.dialect(entry.dialect).default_settings) and \
+            _anywhere(config.get("scheduler"), lambda node: any(isinstance(node.get(k), list) for k in PER_GROUP)):
+        return False   # a per-group list's length is the number of groups a dialect's rule makes of the model
     return not (entry.accepts or entry.takes_model or "sparse" in entry.name.lower())
 
 
