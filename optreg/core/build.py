@@ -23,7 +23,8 @@ from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_settings, check_support, collect,
                                 from_dicts, from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of,
                                 scaled_options, not_rules, setting_elsewhere, settings_table, split_settings)
-from optreg.core.names import NAME_KEYS, TUPLE_ALIASES, missing_name, named_twice, option_aliases, synonyms
+from optreg.core.names import (NAME_KEYS, TUPLE_ALIASES, given_twice, missing_name, named_twice, option_aliases,
+                               synonyms)
 from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
@@ -1369,10 +1370,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
         named = isinstance(learning_rate, str) or any(k in learning_rate for k in NAME_KEYS)   # not {LinearLR: {...}}
         given = {"name": learning_rate} if isinstance(learning_rate, str) else dict(learning_rate)
         twice = [k for k in (*asked, *kwargs) if k in given and named]
-        for key in twice:   # no precedence: a key given twice is a contradiction or a slip
-            where = "the spec" if isinstance(learning_rate, Mapping) else "the learning_rate argument"
-            errors.add(key_text(key), f"given both in {where} ({show(given[key])}) and as "
-                                      f"{key}={show({**asked, **kwargs}[key])}; give it once")
+        for key in twice:
+            given_twice(errors, key, "the spec" if isinstance(learning_rate, Mapping) else "the learning_rate argument",
+                        given[key], {**asked, **kwargs}[key])
         errors.raise_if_any()
         spec: Any = {**(asked if named else {}), **given, **kwargs}
     elif isinstance(learning_rate, (list, tuple)):  # read by the same rule as a list in YAML (_normal_spec)

@@ -65,14 +65,19 @@ TUPLE_ALIASES: dict[str, tuple[str, ...]] = {"betas": ("beta1", "beta2")}
 NAME_KEYS = ("name", "optimizer_type", "type")
 
 
+def given_twice(errors, key: Any, where: str, first: Any, keyword: Any) -> None:
+    """Report into `errors` (a `Collector`) a key a Python call gives twice, in `where` (its value `first`) and as
+    a keyword argument (`keyword`): no precedence, a contradiction or a slip."""
+    from optreg.errors import key_text, show
+
+    errors.add(key_text(key), f"given both in {where} ({show(first)}) and as {key}={show(keyword)}; give it once")
+
+
 def named_twice(errors, name: Any, options: Mapping[str, Any]) -> None:
     """Report into `errors` (a `Collector`) each key of `NAME_KEYS` among a Python call's keyword `options`, whose
     first argument, `name`, names the component already (`configure_optimizer("sgd", model, type="adamw")`)."""
-    from optreg.errors import show
-
     for key in (k for k in NAME_KEYS if k in options):
-        errors.add(key, f"given both in the name argument ({show(name)}) and as {key}={show(options[key])}; give it "
-                        f"once")
+        given_twice(errors, key, "the name argument", name, options[key])
 
 
 def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
