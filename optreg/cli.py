@@ -198,7 +198,7 @@ def yaml_snippet(description, width: int = 80) -> str:
     if description.dialect != "torch":
         body["dialect"] = description.dialect
     for p in description.params:
-        value = p.example if p.example is not None else "???" if p.required else p.default
+        value = None if p.from_run else p.example if p.example is not None else "???" if p.required else p.default
         body[p.name] = list(value) if isinstance(value, tuple) else value
     return yaml.dump({description.kind: body}, Dumper=Snippet, sort_keys=False, default_flow_style=False,
                      width=width, allow_unicode=True)
@@ -229,7 +229,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(d.chain, width, "  ", "chain: ")
     if d.state:
         lines += render.wrap(d.state, width, "  ", "state_dtype: ")
-    rows = [[p.name, p.type, "required" if p.required else repr(p.default), p.constraint, p.doc] for p in d.params]
+    rows = [[p.name, p.type, p.default_text, p.constraint, p.doc] for p in d.params]
     lines += ["", *render.table(SHOW_COLUMNS, rows, width)]
     lines += [""] if d.notes else []
     for note in d.notes:

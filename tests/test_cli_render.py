@@ -103,6 +103,36 @@ def test_show_fits_for_every_component_and_keeps_each_option_name_whole(width, m
         assert header.startswith(entry.qualname + " ("), header
 
 
+#: what a user must never read in `optreg show`: a Python repr, pydantic's marker of no default
+REPR_JUNK = ("<object", " object at 0x", "<function", "<class ", "<built-in", "PydanticUndefined", "Ellipsis")
+
+
+def test_show_says_what_a_user_gets_for_every_component(monkeypatch, capsys):
+    """`optreg show` of every component runs and prints no repr; its snippet leaves `???` (a template's blank)
+    exactly at the options that are required, and a length left to the run is "the run's length" in the table and
+    null in the snippet (what planning reads as the run's), not `required`, `None` or `???`."""
+    import yaml
+
+    from optreg.core.loop import FROM_RUN, required_length
+
+    lengths = 0
+    for entry in REGISTRY.entries(OPTIMIZER) + REGISTRY.entries(SCHEDULER):
+        out = run_main(["show", entry.name, "--dialect", entry.dialect], 200, monkeypatch, capsys)
+        assert not [junk for junk in REPR_JUNK if junk in out], (entry.qualname, out)
+        params = describe(entry.name, entry.dialect, entry.kind).params
+        snippet = yaml.safe_load(out[out.index(f"\n{entry.kind}:"):])[entry.kind]
+        assert {k for k, v in snippet.items() if v == "???"} == \
+            {p.name for p in params if p.required and p.example is None}, entry.qualname
+        length = required_length(entry) if entry.kind == SCHEDULER else None
+        if length is None:
+            continue
+        lengths += 1
+        row = next(r for r in table_rows(out, "parameter ") if r.split()[0] == length)
+        assert row.split("  ")[0] == length and FROM_RUN in row and "required" not in row, (entry.qualname, row)
+        assert snippet[length] is None and out.count(f"{length} left out or null") == 1, entry.qualname
+    assert lengths > 50
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_list_prints_one_fitting_line_per_component(width, monkeypatch, capsys):
     out = run_main(["list"], width, monkeypatch, capsys)

@@ -16,6 +16,7 @@ import optreg
 from optreg.cli import yaml_snippet
 from optreg.core.describe import agreeing_doc
 from optreg.core.entry import OPTIMIZER, SCHEDULER
+from optreg.core.loop import required_length
 from optreg.core.registry import REGISTRY
 
 OPTIMIZERS = [e for e in REGISTRY.entries(OPTIMIZER) if not e.accepts and not e.takes_model]
@@ -95,15 +96,29 @@ def test_the_optimizer_snippet_builds_what_the_python_call_builds(entry):
 
 @pytest.mark.parametrize("entry", COMPLETE_SCHEDULERS, ids=lambda e: e.qualname)
 def test_the_scheduler_snippet_builds_what_the_python_call_builds(entry):
+    """The snippet as pasted into a 4-step run builds what the Python call builds, whose length left null in the
+    snippet (the run's) is the run's 4 steps; where the defaults miss a rule between options (NeMo's
+    NoamHoldAnnealing needs warmup_steps or warmup_ratio), both refuse them alike."""
     snippet = _snippet(entry)
     options = {k: v for k, v in snippet.items() if k not in ("name", "dialect")}
+    length = required_length(entry)
+    if length is not None:
+        assert options[length] is None
+        options[length] = 4
+    config = {"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9}, "scheduler": snippet, "train": {"steps": 4}}
     lrs = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        built = optreg.build({"optimizer": {"name": "SGD", "lr": 0.1, "momentum": 0.9}, "scheduler": snippet},
-                             _model())
         optimizer = optreg.configure_optimizer("SGD", _model(), lr=0.1, momentum=0.9)
-        scheduler = optreg.configure_lr_scheduler(optimizer, entry.qualname, **options)
+        try:
+            scheduler = optreg.configure_lr_scheduler(optimizer, entry.qualname, **options)
+        except optreg.ConfigError as exc:
+            with pytest.raises(optreg.ConfigError) as info:
+                optreg.build(config, _model())
+            assert [(e.path, e.message) for e in info.value.errors] == \
+                [(f"scheduler.{e.path}", e.message) for e in exc.errors]
+            return
+        built = optreg.build(config, _model())
         for opt, sched in ((built.optimizer, built.scheduler), (optimizer, scheduler)):
             seen = []
             for _ in range(4):

@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from optreg.core import models
 from optreg.core.build import COMBINATOR_DOCS
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
+from optreg.core.loop import FROM_RUN, required_length
 from optreg.core.names import (NAME_KEYS, SCHEDULER_SUFFIX, SEPARATORS, TUPLE_ALIASES, any_case, normalise,
                                synonyms)
 from optreg.core.options import FRESH
@@ -465,11 +466,16 @@ def _scheduler(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
     else:   # a torch class drives the lr (core.build.check_key)
         props["key"] = {"enum": ["lr"]}
     props.update(_loop_keys(definitions))
-    length = props.get(entry.length) if entry.length else None
-    if length is not None and {"type": "null"} not in length.get("anyOf", []):   # null: left out (core.loop)
-        outer = {k: length.pop(k) for k in ("default", "description") if k in length}
-        outer["description"] = f"{outer.get('description', entry.length)} (null: as if left out)"
-        props[entry.length] = {"anyOf": [length, {"type": "null"}], **outer}
+    from_run = required_length(entry)   # left out or null, the run's (core.loop); another length's null: left out
+    for option in dict.fromkeys(filter(None, (entry.length, from_run))):
+        length = props.get(option)
+        if length is None or ({"type": "null"} in length.get("anyOf", []) and option != from_run):
+            continue
+        if {"type": "null"} not in length.get("anyOf", []):
+            outer = {k: length.pop(k) for k in ("default", "description") if k in length}
+            length = props[option] = {"anyOf": [length, {"type": "null"}], **outer}
+        what = f"left out or null: {FROM_RUN}" if option == from_run else "null: as if left out"
+        length["description"] = f"{length.get('description', option)} ({what})"
     return schema
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
-from optreg.core.loop import describe_loop
+from optreg.core.loop import FROM_RUN, describe_loop, required_length
 from optreg.core.registry import REGISTRY
 from optreg.errors import ConfigError, ErrorItem, show
 
@@ -26,10 +26,17 @@ class Param:
     constraint: str
     doc: str
     example: Any = None     # a value to paste where the option is required and has no default (or None)
+    #: a schedule's length that a spec leaves out or writes null to take from the run (optreg.core.loop)
+    from_run: bool = False
 
     @property
     def required(self) -> bool:
-        return self.default is inspect.Parameter.empty
+        return self.default is inspect.Parameter.empty and not self.from_run
+
+    @property
+    def default_text(self) -> str:
+        """The default as `optreg show` prints it: the value's repr, "required", or FROM_RUN."""
+        return FROM_RUN if self.from_run else "required" if self.required else repr(self.default)
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,7 @@ class Description:
         if self.state:
             lines.append(f"  state_dtype: {self.state}")
         for p in self.params:
-            default = "required" if p.required else repr(p.default)
-            lines.append(f"  {p.name:<24} {p.type:<22} {default:<18} {p.constraint}")
+            lines.append(f"  {p.name:<24} {p.type:<22} {p.default_text:<18} {p.constraint}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -118,6 +124,7 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
 
     docs = option_docs(entry)
     out = []
+    from_run = required_length(entry) if entry.kind == SCHEDULER else None
     from optreg.core.build import wrapped_example, wraps_optimizer
 
     if wraps_optimizer(entry):  # the wrapped optimizer: required, a nested spec (not a field of the model)
@@ -131,7 +138,8 @@ def params_of(entry: Entry) -> tuple[Param, ...]:
         rules = [r.message for r in entry.rules if r.path == opt.name]
         constraint = "; ".join(filter(None, [_constraint_text(prop), *rules]))
         out.append(Param(opt.name, _type_text(prop), opt.default, constraint,
-                         agreeing_doc(prop.get("description") or docs.get(opt.name, ""), opt.name, opt.default, entry)))
+                         agreeing_doc(prop.get("description") or docs.get(opt.name, ""), opt.name, opt.default, entry),
+                         from_run=opt.name == from_run))
     return tuple(out)
 
 

@@ -22,6 +22,8 @@ from optreg.core.names import synonyms
 from optreg.errors import Collector, ConfigError, join_path
 
 LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
+#: the default `optreg show` gives a length left to the run (`required_length`; describe_loop's note details it)
+FROM_RUN = "the run's length"
 NO_RUN = "train.steps, train.epochs × steps_per_epoch, or build(total_steps=)"
 
 #: where a run's steps per epoch come from, as the errors that need them say it

@@ -11,9 +11,10 @@ File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()
 Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect`, a schedule's
 training-loop keys (`by_epoch`, `convert_to_iter_based`, `warmup` where it takes one: off) and every option with its
 default; a required option is `???`, or left out when it has another spelling (MindSpore's `learning_rate`,
-the primary config's `lr`): a dialect switch then exposes no `???` the user never wrote; a schedule's required
-length (its entry's `length`: T_max, num_training_steps) is null, which planning reads as left out (the run length −
-the warmup, optreg.core.loop). `optreg hydra-configs` writes them; `--check` lists what is stale.
+the primary config's `lr`): a dialect switch then exposes no `???` the user never wrote; a schedule's length that
+has no value of its own (optreg.core.loop.required_length: T_max, num_training_steps) is null, which planning reads
+as left out (the run length − the warmup, optreg.core.loop). `optreg hydra-configs` writes them; `--check` lists
+what is stale.
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ def group_config(entry: Entry) -> dict[str, Any]:
 
     if wraps_optimizer(entry):  # the required nested optimizer, as its example (the file must build as it is)
         body["optimizer"] = _plain_mapping(wrapped_example(entry))
+    length = None
     if entry.kind == SCHEDULER:   # the training loop's keys of every schedule (optreg.core.loop), off
-        from optreg.core.loop import warmup_refusal
+        from optreg.core.loop import required_length, warmup_refusal
+
+        length = required_length(entry)
 
         body.update({"by_epoch": False, "convert_to_iter_based": False})
         if warmup_refusal(entry) is None:
@@ -86,7 +90,7 @@ def group_config(entry: Entry) -> dict[str, Any]:
     for opt in models.options(entry):
         if opt.required and len(synonyms(opt.name)) > 1:
             continue   # left out, not `???`: the user may give it under its other spelling (lr, learning_rate)
-        if opt.required and opt.name == entry.length:
+        if opt.name == length:
             body[opt.name] = None   # null, a length left out (optreg.core.loop.fill_length): the run's, else missing
             continue
         try:
