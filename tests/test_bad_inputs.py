@@ -582,8 +582,7 @@ def test_param_groups_that_are_no_list_read_the_same_in_validate_build_and_pytho
             ("param_groups", message)]
 
 
-@pytest.mark.parametrize("written, shown", [("''", "''"), ("0", "0"), ("false", "False"), ("{}", "{}"),
-                                             ("null", "None")])
+@pytest.mark.parametrize("written, shown", [("''", "''"), ("0", "0"), ("false", "False"), ("{}", "{}")])
 def test_param_groups_that_are_empty_but_no_list_are_refused_by_build_as_by_validate(written, shown):
     # build read them as no rules (split_optimizer's `or []`) and built one group; validate refused them
     text = f"optimizer: {{name: AdamW, param_groups: {written}}}\n"
@@ -592,6 +591,23 @@ def test_param_groups_that_are_empty_but_no_list_are_refused_by_build_as_by_vali
             call()
         assert [str(e) for e in info.value.errors] == [
             f"<string>:1:26: optimizer.param_groups: expected a list of rules ({{params: <glob>, ...}}), got {shown}"]
+
+
+def test_param_groups_null_is_no_rules_in_a_file_as_none_is_in_a_python_call():
+    """`param_groups: null` (how a Hydra config says none) is no rules, as configure_optimizer's
+    param_groups=None is: one group of every parameter with the section's options (the file's was an error)."""
+    def groups(optimizer):
+        return [({k: v for k, v in g.items() if k != "params"}, len(g["params"])) for g in optimizer.param_groups]
+
+    text = "optimizer: {name: AdamW, lr: 0.01, weight_decay: 0.1, param_groups: null}\n"
+    optreg.load_config(text)
+    from_python = optreg.configure_optimizer("AdamW", make_model(), lr=0.01, weight_decay=0.1, param_groups=None)
+    from_file = optreg.build(text, make_model()).optimizer
+    from_dict = optreg.build({"optimizer": {"name": "AdamW", "lr": 0.01, "weight_decay": 0.1,
+                                            "param_groups": None}}, make_model()).optimizer
+    assert groups(from_file) == groups(from_dict) == groups(from_python) == \
+        groups(optreg.configure_optimizer("AdamW", make_model(), lr=0.01, weight_decay=0.1))
+    assert len(from_file.param_groups) == 1
 
 
 MISSPELT = ("optimizer:\n  name: cerebras.SGD\n  lrr: 0.1\n"

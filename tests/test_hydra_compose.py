@@ -362,6 +362,22 @@ def test_instantiate_returns_validating_factories():
     assert str(exc.value.__cause__) == "optimizer.lr: must be >= 0, got -1.0"
 
 
+def test_an_override_of_param_groups_to_null_drops_the_primary_config_s_rules(capsys):
+    """`optimizer.param_groups=null` (Hydra's none) leaves the group file's optimizer with no rules, in build(), the
+    group file's factory and `optreg validate`, as configure_optimizer(param_groups=None) has none."""
+    from hydra.utils import instantiate
+
+    cfg = composed("optimizer.param_groups=null")
+    built = optreg.build(cfg, model())
+    python = optreg.configure_optimizer("AdamW", model(), param_groups=None)
+    factory = instantiate(cfg.optimizer)(model())
+    assert [len(o.param_groups) for o in (built.optimizer, factory, python)] == [1, 1, 1]
+    assert built.optimizer.param_groups[0]["weight_decay"] == factory.param_groups[0]["weight_decay"] == 0.01
+    assert len(optreg.build(composed(), model()).optimizer.param_groups) == 2   # the primary config's rule
+    assert main(["validate", str(APP / "conf" / "config.yaml"), "optimizer.param_groups=null"]) == 0
+    assert capsys.readouterr().out.endswith(": ok\n")
+
+
 # ---------------------------------------------------------------------------------------------------
 # optreg run CONFIG [OVERRIDES…]
 # ---------------------------------------------------------------------------------------------------

@@ -304,6 +304,21 @@ def test_a_key_validation_refuses_is_not_in_the_schema(scheduler, bad_path):
     assert not VALIDATOR.is_valid(doc)
 
 
+def test_param_groups_null_is_no_rules_in_the_schema_as_in_validation():
+    """`param_groups: null` validates (no rules, groups.not_rules) and was refused by the schema; '' stays refused
+    by both."""
+    for title in ("torch.AdamW", "mindspore.LARS", "cerebras.AdamW"):
+        doc = {"optimizer": {"name": title, "param_groups": None}}
+        if title == "mindspore.LARS":
+            doc["optimizer"]["optimizer"] = {"name": "Momentum", "learning_rate": 0.1, "momentum": 0.9}
+        validate_experiment(doc)
+        assert not [e.message[:120] for e in VALIDATOR.iter_errors(doc)], title
+    doc = {"optimizer": {"name": "AdamW", "param_groups": ""}}
+    with pytest.raises(ConfigError):
+        validate_experiment(doc)
+    assert not VALIDATOR.is_valid(doc)
+
+
 def test_a_wrapper_s_rules_take_the_wrapped_optimizer_s_options():
     """MindSpore LARS plans its param_groups with the optimizer it wraps: a rule's weight_decay (Momentum's) is
     taken by validation and build, and was refused by the schema, which offered LARS' own options there."""

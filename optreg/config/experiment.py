@@ -273,10 +273,10 @@ def split_optimizer(section: Mapping[str, Any]) -> tuple[str, str | None, list, 
 
 
 def not_a_list_of_rules(section: Mapping[str, Any], errors: Collector, path: str = "optimizer") -> bool:
-    """Whether the section's `param_groups` is written and is no list (null, '', a mapping: an error at it, which
+    """Whether the section's `param_groups` is no list of rules (`not_rules`: '', a mapping; an error at it, which
     split_optimizer's rules, empty then, would not show)."""
-    if "param_groups" in section and not isinstance(section["param_groups"], list):
-        errors.add(join_path(path, "param_groups"), not_rules(section["param_groups"]))
+    if (wrong := not_rules(section.get("param_groups"))) is not None:
+        errors.add(join_path(path, "param_groups"), wrong)
         return True
     return False
 

@@ -440,7 +440,8 @@ def _optimizer(entry: Entry, definitions: dict[str, Any]) -> dict[str, Any]:
             "type": "object", "required": [ROUTE_KEY], "additionalProperties": True,
             "description": rule["description"], "properties": {**_group_keys(RULE_KEYS, definitions), ROUTE_KEY: route},
             "anyOf": selected}, definitions)]}
-    schema["properties"]["param_groups"] = {"type": "array", "items": items}
+    # null: no rules (groups.not_rules), as a Python call's None
+    schema["properties"]["param_groups"] = {"type": ["array", "null"], "items": items}
     schema["properties"].update(_group_keys(settings_table(), definitions))
     if wraps:  # MindSpore LARS: the optimizer it wraps, a nested spec (required)
         example = wrapped_example(entry)

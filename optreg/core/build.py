@@ -451,8 +451,8 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
         check_input(dicts, join_path(path, "params"), errors, skip=("params", "param_names"))
         if errors:
             errors.raise_if_any()
-    if param_groups is not None and not isinstance(param_groups, (list, tuple)):
-        errors.add(rules_path, not_rules(param_groups))
+    if (wrong := not_rules(param_groups)) is not None:
+        errors.add(rules_path, wrong)
         param_groups = None
     paramless = entry.bind is not None  # a dialect hook may take groups without params (order_params)
     if dicts is not None:

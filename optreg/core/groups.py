@@ -442,8 +442,12 @@ def _check_patterns(patterns: Sequence[str], raw: Any, names: Sequence[str], pat
 NO_SELECTOR = "required: a glob pattern or list of patterns over parameter names (or a modules / max_ndim selector)"
 
 
-def not_rules(value: Any) -> str:
-    """The message of a `param_groups` that is no list of rules (a mapping, a number)."""
+def not_rules(value: Any) -> str | None:
+    """The message of a `param_groups` that is no list of rules (a mapping, a number, ''), else None: a list of
+    rules, or null, which is no rules in every entry point (a Python call's None, YAML's and Hydra's
+    `param_groups: null`, as `warmup: null` is no warmup)."""
+    if value is None or isinstance(value, (list, tuple)):
+        return None
     return f"expected a list of rules ({{params: <glob>, ...}}), got {show(value)}"
 
 
