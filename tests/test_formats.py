@@ -52,6 +52,27 @@ def test_two_claims_are_an_error_naming_both_and_format():
     assert built.experiment.format == "modelzoo"
 
 
+@pytest.mark.parametrize("text, line, key, first", [
+    ("optimizer:\n  name: SGD\n  lr: 0.1\n  optimizer_type: AdamW\n", 4, "optimizer_type", "name"),
+    ("optimizer:\n  optimizer_type: AdamW\n  lr: 0.1\n  name: SGD\n", 4, "name", "optimizer_type"),
+], ids=["name first", "optimizer_type first"])
+def test_name_beside_optimizer_type_is_an_error_at_the_second_not_a_model_zoo_file(text, line, key, first, tmp_path,
+                                                                                    capsys):
+    """An optimizer section with both `name:` and `optimizer_type:` is optreg's own form (no Model Zoo params file
+    names its optimizer but by optimizer_type), where both name the optimizer: an error at the second one written;
+    it was read as a legacy params file that ignored `name` with a warning."""
+    assert formats.detect(OmegaConf.create(text)).name == "optreg"
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    message = f"optimizer.{key}: both {first!r} and {key!r} name the optimizer; keep one"
+    for call in (lambda: optreg.load_config(str(path)), lambda: optreg.build(str(path), model())):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert [str(e) for e in info.value.errors] == [f"{path}:{line}:3: {message}"]
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"{path}:{line}:3: {message}\n"
+
+
 def test_a_list_at_optimizer_params_is_optreg_s_own_form_and_its_error_names_the_key():
     with pytest.raises(ConfigError) as info:
         optreg.build({"optimizer": {"name": "AdamW", "params": [{"params": "*.bias", "weight_decay": 0}]}}, model())

@@ -251,16 +251,16 @@ def _section(raw: Any, path: str, errors: Collector, wrapped: bool = False) -> d
         errors.add(path, WRAPPED_REQUIRED if wrapped else f"expected a mapping, got {type(raw).__name__} {show(raw)}")
         return None
     out = dict(raw)
-    given = [k for k in NAME_KEYS if k in out]
+    given = [k for k in out if k in NAME_KEYS]   # as written: the second is the one too many
+    what = {"optimizer": "the optimizer", "scheduler": "the scheduler"}.get(path, "the component")
     for extra in given[1:]:
-        errors.add(join_path(path, extra), f"both {given[0]!r} and {extra!r} name the component; keep one")
+        errors.add(join_path(path, extra), f"both {given[0]!r} and {extra!r} name {what}; keep one")
     if given:
         out["name"] = out.pop(given[0])
         for extra in given[1:]:
             out.pop(extra)
     else:   # in the words the scheduler's planning uses (`_read_own` reports one of the two)
-        what = {"optimizer": "the optimizer's", "scheduler": "the scheduler's"}.get(path, "the component's")
-        missing_name(errors, out, path, WRAPPED_NAME if wrapped else f"{what} name")
+        missing_name(errors, out, path, WRAPPED_NAME if wrapped else f"{what}'s name")
     return out
 
 

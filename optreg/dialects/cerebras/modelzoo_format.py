@@ -16,9 +16,13 @@ class ModelZooFormat:
         self.name, self.form, self.signature, self.doc = name, form, signature, doc
 
     def claims(self, data: Mapping[str, Any]) -> bool:
+        """Whether `data` has the form's signature; a legacy optimizer section that also has `name:` is optreg's own
+        (no params file names the optimizer but by optimizer_type), whose reading says both name it."""
         from optreg.config.formats import has
 
         phases = data.get("trainer") if self.form == "trainer" else None
+        if self.form == "legacy":
+            return has(data, self.signature) and not has(data, "optimizer.name")
         if not isinstance(phases, Sequence) or isinstance(phases, str):
             return has(data, self.signature)
         # a multi-phase trainer list: [{trainer: {init: ...}}, ...]
