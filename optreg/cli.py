@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from optreg.cli_render import Column, warning_line
-from optreg.errors import ConfigError, ConfigWarning
+from optreg.errors import ConfigError, ConfigWarning, counted
 
 DEFAULT_CONFIG = "quickstart.yaml"
 SHOW_COLUMNS = (Column("parameter"), Column("type", "text"), Column("default", share=0.25),
@@ -145,8 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = train(model, built.optimizer, built.scheduler, steps, spec.batch_size, spec.seed, on_step=advance,
                        clip=built.clip_gradients if built.clips else None, accumulation=built.run.accumulation)
     run = RunLength(steps, accumulation=built.run.accumulation)
-    final = f"final loss {result.final_loss:.6g}  (after {steps} steps" + (
-        f", {run.optimizer_steps} optimizer steps)" if run.accumulation > 1 else ")")
+    final = f"final loss {result.final_loss:.6g}  (after {counted(steps, 'step')}" + (
+        f", {counted(run.optimizer_steps, 'optimizer step')})" if run.accumulation > 1 else ")")
     below = render.lr_lines(last, rules, width)
     render.print_lines([final, *below] if below else [f"{final}  lr {last[0]:.6g}"], console)
     return 0
@@ -369,7 +369,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             sys.stdout.write(plot.csv_text(data))
         else:
             Path(args.output).write_text(plot.csv_text(data), encoding="utf-8")
-            print(f"wrote {args.output} ({steps} steps, {len(data.groups)} group(s))")
+            print(f"wrote {args.output} ({counted(steps, 'step')}, {len(data.groups)} group(s))")
         return 0
     if args.text or not plot.have_matplotlib():
         if not args.text:
@@ -380,7 +380,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return 0
     png = plot.png(data, args.output or "lr.png", args.log)
     print(f"wrote {png} ({', '.join(data.moving())} of {len(data.groups)} group(s), "
-          f"{steps} steps)")
+          f"{counted(steps, 'step')})")
     return 0
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from optreg.errors import counted
 from optreg.schedules.engine import KEYS
 BARS = "▁▂▃▄▅▆▇█"
 STYLES = ("-", "--", ":", "-.")
@@ -220,7 +221,7 @@ def sparklines(data: Trace, width: int | None = 60, columns: int = 80) -> str:
     in a table does."""
     from optreg.cli_render import NAME_MIN, shorten
 
-    lines = [f"{data.title} over {data.steps} steps"] + [f"note: {n}" for n in data.notes]
+    lines = [f"{data.title} over {counted(data.steps, 'step')}"] + [f"note: {n}" for n in data.notes]
     rows = [(key, [(label, f"  {series[0]:<9.3g} ", series,
                     f" {series[-1]:<9.3g} [min {min(series):.3g}, max {max(series):.3g}]")
                    for label, series in zip(data.groups, data.values[key])]) for key in data.moving()]

@@ -356,6 +356,8 @@ def test_run_honours_a_model_zoo_configs_max_steps(form, text, tmp_path, monkeyp
     assert f"(after {steps} steps)" in final_line(out) and f" {steps}/{steps} " in out
     out = run_main(["run", str(config), "--steps", "2"], 80, monkeypatch, capsys)     # the command line wins
     assert "(after 2 steps)" in final_line(out)
+    out = run_main(["run", str(config), "--steps", "1"], 80, monkeypatch, capsys)
+    assert "(after 1 step)" in final_line(out)
 
 
 @pytest.mark.parametrize("text, said", [

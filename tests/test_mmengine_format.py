@@ -466,6 +466,20 @@ def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path):
          None)]
 
 
+@pytest.mark.parametrize("by_epoch, loop, length", [(True, "max_epochs: 1", "1 epoch"),
+                                                    (False, "max_iters: 1", "1 step"),
+                                                    (True, "max_epochs: 2", "2 epochs")])
+def test_an_entry_the_train_loop_ends_before_its_begin_says_the_length_in_its_unit(by_epoch, loop, length, tmp_path):
+    """An entry without `end` that begins at or after the train loop's end: its length said in the entry's unit,
+    agreeing with the number (it said `1 epochs`, `1 steps`)."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optim_wrapper:\n  optimizer: {type: SGD, lr: 0.1}\nparam_scheduler:\n"
+                    f"  - {{type: ConstantLR, factor: 0.5, by_epoch: {str(by_epoch).lower()}, begin: 2}}\n"
+                    f"train_cfg: {{by_epoch: {str(by_epoch).lower()}, {loop}}}\ntrain: {{steps_per_epoch: 10}}\n")
+    assert [(e.path, e.message) for e in _error(str(path)).errors] == [
+        ("param_scheduler[0].end", f"the train loop's length ({length}) ends the entry before its begin (2); give end")]
+
+
 def test_a_window_that_ends_past_the_run_is_a_warning_at_its_end(tmp_path, capsys):
     """An entry's `end` past train_cfg's length (in iterations, or in epochs for an epoch-based entry, converted
     or not) never finishes: the same warning as a torch T_max longer than the run, at the `end` key, in validate,

@@ -41,6 +41,15 @@ WARNINGS = [
                                      epochs=10, steps_per_epoch=100, steps=None),
      "scheduler.T_max: T_max 20 spans 2000 steps, more than the 1000 steps of the run (train.epochs): the "
      "schedule never finishes; set scheduler.T_max to 10 epochs"),
+    ("horizon of one epoch", experiment({"name": "CosineAnnealingLR", "T_max": 20, "by_epoch": True},
+                                        epochs=1, steps_per_epoch=100, steps=None),
+     "scheduler.T_max: T_max 20 spans 2000 steps, more than the 100 steps of the run (train.epochs): the "
+     "schedule never finishes; set scheduler.T_max to 1 epoch"),
+    ("stages of one epoch", experiment({"name": "chained", "by_epoch": True, "schedulers": [
+        {"name": "LinearLR", "start_factor": 0.5, "total_iters": 1}, {"name": "CosineAnnealingLR", "T_max": 20}]},
+        epochs=1, steps_per_epoch=100, steps=None),
+     "scheduler.schedulers: the stages span 2000 steps, more than the 100 steps of the run (train.epochs): the "
+     "schedule never finishes; make the longest of scheduler.schedulers span 1 epoch"),
     ("hf horizon", experiment({"name": "cosine", "dialect": "hf", "num_warmup_steps": 0, "num_training_steps": 900}),
      "scheduler.num_training_steps: num_training_steps 900 spans 900 steps, not the 1000 steps of the run "
      "(train.steps or --steps); set scheduler.num_training_steps to 1000"),
@@ -79,6 +88,17 @@ WARNINGS = [
 def test_linter_warnings(name, config, message):
     assert build_notes(config) == [message]
     assert optreg.load_config(config if isinstance(config, str) else _yaml(config)).notes == [message]
+
+
+def test_a_length_advised_in_epochs_agrees_with_its_number_and_is_not_read_as_steps():
+    """`set_length` says `1 epoch` (it said `1 epochs`), and SET_LENGTH, which a translated format's notes rewrite
+    in the source's unit of steps, finds neither that nor `12 epochs`."""
+    from optreg.core.lint import EPOCH, SET_LENGTH, set_length
+
+    assert [set_length("scheduler.T_max", n, EPOCH) for n in (1, 12)] == [
+        "set scheduler.T_max to 1 epoch", "set scheduler.T_max to 12 epochs"]
+    assert [SET_LENGTH.search(set_length("k", n, unit)) is not None for n in (1, 12) for unit in (EPOCH, "")] == [
+        False, True, False, True]
 
 
 def test_a_framework_s_warmup_from_0_by_design_is_not_linted():

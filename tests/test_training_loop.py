@@ -341,13 +341,14 @@ def test_warmup_refusals():
     ({"name": "ExponentialLR", "gamma": 0.9, "warmup": {"steps": 25}}, 20, "ExponentialLR"),        # no length
     ({"name": "sequential", "schedulers": [{"name": "oneflow.ExponentialLR", "gamma": 0.9}],
       "warmup": {"steps": 20}}, 20, "sequential"),
+    ({"name": "CosineAnnealingLR", "warmup": {"steps": 1}}, 1, "CosineAnnealingLR"),   # `1 step`, not `1 steps`
 ])
 def test_a_warmup_of_the_whole_run_is_one_error_whether_or_not_the_length_is_written(spec, steps, name):
     warmup = math.ceil(round(spec["warmup"].get("ratio", 0) * steps, 9)) or spec["warmup"]["steps"]
     with pytest.raises(ConfigError) as info:
         optreg.build(config(spec, {"steps": steps}), Two())
-    assert messages(info) == [("scheduler.warmup", f"a warmup of {warmup} steps leaves none of the {steps}-step run "
-                                                   f"to {name}; shorten the warmup")]
+    assert messages(info) == [("scheduler.warmup", f"a warmup of {warmup} step{'s' * (warmup != 1)} leaves none "
+                                                   f"of the {steps}-step run to {name}; shorten the warmup")]
 
 
 def test_validate_refuses_a_warmup_of_the_whole_run_at_its_position_with_no_warning(tmp_path, capsys):

@@ -39,17 +39,22 @@ WARMUP_KEYS = ("num_warmup_steps", "warmup_steps", "warmup_t")
 #: a warmup a schedule lets exceed its total, with a warning (DeepSpeed's WarmupDecayLR and WarmupCosineLR: the decay
 #: divides by max(1, T - W), so the lr falls to its floor when the warmup ends)
 TOLERATED_WARMUP_KEYS = ("warmup_num_steps",)
-EPOCHS = " epochs"   # the unit of a length advised for a schedule that steps once per epoch
+EPOCH = "epoch"   # the unit of a length advised for a schedule that steps once per epoch
+
+
+def in_unit(number: int, unit: str = "") -> str:
+    """A length of `number` `unit`s agreeing with it (`1 epoch`, `3 epochs`); the bare number (steps) without one."""
+    return counted(number, unit) if unit else str(number)
 
 
 def set_length(key: str, target: int, unit: str = "") -> str:
     """The advice that sets the length key `key` to `target` steps (or `unit`s): one wording, which a translated
     format's notes find again (`SET_LENGTH`) to say the number in its key's own unit (`translate.source_note`)."""
-    return f"set {key} to {target}{unit}"
+    return f"set {key} to {in_unit(target, unit)}"
 
 
 #: `set_length`'s advice in steps, in a note's text: the key and the number
-SET_LENGTH = re.compile(rf"\bset (?P<key>\S+) to (?P<target>\d+)\b(?!{EPOCHS})")
+SET_LENGTH = re.compile(rf"\bset (?P<key>\S+) to (?P<target>\d+)\b(?! {EPOCH})")
 
 
 def _long_warmups(plan: Any, keys: Sequence[str]) -> list[tuple[str, int, str, int]]:
@@ -294,9 +299,9 @@ def _horizon(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[s
     what = f"{option} {sets.values.get(option)} spans" if single else "the stages span"
     per_epoch = run.steps_per_epoch if loop is not None and loop.by_epoch and run.steps_per_epoch else 1
     target = math.ceil(room / per_epoch)
-    unit = EPOCHS if per_epoch > 1 else ""
-    change = set_length(key, target, unit) if single else f"make the longest of {key} span {target}{unit}" \
-        if _side_by_side(plan) else f"make the lengths of {key} add up to {target}{unit}"
+    unit = EPOCH if per_epoch > 1 else ""
+    change = set_length(key, target, unit) if single else f"make the longest of {key} span {in_unit(target, unit)}" \
+        if _side_by_side(plan) else f"make the lengths of {key} add up to {in_unit(target, unit)}"
     after = f" after the {warmup}-step warmup" if warmup else ""
     hf = entry is not None and entry.dialect == "hf"
     if hf and horizon != room:
@@ -321,9 +326,9 @@ def _window_ends(plan: Any, run: Any, path: str, out: list[str]) -> None:
     for key, end, per in getattr(plan.schedule, "written_ends", ()):
         target = math.ceil(run.steps / per)   # the last whole unit the run reaches
         if end > target:
-            unit = EPOCHS if per > 1 else ""
+            unit = EPOCH if per > 1 else ""
             where = join_path(path, key)
-            out.append(_horizon_note(where, f"end {end}{unit} spans", end * per, run.steps, "", run.source,
+            out.append(_horizon_note(where, f"end {in_unit(end, unit)} spans", end * per, run.steps, "", run.source,
                                      set_length(where, target, unit)))
 
 
@@ -351,8 +356,8 @@ def _overruns(plan: Any, last: int, run: Any, path: str, out: list[ErrorItem]) -
         if total is not None and last > total:
             option = entry.length
             key = join_path(path, option) if plan.values.get(option) is not None else path
-            unit = EPOCHS if per_epoch > 1 else ""
-            length, stepped = (counted(total, "epoch"), counted(last, "epoch")) if unit else \
+            unit = EPOCH if per_epoch > 1 else ""
+            length, stepped = (counted(total, unit), counted(last, unit)) if unit else \
                 (counted(total, "step"), counted(last, "time"))
             out.append(ErrorItem(key, f"{entry.qualname} fails when stepped past its length ({length}), and the run "
                                       f"({run.source}) steps it {stepped}; {set_length(key, last, unit)}"))
@@ -397,10 +402,11 @@ def _side_by_side(plan: Any) -> bool:
     """Whether the stages of `plan` run side by side (optreg's `chained`, torch's ChainedScheduler, a dialect's
     chained class: its length is its longest stage's), not one after another."""
     from optreg.schedules.engine import Chained, Delegate
+    from optreg.schedules.epochs import EpochStepped
 
     schedule = plan.schedule
-    while isinstance(schedule, Delegate):   # a dialect's class over the engine's combinator
-        schedule = schedule.inner
+    while isinstance(schedule, (Delegate, EpochStepped)):   # a dialect's class over the engine's combinator, or
+        schedule = schedule.inner                            # the combinator counted in epochs (by_epoch)
     return isinstance(schedule, Chained) or plan.schedule is None and "milestones" not in plan.values
 
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from optreg.core import models
 from optreg.core.names import synonyms
-from optreg.errors import Collector, ConfigError, join_path
+from optreg.errors import Collector, ConfigError, counted, join_path
 
 LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
 #: the default `optreg show` gives a length left to the run (`required_length`; describe_loop's note details it)
@@ -91,8 +91,8 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
         return
     loop.warmup_steps = steps
     if context.run_steps is not None and steps >= context.run_steps:
-        errors.add(path, f"a warmup of {steps} steps leaves none of the {context.run_steps}-step run to {name}; "
-                         f"shorten the warmup")
+        errors.add(path, f"a warmup of {counted(steps, 'step')} leaves none of the {context.run_steps}-step run to "
+                         f"{name}; shorten the warmup")
     if loop.warmup.type == "exponential" and (loop.warmup.start_value == 0 or loop.warmup.start_factor == 0):
         key = "start_value" if loop.warmup.start_value == 0 else "start_factor"
         errors.add(join_path(path, key), "an exponential warmup multiplies its start: it must be > 0")

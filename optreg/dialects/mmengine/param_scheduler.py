@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from optreg.core.types import Bool, integer, number, strict_number
-from optreg.errors import Collector, closest, join_path, key_text, says_required, show, unknown_name
+from optreg.errors import Collector, closest, counted, join_path, key_text, says_required, show, unknown_name
 
 INF = 10 ** 9   # MMEngine's `end` when none is given (mmengine.optim.scheduler.param_scheduler.INF)
 
@@ -207,8 +207,8 @@ def windows(entries: list[Entry], steps_per_epoch: int, ends: tuple[int, int], e
         if end is None:
             end = ends[0] if e.by_epoch else ends[1]
             if end <= e.begin:
-                unit = "epochs" if e.by_epoch else "steps"
-                errors.add(join_path(e.path, "end"), f"the train loop's length ({end} {unit}) ends the entry before "
+                length = counted(end, "epoch" if e.by_epoch else "step")
+                errors.add(join_path(e.path, "end"), f"the train loop's length ({length}) ends the entry before "
                                                      f"its begin ({e.begin}); give end")
                 continue
         options, begin, by_epoch = dict(e.options), e.begin, e.by_epoch
