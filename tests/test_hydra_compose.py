@@ -362,6 +362,31 @@ def test_instantiate_returns_validating_factories():
     assert str(exc.value.__cause__) == "optimizer.lr: must be >= 0, got -1.0"
 
 
+@pytest.mark.parametrize("switch, key", [("optimizer=cerebras_sgd", "optimizer.lr"),   # lr left out: learning_rate
+                                         ("scheduler=mindspore_cosine_with_warm_up", "scheduler.learning_rate")])
+def test_a_required_option_a_group_file_leaves_out_is_advised_with_plus_at_the_switch(switch, key, capsys):
+    """A group file leaves out a required option that has another spelling (Cerebras' lr, MindFormers' warmup
+    family's learning_rate), so `optimizer.lr=…` cannot override it (Hydra: append it with `+`): the error at the
+    group switch says to add it so, in validate and run, a composed config's build and the example app; the
+    advised override then builds."""
+    group, option = switch.split("=")
+    message = (f"override {switch}: {key}: required option is missing; the group file {group}/{option} leaves it "
+               f"out: add it with +{key}=<value>")
+    config = str(APP / "conf" / "config.yaml")
+    for argv in (["validate", config, switch], ["run", QUICKSTART, switch, "--steps", "2"]):
+        assert main(argv) == 1
+        assert capsys.readouterr().err.strip().endswith(message), argv
+    with pytest.raises(ConfigError) as info:
+        optreg.build(composed(switch, hydra=True), model())
+    assert messages(info) == [message]
+    app = subprocess.run([sys.executable, str(APP / "train.py"), switch, "train.steps=2"], capture_output=True,
+                         text=True, timeout=300, cwd=APP)
+    assert app.returncode == 1 and message in app.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # MindFormers' schedule sets the lr itself
+        optreg.build(composed(switch, f"+{key}=0.1", hydra=True), model())
+
+
 def test_an_override_of_param_groups_to_null_drops_the_primary_config_s_rules(capsys):
     """`optimizer.param_groups=null` (Hydra's none) leaves the group file's optimizer with no rules, in build(), the
     group file's factory and `optreg validate`, as configure_optimizer(param_groups=None) has none."""

@@ -126,13 +126,16 @@ class Experiment:
                                        f"train.steps_per_epoch (build(..., steps_per_epoch=))")
 
     def locate(self, error: ConfigError) -> ConfigError:
-        """`error` at the file's paths (`paths`) and positions; a problem said twice there once (Model Zoo's
+        """`error` at the file's paths (`paths`) and positions, with the advice its source gives there (a composed
+        config's: `+key=` for an option a group file leaves out); a problem said twice there once (Model Zoo's
         constant learning_rate is the optimizer's lr and its ConstantLR's)."""
         if self.paths:
             from optreg.config.translate import source_paths
 
             error = source_paths(error, self.paths)
         error = error.located(self.position) if self.source else error
+        advise = getattr(self.source, "advise", None)   # a composed config's (hydra.support.override_locator)
+        error = advise(error) if advise is not None else error
         return ConfigError(dict.fromkeys(error.errors)) if len(set(error.errors)) < len(error.errors) else error
 
     def position(self, path: str) -> Location | None:

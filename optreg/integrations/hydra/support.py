@@ -237,6 +237,7 @@ def override_locator(overrides: Sequence[str], fallback: Callable[[str], Locatio
             return override_location(best[1])
         return fallback(path) if fallback else None
 
+    locate.advise = left_out_by_group   # what Experiment.locate adds to the errors it locates at an override
     return locate
 
 
@@ -378,6 +379,24 @@ def _read_composed(cfg: Any, overrides: Sequence[str], locate: Callable[[str], L
     experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
+
+
+def left_out_by_group(error: ConfigError) -> ConfigError:
+    """`error` with Hydra's advice for a key its config lacks (`+key=value`) at each required option missing from a
+    section that a group switch brought (`optimizer=cerebras_sgd`, whose file leaves `lr` out for its other spelling,
+    `learning_rate`; MindFormers' warmup family's `learning_rate`): `optimizer.lr=…` alone would not override it."""
+    from optreg.core.models import MISSING_OPTION
+
+    items = []
+    for e in error.errors:
+        switch = e.location.file if isinstance(e.location, OverrideLocation) else ""
+        group = _override_key(switch) if "=" in switch and not switch.startswith("~") else None
+        if group in GROUPS and e.message == MISSING_OPTION and e.path.partition(".")[0] == group:
+            option = switch.split("=", 1)[1].strip()
+            e = ErrorItem(e.path, f"{e.message}; the group file {group}/{option} leaves it out: add it with "
+                                  f"+{dotted(e.path)}=<value>", e.location, e.suggestion)
+        items.append(e)
+    return ConfigError(items)
 
 
 #: what stands for a value OmegaConf cannot hold while a file is composed (`_placeholders`)
