@@ -406,6 +406,45 @@ def test_a_cerebras_form_s_unusable_values_are_refused_at_the_key_the_file_write
     assert str(info.value) == said
 
 
+LR_MULT = "optimizer:\n  name: cerebras.SGD\n  lr: 0.1\n  param_groups:\n    - {params: '*bias', lr_mult: 0.5}\n"
+ABSOLUTE = ("scheduler.{key}: {key} sets an absolute lr, the same in every group, which would undo "
+            "optimizer.param_groups[0].lr_mult; use a schedule whose values are factors of each group's lr (torch, "
+            "OneFlow, HF, timm)")
+
+
+@pytest.mark.parametrize("text, line, key, message", [
+    (LR_MULT + "scheduler:\n  CosineDecayLR: {initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 20}\n",
+     7, "CosineDecayLR", ABSOLUTE),
+    (LR_MULT + "scheduler:\n  SequentialLR:\n    schedulers:\n"
+     "      - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 10}\n"
+     "      - CosineDecayLR: {initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 20}\n",
+     7, "SequentialLR", ABSOLUTE),
+    ("dialect: cerebras\noptimizer: {name: mindspore.Adam, learning_rate: [0.1, 0.05, 0.01]}\ntrain: {steps: 3}\n"
+     "scheduler:\n  CosineDecayLR: {initial_learning_rate: 0.1, end_learning_rate: 0.0, total_iters: 3}\n", 5,
+     "CosineDecayLR", "scheduler.{key}: {key} drives lr, but optimizer.learning_rate is a per-step list or schedule "
+     "(a dynamic learning_rate) that the optimizer sets at every step: the scheduler would change nothing and the "
+     "groups would report an lr that is not the one applied; give a number as the optimizer's lr, or no scheduler "
+     "for lr"),
+], ids=["absolute over lr_mult", "a sequence of them", "per-step lr"])
+def test_a_cerebras_form_s_conflict_with_the_groups_is_at_the_key_the_file_writes(text, line, key, message,
+                                                                                   tmp_path, capsys):
+    """What planning finds of the schedule against the optimizer's groups (an absolute lr over an lr_mult, an lr the
+    optimizer sets per step itself) is at the class key a Cerebras form writes and its position, as check_schedule's
+    problems are, in validate with and without --model and in build: it was at `scheduler`, the section's (6:1)."""
+    import optreg
+    from optreg.cli import main
+
+    file = tmp_path / "form.yaml"
+    file.write_text(text)
+    said = f"{file}:{line}:3: {message.format(key=key)}"
+    for model in ([], ["--model", "tests.test_schedule_forms:_model"]):
+        assert main(["validate", str(file), *model]) == 1
+        assert capsys.readouterr().err.strip() == said
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(file), _model())
+    assert str(info.value) == said
+
+
 def _model():
     """A model for `optreg validate --model`."""
     import torch

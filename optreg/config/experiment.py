@@ -18,8 +18,9 @@ from optreg.errors import (Collector, ConfigError, ErrorItem, Location, check_in
 from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
-                               absolute_over_scaled, check_schedule, dynamic_lr_conflict, foreign_form, group_options,
-                               model_refusals, plan_optimizer, plan_scheduler, wraps_optimizer, _torch_dicts)
+                               absolute_over_scaled, at_written, check_schedule, dynamic_lr_conflict, foreign_form,
+                               group_options, model_refusals, plan_optimizer, plan_scheduler, wraps_optimizer,
+                               _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
                                read_clip, read_train, resolve_run)
@@ -742,11 +743,13 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         errors.extend(exc)
         return None
     key = sched_plan.key if sched_plan.schedule is not None else "lr"
-    errors.extend(absolute_over_scaled(sched_plan, scaled_lr_keys(opt_plan.groups),
-                                       scaled_lr_keys(opt_plan.groups, "weight_decay")))
+    # problems at optreg's paths of the scheduler: at the keys a scheduler form writes (at_written), as its own are
+    errors.extend(at_written(sched_plan, absolute_over_scaled(sched_plan, scaled_lr_keys(opt_plan.groups),
+                                                              scaled_lr_keys(opt_plan.groups, "weight_decay"))))
     dynamic = opt_plan.dynamic_lrs()
     if key == "lr" and dynamic:
-        errors.add("scheduler", dynamic_lr_conflict(sched_plan.name, key=_lr_key(opt_plan, dynamic[0][0])))
+        conflict = dynamic_lr_conflict(sched_plan.name, key=_lr_key(opt_plan, dynamic[0][0]))
+        errors.extend(at_written(sched_plan, [ErrorItem("scheduler", conflict)]))
         return sched_plan
     default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
     bases, problem = opt_plan.base_values(key)
@@ -757,10 +760,10 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
                                      not isinstance(default, bool) else None, "scheduler"))
     for other, schedule in getattr(sched_plan.schedule, "also_drives", {}).items():   # keys it drives beside
         values, problem = opt_plan.base_values(other)
-        errors.extend([ErrorItem("scheduler", problem)] if problem else check_schedule(
+        errors.extend(at_written(sched_plan, [ErrorItem("scheduler", problem)]) if problem else check_schedule(
             SchedulerPlan(None, {}, key=other, schedule=schedule, written=sched_plan.written), values, None,
             "scheduler"))
-    errors.extend(overrun_errors(sched_plan, experiment.run))
+    errors.extend(at_written(sched_plan, overrun_errors(sched_plan, experiment.run)))
     if notes is not None and not errors:
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment),
                                    lr_sources=_lr_sources(opt_plan)))

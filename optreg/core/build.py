@@ -1142,7 +1142,12 @@ def check_schedule(plan: SchedulerPlan, bases: Sequence[float] | None, default: 
     within ±MAX_SCHEDULED, and a beta within [0, 1). Problems the steps would otherwise meet later, found before
     anything is built, at the paths its planning errors are at (a scheduler form's: `SchedulerPlan.written`).
     `bases`: the groups' values of the key (None when unknown: nothing to check)."""
-    problems = _value_problems(plan, bases, default, path)
+    return at_written(plan, _value_problems(plan, bases, default, path))
+
+
+def at_written(plan: SchedulerPlan, problems: list[ErrorItem]) -> list[ErrorItem]:
+    """`problems` of `plan`, at optreg's own paths, at the keys its spec is written at: a scheduler form's
+    (`SchedulerPlan.written`: Cerebras' `scheduler.CosineDecayLR`), as its planning errors are."""
     if problems and plan.written:
         from optreg.config.translate import source_paths
 
