@@ -389,21 +389,13 @@ def test_a_cerebras_form_s_unusable_values_are_refused_at_the_key_the_file_write
     """The values a schedule written in a Cerebras form gives (check_schedule) are refused at the key the file
     writes it with and that key's position, as its planning errors are, in validate with and without --model and in
     build: the error was at `scheduler`, the section's position (3:1)."""
-    import optreg
-    from optreg.cli import main
-
     file = tmp_path / "form.yaml"
     file.write_text("optimizer: {name: cerebras.SGD, lr: 0.1}\ntrain: {steps: 100}\nscheduler:\n  SequentialLR:\n"
                     "    schedulers:\n"
                     "      - LinearLR: {initial_learning_rate: 0.0, end_learning_rate: 0.1, total_iters: 5}\n"
                     "      - ExponentialLR: {initial_learning_rate: 0.1, decay_rate: 1.0e+9, total_iters: 1}\n")
     said = f"{file}:4:3: scheduler.SequentialLR: SequentialLR gives no usable lr at step 8 (1e+26)"
-    for model in ([], ["--model", "tests.test_schedule_forms:_model"]):
-        assert main(["validate", str(file), *model]) == 1
-        assert capsys.readouterr().err.strip() == said
-    with pytest.raises(ConfigError) as info:
-        optreg.build(str(file), _model())
-    assert str(info.value) == said
+    _refused_alike(file, said, capsys)
 
 
 LR_MULT = "optimizer:\n  name: cerebras.SGD\n  lr: 0.1\n  param_groups:\n    - {params: '*bias', lr_mult: 0.5}\n"
@@ -431,12 +423,17 @@ def test_a_cerebras_form_s_conflict_with_the_groups_is_at_the_key_the_file_write
     """What planning finds of the schedule against the optimizer's groups (an absolute lr over an lr_mult, an lr the
     optimizer sets per step itself) is at the class key a Cerebras form writes and its position, as check_schedule's
     problems are, in validate with and without --model and in build: it was at `scheduler`, the section's (6:1)."""
-    import optreg
-    from optreg.cli import main
-
     file = tmp_path / "form.yaml"
     file.write_text(text)
     said = f"{file}:{line}:3: {message.format(key=key)}"
+    _refused_alike(file, said, capsys)
+
+
+def _refused_alike(file, said: str, capsys) -> None:
+    """`file` is refused with the one error `said` by validate, with and without --model, and by build."""
+    import optreg
+    from optreg.cli import main
+
     for model in ([], ["--model", "tests.test_schedule_forms:_model"]):
         assert main(["validate", str(file), *model]) == 1
         assert capsys.readouterr().err.strip() == said
