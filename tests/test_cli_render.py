@@ -103,8 +103,10 @@ def test_show_fits_for_every_component_and_keeps_each_option_name_whole(width, m
         assert header.startswith(entry.qualname + " ("), header
 
 
-#: what a user must never read in `optreg show`: a Python repr, pydantic's marker of no default
-REPR_JUNK = ("<object", " object at 0x", "<function", "<class ", "<built-in", "PydanticUndefined", "Ellipsis")
+#: what a user must never read in `optreg show`: a Python repr, pydantic's marker of no default, the executable
+#: range every number and count has (`types.MAX_FLOAT`, `types.MAX_INT`: said once in the README, not per option)
+REPR_JUNK = ("<object", " object at 0x", "<function", "<class ", "<built-in", "PydanticUndefined", "Ellipsis",
+             "9007199254740992", "1000000000.0")
 
 
 def test_show_says_what_a_user_gets_for_every_component(monkeypatch, capsys):

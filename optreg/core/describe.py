@@ -101,10 +101,12 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def _constraint_text(schema: dict[str, Any]) -> str:
-    from optreg.core.types import MAX_FLOAT
+    from optreg.core.types import MAX_FLOAT, MAX_INT
 
-    # ±MAX_FLOAT bounds every number (the executable range, documented once), so it is not repeated here
-    parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if key in schema and abs(schema[key]) != MAX_FLOAT]
+    # ±MAX_FLOAT bounds every number and MAX_INT every count (the executable range, documented once in the
+    # README), so neither is repeated here
+    parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS
+             if key in schema and abs(schema[key]) not in (MAX_FLOAT, MAX_INT)]
     for sub in schema.get("anyOf", []) + schema.get("prefixItems", []):
         text = _constraint_text(sub)
         if text and text not in parts:
