@@ -85,6 +85,28 @@ def test_warmup_ratio_1_warms_up_over_the_whole_run(run, total):
     assert want[1] == pytest.approx(1e-3 / total) and want[-1] == pytest.approx(1e-3 * (total - 1) / total)
 
 
+@pytest.mark.parametrize("name", ["constant_with_warmup", "inverse_sqrt"])
+def test_a_warmup_ratio_of_a_run_in_epochs_counts_from_the_run_given_beside_the_file(name):
+    """constant_with_warmup and inverse_sqrt have no num_training_steps to count a warmup fraction from: over epochs,
+    the Trainer counts it from the run (ceil(ratio·epochs × steps per epoch)), which the caller gives; without
+    one, the fraction is an error at the key the file writes."""
+    from transformers import get_scheduler
+
+    text = json.dumps({"learning_rate": 1e-3, "lr_scheduler_type": name, "num_train_epochs": 2,
+                       "warmup_ratio": 0.1}) + "\n"
+    with pytest.raises(ConfigError) as info:
+        optreg.build(text, STAND_IN.model())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("warmup_ratio", "a fraction (0.1) needs the run length (--steps N, build(..., total_steps=) or "
+                         "steps_per_epoch=) to count from")]
+    reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    want = stepped_lrs(reference, get_scheduler(name, reference, num_warmup_steps=3, num_training_steps=30), 30)
+    assert want[:4] == pytest.approx([0, 1e-3 / 3, 2e-3 / 3, 1e-3])
+    for given in ({"steps_per_epoch": 15}, {"total_steps": 30}):
+        built = optreg.build(text, STAND_IN.model(), **given)
+        assert stepped_lrs(built.optimizer, built.scheduler, 30) == pytest.approx(want, rel=1e-12, abs=0)
+
+
 @pytest.mark.parametrize("run, ratio, verdict, why", [
     ({"max_steps": 100}, 0.1, "exact", "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1"),
     ({"max_steps": 100}, 1.0, "exact", "transformers 4's ratio: 1, the whole run"),

@@ -31,7 +31,8 @@ from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bound_message, number_message
-from optreg.errors import Collector, closest, show
+from optreg.errors import Collector, ConfigError, closest, show
+from optreg.schedules.engine import resolve_steps
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
@@ -311,8 +312,9 @@ def _flag(value: str, errors: Collector) -> bool:
 WHOLE_RUN = math.nextafter(1.0, 0.0)
 
 
-def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> Any:
-    """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total);
+def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector, counted: bool = True) -> Any:
+    """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total, which
+    the schedule counts from its num_training_steps; `counted` false: it has none, and the fraction is an error);
     transformers 4's warmup_ratio (in [0, 1]) is ceil(ratio·total) at 1 too: the whole run."""
     key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
     value = _number(data, key, errors)
@@ -337,10 +339,35 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
         return int(value)
     if total is not None:
         return math.ceil(total * value)   # get_warmup_steps, float product and all
+    if value and not counted:
+        try:
+            resolve_steps(float(value), None, key, "the run length (--steps N, build(..., total_steps=) or "
+                                                    "steps_per_epoch=)")
+        except ConfigError as exc:
+            errors.extend(exc)
+        return 0
     return float(value) if value else 0
 
 
-def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, errors: Collector) -> dict | None:
+def given_total(data: Mapping[str, Any], epochs: Any) -> int | None:
+    """The run length given beside a file whose max_steps leaves the run to the epochs: build(total_steps=),
+    --steps (the `train.steps` it writes beside the file) or `epochs` × build(steps_per_epoch=); None: not given."""
+    from optreg.config.run import given_run
+
+    given, train = given_run(), data.get("train")
+    if "total_steps" in given:
+        return given["total_steps"]
+    if isinstance(train, Mapping) and isinstance(train.get("steps"), int) and not isinstance(train["steps"], bool):
+        return train["steps"]
+    if "steps_per_epoch" in given and isinstance(epochs, int):
+        return epochs * given["steps_per_epoch"]
+    return None
+
+
+def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, errors: Collector,
+                   run: int | None = None) -> dict | None:
+    """The hf dialect's schedule of `lr_scheduler_type`; `total`: max_steps (> 0), its num_training_steps; `run`:
+    the run length given beside a file in epochs (`given_total`), which its warmup fraction is counted from."""
     from optreg.dialects.hf.schedules import HF_SCHEDULES
 
     name = data.get("lr_scheduler_type", DEFAULTS["lr_scheduler_type"])
@@ -366,7 +393,7 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
         errors.add("lr_scheduler_kwargs", f"expected a mapping, got {show(kwargs)}")
         kwargs = {}
     spec: dict[str, Any] = {"name": name, "dialect": "hf"}
-    steps = warmup(data, total, report, errors)
+    steps = warmup(data, total if total is not None else run, report, errors, counted=name not in NO_TOTAL)
     if name != "constant":
         spec["num_warmup_steps"] = steps
     if name not in NO_TOTAL and total is not None:
@@ -436,7 +463,8 @@ class HfFormat:
         elif "num_train_epochs" in data:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
         own["optimizer"] = read_optimizer(data, report, errors, self.trl)
-        own["scheduler"] = read_scheduler(data, total, report, errors)
+        run = None if total is not None else given_total(data, (own.get("train") or {}).get("epochs"))
+        own["scheduler"] = read_scheduler(data, total, report, errors, run)
         clip = _number(data, "max_grad_norm", errors, low=None)   # the Trainer clips when it is > 0
         if clip > 0:
             own["clip_grad"] = {"max_norm": clip}
