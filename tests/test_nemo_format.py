@@ -202,6 +202,18 @@ def test_novograd_is_pytorch_optimizers_novograd():
         assert [e.path for e in info.value.errors] == [f"model.optim.{key}"]
 
 
+def test_the_args_form_is_one_error_at_its_key():
+    """NeMo's older `args: {name: auto, ...}` form (SpeakerNet's Novograd) is refused once, not also as an option
+    Novograd lacks."""
+    config = {"model": {"optim": {"name": "novograd", "lr": 0.01, "args": {"name": "auto", "betas": [0.95, 0.5]}}},
+              "trainer": {"max_steps": 10}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, standin())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("model.optim.args", "NeMo's args form instantiates optimizer parameter classes by name; give the "
+                             "optimizer's keywords beside name: instead")]
+
+
 # ---------------------------------------------------------------------------------------------------
 # with Hydra overrides (the file composed) and as a DictConfig: only what the reader reads is resolved
 # ---------------------------------------------------------------------------------------------------

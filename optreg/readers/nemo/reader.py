@@ -192,7 +192,7 @@ def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse])
     section: dict[str, Any] = {"name": "NovoGrad", "dialect": "pytorch_optimizer"}
     for key, value in optim.items():
         where = join_path(path, key_text(key))
-        if key == "sched":
+        if key in ("sched", "args"):   # args: its error is _optimizer's
             continue
         if key == "name":
             report.append(KeyUse(where, "exact", "NeMo's Novograd is pytorch_optimizer's NovoGrad"))
