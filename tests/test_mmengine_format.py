@@ -19,6 +19,7 @@ from mmengine_standin import model as standin, set_grads
 import optreg
 from optreg import ConfigError
 from optreg.config.formats import KeyUse
+from tests.format_replay import stepped_lrs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mmengine"
 CONFIGS = sorted(p for p in (FIXTURES / "configs").glob("*.yaml") if not p.stem.startswith("refused_"))
@@ -308,6 +309,22 @@ def test_python_config_goes_through_mmengines_loader(tmp_path):
     path.write_text(text)
     experiment = optreg.load_config(str(path))
     assert experiment.format == "mmengine" and experiment.optimizer["lr"] == 1.0
+
+
+def test_a_python_config_that_inherits_its_schedule_from_base_files_is_read(tmp_path):
+    """Most model configs of mmpretrain (mobilenet-v2_8xb32_in1k.py) are a `_base_` list alone: the optimizer and
+    schedule come from the base files mmengine's loader merges; such a file was said to be no format's."""
+    pytest.importorskip("mmengine.config", reason="mmengine's Config (mmengine-lite with its dependencies)")
+    (tmp_path / "schedule.py").write_text("optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.045, momentum=0.9))\n"
+                                          "param_scheduler = dict(type='StepLR', by_epoch=False, step_size=2, "
+                                          "gamma=0.5)\ntrain_cfg = dict(by_epoch=False, max_iters=6)\n")
+    (tmp_path / "model.py").write_text("model = dict(type='MobileNetV2')\n")
+    path = tmp_path / "cfg.py"
+    path.write_text("_base_ = ['./model.py', './schedule.py']\n")
+    built = optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert built.experiment.format == "mmengine" and built.run.steps == 6
+    assert stepped_lrs(built.optimizer, built.scheduler, 6) == pytest.approx([0.045, 0.045, 0.0225, 0.0225,
+                                                                            0.01125, 0.01125], rel=1e-12)
 
 
 def test_a_python_file_nested_beyond_the_parser_is_a_located_error(tmp_path):

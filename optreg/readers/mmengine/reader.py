@@ -285,7 +285,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
 # ---------------------------------------------------------------------------------------------------
 # .py configs
 # ---------------------------------------------------------------------------------------------------
-NAMES = ("optim_wrapper", "param_scheduler")
+NAMES = ("optim_wrapper", "param_scheduler", "_base_")   # _base_: MMEngine's inheritance, which may give them
 
 
 def _names(text: str) -> set[str]:
@@ -307,7 +307,7 @@ def _names(text: str) -> set[str]:
 def read_python(text: str, name: str, path: Any) -> tuple[Any, Any] | None:
     """An MMEngine `.py` config -> (its Config as a dict, None), loaded by mmengine's `Config.fromfile` (which
     executes the file, as MMEngine does, with its `_base_` files); None when the file assigns none of optim_wrapper,
-    param_scheduler. Without mmengine: a ConfigError."""
+    param_scheduler and _base_ (`NAMES`). Without mmengine: a ConfigError."""
     if not set(NAMES) & _names(text):
         return None
     try:
