@@ -169,6 +169,24 @@ def test_a_file_that_would_run_code_is_refused_without_running_it(tree, tmp_path
     assert not marker.exists()
 
 
+def test_a_module_of_code_the_config_imports_is_not_read_but_refuses_nothing_it_does_not_give(tree, tmp_path):
+    """SimCSE's, Stable Diffusion's and MOCOV3's configs import their datasets (`from projects.SimCSE.dataset.dataset
+    import TrainDataset_sup`): a module with classes, which LiBai imports as code. Its names are not read, an error
+    only where the optimizer or the schedule takes one (the whole config was refused at the module's class)."""
+    (tmp_path / "projects" / "demo").mkdir(parents=True)
+    (tmp_path / "projects" / "demo" / "dataset.py").write_text("import oneflow\n\n\nclass Data:\n    pass\n\n\n"
+                                                               "LR = 0.1\n")
+    path = tree("from projects.demo.dataset import Data, LR\ndataloader = dict(train=LazyCall(Data)(root='x'))")
+    experiment = load_config(path)
+    assert (experiment.optimizer["lr"], experiment.run.steps) == (5e-4, 200)
+    with pytest.raises(ConfigError) as info:
+        load_config(tree("from projects.demo.dataset import LR\noptim.lr = LR"))
+    dataset = tmp_path / "projects" / "demo" / "dataset.py"
+    assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [
+        ("optim.lr", f"not read: LR of {dataset}:4:1: a lambda or a function or class definition; optreg reads "
+                     f"LazyConfig files without running them", 9)]
+
+
 def test_a_missing_common_import_is_named(tmp_path):
     path = tmp_path / "alone.py"
     path.write_text(MAIN.format(extra=""))

@@ -16,7 +16,9 @@ only if the reader needs it; a config import not found is one too (naming the im
 Refused outright (ConfigError at the line, nothing runs): `__import__`, eval/exec/compile/open/getattr/setattr/
 globals/locals/vars/breakpoint/input, dunder attributes, lambdas, function and class definitions, a statement
 that calls something (other than `x.update(...)`), `if` / `while` / `try` / `with`, loops that assign to the
-config's names. Loops that touch other names (datasets) are skipped.
+config's names. Loops that touch other names (datasets) are skipped. In a file the config imports (a module of
+code under projects/, such as a dataset's, or a config file), the names imported from it are `NotRead` instead,
+saying why: as any value optreg does not evaluate, refused only where the reader needs it.
 """
 
 from __future__ import annotations
@@ -178,6 +180,7 @@ class Reader:
     def __init__(self, roots: tuple[str, ...] = ("optim", "train")):
         self.roots = roots
         self.modules: dict[Path, Module] = {}
+        self.unread: dict[Path, str] = {}   # an imported file refused: why (`_load`)
         self.marks: Marks | None = None
         self.main: tuple[Path, str] | None = None   # the file read first, and its name as the user gave it
 
@@ -207,15 +210,22 @@ class Reader:
             self._statement(stmt, module)
         return module
 
-    def _load(self, file: Path) -> Module:
+    def _load(self, file: Path) -> Module | NotRead:
+        """The imported file's module, or why it is not read (a NotRead: a refusal, in its words and at its line)."""
         file = file.resolve()
-        if file not in self.modules:
+        if file not in self.modules and file not in self.unread:
             try:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError([ErrorItem("", f"cannot read the imported config: {type(exc).__name__}",
                                              Location(self.shown(file)))]) from None
-            self.read(text, file)
+            try:
+                self.read(text, file)
+            except ConfigError as exc:   # what it binds, partly read, is not known: none of it is read
+                self.modules.pop(file, None)
+                self.unread[file] = str(exc).splitlines()[0]
+        if file in self.unread:
+            return NotRead(self.unread[file])
         return self.modules[file]
 
     def _config_file(self, module: str, level: int, here: Path) -> Path | None | bool:
@@ -252,7 +262,8 @@ class Reader:
                                         f"({file}:{stmt.lineno}: {text}), which is not beside the file")
                 else:
                     other = self._load(found)
-                    env[name] = other.env.get(alias.name, NotRead(f"{alias.name}: not in {other.shown}"))
+                    env[name] = NotRead(f"{alias.name} of {other}") if isinstance(other, NotRead) else \
+                        other.env.get(alias.name, NotRead(f"{alias.name}: not in {other.shown}"))
         elif isinstance(stmt, ast.Assign):
             value = self._expr(stmt.value, module)
             for target in stmt.targets:
@@ -489,5 +500,7 @@ class Reader:
         for base in [module.path.parent, *module.path.parent.parents]:
             for candidate in (base / "configs" / arg, base / arg):
                 if candidate.is_file():
-                    return dict(self._load(candidate).env)
+                    other = self._load(candidate)
+                    return NotRead(f"get_config({arg!r}) ({where}): {other}") if isinstance(other, NotRead) else \
+                        dict(other.env)
         return NotRead(f"get_config({arg!r}) ({where}): LiBai's configs/{arg} is not beside the file")
