@@ -14,7 +14,7 @@ import torch
 
 import optreg
 from optreg.config.experiment import load_config
-from optreg.errors import ConfigError
+from optreg.errors import ConfigError, Location
 
 import libai_corpus
 
@@ -185,6 +185,17 @@ def test_a_module_of_code_the_config_imports_is_not_read_but_refuses_nothing_it_
     assert [(e.path, e.message, e.location.line) for e in info.value.errors] == [
         ("optim.lr", f"not read: LR of {dataset}:4:1: a lambda or a function or class definition; optreg reads "
                      f"LazyConfig files without running them", 9)]
+
+
+@pytest.mark.parametrize("extra, column", [("train.update(dict(train_iter=200, warmup_ratio=1.5))", 35),
+                                           ("train.update(warmup_ratio=1.5)", 14)])
+def test_a_key_that_update_sets_is_located_at_the_update(tree, extra, column):
+    """SimCSE's configs set their run with `train.update(dict(train_epoch=1, train_iter=1000, ...))`: an error at a
+    key it sets was located at the imported common/train.py, which the file overrides."""
+    path = tree(extra)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert [(e.path, e.location) for e in info.value.errors] == [("train.warmup_ratio", Location(path, 8, column))]
 
 
 def test_a_missing_common_import_is_named(tmp_path):

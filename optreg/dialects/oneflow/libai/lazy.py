@@ -305,6 +305,12 @@ class Reader:
                 for value in values:
                     target.update(value)
                 target.update(keywords)
+                dotted = _dotted(node.func.value)
+                if dotted is not None:   # each key it sets is where this call writes it, as an assignment's
+                    for key in [k for v in values for k in v] + list(keywords):
+                        self._forget(f"{dotted}.{key}")
+                    for given in [*node.args, node]:   # dict(...) / {...} arguments, then the call's keywords
+                        self._mark_value(dotted, given, module)
             return
         called = _dotted(getattr(node, "func", node)) or "something"
         raise _refuse(stmt, module.shown, f"a statement that calls {called}")
