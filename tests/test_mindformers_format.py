@@ -248,6 +248,20 @@ def test_keys_mindformers_ignores_are_dropped_and_its_near_misses_refused():
     assert [(e.path, e.suggestion) for e in exc.value.errors] == [("lr_schedule.eta_mn", "eta_min")]
 
 
+def test_a_near_miss_of_a_runner_wrapper_key_optreg_reads_is_refused():
+    """MFTrainOneStepCell takes **kwargs: `max_grad_nrom: 0.5` would leave MindFormers clipping at its default 1.0,
+    as optreg did, reporting the key as the train step cell's; its other keys (scale_sense) are still the cell's."""
+    text = BASE.format(opt="AdamW", lr="CosineWithWarmUpLR").replace(
+        "use_clip_grad: True", "use_clip_grad: True\n  scale_sense: 1.0\n  max_grad_nrom: 0.5")
+    with pytest.raises(ConfigError) as exc:
+        load_config(text)
+    assert [str(e) for e in exc.value.errors] == [
+        "<string>:23:3: runner_wrapper.max_grad_nrom: not an option of MindFormers' train step cell, which would "
+        "ignore it (did you mean 'max_grad_norm'?)"]
+    uses = {u.path: u.verdict for u in load_config(text.replace("max_grad_nrom", "max_grad_norm")).report}
+    assert (uses["runner_wrapper.scale_sense"], uses["runner_wrapper.max_grad_norm"]) == ("trainer", "exact")
+
+
 def test_lr_scale_multiplies_by_devices_and_batch_over_the_factor():
     text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR") + \
         "lr_scale: True\nlr_scale_factor: 256\nparallel_config: {data_parallel: 2, model_parallel: 4}\n"

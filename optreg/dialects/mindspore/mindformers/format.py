@@ -330,8 +330,15 @@ def _clip(raw: Any, report: list, errors: Collector) -> float | None:
     if not isinstance(raw, Mapping):
         errors.add("runner_wrapper", f"expected a mapping, got {show(raw)}")
         return None
+    read = ("use_clip_grad", "max_grad_norm")
     for key in raw:
-        if key not in ("use_clip_grad", "max_grad_norm"):
+        if key in read:
+            continue
+        near = closest(str(key), read)   # MFTrainOneStepCell takes **kwargs: a misspelling would go unread
+        if near is not None:
+            errors.add(join_path("runner_wrapper", key), "not an option of MindFormers' train step cell, which "
+                                                         "would ignore it", near)
+        else:
             report.append(KeyUse(join_path("runner_wrapper", key), "trainer", "MindFormers' train step cell "
                                                                               "(loss scaling, its type)"))
     flag = raw.get("use_clip_grad", False)
