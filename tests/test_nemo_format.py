@@ -214,6 +214,35 @@ def test_the_args_form_is_one_error_at_its_key():
                              "optimizer's keywords beside name: instead")]
 
 
+BLANK_EPOCHS = """\
+max_epochs: ???
+max_steps: 50
+model:
+  optim:
+    _target_: torch.optim.AdamW
+    lr: 1.0e-3
+    sched: {name: StepLR, step_size: 10, gamma: 0.5}
+trainer:
+  max_steps: ${max_steps}
+  max_epochs: ${max_epochs}
+"""
+
+
+def test_a_blank_max_epochs_is_lightnings_unless_it_is_the_run():
+    """audio_codec_16000.yaml leaves max_epochs `???` for the command line beside max_steps 200000: NeMo's schedule
+    and the run follow max_steps, so the blank is Lightning's (the file was refused at it). Without max_steps it is
+    the run's, an error at its key, unless a run length is given beside the file."""
+    experiment = optreg.load_config(BLANK_EPOCHS)
+    assert experiment.run.steps == 50 and experiment.scheduler["step_size"] == 10
+    assert {u.path: u.verdict for u in experiment.report}["trainer.max_epochs"] == "trainer"
+    no_steps = BLANK_EPOCHS.replace("  max_steps: ${max_steps}\n", "")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(no_steps)
+    assert [e.path for e in info.value.errors] == ["trainer.max_epochs"]
+    built = optreg.build(no_steps, standin(), total_steps=30)
+    assert built.run.steps == 30
+
+
 # ---------------------------------------------------------------------------------------------------
 # with Hydra overrides (the file composed) and as a DictConfig: only what the reader reads is resolved
 # ---------------------------------------------------------------------------------------------------

@@ -125,6 +125,32 @@ def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
         return None
 
 
+#: a trainer key the reader does not resolve (`_trainer_section`): Lightning's business, or a max_epochs not the run's
+NOT_READ = object()
+#: the trainer keys the reader computes with, besides max_epochs
+TRAINER_READ = ("max_steps", "gradient_clip_val", "gradient_clip_algorithm")
+
+
+def _trainer_section(cfg: Any, errors: Collector, given: bool) -> Any:
+    """`trainer:` with the values the reader reads resolved, the others NOT_READ: a key left blank (`???`, filled by
+    the application on its command line) is Lightning's, as the model's blanks are the application's; so is a
+    max_epochs that cannot be resolved where it is not the run (beside max_steps >= 0 or a run length given)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    node = OmegaConf.select(cfg, "trainer", throw_on_missing=False, throw_on_resolution_failure=False)
+    if not isinstance(node, DictConfig):
+        return _resolved(cfg, "trainer", errors)
+    section = {key: _resolved(cfg, f"trainer.{key}", errors) if key in TRAINER_READ else NOT_READ
+               for key in node.keys()}
+    if "max_epochs" in section:
+        steps, blank = section.get("max_steps", -1), Collector()
+        section["max_epochs"] = _resolved(cfg, "trainer.max_epochs", blank)
+        if blank and (given or isinstance(steps, int) and steps >= 0):
+            section["max_epochs"] = NOT_READ
+        errors.extend(blank.items if section["max_epochs"] is not NOT_READ else [])
+    return section
+
+
 def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]) -> dict[str, Any] | None:
     """model.optim (less sched) -> optreg's torch-dialect optimizer section."""
     path = "model.optim"
@@ -216,7 +242,8 @@ def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse])
 def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given: bool = False
              ) -> tuple[int, int | None, dict | None]:
     """(max_steps, max_epochs, clip_grad) of Lightning's trainer section, as Lightning defaults them.
-    `length_given`: a run length is given beside the file (--steps, its own train:), which replaces max_epochs."""
+    `length_given`: a run length is given beside the file (--steps, its own train:, build(total_steps=)), which
+    replaces max_epochs."""
     if trainer is None:
         return -1, None, None
     if not isinstance(trainer, Mapping):
@@ -229,7 +256,9 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given
         errors.add("trainer.max_steps", wrong)
         steps = -1
     epochs = trainer.get("max_epochs")
-    if epochs is None or epochs == -1:
+    if epochs is NOT_READ:   # not the run's length (_trainer_section)
+        pass
+    elif epochs is None or epochs == -1:
         epochs = 1000 if steps == -1 and epochs is None else None   # Lightning: 1000 when neither is given
     elif (wrong := number_message(epochs, 1, integer=True, also="-1: no limit")) is not None:
         errors.add("trainer.max_epochs", wrong)
@@ -333,7 +362,7 @@ PATHS = {"optimizer.name": "model.optim.name", "optimizer": "model.optim", "sche
 
 def read(data: Mapping[str, Any], source: Any = None) -> Any:
     """A NeMo config -> optreg's own Experiment (format nemo), with a KeyUse per key it read."""
-    from optreg.config.run import resolve_run
+    from optreg.config.run import given_run, resolve_run
     from optreg.config.formats import has
 
     errors = Collector()
@@ -343,16 +372,17 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         cfg = _omegaconf(data)
     except ConfigError as exc:
         raise exc.located(source) from None
+    raw = data.get("train")
+    train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
+    # a run length given beside the file: --steps or its own train:, or build(total_steps=)
+    given = isinstance(train, dict) and ("steps" in train or "epochs" in train) or "total_steps" in given_run()
     optim = _resolved(cfg, "model.optim", errors)
-    trainer = _resolved(cfg, "trainer", errors) if has(data, "trainer") or "trainer" in data else None
+    trainer = _trainer_section(cfg, errors, given) if has(data, "trainer") or "trainer" in data else None
     own: dict[str, Any] = {}
     trainer_epochs = False   # train.epochs is the trainer's max_epochs (its errors at that key)
     if not errors and not isinstance(optim, Mapping):
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
-        raw = data.get("train")
-        train = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else raw
-        given = isinstance(train, dict) and ("steps" in train or "epochs" in train)   # a length given (--steps)
         steps, epochs, clip = _trainer(trainer, errors, report, given)
         optimizer = _optimizer(optim, errors, report)
         scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes, given)
