@@ -243,6 +243,19 @@ def test_a_blank_max_epochs_is_lightnings_unless_it_is_the_run():
     assert built.run.steps == 30
 
 
+def test_an_epoch_schedule_without_its_steps_per_epoch_is_said_at_its_name(tmp_path):
+    """NeMo steps ExponentialLR per epoch (EPOCH_SCHEDULERS): without the steps per epoch the error was at
+    model.optim.sched.by_epoch, a key the file does not write, located at sched:."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("model:\n  optim:\n    name: adam\n    lr: 0.01\n    sched:\n      name: ExponentialLR\n"
+                    "      gamma: 0.9\ntrainer:\n  max_steps: 30\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), standin())
+    assert [(e.path, e.location.line, e.location.column) for e in info.value.errors] == [
+        ("model.optim.sched.name", 6, 7)]
+    assert info.value.errors[0].message.startswith("a schedule counted in epochs needs the steps per epoch")
+
+
 # ---------------------------------------------------------------------------------------------------
 # with Hydra overrides (the file composed) and as a DictConfig: only what the reader reads is resolved
 # ---------------------------------------------------------------------------------------------------

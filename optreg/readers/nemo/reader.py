@@ -356,6 +356,7 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
 #: optreg's path -> the NeMo config's (for errors of the translated experiment)
 #: optreg's own form's paths -> the NeMo config's (the longest prefix wins)
 PATHS = {"optimizer.name": "model.optim.name", "optimizer": "model.optim", "scheduler": "model.optim.sched",
+         "scheduler.by_epoch": "model.optim.sched.name",   # not NeMo's key: the name counts in epochs (EPOCH)
          "clip_grad.max_norm": "trainer.gradient_clip_val", "clip_grad.max_value": "trainer.gradient_clip_val",
          "clip_grad": "trainer"}
 
