@@ -304,9 +304,16 @@ CLIPS = "; gradient clipping is Built.clip_gradients(model), called between back
     ({**LEGACY, "optimizer": {**LEGACY["optimizer"], "loss_scaling_factor": "dynamic", "log_summaries": True}},
      ["not the optimizer's: optimizer.loss_scaling_factor='dynamic', optimizer.log_summaries=True. "
       + AROUND_NOTE.format("loss scaling (cstorch.amp GradScaler); norm summaries")]),
+    ({"trainer": {"init": {"optimizer": {"SGD": {"lr": 0.1}}, "sparsity": {"sparsity": 0.75, "algorithm": "rigl"}}}},
+     ["not the optimizer's: trainer.init.sparsity={'sparsity': 0.75, 'algorithm': 'rigl'}. " + AROUND_NOTE.format(
+         "weight sparsity: cstorch.sparse masks the weights and the optimizer's state, which optreg leaves dense")]),
+    ({**LEGACY, "sparsity": {"type": "gmp", "sparsity": 0.5}},
+     ["not the optimizer's: sparsity={'type': 'gmp', 'sparsity': 0.5}. " + AROUND_NOTE.format(
+         "weight sparsity: cstorch.sparse masks the weights and the optimizer's state, which optreg leaves dense")]),
 ])
 def test_keys_around_the_optimizer_are_the_same_notes_without_the_model_as_with_it(config, notes):
-    # validate without a model said nothing of them (nor of a trainer key or a renamed key in the optimizer)
+    # validate without a model said nothing of them (nor of a trainer key or a renamed key in the optimizer); a
+    # sparsity section (params_gpt3_125m_rigl75.yaml's RigL) was dropped without a word: the run here is dense
     assert validate_experiment(config).check_final() == notes
     with pytest.warns(UserWarning) as record:
         optreg.build(config, Net())

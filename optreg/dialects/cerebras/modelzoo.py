@@ -61,6 +61,8 @@ AROUND = {
     "max_loss_scale": "loss scaling", "log_loss_scale": "a loss-scale summary", "log_summaries": "norm summaries",
     "enabled": "mixed precision", "fp16_type": "mixed precision", "precision_opt_level": "the compiler's precision",
     "grad_accum_steps": "gradient accumulation in the training loop",
+    "sparsity": "weight sparsity: cstorch.sparse masks the weights and the optimizer's state, which optreg leaves "
+                "dense",
 }
 #: Keys older releases accepted and Model Zoo 2.10 refuses: key -> (replacement, what happened, and when).
 DROPPED = {
@@ -161,6 +163,8 @@ def _read_legacy(data: Mapping[str, Any], errors: Collector) -> Section | None:
     for key in list(options):
         if key in CLIPPING or key in AROUND:
             section.around[key] = (options.pop(key), join_path("optimizer", key))
+    if data.get("sparsity") is not None:   # the params file's own section
+        section.around["sparsity"] = (data["sparsity"], "sparsity")
     lr = options.pop("learning_rate", None) if "learning_rate" in options else None
     if lr is not None:
         where = "optimizer.learning_rate"
@@ -224,6 +228,8 @@ def _read_trainer(data: Mapping[str, Any], errors: Collector) -> Section | None:
     loop = init.get("loop") or {}
     if isinstance(loop, Mapping) and "grad_accum_steps" in loop:
         section.around["grad_accum_steps"] = (loop["grad_accum_steps"], join_path(path, "loop.grad_accum_steps"))
+    if init.get("sparsity") is not None:
+        section.around["sparsity"] = (init["sparsity"], join_path(path, "sparsity"))
     return section
 
 
