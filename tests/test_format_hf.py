@@ -107,6 +107,18 @@ def test_a_warmup_ratio_of_a_run_in_epochs_counts_from_the_run_given_beside_the_
         assert stepped_lrs(built.optimizer, built.scheduler, 30) == pytest.approx(want, rel=1e-12, abs=0)
 
 
+@pytest.mark.parametrize("warmup", [{"warmup_steps": 250}, {"warmup_ratio": 0.1}])
+def test_a_warmup_beside_the_constant_schedule_is_reported_unused(warmup):
+    """get_scheduler builds `constant` without a warmup: the key was reported exact, as if the Trainer warmed up, and
+    a ratio over epochs was refused for want of a run it is never counted from."""
+    text = json.dumps({"learning_rate": 1e-5, "lr_scheduler_type": "constant", "num_train_epochs": 2, **warmup})
+    built = optreg.build(text + "\n", STAND_IN.model(), steps_per_epoch=5)
+    assert stepped_lrs(built.optimizer, built.scheduler, 10) == [1e-5] * 10
+    (key,) = warmup
+    uses = {u.path: (u.verdict, u.why) for u in built.experiment.report}
+    assert uses[key] == ("trainer", "get_scheduler passes no warmup to constant")
+
+
 @pytest.mark.parametrize("run, ratio, verdict, why", [
     ({"max_steps": 100}, 0.1, "exact", "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1"),
     ({"max_steps": 100}, 1.0, "exact", "transformers 4's ratio: 1, the whole run"),

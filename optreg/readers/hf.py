@@ -393,9 +393,13 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
         errors.add("lr_scheduler_kwargs", f"expected a mapping, got {show(kwargs)}")
         kwargs = {}
     spec: dict[str, Any] = {"name": name, "dialect": "hf"}
-    steps = warmup(data, total if total is not None else run, report, errors, counted=name not in NO_TOTAL)
+    uses: list = []
+    steps = warmup(data, total if total is not None else run, uses, errors,   # constant's is unused
+                   counted=name == "constant" or name not in NO_TOTAL)
     if name != "constant":
         spec["num_warmup_steps"] = steps
+    report.extend(KeyUse(u.path, TRAINER, f"get_scheduler passes no warmup to {name}")
+                  if name == "constant" and u.verdict != TRAINER else u for u in uses)
     if name not in NO_TOTAL and total is not None:
         spec["num_training_steps"] = total
     for key in ("num_warmup_steps", "num_training_steps"):
