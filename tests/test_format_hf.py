@@ -119,6 +119,29 @@ def test_a_warmup_beside_the_constant_schedule_is_reported_unused(warmup):
     assert uses[key] == ("trainer", "get_scheduler passes no warmup to constant")
 
 
+def test_a_fraction_of_the_run_in_wsd_kwargs_is_refused_as_transformers_counts_steps():
+    """get_wsd_schedule takes num_decay_steps and num_stable_steps as step counts: 0.2 decays over 0.2 of a step and
+    the Trainer trains at min_lr_ratio from there. The hf dialect's own form reads it as a fraction of the run (a
+    curve the Trainer does not build): from a TrainingArguments file it is an error at the kwarg; a count builds."""
+    from transformers import get_scheduler
+
+    config = {"learning_rate": 1e-4, "lr_scheduler_type": "warmup_stable_decay", "max_steps": 50, "warmup_ratio": 0.1,
+              "lr_scheduler_kwargs": {"num_decay_steps": 0.2, "min_lr_ratio": 0.1}}
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(json.dumps(config) + "\n")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("lr_scheduler_kwargs.num_decay_steps", "get_scheduler passes num_decay_steps to warmup_stable_decay as a "
+                                                "step count, not a fraction of the run (0.2 is under one step): "
+                                                "write the count")]
+    config["lr_scheduler_kwargs"]["num_decay_steps"] = 10
+    built = optreg.build(json.dumps(config) + "\n", STAND_IN.model())
+    reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-4)
+    trainers = get_scheduler("warmup_stable_decay", reference, num_warmup_steps=5, num_training_steps=50,
+                             scheduler_specific_kwargs={"num_decay_steps": 10, "min_lr_ratio": 0.1})
+    assert stepped_lrs(built.optimizer, built.scheduler, 50) == pytest.approx(stepped_lrs(reference, trainers, 50),
+                                                                               rel=1e-12, abs=0)
+
+
 @pytest.mark.parametrize("run, ratio, verdict, why", [
     ({"max_steps": 100}, 0.1, "exact", "transformers 4's ratio, read as transformers 5 reads warmup_steps < 1"),
     ({"max_steps": 100}, 1.0, "exact", "transformers 4's ratio: 1, the whole run"),

@@ -407,6 +407,12 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
             errors.add(f"lr_scheduler_kwargs.{key}", f"get_scheduler passes {key} itself (from "
                                                      f"{'warmup_steps' if 'warmup' in key else 'the run length'}): "
                                                      f"the Trainer fails with both")
+    for key in ("num_decay_steps", "num_stable_steps"):   # counts to transformers: the hf dialect's fraction is not
+        value = kwargs.get(key)
+        if name not in NO_KWARGS and isinstance(value, float) and 0 < value < 1:
+            errors.add(f"lr_scheduler_kwargs.{key}", f"get_scheduler passes {key} to {name} as a step count, not a "
+                                                     f"fraction of the run ({show(value)} is under one step): write "
+                                                     f"the count")
     if name not in NO_KWARGS:
         spec.update({k: v for k, v in kwargs.items() if k not in ("num_warmup_steps", "num_training_steps")})
     for key in kwargs:
