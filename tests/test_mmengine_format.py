@@ -475,6 +475,21 @@ def test_validate_of_a_python_config_with_errors_lists_them(tmp_path, capsys):
     assert "param_scheduler[0].start_factr: unknown option of MMEngine's LinearLR (did you mean 'start_factor'?)" in err
 
 
+def test_an_error_in_a_python_config_names_the_file_in_every_command(tmp_path, capsys):
+    """mmengine's loader runs the file, so its keys have no positions; the file named its errors in validate only
+    (build, plot, run and groups said the key alone)."""
+    pytest.importorskip("mmengine.config", reason="mmengine's Config (mmengine-lite with its dependencies)")
+    from optreg.cli import main
+
+    path = tmp_path / "bad.py"
+    path.write_text("optim_wrapper = dict(optimizer=dict(type='AdamW', lrr=0.001))\n")
+    error = f"{path}: optim_wrapper.optimizer.lrr: unknown option of torch.AdamW (did you mean 'lr'?)"
+    assert [str(e) for e in _error(str(path)).errors] == [str(e) for e in _error(str(path), standin()).errors] == [
+        error]
+    for command in (["plot", str(path), "--csv"], ["run", str(path)]):
+        assert main(command) == 1 and capsys.readouterr().err.strip() == error
+
+
 def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path):
     """`step_sizee` of a StepLR entry is one error, the misspelling's with its did-you-mean, at its position: the
     missing step_size it explains is not said too; a StepLR without it and without a misspelling says it missing."""

@@ -315,7 +315,8 @@ def _names(text: str) -> set[str]:
 
 
 def read_python(text: str, name: str, path: Any) -> tuple[Any, Any] | None:
-    """An MMEngine `.py` config -> (its Config as a dict, None), loaded by mmengine's `Config.fromfile` (which
+    """An MMEngine `.py` config -> (its Config as a dict, a Source that names the file), loaded by mmengine's
+    `Config.fromfile` (which
     executes the file, as MMEngine does, with its `_base_` files); None when the file assigns none of optim_wrapper,
     param_scheduler and _base_ (`NAMES`). Without mmengine: a ConfigError."""
     if not set(NAMES) & _names(text):
@@ -336,7 +337,9 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any] | None:
     except Exception as exc:   # the file's own code failed under mmengine's loader
         raise ConfigError(f"{name}: mmengine's Config.fromfile failed: {type(exc).__name__}: {str(exc)[:200]}") \
             from None
-    return config.to_dict(), None
+    from optreg.config.yaml_loader import Source
+
+    return config.to_dict(), Source(name, {})   # no positions: mmengine ran the file; its name still locates errors
 
 
 __all__ = ["read", "read_python", "Planner"]
