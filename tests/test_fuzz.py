@@ -412,7 +412,7 @@ def _pair(strategy: st.SearchStrategy[Any], check: Callable[[Any], None]):
 def _check_configure_optimizer(case: tuple[dict[str, Any], Any]) -> None:
     spec, extra = case
     options = {k: v for k, v in spec.items() if not str(k).startswith("_")} if isinstance(spec, dict) else \
-        {"lr": spec}   # `_target_` & co. are Hydra's keys, for build(), not for a Python call
+        {"lr": spec}   # `_target_` & co. are Hydra's keys (test_hydra_compose covers them in a Python call)
     name = options.pop("name", "SGD")
     dialect = options.pop("dialect", None)
     if extra is not None:

@@ -732,3 +732,33 @@ def test_the_python_calls_take_a_composed_config_s_nodes_as_build_takes_it():
         optreg.configure_optimizer("AdamW", model, param_groups=broken.param_groups)
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("param_groups[0].params", "cannot resolve interpolation: Interpolation key 'nope' not found")]
+
+
+def test_the_python_calls_take_a_shipped_group_file_s_node_as_build_takes_it():
+    """A group file carries optreg's `_target_` and `_recursive_`: configure_optimizer(name, model, **node),
+    configure_lr_scheduler(opt, cfg.scheduler) and optimizer_class() read them as build() does (they were 'unknown
+    option of torch.AdamW'); another `_target_` is refused with build()'s words, at its key."""
+    cfg = composed("optimizer=adamw", "optimizer.lr=0.1", "scheduler=step", "scheduler.step_size=3",
+                   "scheduler.warmup={steps: 2}")
+    options = {k: v for k, v in cfg.optimizer.items() if k != "name"}
+    opt = optreg.configure_optimizer(cfg.optimizer.name, model(), **options)
+    sched = optreg.configure_lr_scheduler(opt, cfg.scheduler)
+    built = optreg.build(cfg, model())
+    lrs = []
+    for o, s in ((opt, sched), (built.optimizer, built.scheduler)):
+        lrs.append([])
+        for _ in range(7):
+            lrs[-1].append([g["lr"] for g in o.param_groups])
+            o.step()
+            s.step()
+    assert lrs[0] == lrs[1] and [lr[0] for lr in lrs[0]] == pytest.approx([1e-4, 0.05005, 0.1, 0.1, 0.1, 0.01, 0.01])
+    bound = optreg.optimizer_class("AdamW", **{k: v for k, v in options.items() if k != "param_groups"})
+    assert bound(model().parameters()).defaults["lr"] == 0.1
+    refused = "_target_ 'os.system' is refused (optreg builds components from their name); only " \
+              "'optreg.integrations.hydra.support.{}_factory' is accepted here"
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("SGD", model(), lr=0.1, _target_="os.system")
+    assert [(e.path, e.message) for e in info.value.errors] == [("_target_", refused.format("optimizer"))]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, [{**cfg.scheduler, "_target_": "os.system"}])
+    assert [(e.path, e.message) for e in info.value.errors] == [("schedulers[0]._target_", refused.format("scheduler"))]

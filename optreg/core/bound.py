@@ -33,7 +33,7 @@ from optreg.errors import Collector, ConfigError, ErrorItem, check_input, closes
 
 def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any) -> type:
     """The implementation of optimizer `name` with `options` bound: `cls(params, **overrides)` builds it."""
-    options = plain_arguments(options)
+    options = plain_arguments(options, OPTIMIZER)
     check_input(options)
     twice = Collector()
     named_twice(twice, name, options)

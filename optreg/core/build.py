@@ -584,10 +584,12 @@ def _check_steppable(entry: Entry, values: Mapping[str, Any], groups: list[Group
                 break
 
 
-def plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+def plain_arguments(arguments: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
     """A Python call's `arguments` with OmegaConf containers (a Hydra app's config nodes: `**cfg.optimizer`,
     `cfg.scheduler`) as the plain dicts and lists build() reads a DictConfig as, interpolations resolved; a `???` or
-    an interpolation that does not resolve is an error at its key (support.container_from_omegaconf)."""
+    an interpolation that does not resolve is an error at its key (support.container_from_omegaconf). With `kind`,
+    the arguments are the options of that section, read as build() reads it: without Hydra's instantiate keys
+    (`_target_` of optreg's builder, which a shipped group file carries; another `_target_` is refused)."""
     out = dict(arguments)
     for key, value in arguments.items():
         if type(value).__module__.startswith("omegaconf"):
@@ -597,7 +599,15 @@ def plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
                 out[key] = container_from_omegaconf(value)
             except ConfigError as exc:
                 raise exc.prefixed(key) from None
-    return out
+    return out if kind is None else without_builders(out, kind)
+
+
+def without_builders(section: Any, kind: str, path: str = "") -> Any:
+    """A Python call's section of `kind` (its options, a spec mapping or a list of specs) without Hydra's
+    instantiate keys, as build() reads a section (support.strip_builders)."""
+    from optreg.integrations.hydra.support import strip_builders
+
+    return strip_builders(section, kind, path)
 
 
 def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | None = None,
@@ -610,7 +620,7 @@ def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | N
     """
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
-    kwargs = plain_arguments(kwargs)
+    kwargs = plain_arguments(kwargs, OPTIMIZER)
     check_input(kwargs)
     twice = Collector()
     named_twice(twice, optimizer_type, kwargs)
@@ -1331,6 +1341,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                 if key in kwargs]
     # what a number cannot take: the keywords but a dialect's own (Model Zoo's call takes adjust_learning_rate)
     learning_rate, kwargs = plain_arguments({"learning_rate": learning_rate})["learning_rate"], plain_arguments(kwargs)
+    if isinstance(learning_rate, (Mapping, list, tuple)):   # a Hydra node: cfg.scheduler, with its `_target_`
+        learning_rate = without_builders(learning_rate, SCHEDULER, "" if isinstance(learning_rate, Mapping) else
+                                         "schedulers")
     keywords = [*({"dialect": dialect} if dialect is not None else {}), *kwargs]
     if not kwargs:   # a spec form a dialect builds itself (Model Zoo's trainer schedulers)
         for d in REGISTRY.declared():
