@@ -418,6 +418,24 @@ def test_run_overrides_without_a_config_file(capsys):
     assert "torch.optim.sgd.SGD" in out and "StepLR" in out and "after 3 steps" in out
 
 
+def test_plus_adds_a_group_the_file_lacks_and_a_group_it_has_is_switched_without_it(tmp_path, capsys):
+    """`+scheduler=step` adds a group as a Hydra app adds one its defaults list lacks (it was Hydra's 'Multiple values
+    for scheduler. To override a value use 'override scheduler: step'', a defaults list's syntax); a group the
+    config sets already is switched without the `+`, which the error says, for a plain file and a primary config."""
+    config = tmp_path / "c.yaml"
+    config.write_text("optimizer: {name: SGD, lr: 0.1}\ntrain: {steps: 4}\n")
+    assert main(["plot", str(config), "+scheduler=step", "scheduler.step_size=2", "--csv"]) == 0
+    assert [float(line.split(",")[3]) for line in capsys.readouterr().out.splitlines()[1:]] == \
+        pytest.approx([0.1, 0.1, 0.01, 0.01])
+    primary = str(APP / "conf" / "config.yaml")
+    for file, override in ((str(config), "+optimizer=adamw"), (primary, "+scheduler=step"),
+                           (primary, "+optimizer=adamw")):
+        assert main(["validate", file, override]) == 1
+        group, option = override[1:].split("=")
+        assert capsys.readouterr().err == f"{file}: override {override}: {group}: the config sets {group} already: " \
+            f"`+{group}=` adds a group the config lacks; switch this one with {group}={option}\n"
+
+
 @pytest.mark.parametrize("override, close", [
     ("optimizer=adamx", ["adamax", "adam", "adamw"]),
     ("optimizer=lamb", ["cerebras_lamb", "mindspore_lamb", "oneflow_lamb"]),

@@ -625,6 +625,13 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
                                                  f"; `optreg list {group}s` shows the components"),
                                               override_location(o.input_line))])
     key = max((o for o in parsed if o.key_or_group in str(exc)), key=lambda o: len(o.key_or_group), default=None)
+    if key is not None and key.is_add() and key.key_or_group in GROUPS and (
+            text.startswith("Multiple values for") or "appears more than once in the final defaults list" in text):
+        # Hydra's advice ('override scheduler: step') is a defaults list's; on the command line, a switch replaces
+        group, option = key.key_or_group, key.input_line.split("=", 1)[1]
+        return ConfigError([ErrorItem(group, f"the config sets {group} already: `+{group}=` adds a group the "
+                                             f"config lacks; switch this one with {group}={option}",
+                                      override_location(key.input_line))])
     # an override of a key the file does not have: Hydra says to append it with `+`; a near key is more likely meant,
     # one the file writes or else an option of the section's component (which the file leaves at its default)
     hint = (_beside(key.key_or_group, data) or _option_beside(key.key_or_group, data)) \
@@ -633,9 +640,12 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
                                   override_location(key.input_line) if key else None, hint)])
 
 
-def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any], list[Any]]:
+def _primary(data: Mapping[str, Any], switched: set[str], added: set[str] = frozenset()) -> tuple[dict[str, Any],
+                                                                                                  list[Any]]:
     """The primary config for Hydra: each mapping section becomes the default option of its group, so that
-    `optimizer=sgd` replaces it; `train:` holds each of its keys, those the file leaves out as missing (`???`), so
+    `optimizer=sgd` replaces it; a group the file has no section of is an empty default, which `scheduler=step`
+    sets, or none where an override appends it (`added`: `+scheduler=step`, as a Hydra app adds a group its
+    defaults list lacks); `train:` holds each of its keys, those the file leaves out as missing (`???`), so
     that `train.steps=7` always applies (`_unset_dropped` removes those still missing after the composition, and an
     interpolation of one, `${train.steps}`, is then a key not found, not the default)."""
     from optreg.config.run import TrainSpec
@@ -651,7 +661,8 @@ def _primary(data: Mapping[str, Any], switched: set[str]) -> tuple[dict[str, Any
         else:
             primary[key] = value
     for group in GROUPS:
-        defaults.append({group: FILE_OPTION if group in stored else None})
+        if group in stored or group not in added or data.get(group) is not None:
+            defaults.append({group: FILE_OPTION if group in stored else None})
     defaults.append("_self_")
     if isinstance(primary.get("train", {}), Mapping):
         primary["train"] = {**dict.fromkeys(TrainSpec.model_fields, MISSING), **(primary.get("train") or {})}
@@ -716,7 +727,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
                 except (HydraException, OmegaConfBaseException) as exc:
                     raise _composition_error(exc, parsed, data) from None
         switched = {o.key_or_group for o in parsed if o.key_or_group in GROUPS and not o.is_delete()}
-        primary, sections = _primary(data, switched)
+        primary, sections = _primary(data, switched, {o.key_or_group for o in parsed if o.is_add()})
         store = ConfigStore.instance()
         for group, section in zip(GROUPS, sections):
             if section is not None:
