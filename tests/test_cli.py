@@ -268,8 +268,8 @@ def test_unknown_command_exits_2():
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["run", "examples/quickstart.yaml", "optimizer=null"], "cannot compose the config"),
-    (["run", "examples/quickstart.yaml", "optimizer=[1,2]"], "cannot compose the config"),
+    (["run", "examples/quickstart.yaml", "optimizer=null"], "override optimizer=null: optimizer: Hydra cannot apply"),
+    (["run", "examples/quickstart.yaml", "optimizer=[1,2]"], "override optimizer=[1,2]: optimizer: Hydra cannot apply"),
     (["hydra-configs", "--provider", "no-such-plugin"], "give -o DIR"),
 ])
 def test_odd_command_lines_are_errors_not_tracebacks(argv, fragment, capsys):

@@ -545,6 +545,23 @@ def test_run_bad_overrides(override, text, capsys):
     assert text in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("override, path, says, suggestion", [
+    ("scheduler=null", "scheduler", "Config group override must be a string or a list. Got NoneType", "~scheduler"),
+    ("optimizer=1", "optimizer", "Config group override must be a string or a list. Got int", None),
+    ("~optimizer.betas.0", "optimizer.betas[0]", "list indices must be integers or slices, not str", None),
+    ("optimizer.param_groups.abc=1", "optimizer.param_groups.abc", "invalid literal for int() with base 10: 'abc'",
+     None),
+])
+def test_an_override_hydra_cannot_apply_is_named_with_its_key(override, path, says, suggestion, capsys):
+    """What Hydra raises as a ValueError or TypeError applying an override it parsed is that override's, at its key
+    (it was `config.yaml:5:1: cannot compose the config: ...`, at the primary file's first key)."""
+    config = str(APP / "conf" / "config.yaml")
+    assert main(["validate", config, "train.steps=3", override]) == 1
+    hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+    assert capsys.readouterr().err == f"{config}: override {override}: {path}: Hydra cannot apply this override: " \
+        f"{says}{hint}\n"
+
+
 def test_run_and_validate_a_hydra_primary_config(capsys):
     config = str(APP / "conf" / "config.yaml")
     assert main(["validate", config, QUICKSTART]) == 0

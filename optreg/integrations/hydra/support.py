@@ -708,12 +708,39 @@ def omegaconf_refusal(exc: Exception, path: str) -> ConfigError:
     return ConfigError(f"OmegaConf cannot hold this: {type(exc).__name__}: {_first_line(exc)[:160]}", path)
 
 
+def _composed(name: str | None, overrides: Sequence[str], parsed: list[Any], data: Mapping[str, Any]) -> Any:
+    """compose(name, overrides) in an initialized Hydra, its errors ConfigErrors at the override that caused them
+    (`_composition_error`); a ValueError or TypeError Hydra raises applying an override it parsed (a group option
+    that is not a name, `optimizer=1`; a list item deleted, `~optimizer.betas.0`; a word for a list index) is the
+    first override whose composition fails; one of a file OmegaConf cannot hold is raised as it is."""
+    from hydra import compose
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        return compose(name, list(overrides))
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise _composition_error(exc, parsed, data) from None
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, ConfigError) or refused_by_omegaconf(data):
+            raise
+        for i, override in enumerate(parsed):
+            try:
+                compose(name, list(overrides[:i + 1]))
+            except (HydraException, OmegaConfBaseException, ValueError, TypeError):
+                key = override.key_or_group
+                removal = f"~{key}" if key in GROUPS and override.value() is None else None   # `scheduler=null`
+                raise ConfigError([ErrorItem(indexed(key), f"Hydra cannot apply this override: {_first_line(exc)}",
+                                             override_location(override.input_line), removal)]) from None
+        raise
+
+
 def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
                  config_name: str | None = None) -> Any:
     """Compose a YAML experiment (already loaded) with Hydra overrides; returns the composed DictConfig.
 
     A file with its own `defaults:` list is a Hydra primary config and is composed from its directory."""
-    from hydra import compose, initialize, initialize_config_dir
+    from hydra import initialize, initialize_config_dir
     from hydra.core.config_store import ConfigStore
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
@@ -722,10 +749,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
     try:
         if "defaults" in data and config_dir is not None:
             with initialize_config_dir(config_dir=str(config_dir.resolve()), version_base="1.3"):
-                try:
-                    return compose(config_name, list(overrides))
-                except (HydraException, OmegaConfBaseException) as exc:
-                    raise _composition_error(exc, parsed, data) from None
+                return _composed(config_name, overrides, parsed, data)
         switched = {o.key_or_group for o in parsed if o.key_or_group in GROUPS and not o.is_delete()}
         primary, sections = _primary(data, switched, {o.key_or_group for o in parsed if o.is_add()})
         store = ConfigStore.instance()
@@ -734,10 +758,7 @@ def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: 
                 store.store(group=group, name=FILE_OPTION, node=section)
         store.store(name="__optreg_run__", node=primary)
         with initialize(version_base="1.3", config_path=None):
-            try:
-                return _unset_dropped(compose("__optreg_run__", list(overrides)))
-            except (HydraException, OmegaConfBaseException) as exc:
-                raise _composition_error(exc, parsed, data) from None
+            return _unset_dropped(_composed("__optreg_run__", overrides, parsed, data))
     except (HydraException, OmegaConfBaseException, ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError):
             raise
