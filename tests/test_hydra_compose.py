@@ -362,6 +362,21 @@ def test_instantiate_returns_validating_factories():
     assert str(exc.value.__cause__) == "optimizer.lr: must be >= 0, got -1.0"
 
 
+@pytest.mark.parametrize("switch, length", [("scheduler=cosine_annealing", "T_max"),
+                                            ("scheduler=hf_linear", "num_training_steps")])
+def test_instantiate_of_a_group_file_s_null_length_says_to_set_it(switch, length):
+    """A group file's null length is the run's in build(); instantiate has no run, and says so (it was `required
+    option is missing` alone, for the example app's own scheduler)."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    cfg = composed(switch, "scheduler.num_warmup_steps=2" if "hf" in switch else "train.steps=50")
+    with pytest.raises(InstantiationException) as exc:
+        instantiate(cfg.scheduler)
+    assert str(exc.value.__cause__) == f"scheduler.{length}: required option is missing; null is the run's length " \
+        f"in optreg.build(cfg, model), and instantiate has no run: set it (scheduler.{length}=${{train.steps}})"
+
+
 @pytest.mark.parametrize("switch, key", [("optimizer=cerebras_sgd", "optimizer.lr"),   # lr left out: learning_rate
                                          ("scheduler=mindspore_cosine_with_warm_up", "scheduler.learning_rate")])
 def test_a_required_option_a_group_file_leaves_out_is_advised_with_plus_at_the_switch(switch, key, capsys):

@@ -470,7 +470,10 @@ class SchedulerFactory:
 
         self.section = _plain_section(section, SCHEDULER)
         unknown = Context(1, frozenset(), None, known_groups=False, known_options=False)  # no optimizer yet
-        plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
+        try:
+            plan_scheduler(copy.deepcopy(self.section), unknown, SCHEDULER)
+        except ConfigError as exc:
+            raise _no_run_length(exc, self.section) from None
 
     def __call__(self, optimizer: Any):
         """The scheduler, as configure_lr_scheduler plans it against the built optimizer (its checks included)."""
@@ -484,6 +487,21 @@ class SchedulerFactory:
 
     def __repr__(self) -> str:
         return f"SchedulerFactory({self.section!r})"
+
+
+def _no_run_length(error: ConfigError, section: Mapping[str, Any]) -> ConfigError:
+    """`error` with advice at each required option the section writes null (a group file's schedule length, which
+    build() takes from the run): `instantiate` knows no run, so the section has to give it."""
+    from optreg.core.models import MISSING_OPTION
+
+    items = []
+    for e in error.errors:
+        key = e.path.removeprefix(SCHEDULER + ".")
+        if e.message == MISSING_OPTION and key in section and section[key] is None:
+            e = dataclasses.replace(e, message=f"{e.message}; null is the run's length in optreg.build(cfg, model), "
+                                               f"and instantiate has no run: set it ({e.path}=${{train.steps}})")
+        items.append(e)
+    return ConfigError(items)
 
 
 def optimizer_factory(params: Any = None, /, **section: Any):
