@@ -478,11 +478,17 @@ def test_unknown_group_option_lists_close_ones(override, close, capsys):
     (QUICKSTART, "scheduler.schedulers.0.last_epch=3", "+scheduler.schedulers.0.last_epoch"),
     # a misspelt section on the way to the key
     (QUICKSTART, "schedular.name=StepLR", "scheduler.name"),
+    # the key of what the override applies to: a primary config's group files, a group switch's file (the section
+    # it replaced said '+optimizer.lr', which mindspore.Adam refuses beside its learning_rate)
+    (str(APP / "conf" / "config.yaml"), "optimizer.lrr=0.5", "optimizer.lr"),
+    (str(APP / "conf" / "config.yaml"), "scheduler.T_mx=10", "scheduler.T_max"),
+    (QUICKSTART, "optimizer=mindspore_adam optimizer.lr=0.5", "optimizer.learning_rate"),
 ])
 def test_an_override_of_a_key_the_file_lacks_names_the_near_one(config, override, meant, capsys):
     """Hydra's answer to a misspelt override is to append it with `+`; the key beside it that was meant is named
     (in optreg's own form and in a foreign file alike), or the component's option that the file does not write."""
-    assert main(["plot", config, override, "--steps", "2", "--csv"]) == 1
+    *switch, override = override.split()
+    assert main(["plot", config, *switch, override, "--steps", "2", "--csv"]) == 1
     key = override.split("=")[0]
     err = capsys.readouterr().err.strip()
     path = re.sub(r"\.(\d+)\.", r"[\1].", key)   # a list index as every error path writes it

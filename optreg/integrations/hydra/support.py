@@ -625,7 +625,11 @@ def _option_beside(key: str, data: Mapping[str, Any]) -> str | None:
     return f"+{parent}.{near}" if near else None
 
 
-def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any]) -> ConfigError:
+def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any],
+                       others: Callable[[Any], Mapping[str, Any] | None] | None = None) -> ConfigError:
+    """Hydra's composition error `exc` as a ConfigError at the override that caused it. `data`: the file;
+    `others`: the config an override was applied to (composed with the other overrides; None when that fails), where
+    a key near the one an override misses is looked for (the file's section a group switch replaced is not it)."""
     from hydra.errors import MissingConfigException
 
     text = " ".join(line.strip() for line in str(getattr(exc, "msg", None) or exc).strip().split("\n")[:2])
@@ -652,8 +656,8 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
                                       override_location(key.input_line))])
     # an override of a key the file does not have: Hydra says to append it with `+`; a near key is more likely meant,
     # one the file writes or else an option of the section's component (which the file leaves at its default)
-    hint = (_beside(key.key_or_group, data) or _option_beside(key.key_or_group, data)) \
-        if key and "Could not override" in text else None
+    base = (others(key) if others else None) or data if key and "Could not override" in text else None
+    hint = (_beside(key.key_or_group, base) or _option_beside(key.key_or_group, base)) if base is not None else None
     return ConfigError([ErrorItem(indexed(key.key_or_group) if key else "", text,
                                   override_location(key.input_line) if key else None, hint)])
 
@@ -733,12 +737,20 @@ def _composed(name: str | None, overrides: Sequence[str], parsed: list[Any], dat
     first override whose composition fails; one of a file OmegaConf cannot hold is raised as it is."""
     from hydra import compose
     from hydra.errors import HydraException
+    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
+
+    def others(failing: Any) -> Mapping[str, Any] | None:
+        try:
+            rest = compose(name, [text for text, o in zip(overrides, parsed) if o is not failing])
+        except (HydraException, OmegaConfBaseException, ValueError, TypeError):
+            return None
+        return OmegaConf.to_container(rest, resolve=False)
 
     try:
         return compose(name, list(overrides))
     except (HydraException, OmegaConfBaseException) as exc:
-        raise _composition_error(exc, parsed, data) from None
+        raise _composition_error(exc, parsed, data, others) from None
     except (ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError) or refused_by_omegaconf(data):
             raise
