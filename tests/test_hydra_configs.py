@@ -133,3 +133,24 @@ def test_check_command_reports_stale_files(tmp_path, capsys):
 def test_show_prints_the_hydra_option(capsys):
     assert main(["show", "CosineAnnealingLR"]) == 0
     assert "# Hydra group option: scheduler=cosine_annealing" in capsys.readouterr().out
+
+
+def test_a_library_s_groups_leave_out_defaults_a_config_cannot_write_and_build(tmp_path, capsys):
+    """`hydra-configs --provider pytorch_optimizer` crashed (TypeError: a torch dtype default cannot be written to
+    YAML; an enum member made yaml raise) and wrote Prodigy's `growth_rate: .inf`, which validation refuses: such an
+    option is left out, named in a comment, and the file composes and builds at the class's own default."""
+    pytest.importorskip("pytorch_optimizer")
+    from hydra import compose, initialize_config_dir
+
+    assert main(["hydra-configs", "--provider", "pytorch_optimizer", "-o", str(tmp_path)]) == 0
+    capsys.readouterr()
+    left = {"ada_factor": "momentum_dtype", "prodigy": "growth_rate", "ada_shift": "reduce_func"}
+    for option, key in left.items():
+        text = (tmp_path / "optimizer" / f"pytorch_optimizer_{option}.yaml").read_text()
+        assert f"# Left out, at the class's own default, which a config cannot write: {key}\n" in text
+        assert f"\n{key}:" not in text
+    (tmp_path / "config.yaml").write_text("defaults:\n  - optimizer: pytorch_optimizer_prodigy\n  - _self_\n")
+    with initialize_config_dir(config_dir=str(tmp_path), version_base="1.3"):
+        cfg = compose("config", [])
+    optimizer = optreg.build(cfg, torch.nn.Linear(2, 2)).optimizer
+    assert optimizer.param_groups[0]["growth_rate"] == float("inf")

@@ -10,15 +10,17 @@ File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()
     (`mindspore_adam`, `cerebras_cosine_decay`, `hf_cosine_with_min_lr`).
 Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect`, a schedule's
 training-loop keys (`by_epoch`, `convert_to_iter_based`, `warmup` where it takes one: off) and every option with its
-default; a required option is `???`, or left out when it has another spelling (MindSpore's `learning_rate`,
-the primary config's `lr`): a dialect switch then exposes no `???` the user never wrote; a schedule's length that
-has no value of its own (optreg.core.loop.required_length: T_max, num_training_steps) is null, which planning reads
-as left out (the run length − the warmup, optreg.core.loop). `optreg hydra-configs` writes them; `--check` lists
-what is stale.
+default (but one a config cannot write, an installed library's torch dtype, function, enum member or
+infinity, which a comment names); a required option is `???`, or left out when it has another spelling
+(MindSpore's `learning_rate`, the primary config's `lr`): a dialect switch then exposes no `???` the user never
+wrote; a schedule's length that has no value of its own (optreg.core.loop.required_length: T_max,
+num_training_steps) is null, which planning reads as left out (the run length − the warmup, optreg.core.loop).
+`optreg hydra-configs` writes them; `--check` lists what is stale.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +61,9 @@ def builtin_entries() -> list[Entry]:
 def _plain(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise TypeError(f"default {value!r} cannot be written to YAML")
+    if value is None or type(value) in (bool, int, str) or type(value) is float and math.isfinite(value):
+        return value   # not a subclass (an enum member), not an infinity (Prodigy's growth_rate: validation's refusal)
+    raise TypeError(f"default {value!r} cannot be written in a config")
 
 
 def _plain_mapping(value: Any) -> dict[str, Any]:
@@ -70,6 +72,13 @@ def _plain_mapping(value: Any) -> dict[str, Any]:
 
 def group_config(entry: Entry) -> dict[str, Any]:
     """The content of an entry's group file: builder, name, dialect, then every option with its default."""
+    return _content(entry)[0]
+
+
+def _content(entry: Entry) -> tuple[dict[str, Any], list[str]]:
+    """`group_config`'s content, and the options left out of it because a config cannot write their default (an
+    installed library's torch dtype, function, enum member or infinity: `momentum_dtype=torch.bfloat16`), whose
+    default then applies."""
     from optreg.core import models
 
     body: dict[str, Any] = {"_target_": BUILDERS[entry.kind], "_recursive_": False,
@@ -78,7 +87,7 @@ def group_config(entry: Entry) -> dict[str, Any]:
 
     if wraps_optimizer(entry):  # the required nested optimizer, as its example (the file must build as it is)
         body["optimizer"] = _plain_mapping(wrapped_example(entry))
-    length = None
+    length, unwritable = None, []
     if entry.kind == SCHEDULER:   # the training loop's keys of every schedule (optreg.core.loop), off
         from optreg.core.loop import required_length, warmup_refusal
 
@@ -95,9 +104,9 @@ def group_config(entry: Entry) -> dict[str, Any]:
             continue
         try:
             body[opt.name] = MISSING if opt.required else _plain(opt.default)
-        except TypeError as exc:
-            raise TypeError(f"{entry.qualname}.{opt.name}: {exc}") from None
-    return body
+        except TypeError:
+            unwritable.append(opt.name)
+    return body, unwritable
 
 
 def _dumper():
@@ -115,9 +124,12 @@ def render(entry: Entry) -> str:
     import yaml
 
     doc = " ".join((entry.doc or "").split())
+    body, unwritable = _content(entry)
     lines = [f"# {entry.qualname}{': ' + doc if doc else ''}", HEADER,
              f"# Use: {entry.kind}={option_name(entry)} {entry.kind}.<option>=<value>"]
-    text = yaml.dump(group_config(entry), Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=1000,
+    if unwritable:
+        lines.append(f"# Left out, at the class's own default, which a config cannot write: {', '.join(unwritable)}")
+    text = yaml.dump(body, Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=1000,
                      allow_unicode=True)
     return "\n".join(lines) + "\n" + text
 
