@@ -154,3 +154,17 @@ def test_a_library_s_groups_leave_out_defaults_a_config_cannot_write_and_build(t
         cfg = compose("config", [])
     optimizer = optreg.build(cfg, torch.nn.Linear(2, 2)).optimizer
     assert optimizer.param_groups[0]["growth_rate"] == float("inf")
+
+
+def test_a_library_default_its_own_type_refuses_is_a_value_to_give(tmp_path, capsys):
+    """bitsandbytes' LARS has momentum=0 and refuses it (`must be > 0`): its file wrote `momentum: 0`, which never
+    built; such a default is `???`, a value the user gives, as a required option's is."""
+    pytest.importorskip("bitsandbytes")
+    from optreg.core import models
+
+    entry = REGISTRY.lookup("optimizer", "LARS", "bitsandbytes")
+    momentum = next(o for o in models.options(entry) if o.name == "momentum")
+    assert momentum.default == 0 and not momentum.required
+    assert main(["hydra-configs", "--provider", "bitsandbytes", "-o", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert OmegaConf.missing_keys(OmegaConf.load(tmp_path / "optimizer" / "bitsandbytes_lars.yaml")) == {"momentum"}
