@@ -312,6 +312,21 @@ def test_app_keys_are_ignored_and_near_misses_reported():
         optreg.build(cfg, model())
 
 
+@pytest.mark.parametrize("section, kind, name", [("optimizer", "optimizer", "AdamW"),
+                                                 ("scheduler", "scheduler", "CosineAnnealingLR")])
+def test_a_section_given_as_the_whole_config_says_so(section, kind, name):
+    """build(cfg.optimizer, model) was told the optimizer section is missing and that `weight_decay` is a Hugging
+    Face key; the section's own name says what it is, in a composed node and a plain mapping alike."""
+    cfg = composed()
+    expected = [("optimizer", f"required: the optimizer section (name: and its options); these keys are {kind} "
+                              f"section's own (name: {name!r}): give the whole config, build(cfg, model), or "
+                              f"{{{kind}: <them>}}")]
+    for given in (cfg[section], OmegaConf.to_container(cfg[section])):
+        with pytest.raises(ConfigError) as exc:
+            optreg.build(given, model())
+        assert [(e.path, e.message) for e in exc.value.errors] == expected
+
+
 # ---------------------------------------------------------------------------------------------------
 # _target_ and instantiate
 # ---------------------------------------------------------------------------------------------------

@@ -443,6 +443,27 @@ def validate_experiment(data: Any, source: Source | None = None, format: str | N
     return experiment
 
 
+def _section_kind(data: Mapping[str, Any]) -> str | None:
+    """"optimizer" or "scheduler" when `data` is one such section itself (its `name:` a registered component's,
+    or its `_target_` optreg's builder of that kind, a Hydra group file's), else None."""
+    from optreg.core.entry import SCHEDULER
+    from optreg.integrations.hydra.support import BUILDERS
+
+    for kind in (OPTIMIZER, SCHEDULER):
+        if data.get("_target_") == BUILDERS[kind]:
+            return kind
+    name, dialect = data.get("name"), data.get("dialect")
+    if not isinstance(name, str) or not isinstance(dialect, (str, type(None))):
+        return None
+    for kind in (OPTIMIZER, SCHEDULER):
+        try:
+            if REGISTRY.find(kind, name, dialect) is not None:
+                return kind
+        except ConfigError:
+            continue
+    return None
+
+
 def _missing_optimizer(data: Mapping[str, Any], errors: Collector) -> None:
     """The error of a file without `optimizer:` that no format claimed: with the formats its keys are of, and a
     did-you-mean at each key that misspells a format's (`formats.resemblance`)."""
@@ -450,6 +471,11 @@ def _missing_optimizer(data: Mapping[str, Any], errors: Collector) -> None:
 
     misspelt, named = formats.resemblance(data, TOP_KEYS)
     message = "required: the optimizer section (name: and its options)"
+    kind = _section_kind(data)
+    if kind is not None:   # build(cfg.optimizer, model): a section given as the whole config
+        errors.add("optimizer", f"{message}; these keys are {kind} section's own (name: {show(data['name'])}): "
+                                f"give the whole config, build(cfg, model), or {{{kind}: <them>}}")
+        return
     if named:
         message += (f"; of the file's keys, {'; '.join(named)}: give it what claims a file, or force the format "
                     f"with --format NAME (format= in Python)")

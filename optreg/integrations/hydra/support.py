@@ -375,7 +375,11 @@ def _read_composed(cfg: Any, overrides: Sequence[str], locate: Callable[[str], L
     data = _restored(container_from_omegaconf(cfg, locate, keys, strict=reader.name == formats.OWN), opaque or {})
     data = settle_spellings(data, set_by_user(overrides, written or not_from_group_file(data)))
     if reader.name == formats.OWN and "optimizer" not in data:   # its error names the formats the other keys are of
-        data = {**{k: None for k in cfg.keys() if k != "hydra"}, **data}
+        from omegaconf import OmegaConf   # and a section's own name (build(cfg.optimizer, model)), as written
+
+        raw = OmegaConf.to_container(cfg, resolve=False)
+        data = {**{k: v if type(v) in (str, int, float, bool) else None for k, v in raw.items() if k != "hydra"},
+                **data}
     experiment = validate_experiment(data, locate, reader.name)
     experiment.source = locate
     return experiment
