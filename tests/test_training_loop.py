@@ -511,6 +511,31 @@ def test_clip_grad_by_value_and_its_errors():
             assert messages(info)[0][0] == "clip_grad.max_nrom"
 
 
+def test_clip_grad_reports_every_problem_and_refuses_norm_options_beside_max_value(tmp_path):
+    """A bad norm_type hid every other problem of the section (max_norm -1 went unsaid); norm_type and
+    error_if_nonfinite beside max_value were dropped in silence: clip_grad_value_ takes neither, so
+    `error_if_nonfinite: true` never raised. Each is an error at its key, in validate as in build."""
+    model = Two()
+    not_taken = "an option of clipping the global norm (max_norm), which clipping each element (max_value) does " \
+                "not take; drop it"
+    for bad, expected in [({"max_norm": -1.0, "norm_type": "l2"},
+                           [("clip_grad.norm_type", "expected a number or ±'inf', got 'l2'"),
+                            ("clip_grad.max_norm", "must be > 0, got -1.0")]),
+                          ({"max_value": 0.5, "norm_type": 1.0}, [("clip_grad.norm_type", not_taken)]),
+                          ({"max_value": 0.5, "error_if_nonfinite": True, "norm_type": "l2"},
+                           [("clip_grad.norm_type", "expected a number or ±'inf', got 'l2'"),
+                            ("clip_grad.error_if_nonfinite", not_taken)])]:
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(clip_grad=bad), model)
+        assert messages(info) == expected
+    path = tmp_path / "clip.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nclip_grad: {max_value: 0.5, error_if_nonfinite: true}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [(e.path, str(e.location)) for e in info.value.errors] == [("clip_grad.error_if_nonfinite",
+                                                                       f"{path}:2:29")]
+
+
 @pytest.mark.parametrize("clip_grad", [{"max_norm": 0.5}, {"max_value": 0.25}])
 def test_clip_gradients_takes_what_build_takes_and_a_step_without_gradients(clip_grad):
     """named_parameters(), as build() takes them (it failed: 'tuple' object has no attribute 'grad'), clip as the

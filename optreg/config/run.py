@@ -250,23 +250,37 @@ def clip_message(value: Any, mode: str = "max_norm") -> str | None:
     return None
 
 
+#: ClipGrad's options of clipping by the global norm, which clipping each element (max_value) does not take
+NORM_ONLY = ("norm_type", "error_if_nonfinite")
+
+
 def read_clip(raw: Any, errors: Collector, path: str = "clip_grad") -> ClipGrad | None:
-    """The `clip_grad:` section, or None when absent; problems go to `errors` at `path`."""
+    """The `clip_grad:` section, or None when absent; problems go to `errors` at `path`, every one of them (a bad
+    norm_type beside a bad max_norm). An option of NORM_ONLY beside max_value is an error at it: clip_grad_value_
+    would drop it (error_if_nonfinite: true would never raise)."""
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
         errors.add(path, f"expected a mapping with max_norm or max_value, got {type(raw).__name__}")
         return None
+    norm_type, wrong = 2.0, set()   # the options said wrong
     try:
         norm_type = clip_norm_order(raw.get("norm_type", 2.0))
     except ValueError as exc:
         errors.add(join_path(path, "norm_type"), str(exc))
-        return None
-    try:
-        clip = ClipGrad.model_validate(dict(raw))
+        wrong.add("norm_type")
+    try:   # the other options, checked whatever norm_type is
+        clip = ClipGrad.model_validate({k: v for k, v in raw.items() if k != "norm_type"})
     except ValidationError as exc:
         for item in models.pydantic_errors(exc, ClipGrad):
             errors.add(join_path(path, item.path), item.message, item.suggestion)
+        return None
+    if clip.max_value is not None:
+        for key in (k for k in NORM_ONLY if k in raw and k not in wrong):
+            errors.add(join_path(path, key), "an option of clipping the global norm (max_norm), which clipping each "
+                                             "element (max_value) does not take; drop it")
+            wrong.add(key)
+    if wrong:
         return None
     return clip.model_copy(update={"norm_type": float(norm_type)})
 
