@@ -7,13 +7,16 @@ experiment config.
 
 Every rank builds the same model, wraps it in DDP and calls `optreg.build(config, model)`, which validates the
 config against the model's parameter names and returns `.optimizer` (the param groups of the config's rules) and
-`.scheduler` (stepped once per optimizer step). The config's `train:` section gives the steps, the global batch
-size (split across the ranks by a DistributedSampler) and the seed. The ranks talk over 127.0.0.1 only.
+`.scheduler`, stepped once per step as `optreg run` steps it (a micro-batch under `train.accumulation_steps`; on
+the loss for ReduceLROnPlateau), with the config's `clip_grad:` before each optimizer step. The config's `train:`
+section gives the steps, the global batch size (split across the ranks by a DistributedSampler) and the seed. The
+ranks talk over 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -25,6 +28,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.optim.lr_scheduler import ReduceLROnPlateau
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 import optreg
@@ -58,6 +62,11 @@ def worker(rank: int, world: int, port: int, config: str, steps: int | None, as_
         data = dataset(spec.seed, max(spec.batch_size * 8, 256))
         sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=spec.seed)
         loader = DataLoader(data, batch_size=max(1, spec.batch_size // world), sampler=sampler, drop_last=True)
+        # the loop `optreg run` runs (optreg.train): `train.accumulation_steps` micro-batches per optimizer step (the
+        # gradients of loss / A, synchronised on the last), the config's clip_grad before each optimizer step, the
+        # scheduler after every micro-batch; ReduceLROnPlateau steps on the loss averaged over the ranks, which all
+        # see the same value and so keep the same lr
+        accumulation, plateau = built.run.accumulation, isinstance(built.scheduler, ReduceLROnPlateau)
         losses, lrs, epoch, batches = [], [], 0, iter(())
         for step in range(steps):
             try:
@@ -67,16 +76,22 @@ def worker(rank: int, world: int, port: int, config: str, steps: int | None, as_
                 epoch += 1
                 batches = iter(loader)
                 x, y = next(batches)
-            built.optimizer.zero_grad(set_to_none=True)
-            loss = nn.functional.mse_loss(ddp(x), y)
-            loss.backward()
-            built.optimizer.step()
+            last = (step + 1) % accumulation == 0   # the micro-batch after which the optimizer steps
+            if step % accumulation == 0:
+                built.optimizer.zero_grad(set_to_none=True)
+            with contextlib.nullcontext() if last else ddp.no_sync():
+                loss = nn.functional.mse_loss(ddp(x), y)
+                (loss / accumulation).backward()
             lrs.append([float(g["lr"]) for g in built.optimizer.param_groups])
-            if built.scheduler is not None:
-                built.scheduler.step()
+            if last:
+                if built.clips:
+                    built.clip_gradients(model)
+                built.optimizer.step()
             mean = loss.detach().clone()
             dist.all_reduce(mean)
             losses.append(float(mean) / world)
+            if built.scheduler is not None:
+                built.scheduler.step(losses[-1]) if plateau else built.scheduler.step()
             if rank == 0 and not as_json and (step % 10 == 0 or step == steps - 1):
                 print(f"step {step + 1:>5}/{steps}  loss {losses[-1]:.6f}  lr {lrs[-1][0]:.6g}")
         flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])

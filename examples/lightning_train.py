@@ -5,8 +5,11 @@
     python examples/lightning_train.py --json                     # one JSON summary line at the end
 
 `configure_optimizers` calls `optreg.build(config, model)`: the optimizer with the config's param groups, and its
-scheduler, which Lightning steps after every optimizer step (`"interval": "step"`). The config's `train:` section
-gives the steps, the batch size and the seed. Runs on the CPU, without a logger or checkpoints.
+scheduler, which Lightning steps after every optimizer step (`"interval": "step"`; a ReduceLROnPlateau on the
+step's loss), as `optreg run` steps it: under `train.accumulation_steps` (Lightning's accumulate_grad_batches) the
+module steps it after every micro-batch itself. `configure_gradient_clipping` applies the config's `clip_grad:`.
+The config's `train:` section gives the steps (micro-batches), the batch size and the seed. Runs on the CPU,
+without a logger or checkpoints.
 """
 
 from __future__ import annotations
@@ -39,17 +42,30 @@ class Regression(pl.LightningModule):
         x, y = batch
         loss = nn.functional.mse_loss(self.net(x), y)
         self.losses.append(float(loss.detach()))
+        self.lrs.append([float(g["lr"]) for g in self.built.optimizer.param_groups])   # this step's
+        self.log("train_loss", loss)   # the metric a ReduceLROnPlateau steps on
         return loss
 
-    def optimizer_step(self, epoch, index, optimizer, optimizer_closure=None):
-        super().optimizer_step(epoch, index, optimizer, optimizer_closure)
-        self.lrs.append([float(g["lr"]) for g in optimizer.param_groups])
+    def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None):
+        self.built.clip_gradients(self.net)   # the config's clip_grad (none: nothing), before each optimizer step
+
+    def on_train_batch_end(self, outputs, batch, index):
+        if self.micro_batches:   # under gradient accumulation the scheduler steps on every micro-batch
+            plateau = isinstance(self.built.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
+            self.built.scheduler.step(self.losses[-1]) if plateau else self.built.scheduler.step()
+
+    @property
+    def micro_batches(self) -> bool:
+        """Whether this module steps the scheduler itself: once per micro-batch under `train.accumulation_steps`
+        (as `optreg run` does), where Lightning would step it once per optimizer step."""
+        return self.built.scheduler is not None and self.built.run.accumulation > 1
 
     def configure_optimizers(self):
-        built = optreg.build(self.experiment, self.net)
-        if built.scheduler is None:
-            return built.optimizer
-        return {"optimizer": built.optimizer, "lr_scheduler": {"scheduler": built.scheduler, "interval": "step"}}
+        self.built = optreg.build(self.experiment, self.net)
+        if self.built.scheduler is None or self.micro_batches:
+            return self.built.optimizer
+        return {"optimizer": self.built.optimizer,
+                "lr_scheduler": {"scheduler": self.built.scheduler, "interval": "step", "monitor": "train_loss"}}
 
 
 def dataset(seed: int, rows: int) -> TensorDataset:
@@ -71,13 +87,14 @@ def main(argv: list[str] | None = None) -> None:
     steps = args.steps or module.experiment.run.steps or DEFAULT_STEPS   # train.steps, or epochs × steps_per_epoch
     loader = DataLoader(dataset(spec.seed, max(spec.batch_size * 8, 256)), batch_size=spec.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(spec.seed))
-    trainer = pl.Trainer(max_steps=steps, accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                         enable_progress_bar=not args.json, enable_model_summary=False)
+    accumulation = module.experiment.train.accumulation_steps   # Lightning's max_steps counts optimizer steps
+    trainer = pl.Trainer(max_steps=steps // accumulation, accumulate_grad_batches=accumulation, accelerator="cpu",
+                         devices=1, logger=False, enable_checkpointing=False, enable_progress_bar=not args.json,
+                         enable_model_summary=False)
     trainer.fit(module, loader)
     summary = {"optimizer": type(trainer.optimizers[0]).__module__ + "." + type(trainer.optimizers[0]).__name__,
-               "scheduler": type(trainer.lr_scheduler_configs[0].scheduler).__name__
-               if trainer.lr_scheduler_configs else None,
-               "steps": trainer.global_step, "losses": module.losses, "lrs": module.lrs}
+               "scheduler": type(module.built.scheduler).__name__ if module.built.scheduler is not None else None,
+               "steps": len(module.losses), "losses": module.losses, "lrs": module.lrs}
     if args.json:
         print(json.dumps(summary))
     else:

@@ -92,3 +92,61 @@ def test_lightning_example_trains_from_its_config():
     assert summary["lrs"] == expected_lrs(config, example.Regression(str(config)).net, STEPS)
     assert summary["lrs"][0][0] == pytest.approx(1e-3) and summary["lrs"][1][0] > summary["lrs"][0][0]   # warmup
     assert all(math.isfinite(x) for x in summary["losses"]) and len(summary["losses"]) == STEPS
+
+
+#: a run whose loop is more than optimizer.step(): ReduceLROnPlateau on the loss, clipping, gradient accumulation
+CONFIG_AROUND = """\
+optimizer: {{name: SGD, lr: 0.05}}
+scheduler: {{name: ReduceLROnPlateau, patience: 0, factor: 0.5}}
+clip_grad: {{max_norm: 0.05}}
+train: {{steps: 6, accumulation_steps: {accumulation}, batch_size: 32, seed: 0}}
+"""
+
+
+def reference_run(model: torch.nn.Module, batches, accumulation: int) -> tuple[list[float], list[list[float]]]:
+    """CONFIG_AROUND as `optreg run` trains it (optreg.train), in plain torch: `accumulation` micro-batches per
+    optimizer step (the gradients of loss / accumulation), the global norm clipped to 0.05 before the step, torch's
+    ReduceLROnPlateau stepped on the loss of every micro-batch. The losses and the lrs of each micro-batch."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=0, factor=0.5)
+    losses, lrs = [], []
+    for step, (x, y) in enumerate(batches):
+        if step % accumulation == 0:
+            optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        (loss / accumulation).backward()
+        lrs.append([float(g["lr"]) for g in optimizer.param_groups])
+        if (step + 1) % accumulation == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05)
+            optimizer.step()
+        losses.append(float(loss.detach()))
+        scheduler.step(losses[-1])
+    return losses, lrs
+
+
+@pytest.mark.parametrize("accumulation", [1, 2])
+@pytest.mark.parametrize("script", ["ddp_train.py", "lightning_train.py"])
+def test_an_example_trains_as_optreg_run_does(script, accumulation, tmp_path):
+    """The examples stepped the optimizer and the scheduler alone: a config's clip_grad and accumulation_steps were
+    dropped in silence, and ReduceLROnPlateau failed (DDP: `step()` without its metric; Lightning: no monitor).
+    Each now trains as `optreg run` does, loss for loss (one rank, so that nothing is averaged)."""
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    config = tmp_path / "around.yaml"
+    config.write_text(CONFIG_AROUND.format(accumulation=accumulation))
+    ddp = script == "ddp_train.py"
+    summary = run_example(script, str(config), *(["--world-size", "1"] if ddp else []), steps=None)
+    example = load_example(script.removesuffix(".py"))
+    data = example.dataset(0, 256)
+    if ddp:
+        model = example.make_model(0)
+        loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data, 1, 0, shuffle=True, seed=0),
+                            drop_last=True)
+    else:
+        model = example.Regression(str(config)).net
+        loader = DataLoader(data, batch_size=32, shuffle=True, generator=torch.Generator().manual_seed(0))
+    batches = [batch for batch, _ in zip(loader, range(6))]
+    losses, lrs = reference_run(model, batches, accumulation)
+    assert summary["scheduler"] == "ReduceLROnPlateau" and summary["steps"] == 6
+    assert summary["losses"] == losses and summary["lrs"] == lrs
+    assert lrs[-1][0] < 0.05   # the plateau lowered the lr
