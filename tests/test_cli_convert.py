@@ -108,7 +108,12 @@ model:
     ("{max_epochs: 3, max_steps: 40}", "", ["--steps", "100"],
      "trainer      trainer.max_epochs: Lightning stops after max_epochs or at max_steps, whichever comes first; "
      "NeMo's schedule and optreg's run follow max_steps", None),
-], ids=["steps-given", "epochs-read", "beside-max-steps"])
+    # NeMo's compute_max_steps: ⌈batches / accumulate_grad_batches⌉ a epoch, one schedule step per optimizer step
+    ("{max_epochs: 3, accumulate_grad_batches: 4}", "train: {steps_per_epoch: 10}\n", [],
+     "exact        trainer.max_epochs",
+     "exact        model.optim.sched.name: max_steps: trainer.max_epochs × its optimizer steps per epoch, ⌈the "
+     "dataloader's length / trainer.accumulate_grad_batches 4⌉, as NeMo computes it"),
+], ids=["steps-given", "epochs-read", "beside-max-steps", "accumulation"])
 def test_convert_reports_nemo_max_epochs_as_what_it_became(trainer, train, steps, epochs_use, sched_use, tmp_path,
                                                            capsys):
     """trainer.max_epochs is the run (train.epochs) and the schedule's max_steps only when nothing replaces it: a
@@ -131,6 +136,21 @@ def test_convert_steps_reports_hf_num_train_epochs_as_replaced(capsys):
         "#                 run is num_train_epochs × the dataloader's length"]
     uses = {u.path: (u.verdict, u.why) for u in optreg.load_config(source).report}
     assert uses["num_train_epochs"] == ("exact", "train.epochs × the dataloader's length")
+
+
+def test_hf_epochs_under_gradient_accumulation_are_optimizer_steps(tmp_path, capsys):
+    """The Trainer steps its schedule once per optimizer step, ⌈batches / gradient_accumulation_steps⌉ of them an
+    epoch (Trainer.set_initial_training_values): the steps per epoch to give beside the file. The report said the
+    dataloader's length, a run A times too long for a schedule given len(dataloader)."""
+    source = tmp_path / "args.yaml"
+    source.write_text("output_dir: out\nlearning_rate: 1.0e-3\nnum_train_epochs: 2\ngradient_accumulation_steps: 4\n")
+    uses = {u.path: (u.verdict, u.why) for u in optreg.load_config(source).report}
+    assert uses["num_train_epochs"] == ("exact", "train.epochs × its optimizer steps per epoch, ⌈the dataloader's "
+                                                 "length / gradient_accumulation_steps 4⌉")
+    assert main(["convert", str(source), "--steps", "30", "-o", str(tmp_path / "native.yaml")]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if "num_train_epochs" in line] == [
+        "approximate  num_train_epochs: replaced by the run length given (train:, --steps): the Trainer's run is "
+        "num_train_epochs × its optimizer steps per epoch, ⌈the dataloader's length / gradient_accumulation_steps 4⌉"]
 
 
 def test_a_run_length_left_to_the_trainer_needs_steps(capsys):

@@ -136,16 +136,23 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     return RunLength(first[1], per_epoch, first[2], accumulation)
 
 
-def epochs_run(key: str) -> str:
-    """A trainer's run in epochs as a report words it: `key` (the file's epochs) × the dataloader's length."""
-    return f"{key} × the dataloader's length"
+def epochs_run(key: str, accumulation: tuple[str, Any] | None = None) -> str:
+    """A trainer's run in epochs as a report words it: `key` (the file's epochs) × the dataloader's length. A trainer
+    that accumulates gradients (`accumulation`: the file's key and its value A > 1) and steps its schedule once per
+    optimizer step (transformers' Trainer, NeMo's Lightning) runs ⌈the dataloader's length / A⌉ steps an epoch: the
+    steps per epoch to give beside the file."""
+    if accumulation is None or isinstance(accumulation[1], bool) or not isinstance(accumulation[1], int) or \
+            accumulation[1] <= 1:
+        return f"{key} × the dataloader's length"
+    return f"{key} × its optimizer steps per epoch, ⌈the dataloader's length / {accumulation[0]} {accumulation[1]}⌉"
 
 
-def length_replaced(whose: str, key: str) -> str:
-    """Why a file's own run in epochs (`key`, `whose` trainer's) is not the run when a run length is given beside
-    the file (its train:, --steps), which replaces it: one wording for every reader that reports it (HF's
-    num_train_epochs, NeMo's trainer.max_epochs and the schedule's max_steps NeMo computes from it)."""
-    return f"replaced by the run length given (train:, --steps): {whose} run is {epochs_run(key)}"
+def length_replaced(whose: str, key: str, accumulation: tuple[str, Any] | None = None) -> str:
+    """Why a file's own run in epochs (`key`, `whose` trainer's; `accumulation` as epochs_run takes it) is not the
+    run when a run length is given beside the file (its train:, --steps), which replaces it: one wording for every
+    reader that reports it (HF's num_train_epochs, NeMo's trainer.max_epochs and the schedule's max_steps NeMo
+    computes from it)."""
+    return f"replaced by the run length given (train:, --steps): {whose} run is {epochs_run(key, accumulation)}"
 
 
 def accumulation_note(run: RunLength) -> str | None:

@@ -11,8 +11,8 @@ Read into optreg's own form (`optreg convert` writes it out):
   parameters and the rest, at 0: biases, LayerNorm modules, names with layernorm / rmsnorm / norm);
 - `lr_scheduler_type` + `lr_scheduler_kwargs` (the `hf` dialect), `warmup_steps` (an int, or a float below 1: a
   ratio, ceil(ratio·total) as transformers 5 reads it; transformers 4's `warmup_ratio` is read the same way);
-- the run: `max_steps` (> 0), else `num_train_epochs` epochs of the dataloader's length (`build(steps_per_epoch=)`
-  or `total_steps=`);
+- the run: `max_steps` (> 0), else `num_train_epochs` epochs of the Trainer's optimizer steps per epoch, the
+  dataloader's length / `gradient_accumulation_steps` rounded up (`build(steps_per_epoch=)` or `total_steps=`);
 - `max_grad_norm` (default 1.0): the global norm (`clip_grad.max_norm`); 0 or a negative value turns clipping
   off, as the Trainer clips only when `max_grad_norm > 0`.
 TRL's config classes (SFTConfig, DPOConfig, ORPOConfig: what TRL's and alignment-handbook's scripts parse a recipe
@@ -461,10 +461,12 @@ class HfFormat:
             epochs = _number(data, "num_train_epochs", errors)
             if epochs and float(epochs).is_integer():
                 own["train"] = {"epochs": int(epochs)}
+                # the Trainer steps the schedule once per optimizer step: an epoch is ⌈batches / accumulation⌉
+                accumulation = ("gradient_accumulation_steps", data.get("gradient_accumulation_steps"))
                 if "num_train_epochs" in data:
                     report.append(KeyUse("num_train_epochs", "approximate",
-                                         length_replaced("the Trainer's", "num_train_epochs")) if given else
-                                  KeyUse("num_train_epochs", "exact", epochs_run("train.epochs")))
+                                         length_replaced("the Trainer's", "num_train_epochs", accumulation)) if given
+                                  else KeyUse("num_train_epochs", "exact", epochs_run("train.epochs", accumulation)))
             elif "num_train_epochs" in data:
                 report.append(KeyUse("num_train_epochs", "approximate", "fractional epochs: give the run length "
                                                                         "(build(total_steps=), --steps)"))

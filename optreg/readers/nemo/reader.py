@@ -81,10 +81,25 @@ EPOCH = {"ExponentialLR"}          # NeMo's EPOCH_SCHEDULERS stepped per epoch b
 SCHED_TRAINER = {"monitor": "the metric Lightning logs with the schedule",
                  "reduce_on_plateau": "Lightning's flag, set by NeMo from the schedule's class",
                  "iters_per_batch": "ignored by NeMo's scheduler construction"}
-#: the run NeMo trains without trainer.max_steps, and the max_steps it gives the schedule then
-EPOCHS_RUN = epochs_run("trainer.max_epochs")
-#: why trainer.max_epochs is not the run, nor the schedule's max_steps, when a run length is given beside it
-EPOCHS_REPLACED = length_replaced("NeMo's", "trainer.max_epochs")
+
+
+def _accumulation(trainer: Any) -> tuple[str, Any] | None:
+    """Lightning's accumulate_grad_batches of the trainer section, as `epochs_run` takes it: NeMo's
+    compute_max_steps divides an epoch's batches by it (⌈batches / A⌉ optimizer steps, each one schedule step)."""
+    return ("trainer.accumulate_grad_batches", trainer.get("accumulate_grad_batches")) \
+        if isinstance(trainer, Mapping) else None
+
+
+def _epochs_run(trainer: Any) -> str:
+    """The run NeMo trains without trainer.max_steps, and the max_steps it gives the schedule then."""
+    return epochs_run("trainer.max_epochs", _accumulation(trainer))
+
+
+def _epochs_replaced(trainer: Any) -> str:
+    """Why trainer.max_epochs is not the run, nor the schedule's max_steps, when a run length is given beside it."""
+    return length_replaced("NeMo's", "trainer.max_epochs", _accumulation(trainer))
+
+
 NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`max_steps` is set to -1 in the "
                "scheduler config, scheduler will not be instantiated): the lr stays constant")
 
@@ -280,17 +295,19 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given
         if key == "max_epochs" and epochs is not None and (steps >= 0 or length_given):   # not the run's length
             report.append(KeyUse("trainer.max_epochs", "trainer", "Lightning stops after max_epochs or at max_steps, "
                                  "whichever comes first; NeMo's schedule and optreg's run follow max_steps")
-                          if steps >= 0 else KeyUse("trainer.max_epochs", "approximate", EPOCHS_REPLACED))
+                          if steps >= 0 else KeyUse("trainer.max_epochs", "approximate", _epochs_replaced(trainer)))
             continue
         report.append(KeyUse(join_path("trainer", key_text(key)), "exact" if key in read else "trainer",
                              "" if key in read else "Lightning's, the training loop's business"))
     return steps, epochs, clip
 
 
-def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collector, report: list[KeyUse],
+def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, report: list[KeyUse],
                notes: list[str], length_given: bool = False) -> dict[str, Any] | None:
-    """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none). `length_given`:
-    a run length is given beside the file (--steps, its own train:), which a max_steps left to the run takes."""
+    """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none); `trainer`: the
+    trainer section (None: none). `length_given`: a run length is given beside the file (--steps, its own train:),
+    which a max_steps left to the run takes."""
+    has_trainer = trainer is not None
     from optreg.core.entry import SCHEDULER
     from optreg.core.registry import REGISTRY
 
@@ -344,8 +361,9 @@ def _scheduler(sched: Any, trainer_steps: int, has_trainer: bool, errors: Collec
         report.append(KeyUse(join_path(path, "max_steps"), "exact"))
     else:
         max_steps = None   # trainer.max_epochs x steps per epoch: filled from the run by optreg's planner
-        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: {EPOCHS_REPLACED}") if length_given
-                      else KeyUse(join_path(path, "name"), "exact", f"max_steps: {EPOCHS_RUN}, as NeMo computes it"))
+        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: {_epochs_replaced(trainer)}")
+                      if length_given else KeyUse(join_path(path, "name"), "exact",
+                                                  f"max_steps: {_epochs_run(trainer)}, as NeMo computes it"))
     if takes_steps and max_steps is not None:
         spec["max_steps"] = max_steps
     if name in EPOCH:
@@ -386,7 +404,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if not errors:
         steps, epochs, clip = _trainer(trainer, errors, report, given)
         optimizer = _optimizer(optim, errors, report)
-        scheduler = _scheduler(optim.get("sched"), steps, trainer is not None, errors, report, notes, given)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given)
         if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and not given:
             train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
