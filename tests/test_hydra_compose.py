@@ -60,6 +60,25 @@ def test_searchpath_plugin_is_discovered_and_lists_every_group_file():
 # ---------------------------------------------------------------------------------------------------
 # compose + build
 # ---------------------------------------------------------------------------------------------------
+def test_a_file_that_composes_builds_inside_a_hydra_app(tmp_path):
+    """A file that optreg composes with Hydra (an interpolation, a primary config's defaults list) built, planned and
+    plotted from inside a Hydra app (a `@hydra.main` task, an `initialize()` block) failed: 'cannot compose the
+    config: GlobalHydra is already initialized'. It builds as outside, and the app's Hydra is left as it was."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    path = tmp_path / "experiment.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: CosineAnnealingLR\n  T_max: ${train.steps}\n"
+                    "train: {steps: 20}\n")
+    outside = optreg.build(path, model()).scheduler.T_max
+    with initialize_config_dir(config_dir=str(APP / "conf"), version_base="1.3"):
+        app = GlobalHydra.instance().hydra
+        assert optreg.build(path, model()).scheduler.T_max == outside == 20
+        assert type(optreg.build(APP / "conf" / "config.yaml", model()).optimizer) is torch.optim.AdamW
+        assert GlobalHydra.instance().hydra is app
+        assert compose("config", ["optimizer=sgd"]).optimizer.name == "SGD"
+    assert not GlobalHydra.instance().is_initialized()
+
+
 def test_issue_example_overrides_build_the_right_objects():
     cfg = composed("optimizer=adamw", "optimizer.lr=3e-4", "scheduler=cosine_annealing", "scheduler.T_max=1000")
     built = optreg.build(cfg, model())

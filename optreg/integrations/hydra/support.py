@@ -13,9 +13,10 @@ import copy
 import dataclasses
 import difflib
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from optreg.errors import (MAX_DEPTH, Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path,
                            key_text, show)
@@ -769,11 +770,35 @@ def _composed(name: str | None, overrides: Sequence[str], parsed: list[Any], dat
         raise
 
 
+@contextmanager
+def _app_set_aside() -> Iterator[None]:
+    """Compose inside a Hydra app too (a `@hydra.main` task, an `initialize()` block): Hydra's `initialize` refuses
+    to start while GlobalHydra holds the app's Hydra, so that one is set aside while optreg composes a file and
+    given back after, as it was."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    held = GlobalHydra.instance().hydra
+    GlobalHydra.instance().clear()
+    try:
+        yield
+    finally:   # `initialize` has put back the instance it found, the cleared one
+        if held is not None:
+            GlobalHydra.instance().initialize(held)
+
+
 def compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None = None,
                  config_name: str | None = None) -> Any:
     """Compose a YAML experiment (already loaded) with Hydra overrides; returns the composed DictConfig.
 
-    A file with its own `defaults:` list is a Hydra primary config and is composed from its directory."""
+    A file with its own `defaults:` list is a Hydra primary config and is composed from its directory. Inside a
+    Hydra app, the app's Hydra is left as it was (`_app_set_aside`)."""
+    with _app_set_aside():
+        return _compose_file(data, overrides, config_dir, config_name)
+
+
+def _compose_file(data: Mapping[str, Any], overrides: Sequence[str], config_dir: Path | None,
+                  config_name: str | None) -> Any:
+    """`compose_file` with no other Hydra initialized."""
     from hydra import initialize, initialize_config_dir
     from hydra.core.config_store import ConfigStore
     from hydra.errors import HydraException
