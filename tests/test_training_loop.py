@@ -333,6 +333,28 @@ def test_warmup_refusals():
         assert messages(info) == expected, scheduler
 
 
+def test_a_scheduler_of_a_metric_takes_no_by_epoch(tmp_path):
+    """ReduceLROnPlateau with by_epoch was refused at `scheduler` as having 'no closed form' that 'cannot be composed
+    here' (nothing is composed), and with convert_to_iter_based too it passed, its patience left in steps; it is refused
+    at by_epoch as a warmup is at warmup, from a file (with its position) and from configure_lr_scheduler alike."""
+    refusal = "torch.ReduceLROnPlateau steps on a metric, not on the step count: it takes no by_epoch"
+    for spec in ({"name": "ReduceLROnPlateau", "by_epoch": True},
+                 {"name": "ReduceLROnPlateau", "by_epoch": True, "convert_to_iter_based": True}):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config(spec, {"epochs": 3, "steps_per_epoch": 4}), Two())
+        assert messages(info) == [("scheduler.by_epoch", refusal)]
+    optimizer = torch.optim.SGD(Two().parameters(), lr=0.1)
+    with pytest.raises(ConfigError) as info:   # no steps per epoch either: the refusal alone
+        optreg.configure_lr_scheduler(optimizer, {"name": "ReduceLROnPlateau", "by_epoch": True})
+    assert messages(info) == [("by_epoch", refusal)]
+    path = tmp_path / "plateau.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: ReduceLROnPlateau, by_epoch: true}\n"
+                    "train: {epochs: 3, steps_per_epoch: 4}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert str(info.value) == f"{path}:2:38: scheduler.by_epoch: {refusal}"
+
+
 @pytest.mark.parametrize("spec, steps, name", [
     ({"name": "CosineAnnealingLR", "T_max": 10, "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),   # written
     ({"name": "CosineAnnealingLR", "warmup": {"steps": 30}}, 20, "CosineAnnealingLR"),               # left out

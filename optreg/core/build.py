@@ -33,7 +33,7 @@ from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_
                                       to_target_kwargs, validate_options)
 from optreg.core import models
 from optreg.core.lint import group_lrs_replaced, own_warmup_errors
-from optreg.core.loop import check_entry, counts_scale, fill_length, finish, pop_loop
+from optreg.core.loop import check_entry, counts_scale, fill_length, finish, on_metric, pop_loop
 from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED, Constant
 from optreg.schedules.epochs import scale_counts
 
@@ -1111,7 +1111,7 @@ def _check_context(plan: SchedulerPlan, context: Context, errors: Collector, pat
                    "the optimizer was built with momentum 0, so it has no momentum buffer to schedule; build it "
                    "with momentum > 0")
     for i, child in enumerate(plan.children):
-        if child.entry is not None and "ReduceLROnPlateau" in child.entry.name:
+        if child.entry is not None and on_metric(child.entry.name):
             errors.add(join_path(join_path(path, "schedulers"), i), "ReduceLROnPlateau steps on a metric and "
                                                                   "cannot be nested")
         elif plan.entry is not None and plan.entry.dialect == "torch" and plan.entry.name == "SequentialLR" and \

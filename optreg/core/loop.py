@@ -61,7 +61,7 @@ def pop_loop(spec: dict[str, Any], context: Any, path: str, errors: Collector, n
     if loop.convert and not loop.by_epoch:
         errors.add(join_path(path, "convert_to_iter_based"), "convert_to_iter_based converts a schedule written in "
                                                              "epochs; it needs by_epoch: true")
-    if loop.by_epoch and context.steps_per_epoch is None and context.final_run:
+    if loop.by_epoch and context.steps_per_epoch is None and context.final_run and not on_metric(name):
         errors.add(join_path(path, "by_epoch"), f"a schedule counted in epochs needs the steps per epoch: "
                                                 f"{GIVE_STEPS_PER_EPOCH}")
     if spec.get("warmup", None) is not None:   # `warmup: null` (a Hydra group file's default): no warmup
@@ -98,10 +98,23 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
         errors.add(join_path(path, key), "an exponential warmup multiplies its start: it must be > 0")
 
 
+def on_metric(name: str) -> bool:
+    """Whether the scheduler `name` (an entry's name) steps on a metric, not on the step count (ReduceLROnPlateau)."""
+    return "ReduceLROnPlateau" in name
+
+
+def metric_refusal(entry: Any, key: str) -> str | None:
+    """Why `entry` takes no loop option `key` (warmup, by_epoch): it steps on a metric (`on_metric`); None for a
+    schedule of steps."""
+    if on_metric(entry.name):
+        return f"{entry.qualname} steps on a metric, not on the step count: it takes no {key}"
+    return None
+
+
 def warmup_refusal(entry: Any) -> str | None:
     """Why `entry` takes no `warmup:` (it steps on a metric, or has a warmup of its own), else None."""
-    if "ReduceLROnPlateau" in entry.name:
-        return f"{entry.qualname} steps on a metric, not on the step count: it takes no warmup"
+    if (refusal := metric_refusal(entry, "warmup")) is not None:
+        return refusal
     own = [o.name for o in models.options(entry) if "warmup" in o.name.lower()]
     if own:
         return f"{entry.qualname} has a warmup of its own ({', '.join(own)}); set it there and drop warmup:"
@@ -109,10 +122,14 @@ def warmup_refusal(entry: Any) -> str | None:
 
 
 def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
-    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own."""
+    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own, and by_epoch (with or
+    without convert_to_iter_based) on one that steps on a metric: its patience and cooldown count the metric's
+    steps, whatever the loop makes of them."""
     refusal = warmup_refusal(entry) if loop.warmup is not None else None
     if refusal:
         errors.add(join_path(path, "warmup"), refusal)
+    if loop.by_epoch and (refusal := metric_refusal(entry, "by_epoch")) is not None:
+        errors.add(join_path(path, "by_epoch"), refusal)
 
 
 def length_option(entry: Any) -> str | None:
@@ -144,7 +161,9 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
                 "of its own (LinearLR on its window)",)
     counts = [o.name for o in models.options(entry) if o.name in COUNTS]
     refusal = warmup_refusal(entry)
-    lines = [f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
+    epochs = metric_refusal(entry, "by_epoch")
+    lines = [f"by_epoch: refused; {epochs}" if epochs else
+             f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
              f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
              f"(MMEngine)",
              "warmup: {steps | ratio, start_factor | start_value, type: linear | constant | exponential} in the "
@@ -214,5 +233,5 @@ def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) ->
     plan.schedule = schedule
 
 
-__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "warmup_refusal", "length_option", "describe_loop",
-           "fill_length", "counts_scale", "finish"]
+__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "on_metric", "metric_refusal", "warmup_refusal",
+           "length_option", "describe_loop", "fill_length", "counts_scale", "finish"]
