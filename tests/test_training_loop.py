@@ -333,6 +333,26 @@ def test_warmup_refusals():
         assert messages(info) == expected, scheduler
 
 
+def test_the_loop_keys_of_every_dialect_that_builds_torch_classes():
+    """mindspore_experimental's and nemo's StepLR, CosineAnnealingLR, ... build torch's classes, but their dialects
+    had no closed forms: a warmup or by_epoch (which their Hydra group files and `optreg show` offer) failed with
+    'has no closed form and cannot be composed here'. They run as torch's do. HF's reduce_lr_on_plateau was not
+    seen as a scheduler of a metric, and failed so too: it is refused at the key, as torch's is."""
+    train = {"epochs": 4, "steps_per_epoch": 3}
+    for dialect, name, options in [("mindspore_experimental", "CosineAnnealingLR", {"eta_min": 0.001}),
+                                   ("nemo", "StepLR", {"step_size": 1, "gamma": 0.5})]:
+        for loop in ({"warmup": {"steps": 2, "start_factor": 0.1}}, {"by_epoch": True},
+                     {"by_epoch": True, "warmup": {"ratio": 0.25}}):
+            theirs = optreg.build(config({"name": name, "dialect": dialect, **options, **loop}, train), Two())
+            torch_s = optreg.build(config({"name": name, **options, **loop}, train), Two())
+            assert lrs(theirs, 12) == lrs(torch_s, 12), (dialect, loop)
+    for loop, key in (({"warmup": {"steps": 2}}, "warmup"), ({"by_epoch": True}, "by_epoch")):
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config({"name": "hf.reduce_lr_on_plateau", **loop}, train), Two())
+        assert messages(info) == [(f"scheduler.{key}", f"hf.reduce_lr_on_plateau steps on a metric, not on the step "
+                                                       f"count: it takes no {key}")]
+
+
 def test_a_scheduler_of_a_metric_takes_no_by_epoch(tmp_path):
     """ReduceLROnPlateau with by_epoch was refused at `scheduler` as having 'no closed form' that 'cannot be composed
     here' (nothing is composed), and with convert_to_iter_based too it passed, its patience left in steps; it is refused

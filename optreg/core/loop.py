@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from optreg.core import models
-from optreg.core.names import synonyms
+from optreg.core.names import normalise, synonyms
 from optreg.errors import Collector, ConfigError, counted, join_path
 
 LOOP_KEYS = ("by_epoch", "convert_to_iter_based", "warmup")
@@ -100,7 +100,7 @@ def _read_warmup(raw: Any, loop: Loop, context: Any, path: str, errors: Collecto
 
 def on_metric(name: str) -> bool:
     """Whether the scheduler `name` (an entry's name) steps on a metric, not on the step count (ReduceLROnPlateau)."""
-    return "ReduceLROnPlateau" in name
+    return "reducelronplateau" in normalise(name)   # torch's, and HF's reduce_lr_on_plateau
 
 
 def metric_refusal(entry: Any, key: str) -> str | None:

@@ -4,9 +4,12 @@ sub-dialect of MindSpore's whose rows live in optreg/dialects/mindspore/experime
 from __future__ import annotations
 
 from optreg.core.dialect import Dialect
+from optreg.dialects.torch import closed_form
 from optreg.dialects.mindspore.experimental import experimental_rows
 
 ROWS = experimental_rows()
 
 DIALECT = Dialect("mindspore_experimental", ROWS, "MindSpore 2.10 (mindspore.experimental.optim)",
-                  paths={"optimizer": ("mindspore.experimental.optim",), "scheduler": ("mindspore.experimental.optim.lr_scheduler",)})
+                  paths={"optimizer": ("mindspore.experimental.optim",),
+                         "scheduler": ("mindspore.experimental.optim.lr_scheduler",)},
+                  closed_forms=closed_form)   # its schedulers are torch's classes
