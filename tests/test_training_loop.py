@@ -337,7 +337,8 @@ def test_the_loop_keys_of_every_dialect_that_builds_torch_classes():
     """mindspore_experimental's and nemo's StepLR, CosineAnnealingLR, ... build torch's classes, but their dialects
     had no closed forms: a warmup or by_epoch (which their Hydra group files and `optreg show` offer) failed with
     'has no closed form and cannot be composed here'. They run as torch's do. HF's reduce_lr_on_plateau was not
-    seen as a scheduler of a metric, and failed so too: it is refused at the key, as torch's is."""
+    seen as a scheduler of a metric, and failed so too, as did torch's SWALR, which has no closed form: each is
+    refused at the key, as torch's ReduceLROnPlateau is, and `optreg show` no longer offers them the keys."""
     train = {"epochs": 4, "steps_per_epoch": 3}
     for dialect, name, options in [("mindspore_experimental", "CosineAnnealingLR", {"eta_min": 0.001}),
                                    ("nemo", "StepLR", {"step_size": 1, "gamma": 0.5})]:
@@ -351,6 +352,13 @@ def test_the_loop_keys_of_every_dialect_that_builds_torch_classes():
             optreg.build(config({"name": "hf.reduce_lr_on_plateau", **loop}, train), Two())
         assert messages(info) == [(f"scheduler.{key}", f"hf.reduce_lr_on_plateau steps on a metric, not on the step "
                                                        f"count: it takes no {key}")]
+        with pytest.raises(ConfigError) as info:
+            optreg.build(config({"name": "SWALR", "swa_lr": 0.05, **loop}, train), Two())
+        assert messages(info) == [(f"scheduler.{key}", f"torch.SWALR has no closed form (it runs as torch's class, "
+                                                       f"alone): it takes no {key}")]
+    assert [n for n in optreg.describe("SWALR").notes if n.startswith(("by_epoch", "warmup"))] == [
+        "by_epoch: refused; torch.SWALR has no closed form (it runs as torch's class, alone): it takes no by_epoch",
+        "warmup: refused; torch.SWALR has no closed form (it runs as torch's class, alone): it takes no warmup"]
 
 
 def test_a_scheduler_of_a_metric_takes_no_by_epoch(tmp_path):

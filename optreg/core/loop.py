@@ -103,17 +103,26 @@ def on_metric(name: str) -> bool:
     return "reducelronplateau" in normalise(name)   # torch's, and HF's reduce_lr_on_plateau
 
 
-def metric_refusal(entry: Any, key: str) -> str | None:
-    """Why `entry` takes no loop option `key` (warmup, by_epoch): it steps on a metric (`on_metric`); None for a
-    schedule of steps."""
+def loop_refusal(entry: Any, key: str) -> str | None:
+    """Why `entry` takes no loop option `key` (warmup, by_epoch), which run a schedule as its closed form: it steps
+    on a metric (`on_metric`), or it is a torch scheduler class its dialect has no closed form of (torch's SWALR,
+    recursive); None for a schedule that takes them."""
+    from torch.optim.lr_scheduler import LRScheduler
+
+    from optreg.core.registry import REGISTRY
+
     if on_metric(entry.name):
         return f"{entry.qualname} steps on a metric, not on the step count: it takes no {key}"
+    target = entry.resolve()
+    if isinstance(target, type) and issubclass(target, LRScheduler) and \
+            REGISTRY.dialect(entry.dialect).closed_form(entry.name) is None:
+        return f"{entry.qualname} has no closed form (it runs as torch's class, alone): it takes no {key}"
     return None
 
 
 def warmup_refusal(entry: Any) -> str | None:
     """Why `entry` takes no `warmup:` (it steps on a metric, or has a warmup of its own), else None."""
-    if (refusal := metric_refusal(entry, "warmup")) is not None:
+    if (refusal := loop_refusal(entry, "warmup")) is not None:
         return refusal
     own = [o.name for o in models.options(entry) if "warmup" in o.name.lower()]
     if own:
@@ -122,13 +131,13 @@ def warmup_refusal(entry: Any) -> str | None:
 
 
 def check_entry(entry: Any, loop: Loop, path: str, errors: Collector) -> None:
-    """Refuse a warmup before a schedule that steps on a metric or has a warmup of its own, and by_epoch (with or
-    without convert_to_iter_based) on one that steps on a metric: its patience and cooldown count the metric's
-    steps, whatever the loop makes of them."""
+    """Refuse a warmup before a schedule that has a warmup of its own, and a warmup or by_epoch (with or without
+    convert_to_iter_based) on one that `loop_refusal` refuses them: a scheduler of a metric (its patience and
+    cooldown count the metric's steps, whatever the loop makes of them), one without a closed form."""
     refusal = warmup_refusal(entry) if loop.warmup is not None else None
     if refusal:
         errors.add(join_path(path, "warmup"), refusal)
-    if loop.by_epoch and (refusal := metric_refusal(entry, "by_epoch")) is not None:
+    if loop.by_epoch and (refusal := loop_refusal(entry, "by_epoch")) is not None:
         errors.add(join_path(path, "by_epoch"), refusal)
 
 
@@ -161,7 +170,7 @@ def describe_loop(entry: Any) -> tuple[str, ...]:
                 "of its own (LinearLR on its window)",)
     counts = [o.name for o in models.options(entry) if o.name in COUNTS]
     refusal = warmup_refusal(entry)
-    epochs = metric_refusal(entry, "by_epoch")
+    epochs = loop_refusal(entry, "by_epoch")
     lines = [f"by_epoch: refused; {epochs}" if epochs else
              f"by_epoch: true counts epochs of train.steps_per_epoch steps (value(t) = f(floor(t / E))); "
              f"convert_to_iter_based: true multiplies {', '.join(counts) or 'no count of this schedule'} by E "
@@ -233,5 +242,5 @@ def finish(plan: Any, loop: Loop, context: Any, path: str, errors: Collector) ->
     plan.schedule = schedule
 
 
-__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "on_metric", "metric_refusal", "warmup_refusal",
+__all__ = ["LOOP_KEYS", "Loop", "pop_loop", "check_entry", "on_metric", "loop_refusal", "warmup_refusal",
            "length_option", "describe_loop", "fill_length", "counts_scale", "finish"]
