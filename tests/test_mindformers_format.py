@@ -360,6 +360,17 @@ def test_a_bad_run_or_clipping_number_says_what_the_own_form_says(old, new, wher
     assert [str(e) for e in exc.value.errors] == [f"<string>:{where}"]
 
 
+def test_every_bad_runner_config_key_is_reported():
+    """The first bad key of runner_config hid the others (epochs 0 beside sink_size 0 said epochs alone)."""
+    text = BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("epochs: 2", "epochs: 0")
+    with pytest.raises(ConfigError) as exc:
+        load_config(text.replace("sink_mode: True", "sink_mode: 'x'").replace("sink_size: 2", "sink_size: 0"))
+    assert [str(e) for e in exc.value.errors] == [
+        "<string>:2:3: runner_config.epochs: must be >= 1, got 0",
+        "<string>:4:3: runner_config.sink_mode: expected true or false, got str 'x'",
+        "<string>:5:3: runner_config.sink_size: must be >= 1, got 0 (or -1: the dataset's size)"]
+
+
 @pytest.mark.parametrize("opt, old, new, where", [
     ("AdamWeightDecay", "sink_mode: True", "sink_mode: 'x'",
      "4:3: runner_config.sink_mode: expected true or false, got str 'x'"),

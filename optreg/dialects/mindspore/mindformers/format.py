@@ -130,7 +130,7 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
         errors.add("runner_config", f"expected a mapping, got {show(runner)}")
         return None
     values = {}
-    for key, default in RUNNER_DEFAULTS.items():
+    for key, default in RUNNER_DEFAULTS.items():   # every key's problem, each at its key
         value = runner.get(key, default)
         if key == "sink_mode":
             wrong = None if value in (0, 1) else bool_message(value)
@@ -140,12 +140,13 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
             wrong = number_message(value, 1, integer=True, also="-1: the dataset's size" if key == "sink_size" else "")
         if wrong is not None:
             errors.add(join_path("runner_config", key), wrong)
-            return None
-        values[key] = value
+        else:
+            values[key] = value
     near = misspelt(runner, RUNNER_DEFAULTS, TRAINER_KEYS)
     if near is not None:   # `epoch: 2`: MindFormers would pass it over and run the default
         errors.add(join_path("runner_config", near[0]), f"not a key MindFormers' runner reads: it would run with "
                                                         f"{near[1]} {show(RUNNER_DEFAULTS[near[1]])}", near[1])
+    if near is not None or len(values) < len(RUNNER_DEFAULTS):
         return None
     for key in runner:
         report.append(KeyUse(join_path("runner_config", key), "exact", "the run length") if key in RUNNER_DEFAULTS
