@@ -61,6 +61,19 @@ def test_auto_length_is_the_run_length():
     assert built.scheduler.schedules[0].total_num_steps == 40
 
 
+def test_an_auto_in_another_case_is_not_the_run_length(tmp_path):
+    """The Trainer fills "auto" as written (HfDeepSpeedConfig compares with ==): "Auto" stays a string that DeepSpeed's
+    WarmupDecayLR cannot count with. It was read as "auto" (the run length, --steps); it is an error at its key."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"optimizer": {"type": "AdamW", "params": {"lr": 0.001}},\n "scheduler": {"type": '
+                    '"WarmupDecayLR", "params": {"warmup_num_steps": 5, "total_num_steps": "Auto"}}}\n')
+    with pytest.raises(ConfigError) as info:
+        optreg.build(path, STAND_IN_MODEL(), total_steps=40)
+    assert [(e.path, str(e.location), e.message, e.suggestion) for e in info.value.errors] == [
+        ("scheduler.params.total_num_steps", f"{path}:2:75", "the Hugging Face Trainer fills \"auto\" written in "
+         "lower case only: 'Auto' would reach DeepSpeed as it is", "auto")]
+
+
 def STAND_IN_MODEL():
     from tests.format_replay import STAND_IN
     return STAND_IN.model()

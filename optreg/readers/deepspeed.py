@@ -87,6 +87,14 @@ MOMENTUM_WHY = "betas[0] cycled inversely to the lr, betas[1] set to 0.99 (DeepS
 
 
 def _is_auto(value: Any) -> bool:
+    """Whether `value` is AUTO as the Hugging Face Trainer fills it: written so exactly (HfDeepSpeedConfig compares
+    with ==)."""
+    return value == AUTO
+
+
+def _auto_spelled(value: Any) -> bool:
+    """Whether `value` is AUTO in any case: "Auto" is not filled, and reaches DeepSpeed as a string (`_refuse_auto`
+    says so)."""
     return isinstance(value, str) and value.lower() == AUTO
 
 
@@ -102,7 +110,10 @@ def _params(section: Mapping[str, Any], path: str, errors: Collector) -> dict[st
 
 def _refuse_auto(params: Mapping[str, Any], path: str, errors: Collector, allowed: tuple[str, ...] = ()) -> None:
     for key, value in params.items():
-        if _is_auto(value) and key not in allowed:
+        if _auto_spelled(value) and not _is_auto(value):
+            errors.add(join_path(path, key), f"the Hugging Face Trainer fills \"auto\" written in lower case only: "
+                                             f"{show(value)} would reach DeepSpeed as it is", AUTO)
+        elif _is_auto(value) and key not in allowed:
             errors.add(join_path(path, key), f"\"auto\" is filled by the Hugging Face Trainer from its "
                                              f"TrainingArguments; give {key} a value"
                                              + (" (a schedule's total_num_steps may stay auto: the run length)"
@@ -274,8 +285,9 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
     spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
     for key, value in params.items():
         where = f"scheduler.params.{key}"
-        if _is_auto(value):
-            report.append(KeyUse(where, "exact", "auto: the run length (--steps, build(total_steps=))"))
+        if _auto_spelled(value):   # "auto", or another case of it that _refuse_auto has refused
+            if _is_auto(value):
+                report.append(KeyUse(where, "exact", "auto: the run length (--steps, build(total_steps=))"))
             continue
         if isinstance(value, (list, tuple)) and name in DS_SCHEDULES:   # DeepSpeed's per-group form: one group
             if len(value) != 1:
@@ -358,7 +370,7 @@ class DeepSpeedFormat:
         clip = data.get("gradient_clipping", 0.0)
         wrong = number_message(clip, finite=True)   # the engine clips when it is > 0: 0 or below, no clipping
         if "gradient_clipping" in data:
-            if _is_auto(clip):
+            if _auto_spelled(clip):
                 errors.add("gradient_clipping", "\"auto\" is filled by the Hugging Face Trainer from max_grad_norm; "
                                                 "give gradient_clipping a value")
             elif wrong is not None:
