@@ -29,7 +29,9 @@ def test_optimizer_benchmark_quick_run(capsys, monkeypatch):
     # oneflow.AdamW's eager step beside torch's for-loop AdamW, timed in the same round
     (pair,) = [line.split(" | ") for line in loop.split("state_dtype: ")[0].splitlines()
                if line.startswith("| oneflow.")]
-    assert pair[:3] == ["| oneflow.AdamW", "torch.AdamW (for-loop)", "12"] and float(pair[-1].strip(" |")) > 0
+    # both times measured; their ratio a number (it rounds to 0.00 when a step stalls on a loaded machine)
+    assert pair[:3] == ["| oneflow.AdamW", "torch.AdamW (for-loop)", "12"] and float(pair[-1].strip(" |")) >= 0
+    assert float(pair[3]) > 0 and float(pair[4]) > 0
     assert "| torch.AdamW (for-loop) | 12 |" in main
     # every entry with bfloat16 and int8 state beside float32, in the same rounds, with the bytes of state per
     # parameter: AdamW's two moments in 4, 2 and 1 + 4/256 bytes a value (the int8 block scales)

@@ -144,6 +144,8 @@ def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
 NOT_READ = object()
 #: the trainer keys the reader computes with, besides max_epochs
 TRAINER_READ = ("max_steps", "gradient_clip_val", "gradient_clip_algorithm")
+#: a trainer key the reader does not apply but its report words with (`_accumulation`): resolved, Lightning's still
+TRAINER_SAID = ("accumulate_grad_batches",)
 
 
 def _trainer_section(cfg: Any, errors: Collector, given: bool) -> Any:
@@ -157,6 +159,10 @@ def _trainer_section(cfg: Any, errors: Collector, given: bool) -> Any:
         return _resolved(cfg, "trainer", errors)
     section = {key: _resolved(cfg, f"trainer.{key}", errors) if key in TRAINER_READ else NOT_READ
                for key in node.keys()}
+    for key in set(TRAINER_SAID) & set(section):   # a blank or broken one stays Lightning's, and unsaid
+        said = Collector()
+        value = _resolved(cfg, f"trainer.{key}", said)
+        section[key] = NOT_READ if said else value
     if "max_epochs" in section:
         steps, blank = section.get("max_steps", -1), Collector()
         section["max_epochs"] = _resolved(cfg, "trainer.max_epochs", blank)
