@@ -489,3 +489,23 @@ def test_a_schedule_length_left_out_is_refused_with_a_run_length_given_too(tmp_p
     path.write_text(head + "\n" + tail.replace('"params": {}', '"params": {' + f'"{key}": 40' + '}')
                     .replace('"params": {"w', '"params": {' + f'"{key}": 40, "w'))
     assert main(["validate", str(path), "--steps", "50"]) == 0
+
+
+def test_params_null_is_deepspeeds_form_read_as_deepspeed_reads_it(tmp_path):
+    """`{type, params: null}` is a ds_config's section (it was read as the own form: 'optimizer.params: unknown
+    option of torch.Adam'): the optimizer's null params are {} (DeepSpeed's engine: `if optimizer_parameters is None:
+    optimizer_parameters = {}`), the scheduler's are refused at their position, as DeepSpeed's
+    `scheduler(optimizer, **scheduler_params())` raises TypeError on None."""
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"optimizer": {"type": "Adam", "params": null},\n'
+                    ' "scheduler": {"type": "WarmupLR", "params": null}}\n')
+    assert detected(path.read_text()) == "deepspeed"
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [str(e) for e in info.value.errors] == [
+        f"{path}:2:36: scheduler.params: expected a mapping of the scheduler's arguments, got None (DeepSpeed "
+        "constructs the scheduler with **params: {} for its defaults)"]
+    path.write_text(path.read_text().replace('"params": null}}', '"params": {}}}'))
+    experiment = optreg.load_config(path)
+    assert experiment.optimizer == {"name": "AdamW", "dialect": "torch", "weight_decay": 0.0, "eps": 1e-8}
+    assert experiment.scheduler == {"name": "WarmupLR", "dialect": "deepspeed"}

@@ -1,7 +1,8 @@
 """DeepSpeed's ds_config (a JSON file or its mapping) as a config format: what DeepSpeed 0.19's engine builds from it.
 
 Read into optreg's own form (`optreg convert` writes it out):
-- `optimizer: {type, params}` as `DeepSpeedEngine._configure_basic_optimizer` builds it: names of DeepSpeed's own
+- `optimizer: {type, params}` as `DeepSpeedEngine._configure_basic_optimizer` builds it (params null or left out:
+  {}, as it reads them): names of DeepSpeed's own
   optimizers are read case-insensitively, any other is a `torch.optim` class. `Adam` is AdamW unless
   `adam_w_mode: false` (`AdamW` is AdamW either way); FusedAdam and DeepSpeedCPUAdam compute torch's Adam/AdamW
   update, and `torch_adam: true` builds torch's class itself (whose default weight decay for AdamW is 0.01, where
@@ -9,9 +10,10 @@ Read into optreg's own form (`optreg convert` writes it out):
   offload_optimizer) or FusedLion (without), which step -lr and +lr where cerebras.Lion's sign(0) = 0 does not move
   the weight; `Adagrad` with offload_optimizer is DeepSpeedCPUAdagrad, torch's Adagrad without
   lr_decay / initial_accumulator_value (without offload DeepSpeed builds torch's Adagrad itself);
-- `scheduler: {type, params}`: DeepSpeed's lr_schedules (the `deepspeed` dialect, construction-time value
-  included; OneCycle's momentum cycling drives betas[0] of an optimizer with betas, and is off without them),
-  or a torch scheduler by its class name, as DeepSpeed falls back to `torch.optim.lr_scheduler`;
+- `scheduler: {type, params}` (params a mapping: DeepSpeed constructs the class with **params): DeepSpeed's
+  lr_schedules (the `deepspeed` dialect, construction-time value included; OneCycle's momentum cycling drives
+  betas[0] of an optimizer with betas, and is off without them), or a torch scheduler by its class name, as
+  DeepSpeed falls back to `torch.optim.lr_scheduler`;
 - `gradient_clipping` (> 0): the global norm clipped to it (`clip_grad.max_norm`); 0 or a negative value turns
   clipping off, as DeepSpeed's engine clips only when `gradient_clipping > 0`;
 - `"auto"` (a value the Hugging Face Trainer fills from its TrainingArguments): a schedule's `total_num_steps` is
@@ -98,14 +100,25 @@ def _auto_spelled(value: Any) -> bool:
     return isinstance(value, str) and value.lower() == AUTO
 
 
-def _params(section: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any]:
-    raw = section.get("params", {})
-    if raw is None:
+def _params(section: Mapping[str, Any], path: str, errors: Collector) -> dict[str, Any] | None:
+    """The section's params as a dict; None (an error said) where DeepSpeed cannot construct the class from them.
+    The optimizer's absent or null params are {} (`_configure_basic_optimizer`: `if optimizer_parameters is None:
+    optimizer_parameters = {}`); the scheduler's are not: `_scheduler_from_config` constructs it with
+    `**scheduler_params()`, None where params is absent or null, which raises TypeError."""
+    raw = section.get("params")
+    if raw is None and path == "optimizer":
         return {}
     if not isinstance(raw, Mapping):
-        errors.add(join_path(path, "params"), f"expected a mapping of the {path}'s arguments, got {show(raw)}")
-        return {}
+        errors.add(join_path(path, "params"), f"expected a mapping of the {path}'s arguments, got {show(raw)}"
+                   + (f" (DeepSpeed constructs the {path} with **params: {{}} for its defaults)" if raw is None
+                      else ""))
+        return None
     return dict(raw)
+
+
+def _null_params(section: Any) -> bool:
+    """Whether a section is `{type: ..., params: null}`: DeepSpeed's form (optreg's own has no `params` option)."""
+    return isinstance(section, Mapping) and "type" in section and "params" in section and section["params"] is None
 
 
 def _refuse_auto(params: Mapping[str, Any], path: str, errors: Collector, allowed: tuple[str, ...] = ()) -> None:
@@ -170,7 +183,7 @@ def read_optimizer(raw: Any, report: list, errors: Collector, offload: bool = Fa
                    closest(str(key), ["type", "params"]))
     if "legacy_fusion" in raw:
         report.append(KeyUse("optimizer.legacy_fusion", TRAINER, "the fp16 optimizer's fused kernel"))
-    name, params = raw["type"], _params(raw, path, errors)
+    name, params = raw["type"], _params(raw, path, errors) or {}
     if not isinstance(name, str) or not name:
         errors.add(join_path(path, "type"), f"expected the optimizer's name, got {show(name)}")
         return {}, False
@@ -281,6 +294,8 @@ def read_scheduler(raw: Any, has_betas: bool, report: list, errors: Collector) -
                                     f"DeepSpeed builds its lr_schedules ({', '.join(DS_SCHEDULES)}) or a "
                                     f"torch.optim.lr_scheduler class, by its exact name")])
         return None
+    if params is None:
+        return None
     _refuse_auto(params, path + ".params", errors, allowed=(AUTO_LENGTH,))
     spec: dict[str, Any] = {"name": name, "dialect": "deepspeed" if name in DS_SCHEDULES else "torch"}
     for key, value in params.items():
@@ -344,11 +359,13 @@ class DeepSpeedFormat:
     name = "deepspeed"
     doc = "DeepSpeed's ds_config.json: optimizer {type, params}, scheduler {type, params}, gradient_clipping"
     keys = ("optimizer", "scheduler", *SIGNATURE_KEYS)
-    signature = "optimizer.params or scheduler.params as a mapping, train_batch_size or zero_optimization"
+    signature = ("optimizer.params or scheduler.params as a mapping (or null beside type:), train_batch_size or "
+                 "zero_optimization")
 
     def claims(self, data: Mapping[str, Any]) -> bool:
-        return has_mapping(data, "optimizer.params") or has_mapping(data, "scheduler.params") or \
-            any(k in data for k in SIGNATURE_KEYS)
+        return any(has_mapping(data, f"{key}.params") or _null_params(data.get(key))
+                   for key in ("optimizer", "scheduler")) \
+            or any(k in data for k in SIGNATURE_KEYS)
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
         return list(data.keys())
