@@ -257,6 +257,18 @@ def test_a_bad_max_steps_says_what_the_own_form_says(value, message, tmp_path):
     assert [str(e) for e in info.value.errors] == [f"{path}:2:2: max_steps: {message}"]
 
 
+@pytest.mark.parametrize("value, why", [(-1, "-1: the epochs decide"),
+                                        (0, "0: the epochs decide (the Trainer takes max_steps when it is > 0)"),
+                                        (-5, "-5: the epochs decide (the Trainer takes max_steps when it is > 0)")])
+def test_a_max_steps_of_0_or_below_is_reported_as_the_file_writes_it(value, why):
+    """The Trainer runs max_steps when it is > 0 and the epochs otherwise (`if args.max_steps > 0`): any value
+    <= 0 leaves the run to num_train_epochs, and the report says the value the file wrote (it said '-1' for 0)."""
+    config = {"learning_rate": 1e-3, "lr_scheduler_type": "constant", "max_steps": value, "num_train_epochs": 2}
+    experiment = optreg.load_config(json.dumps(config) + "\n")
+    assert {u.path: u.why for u in experiment.report}["max_steps"] == why
+    assert experiment.run.steps is None
+
+
 def test_the_optimizers_numbers_are_checked_once_by_the_own_form(tmp_path):
     """learning_rate, weight_decay and adam_* go to the own form as the file gives them (a number's string read as
     the number): checked there alone, each error at the key and position the file has, in the option's order; the

@@ -39,8 +39,8 @@ DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam
             "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
             "lr_scheduler_type": "linear", "warmup_steps": 0, "optim": "adamw_torch_fused"}
 READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
-#: what max_steps -1 (any max_steps <= 0) means to the Trainer
-EPOCHS_DECIDE = "-1: the epochs decide"
+#: what max_steps -1 (any max_steps <= 0: the Trainer takes max_steps when it is > 0) means to the Trainer
+EPOCHS_DECIDE = "the epochs decide"
 #: TRL 1.16's config classes (TrainingArguments' subclasses that TRL's scripts, and alignment-handbook's, parse a
 #: file with): the fields only that class has (how a file says it is read by it: the file names no class), and
 #: its defaults of the keys read here where they differ from TrainingArguments' (tests/fixtures/hf/trl.json,
@@ -450,7 +450,7 @@ class HfFormat:
         own: dict[str, Any] = {}
         max_steps = data.get("max_steps", -1)
         total = None
-        if (wrong := number_message(max_steps, integer=True, also=EPOCHS_DECIDE)) is not None:
+        if (wrong := number_message(max_steps, integer=True, also=f"-1: {EPOCHS_DECIDE}")) is not None:
             errors.add("max_steps", wrong)
         elif max_steps > 0:
             total = max_steps
@@ -471,7 +471,8 @@ class HfFormat:
                 report.append(KeyUse("num_train_epochs", "approximate", "fractional epochs: give the run length "
                                                                         "(build(total_steps=), --steps)"))
             if "max_steps" in data:
-                report.append(KeyUse("max_steps", "exact", EPOCHS_DECIDE))
+                report.append(KeyUse("max_steps", "exact", f"{show(max_steps)}: {EPOCHS_DECIDE}"
+                                     + ("" if max_steps == -1 else " (the Trainer takes max_steps when it is > 0)")))
         elif "num_train_epochs" in data:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
         own["optimizer"] = read_optimizer(data, report, errors, self.trl)
