@@ -89,16 +89,24 @@ def test_warmup_ratio_1_warms_up_over_the_whole_run(run, total):
 def test_a_warmup_ratio_of_a_run_in_epochs_counts_from_the_run_given_beside_the_file(name):
     """constant_with_warmup and inverse_sqrt have no num_training_steps to count a warmup fraction from: over epochs,
     the Trainer counts it from the run (ceil(ratio·epochs × steps per epoch)), which the caller gives; without
-    one, the fraction is an error at the key the file writes."""
+    one, the run is missing as it is for any file in epochs (linear's), at num_train_epochs, or at max_steps for
+    fractional epochs (it was an error at warmup_ratio)."""
     from transformers import get_scheduler
 
+    for epochs, said in ((2, ("num_train_epochs", "2 epochs need the steps per epoch to give a run length: --steps "
+                                                  "N (build(..., steps_per_epoch=))")),
+                         (2.5, ("max_steps", "the run length, which the file leaves to the trainer: give it with "
+                                             "--steps N (optreg validate / run / plot / convert) or build(..., "
+                                             "total_steps=N), or the steps per epoch of a run in epochs (build(..., "
+                                             "steps_per_epoch=N))"))):
+        for schedule in (name, "linear"):
+            text = json.dumps({"learning_rate": 1e-3, "lr_scheduler_type": schedule, "num_train_epochs": epochs,
+                               "warmup_ratio": 0.1}) + "\n"
+            with pytest.raises(ConfigError) as info:
+                optreg.build(text, STAND_IN.model())
+            assert [(e.path, e.message) for e in info.value.errors] == [said], schedule
     text = json.dumps({"learning_rate": 1e-3, "lr_scheduler_type": name, "num_train_epochs": 2,
                        "warmup_ratio": 0.1}) + "\n"
-    with pytest.raises(ConfigError) as info:
-        optreg.build(text, STAND_IN.model())
-    assert [(e.path, e.message) for e in info.value.errors] == [
-        ("warmup_ratio", "a fraction (0.1) needs the run length (--steps N, build(..., total_steps=) or "
-                         "steps_per_epoch=) to count from")]
     reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
     want = stepped_lrs(reference, get_scheduler(name, reference, num_warmup_steps=3, num_training_steps=30), 30)
     assert want[:4] == pytest.approx([0, 1e-3 / 3, 2e-3 / 3, 1e-3])

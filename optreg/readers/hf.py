@@ -31,8 +31,7 @@ from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bound_message, number_message
-from optreg.errors import Collector, ConfigError, closest, show
-from optreg.schedules.engine import resolve_steps
+from optreg.errors import Collector, closest, show
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
@@ -314,7 +313,9 @@ WHOLE_RUN = math.nextafter(1.0, 0.0)
 
 def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector, counted: bool = True) -> Any:
     """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total, which
-    the schedule counts from its num_training_steps; `counted` false: it has none, and the fraction is an error);
+    the schedule counts from its num_training_steps; `counted` false: it has none, and the fraction waits for the
+    run, which the file leaves to the trainer: `Experiment.check_length` refuses it without one, at
+    num_train_epochs, or at max_steps for fractional epochs, as it does every file in epochs);
     transformers 4's warmup_ratio (in [0, 1]) is ceil(ratio·total) at 1 too: the whole run."""
     key = "warmup_ratio" if "warmup_ratio" in data and not data.get("warmup_steps") else "warmup_steps"
     value = _number(data, key, errors)
@@ -339,12 +340,7 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
         return int(value)
     if total is not None:
         return math.ceil(total * value)   # get_warmup_steps, float product and all
-    if value and not counted:
-        try:
-            resolve_steps(float(value), None, key, "the run length (--steps N, build(..., total_steps=) or "
-                                                    "steps_per_epoch=)")
-        except ConfigError as exc:
-            errors.extend(exc)
+    if not counted:   # no run to count from: the missing run length is said where any epochs file says it
         return 0
     return float(value) if value else 0
 
