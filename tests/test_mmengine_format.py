@@ -114,6 +114,33 @@ def test_a_librarys_own_optimizer_is_refused_in_the_file(path):
     assert re.match(rf"{re.escape(str(path))}:[34]:15: ", str(info.value))
 
 
+@pytest.mark.parametrize("section, type_, path, message", [
+    ("param_scheduler", "mmdet.QuadraticWarmupLR", "param_scheduler[0].type",
+     "'mmdet.QuadraticWarmupLR' is a class mmdet registers in MMEngine's PARAM_SCHEDULERS registry: another package's "
+     "code, which optreg does not import"),
+    ("param_scheduler", "QuadraticWarmupLR", "param_scheduler[0].type",
+     "'QuadraticWarmupLR' is not one of MMEngine's parameter schedulers, which MMEngine's PARAM_SCHEDULERS registry "
+     "holds by name: a class another package registers there (mmdet's QuadraticWarmupLR) is code optreg does not "
+     "import"),
+    ("optim_wrapper", "mmpretrain.Lamb", "optim_wrapper.optimizer.type",
+     "'mmpretrain.Lamb' is a class mmpretrain registers in MMEngine's OPTIMIZERS registry: another package's code, "
+     "which optreg does not import"),
+])
+def test_another_packages_scheduler_is_refused_as_its_class(section, type_, path, message, tmp_path):
+    """A scheduler type of another package (mmdet's QuadraticWarmupLR, by MMEngine's `scope.Name` or by its name) is
+    refused as the optimizer of another package is (it was 'unknown MMEngine scheduler'), and a scoped optimizer
+    names its package (it was 'unknown torch optimizer')."""
+    source = tmp_path / "config.py"
+    optimizer = type_ if section == "optim_wrapper" else "SGD"
+    source.write_text(f"optim_wrapper = dict(optimizer=dict(type='{optimizer}', lr=0.1))\n"
+                      + (f"param_scheduler = [dict(type='{type_}', by_epoch=False, end=5)]\n"
+                         if section == "param_scheduler" else "")
+                      + "train_cfg = dict(by_epoch=False, max_iters=100)\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(source))
+    assert [(e.path, e.message) for e in info.value.errors] == [(path, message)]
+
+
 def test_every_source_key_is_reported():
     path = FIXTURES / "configs" / "synthetic_adamw_momentum.yaml"
     experiment = optreg.load_config(str(path))

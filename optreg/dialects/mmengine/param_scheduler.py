@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from optreg.core.types import Bool, integer, number, strict_number
-from optreg.errors import Collector, closest, counted, join_path, key_text, says_required, show, unknown_name
+from optreg.errors import Collector, ErrorItem, closest, counted, join_path, key_text, says_required, show, unknown_name
 
 INF = 10 ** 9   # MMEngine's `end` when none is given (mmengine.optim.scheduler.param_scheduler.INF)
 
@@ -102,6 +102,22 @@ class Entry:
     convert: bool = False
 
 
+def another_package(name: str, registry: str, known: Sequence[str], what: str, example: str) -> str | None:
+    """What is wrong with a `type` of MMEngine's `registry` that is none of `known` (`what`: the classes optreg
+    reads there) nor a misspelling of one: a class another package registers there, code optreg does not import;
+    `scope.Name` (MMEngine's name of another scope's class: `mmdet.QuadraticWarmupLR`) says whose. None: a misspelling
+    of a known class or a name of MMEngine's own scope, the caller's error (with its did-you-mean)."""
+    scope, _, bare = name.rpartition(".")
+    if scope:
+        return None if scope == "mmengine" else \
+            f"{show(name)} is a class {scope} registers in MMEngine's {registry} registry: another package's code, " \
+            f"which optreg does not import"
+    if name in known or closest(name, list(known)) is not None:
+        return None
+    return f"{show(name)} is not one of {what}, which MMEngine's {registry} registry holds by name: a class another " \
+           f"package registers there ({example}) is code optreg does not import"
+
+
 def _type(raw: Any, path: str, errors: Collector) -> str | None:
     """An entry's `type`, known; ReduceOnPlateau and unknown types are errors (with a did-you-mean)."""
     if not isinstance(raw, str):
@@ -116,7 +132,10 @@ def _type(raw: Any, path: str, errors: Collector) -> str | None:
     try:
         split_type(raw)
     except KeyError:
-        errors.extend([unknown_name(join_path(path, "type"), "MMEngine", "scheduler", raw, TYPES)])
+        other = another_package(raw, "PARAM_SCHEDULERS", TYPES, "MMEngine's parameter schedulers",
+                                "mmdet's QuadraticWarmupLR")
+        errors.extend([ErrorItem(join_path(path, "type"), other) if other is not None else
+                       unknown_name(join_path(path, "type"), "MMEngine", "scheduler", raw, TYPES)])
         return None
     return raw
 

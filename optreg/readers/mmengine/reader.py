@@ -88,6 +88,7 @@ def _optimizer(raw: Any, errors: Collector, report: list[KeyUse]) -> dict[str, A
     from optreg.config.experiment import check_optimizer_section
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
+    from optreg.dialects.mmengine.param_scheduler import another_package
 
     path = "optim_wrapper.optimizer"
     if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
@@ -95,13 +96,11 @@ def _optimizer(raw: Any, errors: Collector, report: list[KeyUse]) -> dict[str, A
                    f"expected the optimizer: {{type: SGD | AdamW | ..., lr: ...}}, got {show(raw)}")
         return {}
     section = {"name": raw["type"], **{k: v for k, v in raw.items() if k != "type"}}
-    if "." not in raw["type"] and REGISTRY.find(OPTIMIZER, raw["type"], "torch") is None and \
-            closest(raw["type"], [e.name for e in REGISTRY.entries(OPTIMIZER, "torch")]) is None:
-        # a misspelling of one is the registry's error, with its did-you-mean
-        errors.add(join_path(path, "type"), f"{show(raw['type'])} is not one of torch.optim's optimizers, which "
-                                            f"MMEngine's OPTIMIZERS registry holds by name: a class another package "
-                                            f"registers there (mmpretrain's Lamb and LARS) is code optreg does not "
-                                            f"import")
+    other = None if REGISTRY.find(OPTIMIZER, raw["type"], "torch") is not None else \
+        another_package(raw["type"], "OPTIMIZERS", [e.name for e in REGISTRY.entries(OPTIMIZER, "torch")],
+                        "torch.optim's optimizers", "mmpretrain's Lamb and LARS")
+    if other is not None:   # a misspelling of one is the registry's error, with its did-you-mean
+        errors.add(join_path(path, "type"), other)
         return section
     own = Collector()
     check_optimizer_section(section, "torch", own, path)
