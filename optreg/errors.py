@@ -29,6 +29,14 @@ class Location:
 
 
 @dataclass(frozen=True)
+class FileLocation(Location):
+    """Where a key of a file whose keys have no positions is (a config its library's loader ran: MMEngine's
+    `Config.fromfile`): the file, which sets it, at no line."""
+
+    places = True   # the file sets the key; its loader does not say where
+
+
+@dataclass(frozen=True)
 class ErrorItem:
     """One problem: where it is (`path`, `location`), what is wrong, and a close match if any."""
 

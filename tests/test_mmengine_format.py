@@ -517,6 +517,24 @@ def test_an_error_in_a_python_config_names_the_file_in_every_command(tmp_path, c
         assert main(command) == 1 and capsys.readouterr().err.strip() == error
 
 
+@pytest.mark.parametrize("overrides", [[], ["+train.steps_per_epoch=2"]])
+def test_a_warning_of_a_python_config_names_the_file_in_every_command(overrides, tmp_path, capsys):
+    """A note on a key of a .py config names the file, as its errors do, with Hydra overrides or without (plot and
+    run said `warning: ...` alone: its keys have no positions, and only a key placed at a line was located)."""
+    pytest.importorskip("mmengine.config", reason="mmengine's Config (mmengine-lite with its dependencies)")
+    from optreg.cli import main
+
+    path = tmp_path / "long.py"
+    path.write_text("optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.1))\n"
+                    "param_scheduler = [dict(type='LinearLR', start_factor=0.1, by_epoch=False, end=200)]\n"
+                    "train_cfg = dict(by_epoch=False, max_iters=100)\n")
+    warning = (f"{path}: warning: param_scheduler[0].end: end 200 spans 200 steps, more than the 10 steps of the run "
+               f"(train.steps or --steps): the schedule never finishes; set param_scheduler[0].end to 10")
+    for command in ("plot", "run"):
+        assert main([command, str(path), *overrides, "--steps", "10", *(["--csv"] if command == "plot" else [])]) == 0
+        assert capsys.readouterr().err.splitlines() == [warning]
+
+
 def test_a_misspelt_required_key_is_one_error_at_the_misspelling(tmp_path):
     """`step_sizee` of a StepLR entry is one error, the misspelling's with its did-you-mean, at its position: the
     missing step_size it explains is not said too; a StepLR without it and without a misspelling says it missing."""

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import yaml
 
-from optreg.errors import MAX_DEPTH, ConfigError, ErrorItem, Location, join_path, key_text, show
+from optreg.errors import MAX_DEPTH, ConfigError, ErrorItem, FileLocation, Location, join_path, key_text, show
 
 MAX_BYTES = 1 << 20          # 1 MiB of YAML is far beyond any experiment config
 MAX_NODES = 100_000          # nodes after alias expansion (a "billion laughs" document is refused)
@@ -204,6 +204,18 @@ class Source:
                 return Location(self.name)   # not in the document (an empty one): the file still names it
             cut = max(path.rfind("."), path.rfind("["))
             path = path[:cut] if cut > 0 else ""
+
+
+class RanSource(Source):
+    """The source of a config file its library's loader ran (MMEngine's `Config.fromfile`, with its `_base_` files):
+    its keys have no positions, and each is the file's, so every path is at the file (`FileLocation`), an error's
+    and a note's alike."""
+
+    def __init__(self, name: str):
+        super().__init__(name, {})
+
+    def __call__(self, path: str) -> Location | None:
+        return FileLocation(self.name)
 
 
 def _walk(node: yaml.Node, path: str, marks: dict[str, yaml.Mark], mark: yaml.Mark, key_of: Callable) -> None:

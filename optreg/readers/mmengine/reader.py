@@ -336,9 +336,9 @@ def read_python(text: str, name: str, path: Any) -> tuple[Any, Any] | None:
     except Exception as exc:   # the file's own code failed under mmengine's loader
         raise ConfigError(f"{name}: mmengine's Config.fromfile failed: {type(exc).__name__}: {str(exc)[:200]}") \
             from None
-    from optreg.config.yaml_loader import Source
+    from optreg.config.yaml_loader import RanSource
 
-    return config.to_dict(), Source(name, {})   # no positions: mmengine ran the file; its name still locates errors
+    return config.to_dict(), RanSource(name)   # no positions: mmengine ran the file; its name locates errors and notes
 
 
 __all__ = ["read", "read_python", "Planner"]
