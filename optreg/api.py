@@ -122,16 +122,34 @@ def group_table(config: Any, model_or_named_params: Any, format: str | None = No
     are warnings, as build gives them."""
     import warnings
 
+    from optreg.config.translate import NOMINAL_RUN
+
     experiment = _for_run(config, format, total_steps, steps_per_epoch)
     nominal = experiment.needs_run and experiment.run.steps is None
     if nominal:
         # a length the file leaves to the trainer (DeepSpeed's "auto", a Trainer's epochs) moves the schedule,
         # never the groups: they are planned over the nominal run the file was checked against, and show the lrs
         # they are built with (the first step's may depend on the run: a warmup given as a ratio of it)
-        from optreg.config.translate import NOMINAL_RUN
-
         experiment = experiment.with_run(total_steps=NOMINAL_RUN)
-    plan = experiment.plan(model_or_named_params)
+    try:
+        plan = experiment.plan(model_or_named_params)
+    except ConfigError:
+        if nominal or steps_per_epoch is not None or experiment.run.steps_per_epoch is not None or \
+                experiment.train.epochs is not None and experiment.run.known:   # those must agree: check_epochs
+            raise
+        # a run or schedule counted in epochs (MMEngine's by_epoch entries, LiBai's train_epoch) moves by the steps
+        # per epoch, never the groups: planned over nominal ones where the plan wants them (else its error
+        # stands); the first step is epoch 0's whatever their number, and a run length they would give is nominal
+        # too (the lrs the groups are built with, as above)
+        try:
+            with nominal_check(False):   # checked as build checks it, when it plans
+                retried = experiment.with_run(experiment.run.steps, steps_per_epoch=NOMINAL_RUN)
+            plan = retried.plan(model_or_named_params)
+        except ConfigError:
+            retried = None
+        if retried is None:
+            raise
+        nominal, experiment = not experiment.run.known, retried
     for note in plan.optimizer.notes:
         warnings.warn(ConfigWarning(note, experiment.note_location(note)), stacklevel=2)
     optimizer = plan.stand_in() if plan.absolute_lr and not nominal else None

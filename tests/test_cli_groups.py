@@ -416,3 +416,64 @@ def test_a_composites_settings_in_the_table_are_the_built_ones(tmp_path, capsys)
     assert by_name["norm.weight"] == ("torch.AdamW", 1e-3, 0.0, 4)
     assert by_name["cls_token"] == ("torch.AdamW", 1e-3, 0.0, 4)   # the model's no_weight_decay()
     assert by_name["blocks.0.qkv.weight"] == ("torch.Muon", pytest.approx(2.5e-3), 0.1, 1)
+
+
+MMENGINE_EPOCHS = ("optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9))\n"
+                   "param_scheduler = [dict(type='LinearLR', start_factor=0.1, by_epoch=True, end=2),\n"
+                   "                   dict(type='MultiStepLR', by_epoch=True, milestones=[8, 11], gamma=0.1)]\n"
+                   "train_cfg = dict(by_epoch=True, max_epochs=12)\n")
+LIBAI_EPOCHS = ("from libai.config import LazyCall\nfrom libai.scheduler import WarmupCosineLR\nimport oneflow as flow\n"
+                "optim = LazyCall(flow.optim.AdamW)(params=None, lr=5e-4, weight_decay=0.05)\n"
+                "train = dict(train_epoch=10, warmup_ratio=0.05,\n"
+                "             scheduler=LazyCall(WarmupCosineLR)(warmup_factor=0.001, alpha=0.01))\n")
+
+
+@pytest.mark.parametrize("name, text", [("mm.py", MMENGINE_EPOCHS), ("libai.py", LIBAI_EPOCHS)])
+def test_a_run_in_epochs_without_its_steps_per_epoch_shows_its_groups(name, text, tmp_path, capsys):
+    """MMEngine's by_epoch entries and LiBai's train_epoch move by the steps per epoch, never the groups: `groups`
+    needs none (both said the steps per epoch were missing), and shows the lr each group is built with, as for a
+    Trainer's epochs; the rows are those of a build with the steps per epoch."""
+    from examples.finetune_models import tiny_vit
+
+    if name == "mm.py":
+        pytest.importorskip("mmengine.config", reason="mmengine's Config (mmengine-lite with its dependencies)")
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["groups", str(path), "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    built = optreg.build(str(path), tiny_vit(), steps_per_epoch=2)
+    assert rows == json.loads(json.dumps(built.group_table(), default=str))
+    assert [r["lr"] for r in rows] == [g.lr for g in built.groups] and all("own_lr" not in r for r in rows)
+
+
+def test_a_schedule_in_epochs_that_sets_the_lr_shows_its_first_steps_lr_without_the_steps_per_epoch(tmp_path,
+                                                                                                        capsys):
+    """The first step is epoch 0's whatever the steps per epoch: a schedule in epochs that sets the lr itself over
+    a run of known length gives each group its first step's lr without them, as with them."""
+    path = tmp_path / "own.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: cerebras.LinearLR, initial_learning_rate: 0.5, "
+                    "end_learning_rate: 0.1, total_iters: 10, by_epoch: true}\ntrain: {steps: 100}\n")
+    tables = []
+    for given in ([], ["+train.steps_per_epoch=3"]):
+        assert main(["groups", str(path), *given, "--model", "examples.finetune_models:tiny_vit", "--json"]) == 0
+        tables.append(json.loads(capsys.readouterr().out))
+    assert tables[0] == tables[1] and {(r["lr"], r["own_lr"]) for r in tables[0]} == {(0.5, 0.1)}
+
+
+def test_a_mindformers_run_left_to_the_dataset_needs_groups_steps(tmp_path, capsys):
+    """MindFormers' total_steps -1 is the run length, and a ratio of it moves the first step's lr, which the table
+    shows for a schedule that sets the lr itself: int(0.03 × 20) = 0 warmup steps start at learning_rate, int(0.03
+    × 100) = 3 at warmup_lr_init 0. Without it the error says `groups --steps N`."""
+    path = tmp_path / "mf.yaml"
+    path.write_text("optimizer: {type: AdamW, weight_decay: 0.1}\nlr_schedule:\n  type: CosineWithWarmUpLR\n"
+                    "  learning_rate: 5.e-5\n  warmup_ratio: 0.03\n  total_steps: -1\nrunner_config: {epochs: 2}\n")
+    assert main(["groups", str(path), "--model", "examples.finetune_models:tiny_vit"]) == 1
+    assert capsys.readouterr().err == (
+        f"{path}:6:3: lr_schedule.total_steps: -1 (or absent) is the run length, which MindFormers takes from the "
+        f"dataset's size: give it as train.steps_per_epoch (or the run's length as train.steps, or --steps N: optreg "
+        f"groups --steps N too, as a ratio of it may move the first step's lr)\n")
+    for steps, first in (("20", 5e-5), ("100", 0.0)):
+        assert main(["groups", str(path), "--steps", steps, "--model", "examples.finetune_models:tiny_vit",
+                     "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert [r["lr"] for r in rows] == pytest.approx([first] * len(rows), rel=1e-7)   # MindSpore's float32

@@ -238,9 +238,12 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
         total = spec.get("total_steps")
         if total is None or total == -1:
             if run.steps is None:
+                # groups too: int(total_steps·ratio) of a warmup_ratio / decay_ratio moves the first step's lr
                 errors.add("lr_schedule.total_steps", "-1 (or absent) is the run length, which MindFormers takes "
                                                       "from the dataset's size: give it as train.steps_per_epoch "
-                                                      "(or the run's length as train.steps)")
+                                                      "(or the run's length as train.steps, or --steps N: optreg "
+                                                      "groups --steps N too, as a ratio of it may move the first "
+                                                      "step's lr)")
                 return None
             spec["total_steps"] = run.steps
             report.append(KeyUse("lr_schedule.total_steps", "exact", f"{total}: the run length {run.steps} "
