@@ -422,7 +422,8 @@ MMENGINE_EPOCHS = ("optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.1, mome
                    "param_scheduler = [dict(type='LinearLR', start_factor=0.1, by_epoch=True, end=2),\n"
                    "                   dict(type='MultiStepLR', by_epoch=True, milestones=[8, 11], gamma=0.1)]\n"
                    "train_cfg = dict(by_epoch=True, max_epochs=12)\n")
-LIBAI_EPOCHS = ("from libai.config import LazyCall\nfrom libai.scheduler import WarmupCosineLR\nimport oneflow as flow\n"
+LIBAI_EPOCHS = ("from libai.config import LazyCall\nfrom libai.scheduler import WarmupCosineLR\n"
+                "import oneflow as flow\n"
                 "optim = LazyCall(flow.optim.AdamW)(params=None, lr=5e-4, weight_decay=0.05)\n"
                 "train = dict(train_epoch=10, warmup_ratio=0.05,\n"
                 "             scheduler=LazyCall(WarmupCosineLR)(warmup_factor=0.001, alpha=0.01))\n")
