@@ -288,6 +288,7 @@ def test_timm_optimizer_classes_join_its_schedulers(scratch_registry, monkeypatc
     ("torchao.optim.AdamW8bit", "block_size", 0, "must be >= 1"),
     ("torchao.optim.Adam4bit", "block_size", -1, "must be >= 1"),
     ("bitsandbytes.optim.AdamW", "optim_bits", 7, "8"),
+    ("bitsandbytes.optim.PytorchLARS", "momentum", 0.0, "must be > 0, got 0.0"),
 ])
 def test_a_value_the_class_takes_but_fails_on_at_its_first_step_is_refused(name, option, bad, message):
     """torchao's block_size (`numel % block_size` at the first step: ZeroDivisionError for 0, a negative size for
@@ -301,5 +302,65 @@ def test_a_value_the_class_takes_but_fails_on_at_its_first_step_is_refused(name,
     raw = getattr(torchao_optim if dialect == "torchao" else bnb_optim, cls_name)(model.parameters(), lr=0.01,
                                                                                  **{option: bad})
     model(torch.ones(2, 128)).sum().backward()
-    with pytest.raises((ZeroDivisionError, RuntimeError, NotImplementedError)):
+    with pytest.raises((ZeroDivisionError, RuntimeError, NotImplementedError, UnboundLocalError)):
         raw.step()
+
+
+def test_a_default_the_class_fails_on_is_no_default():
+    """bitsandbytes' PytorchLARS defaults to momentum=0, on which its step fails (UnboundLocalError): momentum is
+    required, as for LARS, whose constructor refuses its own default."""
+    for name in ("bitsandbytes.optim.PytorchLARS", "bitsandbytes.optim.LARS"):
+        with pytest.raises(ConfigError) as info:
+            optreg.configure_optimizer(name, _model(), lr=0.01)
+        assert [(e.path, e.message) for e in info.value.errors] == [("momentum", "required option is missing")]
+
+
+def _dtype_options() -> list[tuple[str, str]]:
+    from optreg.core.types import names_torch_dtype
+
+    return [(e.qualname, option) for dialect in ("pytorch_optimizer", "bitsandbytes", "torchao")
+            for e in REGISTRY.entries(OPTIMIZER, dialect) for option, type_ in e.types.items()
+            if names_torch_dtype(type_)]
+
+
+def test_every_library_option_has_a_type_a_config_is_checked_against():
+    """No option of an installed library is typed Any (a value it cannot take would pass validation and fail at
+    the first step): the model a class hooks is hidden, and what a config cannot give is None only."""
+    from typing import Any
+
+    untyped = [(e.qualname, option) for dialect in ("pytorch_optimizer", "bitsandbytes", "torchao")
+               for e in REGISTRY.entries(OPTIMIZER, dialect) for option, type_ in e.types.items()
+               if type_ is Any and option not in e.hidden]
+    assert untyped == []
+    assert {("pytorch_optimizer.AdaFactor", "momentum_dtype"), ("pytorch_optimizer.Kron", "precondition_dtype"),
+            ("pytorch_optimizer.Kron", "mu_dtype"), ("pytorch_optimizer.FAdam", "fim_dtype")} <= set(_dtype_options())
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer("pytorch_optimizer.ADOPT", _model(), clip_lambda="min")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("clip_lambda", "expected a Python callable (given through the Python API), got 'min'")]
+
+
+@pytest.mark.parametrize("name, option", _dtype_options())
+def test_a_dtype_option_takes_a_dtype_name(name, option):
+    """A torch.dtype option (AdaFactor's momentum_dtype) takes the dtype's name, with or without `torch.`, and the
+    class gets the dtype itself: it builds and steps."""
+    built = optreg.build({"optimizer": {"name": name, "lr": 1e-3, option: "torch.float64"}}, _model())
+    assert built.optimizer.defaults.get(option, getattr(built.optimizer, option, None)) is torch.float64
+    model = _model()
+    optimizer = optreg.configure_optimizer(name, model, lr=1e-3, **{option: "float32"})
+    model(torch.ones(2, 128)).sum().backward()
+    optimizer.step()
+
+
+def test_a_misspelled_dtype_is_refused_with_a_did_you_mean(capsys):
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "pytorch_optimizer.AdaFactor", "momentum_dtype": "bfloat61"}}, _model())
+    (error,) = info.value.errors
+    assert (error.path, error.suggestion) == ("optimizer.momentum_dtype", "bfloat16")
+    assert error.message.startswith("must be one of 'float32', ") and error.message.endswith("got 'bfloat61'")
+    optimizer = optreg.configure_optimizer("pytorch_optimizer.AdaFactor", _model(), momentum_dtype="bfloat16")
+    assert optimizer.momentum_dtype is torch.bfloat16
+    from optreg.cli import main
+
+    assert main(["show", "pytorch_optimizer.AdaFactor"]) == 0
+    assert "momentum_dtype: bfloat16" in capsys.readouterr().out

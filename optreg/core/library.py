@@ -7,11 +7,14 @@ then: `import optreg` and the registry's first lookup import nothing of it) and 
   `torchao.optim.AdamW8bit` finds it);
 - the options are the constructor's keyword parameters with their defaults;
 - each option's type comes from its annotation (`float` -> a finite number, `bool` -> true/false, `int` -> an
-  integer, `tuple[float, float]` -> two numbers, `Literal[...]` -> one of them, `X | None` -> X or null), else
-  from its default (an unannotated int default of 0 is read as a number: `weight_decay=0`);
+  integer, `tuple[float, float]` -> two numbers, `Literal[...]` -> one of them, `X | None` -> X or null,
+  `torch.dtype` -> its name (`types.TorchDtype`: 'bfloat16', the dtype itself when built), `Callable` -> a Python
+  callable), else from its default (an unannotated int default of 0 is read as a number: `weight_decay=0`; a
+  torch.dtype default, under `Any` too, makes a TorchDtype, its default shown by name);
 - each range is one the library's constructor checks (`checks(cls)`: option -> bounds, or a list of bounds, one
   per element of a tuple), so that a config the class would refuse is a ConfigError at the option's path before
-  anything is built, and one it accepts is never refused.
+  anything is built, and one it accepts is never refused; a default outside them (which the class refuses, or
+  fails on at its first step) is none: the option is required.
 
 A library that is not installed: looking up one of its names is a ConfigError naming the package to install.
 """
@@ -103,10 +106,15 @@ def row(dialect: str, name: str, cls: type, library: Library, source: str) -> En
     checks = library.checks(cls)
     hints = _hints(cls)
     types_: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
     for p in _parameters(cls):
         if p.name in library.hidden:
             continue
         types_[p.name] = option_type(hints.get(p.name), p.default, checks.get(p.name))
+        if _is_torch_dtype(type(p.default)):   # named as a config names it (show, the schema, the Hydra files)
+            defaults[p.name] = str(p.default).removeprefix("torch.")
+        elif checks.get(p.name) and not _takes(types_[p.name], p.default):
+            defaults[p.name] = inspect.Parameter.empty   # a default outside the checked range is none: required
     public = getattr(importlib.import_module(library.module), name, None) is cls
     target = f"{library.module}:{name}" if public else f"{cls.__module__}:{cls.__qualname__}"
     spelled = f"{library.spelled}{name}"
@@ -116,10 +124,23 @@ def row(dialect: str, name: str, cls: type, library: Library, source: str) -> En
         ("model",) if takes_model else ())
     doc = (cls.__dict__.get("__doc__") or f"{library.module}.{name}").strip().split("\n")[0]
     return Entry(OPTIMIZER, dialect, name, target, doc, aliases=(spelled,) if spelled != name else (),
-                 types=types_, hidden=hidden, takes_model=takes_model,
+                 types=types_, defaults=defaults, hidden=hidden, takes_model=takes_model,
                  accepts=library.accepts.get(name), source=source, provider=library.package,
                  notes=(f"Read from the installed {source}.{name}: options and defaults from its signature, types "
                         f"from its annotations, ranges from the checks of its constructor.",) + library.notes)
+
+
+def _takes(type_: Any, default: Any) -> bool:
+    """Whether an option of `type_` takes its default (bitsandbytes' LARS: momentum=0 where it must be > 0)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    if default is None or default is inspect.Parameter.empty:
+        return True
+    try:
+        TypeAdapter(type_).validate_python(default)
+    except ValidationError:
+        return False
+    return True
 
 
 def _parameters(cls: type) -> list[inspect.Parameter]:
@@ -169,6 +190,14 @@ def from_annotation(annotation: Any, bounds: Any = None) -> Any:
         return type(None)
     if annotation in (bool, int, float, str):
         return _leaf(annotation, bounds if not isinstance(bounds, (list, tuple)) else None)
+    if _is_torch_dtype(annotation):
+        from optreg.core.types import TorchDtype
+
+        return TorchDtype
+    if annotation is collections.abc.Callable or typing.get_origin(annotation) is collections.abc.Callable:
+        from optreg.core.types import PythonCallable
+
+        return PythonCallable
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is Literal:
         return annotation
@@ -217,8 +246,14 @@ def _by_length(members: list[Any]) -> Any:
     return typing.Annotated[Union[tuple(tagged)], Discriminator(tag)]
 
 
+def _is_torch_dtype(annotation: Any) -> bool:
+    return getattr(annotation, "__module__", None) == "torch" and getattr(annotation, "__name__", None) == "dtype"
+
+
 def from_default(default: Any, bounds: Any = None) -> Any:
     """The constrained type of an unannotated parameter, from its default; None when it says nothing."""
+    if _is_torch_dtype(type(default)):   # `dtype=torch.bfloat16` annotated `Any` or not at all
+        return from_annotation(type(default))
     if isinstance(default, bool):
         return _leaf(bool, None)
     if isinstance(default, int):   # `weight_decay=0`: a number written as 0; other ints count (block_size)

@@ -112,6 +112,55 @@ OptionalBool = Optional[Bool]
 StateDtype = Optional[Literal["float32", "bfloat16", "int8"]]
 
 
+#: the torch dtypes an option of an installed library names by string (`TorchDtype`)
+TORCH_DTYPES = ("float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64",
+                "complex128", "int8", "uint8", "int16", "int32", "int64", "bool")
+#: marks `TorchDtype` inside a type (`names_torch_dtype`)
+TORCH_DTYPE_MARK = "torch.dtype named by string"
+
+
+def _dtype_name(value: Any) -> Any:
+    """A dtype's name as TORCH_DTYPES spells it: `torch.bfloat16` (the object or the string) -> 'bfloat16'."""
+    if type(value).__name__ == "dtype" and type(value).__module__ == "torch":
+        value = str(value)
+    return value.removeprefix("torch.") if isinstance(value, str) else value
+
+
+#: a torch dtype named by string ('bfloat16', 'torch.float32'); the implementation gets the dtype (`torch_dtypes`)
+TorchDtype = Annotated[Literal[TORCH_DTYPES], BeforeValidator(_dtype_name), TORCH_DTYPE_MARK,
+                       WithJsonSchema({"enum": list(TORCH_DTYPES), "description": "a torch dtype"})]
+
+
+def _callable(value: Any) -> Any:
+    if not callable(value):
+        raise PydanticCustomError("not_callable", "expected a Python callable (given through the Python API), got "
+                                  "{value}", {"value": show(value)})
+    return value
+
+
+#: a function an installed library's option takes (ADOPT's clip_lambda): only the Python API can give one
+PythonCallable = Annotated[Any, AfterValidator(_callable),
+                           WithJsonSchema({"description": "a Python callable (Python API only)"})]
+
+
+def names_torch_dtype(type_: Any) -> bool:
+    """Whether `type_` is TorchDtype or holds it (`TorchDtype | None`)."""
+    import typing
+
+    return type_ is TorchDtype or any(a == TORCH_DTYPE_MARK or names_torch_dtype(a)
+                                      for a in typing.get_args(type_) if not isinstance(a, (int, float)))
+
+
+def torch_dtypes(values: dict[str, Any], types: Any) -> dict[str, Any]:
+    """`values` with each dtype name of an option typed TorchDtype (in `types`) as the torch dtype itself."""
+    named = [k for k, v in values.items() if isinstance(v, str) and names_torch_dtype(types.get(k))]
+    if not named:
+        return values
+    import torch
+
+    return {k: getattr(torch, v) if k in named else v for k, v in values.items()}
+
+
 def _step_function(value: Any) -> Any:
     from optreg.config.expr import StepFunction
 

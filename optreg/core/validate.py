@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from optreg.core import models
 from optreg.core.entry import Entry, Rule
 from optreg.core.names import TUPLE_ALIASES, synonyms
+from optreg.core.types import torch_dtypes
 from optreg.errors import Collector, ConfigError, closest, first_few, join_path, key_text, show
 
 UnknownKeys = Literal["error", "warn"]
@@ -226,4 +227,5 @@ def validate_options(entry: Entry, raw: Mapping[str, Any], *, path: str = "",
 
 def to_target_kwargs(entry: Entry, values: Mapping[str, Any]) -> dict[str, Any]:
     """Validated options -> keyword arguments of the implementation (renamed, knobs added)."""
+    values = torch_dtypes(dict(values), entry.types)   # TorchDtype names -> torch dtypes
     return {**{entry.target_name(k): v for k, v in values.items()}, **entry.fixed}

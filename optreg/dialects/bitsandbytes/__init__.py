@@ -3,9 +3,10 @@ as bitsandbytes spells them (`bitsandbytes.optim.AdamW8bit`; `bitsandbytes.AdamW
 
 Ranges: the checks of bitsandbytes 0.50's constructors (bitsandbytes/optim/optimizer.py, Optimizer1State and
 Optimizer2State: lr, eps and weight_decay >= 0, each beta in [0, 1); adagrad.py: initial_accumulator_value and
-lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr, momentum and weight_decay >= 0); and
-optim_bits 8 or 32, which the constructors take but the first step refuses otherwise (`init_state`:
-NotImplementedError).
+lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr and weight_decay >= 0); and what the
+constructors take but the first step refuses: optim_bits other than 8 or 32 (`init_state`: NotImplementedError),
+PytorchLARS' momentum 0, its default (its step sets the update only under momentum: UnboundLocalError), so momentum
+> 0 there too. A default outside these ranges is none: LARS and PytorchLARS need momentum given.
 `args` (bitsandbytes' internal settings object) is not an option.
 """
 
@@ -26,7 +27,7 @@ def checks(cls: type) -> dict[str, Any]:
     """The ranges `cls`'s constructor checks (see the module doc)."""
     name = cls.__name__
     if name == "PytorchLARS":
-        return {"lr": NON_NEGATIVE, "momentum": NON_NEGATIVE, "weight_decay": NON_NEGATIVE}
+        return {"lr": NON_NEGATIVE, "momentum": {"gt": 0.0}, "weight_decay": NON_NEGATIVE}
     out: dict[str, Any] = dict(STATE_CHECKS)
     if name.startswith("Adagrad"):
         out.update(initial_accumulator_value=ZERO, lr_decay=ZERO)
