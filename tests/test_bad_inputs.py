@@ -558,6 +558,19 @@ def test_what_build_refuses_whatever_the_model_validate_refuses_without_one(opti
     assert [e.path for e in info.value.errors] == [path]
 
 
+def test_a_scheduler_over_an_optimizer_without_an_lr_says_the_fix_at_the_scheduler():
+    """mindspore.AdaFactor sets its own step size by default (relative_step, no learning_rate): a scheduler over it
+    is refused at the scheduler, saying what to change."""
+    from optreg.api import to_experiment
+
+    with pytest.raises(ConfigError) as info:
+        to_experiment({"optimizer": {"name": "mindspore.AdaFactor"},
+                       "scheduler": {"name": "CosineAnnealingLR", "T_max": 10}})
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("scheduler", "parameter group 0 has no 'lr' to schedule (it is None); set relative_step: false and a "
+                      "learning_rate, or leave the scheduler out")]
+
+
 def test_build_says_the_optimizer_s_problems_beside_the_run_s_as_validate_does():
     """A file whose train: or scheduler: has an error is not planned against the model, so build says the optimizer
     section's own problems beside them (it said the run's and the scheduler's alone), in validate's order."""

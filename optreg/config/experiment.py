@@ -779,8 +779,8 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
         return sched_plan
     default = opt_plan.defaults.get(key) if not key.startswith("betas") else None
     bases, problem = opt_plan.base_values(key)
-    if problem:
-        errors.add("scheduler.key", problem)
+    if problem:   # at the key the scheduler drives where it names one, else at the scheduler
+        errors.extend(at_written(sched_plan, [ErrorItem("scheduler" if key == "lr" else "scheduler.key", problem)]))
     else:
         errors.extend(check_schedule(sched_plan, bases, default if isinstance(default, (int, float)) and
                                      not isinstance(default, bool) else None, "scheduler"))

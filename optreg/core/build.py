@@ -258,12 +258,22 @@ class OptimizerPlan:
             part = TUPLE_ALIASES["betas"][int(key[6])] if key.startswith("betas[") else None
             given_none = key in merged or key[:5] in merged or (part is not None and merged.get(part, 0.0) is None)
             if value is None and given_none:
-                return None, f"parameter group {i} has no {key!r} to schedule (it is None)"
+                return None, (f"parameter group {i} has no {key!r} to schedule (it is None)"
+                              + self._no_lr_fix(key, merged))
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 out = None
             elif out is not None:
                 out.append(float(value))
         return out or None, None
+
+    def _no_lr_fix(self, key: str, merged: Mapping[str, Any]) -> str:
+        """What to do where group dict `merged` has no lr to schedule: give one (MindSpore's AdaFactor sets its own
+        step size under relative_step, so that goes off first), or schedule nothing."""
+        if key != "lr":
+            return ""
+        lr_name = scaled_options(option_names(self.entry))["lr"] or "lr"
+        give = f"set relative_step: false and a {lr_name}" if merged.get("relative_step") else f"give it a {lr_name}"
+        return f"; {give}, or leave the scheduler out"
 
     def _implementation_defaults(self) -> dict[str, Any]:
         """What the implementation gets for every group: the options, its own signature's defaults included."""
