@@ -411,6 +411,24 @@ def test_instantiate_of_a_group_file_s_null_length_says_to_set_it(switch, length
         f"in optreg.build(cfg, model), and instantiate has no run: set it (scheduler.{length}=${{train.steps}})"
 
 
+def test_the_warmup_stable_decay_group_file_takes_its_length_from_the_run():
+    """hf.warmup_stable_decay's null num_training_steps is the run's length, as HF's Trainer passes it (the entry
+    declared no length: `give num_training_steps or num_stable_steps`)."""
+    import math
+
+    cfg = composed("scheduler=hf_warmup_stable_decay", "scheduler.num_warmup_steps=2", "scheduler.num_decay_steps=4",
+                   "train.steps=10")
+    built = optreg.build(cfg, model())
+    assert built.scheduler.schedules[0].num_training_steps == 10
+    lrs = []
+    for _ in range(10):
+        lrs.append(built.optimizer.param_groups[0]["lr"])
+        built.optimizer.step()
+        built.scheduler.step()
+    lr = cfg.optimizer.lr   # warmup 2, stable 10 - 2 - 4 = 4, cosine decay 4
+    assert lrs == pytest.approx([0.0, lr / 2, *[lr] * 4, *(lr * 0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4))])
+
+
 @pytest.mark.parametrize("switch, key", [("optimizer=cerebras_sgd", "optimizer.lr"),   # lr left out: learning_rate
                                          ("scheduler=mindspore_cosine_with_warm_up", "scheduler.learning_rate")])
 def test_a_required_option_a_group_file_leaves_out_is_advised_with_plus_at_the_switch(switch, key, capsys):

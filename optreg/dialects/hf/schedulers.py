@@ -58,7 +58,7 @@ ROWS = [
                "min_lr_rate": Optional[UnitFloat], "warmup_lr_rate": Optional[UnitFloat]},
         notes=("This warmup is nonzero at step 0.",)),
     _hf("warmup_stable_decay", "WarmupStableDecay",
-        "Warmup into [r, 1], stable at 1, decay into [r, 1], then r = min_lr_ratio.",
+        "Warmup into [r, 1], stable at 1, decay into [r, 1], then r = min_lr_ratio.", length="num_training_steps",
         types={"num_warmup_steps": Steps, "num_decay_steps": Steps, "num_training_steps": Optional[PosInt],
                "num_stable_steps": Optional[Steps], "warmup_type": ShapeKind, "decay_type": ShapeKind,
                "min_lr_ratio": UnitFloat, "num_cycles": NonNegFloat},
