@@ -206,6 +206,18 @@ def test_bad_options_are_config_errors_with_their_path(make, path):
     assert path in paths(err)
 
 
+def test_noam_hold_annealing_on_its_defaults_says_which_keys_give_its_warmup():
+    """nemo.NoamHoldAnnealing has no warmup by default and needs one: the error names the keys that give it."""
+    from optreg.api import to_experiment
+
+    with pytest.raises(ConfigError) as err:
+        to_experiment({"optimizer": {"name": "SGD", "lr": 0.1}, "scheduler": {"name": "nemo.NoamHoldAnnealing"},
+                       "train": {"steps": 100}})
+    assert [(e.path, e.message) for e in err.value.errors] == [
+        ("scheduler.warmup_steps", "NoamHoldAnnealing needs warmup steps: set warmup_steps or warmup_ratio (the "
+                                   "fraction of max_steps)")]
+
+
 def test_a_ratio_past_its_bounds_is_worded_as_the_options_word_it():
     """A schedule built directly words pct_start outside [0, 1] as its option does through a config (`must be <= 1,
     got 1.5`; it said `must be in [0, 1], got 1.5`)."""

@@ -255,7 +255,7 @@ class NoamHoldAnnealing(NeMoHoldPolicy):
     def problems(self, errors: Collector) -> None:
         super().problems(errors)
         check(errors, bool(self.warmup_steps) or bool(self.warmup_ratio), "warmup_steps",
-              "NoamHoldAnnealing needs warmup steps")
+              "NoamHoldAnnealing needs warmup steps: set warmup_steps or warmup_ratio (the fraction of max_steps)")
 
     def decay(self, step: int, base: float) -> float:
         hold = self.hold_end - self.W if self.hold_end > 0 else 0
