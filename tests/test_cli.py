@@ -356,7 +356,8 @@ def test_validate_checks_the_run_length_given_as_the_other_commands_do(command, 
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert (f"{NEMO_EPOCHS}:73:7: model.optim.sched.warmup_steps: a warmup of 5000 steps is longer than the schedule "
-            f"(max_steps 1000)") in err
+            f"(model.optim.sched.max_steps 1000): lower model.optim.sched.warmup_steps or raise "
+            f"model.optim.sched.max_steps") in err
     assert "1000000" not in err
     assert main([command, NEMO_EPOCHS, "--steps", "6000", *(["--csv"] if command == "plot" else [])]) == 0
     assert "1000000" not in capsys.readouterr().err

@@ -234,6 +234,15 @@ def test_bad_configs_are_located(config, path, words):
     assert path in items and words in str(items[path]), items
 
 
+def test_a_warmup_longer_than_max_steps_is_said_in_the_file_s_keys():
+    """The error names warmup_steps and max_steps, the file's keys (it said num_warmup_steps and num_training_steps,
+    the hf schedule's)."""
+    items = errors_of({"learning_rate": 1e-3, "lr_scheduler_type": "linear", "max_steps": 5, "warmup_steps": 10})
+    assert [(path, e.message) for path, e in items.items()] == [
+        ("warmup_steps", "a warmup of 10 steps is longer than the schedule (max_steps 5): lower warmup_steps or raise "
+                         "max_steps")]
+
+
 @pytest.mark.parametrize("key, section, message", [
     ("learning_rate", {"lr": -1}, "must be >= 0, got -1"),
     ("weight_decay", {"weight_decay": -0.5}, "must be >= 0, got -0.5"),

@@ -38,8 +38,8 @@ class Unit(NamedTuple):
 
 
 def source_paths(error: ConfigError, paths: Mapping[str, str]) -> ConfigError:
-    """`error` with every path at the source's key (source_path)."""
-    return ConfigError(ErrorItem(source_path(e.path, paths), e.message, e.location, e.suggestion)
+    """`error` with every path at the source's key (source_path), those its messages name too (`_paths_in`)."""
+    return ConfigError(ErrorItem(source_path(e.path, paths), _paths_in(e.message, paths), e.location, e.suggestion)
                        for e in error.errors)
 
 
@@ -57,14 +57,24 @@ def source_note(note: str, paths: Mapping[str, str], units: Mapping[str, Unit] |
 
     if units:
         note = SET_LENGTH.sub(lambda m: _in_unit(m, paths, units), note)
-    roots = sorted({*_OWN_SECTIONS, *(_section(k) for k in paths)}, key=len, reverse=True)
     head, sep, rest = note.partition(": ")
-    known = sep and _section(head) in roots and " " not in head
+    known = sep and _section(head) in _roots(paths) and " " not in head
     if not known:
         head, sep, rest = "", "", note
-    inside = re.compile(rf"\b(?:{'|'.join(map(re.escape, roots))})(?:\.[A-Za-z_]\w*|\[\d+\])+")
-    rest = inside.sub(lambda m: source_path(m.group(0), paths), rest)
+    rest = _paths_in(rest, paths)
     return f"{source_path(head, paths)}{sep}{rest}" if known else rest
+
+
+def _roots(paths: Mapping[str, str]) -> list[str]:
+    """optreg's sections and the top-level keys `paths` maps, longest first."""
+    return sorted({*_OWN_SECTIONS, *(_section(k) for k in paths)}, key=len, reverse=True)
+
+
+def _paths_in(text: str, paths: Mapping[str, str]) -> str:
+    """`text` with every path in it at the source's (source_path): a path under one of `_roots`, with at least one
+    key or index below it (a bare "scheduler" is a word)."""
+    inside = re.compile(rf"\b(?:{'|'.join(map(re.escape, _roots(paths)))})(?:\.[A-Za-z_]\w*|\[\d+\])+")
+    return inside.sub(lambda m: source_path(m.group(0), paths), text)
 
 
 def _in_unit(advice: re.Match, paths: Mapping[str, str], units: Mapping[str, Unit]) -> str:

@@ -80,8 +80,9 @@ def _too_long(warmup: int, length: str, total: int) -> str:
 
 def own_warmup_errors(plan: Any, path: str, errors: Collector) -> None:
     """A schedule's own warmup longer than its total: the decay that follows it has no steps (ConfigError)."""
-    for key, warmup, length, total in _long_warmups(plan, WARMUP_KEYS):
-        errors.add(join_path(path, key), f"{_too_long(warmup, length, total)}: lower {key} or raise {length}")
+    for key, warmup, length, total in _long_warmups(plan, WARMUP_KEYS):   # paths: a reader's file says its keys
+        key, length = join_path(path, key), join_path(path, length)
+        errors.add(key, f"{_too_long(warmup, length, total)}: lower {key} or raise {length}")
 
 
 def lint_schedule(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tuple[str, float] | None,
