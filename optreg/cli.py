@@ -265,6 +265,17 @@ def _of_file(path: str, line: str) -> str:
     return line if line.startswith((f"{path}:", f"{Path(path)}:")) else f"{path}: {line}"
 
 
+def _of_config(args: argparse.Namespace, error: ConfigError) -> str:
+    """The error of a command that reads a config file (run, plot, groups, convert): a problem that no position or
+    override locates (a composed Hydra config's, from a group file) with the file's name first, as `validate` says
+    it (`_of_file`); one of a command-line option (`--model`) as it is."""
+    config = getattr(args, "config", None)
+    if not config or _looks_like_override(config):
+        return str(error)
+    return "\n".join(str(e) if e.location or e.path.startswith("--") else _of_file(config, str(e))
+                     for e in error.errors)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every file is read with the overrides among the arguments on top (`optreg validate a.yaml b.yaml
     optimizer.lr=0.1`; overrides alone: the embedded quickstart, as `run` reads them) and reported, whatever an
@@ -684,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with one_line_warnings():
             return args.fn(args)
     except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
+        print(_of_config(args, exc), file=sys.stderr)
         return 1
     except BrokenPipeError:  # `optreg list | head`: the reader has gone; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -348,6 +348,17 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(monkeypatch, capsys):
 NEMO_EPOCHS = "tests/fixtures/nemo/configs/speech_to_text_finetune.yaml"   # trainer.max_epochs, warmup_steps 5000
 
 
+@pytest.mark.parametrize("command", ["validate", "plot", "run"])
+def test_an_error_without_a_position_names_the_file_in_every_command(command, capsys):
+    """A composed Hydra config's error that no position locates (the scheduler a group switch chose) is said with
+    the file's name in plot and run, as validate says it (they printed it bare)."""
+    config = str(Path("examples") / "hydra_app" / "conf" / "config.yaml")
+    assert main([command, config, "optimizer=mindspore_ada_factor"]) == 1
+    assert capsys.readouterr().err == (
+        f"{config}: scheduler: parameter group 0 has no 'lr' to schedule (it is None); set relative_step: false and a "
+        f"learning_rate, or leave the scheduler out\n")
+
+
 @pytest.mark.parametrize("command", ["validate", "plot", "convert"])
 def test_validate_checks_the_run_length_given_as_the_other_commands_do(command, capsys):
     """A NeMo schedule whose max_steps NeMo computes from the epochs is checked against `--steps` (validate checked
