@@ -426,7 +426,8 @@ def test_the_warmup_stable_decay_group_file_takes_its_length_from_the_run():
         built.optimizer.step()
         built.scheduler.step()
     lr = cfg.optimizer.lr   # warmup 2, stable 10 - 2 - 4 = 4, cosine decay 4
-    assert lrs == pytest.approx([0.0, lr / 2, *[lr] * 4, *(lr * 0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4))])
+    decay = [lr * 0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4)]
+    assert lrs == pytest.approx([0.0, lr / 2, *[lr] * 4, *decay])
 
 
 @pytest.mark.parametrize("switch, key", [("optimizer=cerebras_sgd", "optimizer.lr"),   # lr left out: learning_rate
