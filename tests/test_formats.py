@@ -105,8 +105,8 @@ def test_a_forced_format_reads_the_file_as_that_form_and_says_what_it_lacks():
 
 def test_a_misspelt_format_argument_is_at_no_position_of_the_file(tmp_path, capsys):
     """An unknown --format (format=) is the argument's error, with its did-you-mean, in every command that takes it
-    and in build from a path, text or a composed file: it was located at the file's first key (q.yaml:3:1), as if
-    the file wrote it."""
+    (after the file's name, as every command names the file of an error no position locates) and in build from a
+    path, text or a composed file: it was located at the file's first key (q.yaml:3:1), as if the file wrote it."""
     message = ("format: unknown config format 'deepspeeed'; formats: " + ", ".join(formats.formats())
                + " (did you mean 'deepspeed'?)")
     path = tmp_path / "q.yaml"
@@ -116,9 +116,10 @@ def test_a_misspelt_format_argument_is_at_no_position_of_the_file(tmp_path, caps
     for argv, shown in ((["validate", str(path)], f"{path}: {message}"), (["validate", str(composed)],
                                                                           f"{composed}: {message}"),
                         (["validate", str(path), "optimizer.lr=0.2"], f"{path}: {message}"),
-                        (["run", str(path)], message), (["plot", str(path), "--csv"], message),
-                        (["convert", str(path)], message), (["groups", str(path), "--model", "torch.nn:Linear"],
-                                                            message)):
+                        (["run", str(path)], f"{path}: {message}"),
+                        (["plot", str(path), "--csv"], f"{path}: {message}"),
+                        (["convert", str(path)], f"{path}: {message}"),
+                        (["groups", str(path), "--model", "torch.nn:Linear"], f"{path}: {message}")):
         assert main([*argv, "--format", "deepspeeed"]) == 1, argv
         assert capsys.readouterr().err == f"{shown}\n", argv
     for config in (str(path), path.read_text(), str(composed)):
