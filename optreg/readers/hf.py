@@ -311,9 +311,9 @@ def _flag(value: str, errors: Collector) -> bool:
 WHOLE_RUN = math.nextafter(1.0, 0.0)
 
 
-def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector, counted: bool = True) -> Any:
+def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Collector, own_total: bool = True) -> Any:
     """The warmup steps: an int, or ceil(ratio·total) of a float below 1 (the fraction as is without a total, which
-    the schedule counts from its num_training_steps; `counted` false: it has none, and the fraction waits for the
+    the schedule counts from its num_training_steps; `own_total` false: it has none, and the fraction waits for the
     run, which the file leaves to the trainer: `Experiment.check_length` refuses it without one, at
     num_train_epochs, or at max_steps for fractional epochs, as it does every file in epochs);
     transformers 4's warmup_ratio (in [0, 1]) is ceil(ratio·total) at 1 too: the whole run."""
@@ -340,7 +340,7 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
         return int(value)
     if total is not None:
         return math.ceil(total * value)   # get_warmup_steps, float product and all
-    if not counted:   # no run to count from: the missing run length is said where any epochs file says it
+    if not own_total:   # no run to count from: the missing run length is said where any epochs file says it
         return 0
     return float(value) if value else 0
 
@@ -391,7 +391,7 @@ def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, err
     spec: dict[str, Any] = {"name": name, "dialect": "hf"}
     uses: list = []
     steps = warmup(data, total if total is not None else run, uses, errors,   # constant's is unused
-                   counted=name == "constant" or name not in NO_TOTAL)
+                   own_total=name == "constant" or name not in NO_TOTAL)
     if name != "constant":
         spec["num_warmup_steps"] = steps
     report.extend(KeyUse(u.path, TRAINER, f"get_scheduler passes no warmup to {name}")

@@ -10,13 +10,13 @@ File names (the Hydra option, `optimizer=adamw`) follow one rule, `option_name()
     (`mindspore_adam`, `cerebras_cosine_decay`, `hf_cosine_with_min_lr`).
 Each file holds `_target_` (optreg's own builder, for `hydra.utils.instantiate`), `name`, `dialect`, a schedule's
 training-loop keys (`by_epoch`, `convert_to_iter_based`, `warmup` where it takes one: off) and every option with its
-default (but one a config cannot write, an installed library's torch dtype, function, enum member or
-infinity, which a comment names); a required option is `???` (as is a default its own type refuses: an installed
-library's), or left out when it has another spelling
-(MindSpore's `learning_rate`, the primary config's `lr`): a dialect switch then exposes no `???` the user never
-wrote; a schedule's length that has no value of its own (optreg.core.loop.required_length: T_max,
-num_training_steps) is null, which planning reads as left out (the run length − the warmup, optreg.core.loop).
-`optreg hydra-configs` writes them; `--check` lists what is stale.
+default (but one a config cannot write, an installed library's function, enum member or infinity, which a comment
+names; a torch dtype is written by name); a required option is `???` (an installed library's default its own checks
+refuse is none: optreg.core.library), or left out when it has another spelling (MindSpore's `learning_rate`, the
+primary config's `lr`): a dialect switch then exposes no `???` the user never wrote; a schedule's length that has no
+value of its own (optreg.core.loop.required_length: T_max, num_training_steps) is null, which planning reads as left
+out (the run length − the warmup, optreg.core.loop). `optreg hydra-configs` writes them; `--check` lists what is
+stale.
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def group_config(entry: Entry) -> dict[str, Any]:
 
 def _content(entry: Entry) -> tuple[dict[str, Any], list[str]]:
     """`group_config`'s content, and the options left out of it because a config cannot write their default (an
-    installed library's torch dtype, function, enum member or infinity: `momentum_dtype=torch.bfloat16`), whose
-    default then applies."""
+    installed library's function, enum member or infinity: Prodigy's `growth_rate=float('inf')`), whose default then
+    applies."""
     from optreg.core import models
 
     body: dict[str, Any] = {"_target_": BUILDERS[entry.kind], "_recursive_": False,
@@ -107,22 +107,7 @@ def _content(entry: Entry) -> tuple[dict[str, Any], list[str]]:
             body[opt.name] = MISSING if opt.required else _plain(opt.default)
         except TypeError:
             unwritable.append(opt.name)
-            continue
-        if not opt.required and not _valid(opt):
-            body[opt.name] = MISSING
     return body, unwritable
-
-
-def _valid(option: Any) -> bool:
-    """Whether an option's default passes its own type: an installed library's may not (bitsandbytes' LARS has
-    momentum=0 and refuses it), and is then `???`, a value the user has to give."""
-    from pydantic import TypeAdapter, ValidationError
-
-    try:
-        TypeAdapter(option.type).validate_python(option.default)
-    except ValidationError:
-        return False
-    return True
 
 
 def _dumper():
