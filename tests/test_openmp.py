@@ -1,17 +1,19 @@
-"""A fused plan runs its chunks of small tensors on one OpenMP thread when its chain reduces each tensor
-(`optreg.stages.openmp`): set for the calling thread only, for those chunks only, and restored after the step,
-an error included."""
+"""A fused plan shares its chunks of small tensors among Python threads, each on one OpenMP thread, when its chain
+reduces each tensor (`optreg.stages.openmp`): the limit set for those threads only and restored after the step, an
+error included; the kernels let go of the interpreter's lock while they run, so the threads run at once."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
 
 import optreg
 import optreg.stages.execute as execute
-from optreg.stages.openmp import _runtimes, one_thread
+from optreg.stages import openmp
+from optreg.stages.openmp import _runtimes, gil_free_kernels, one_thread, share
 
 
 def _params(sizes, seed=0):
@@ -58,24 +60,23 @@ def test_one_thread_limits_the_calling_thread_only(two_threads):
 
 @pytest.mark.parametrize("name, loops", [("oneflow.AdamW", 0), ("oneflow.SGD", 0), ("oneflow.LAMB", 1),
                                          ("cerebras.Lamb", 1), ("cerebras.Adafactor", 3)])
-def test_a_chunk_runs_serial_below_its_bound_and_computes_again_from_grain_per_loop_of_its_reductions(name, loops):
-    """A chain with reductions runs a chunk below SERIAL_ELEMENTS on one thread, and from GRAIN elements per loop
-    of its reductions (`Chain.reductions`: oneflow.LAMB's two norm stages count once) compiles it to compute its
-    values again (`execute.recompute_from`); between the two, the chunk runs on the team as Inductor compiles it
-    by default. An element-wise chain does neither."""
-    serial, again = execute.SERIAL_ELEMENTS, loops * execute.GRAIN
-    assert serial < execute.GRAIN
-    sizes = [serial - 2, serial, again - 2 if loops else execute.GRAIN, again or 2 * execute.GRAIN]
+def test_a_chunk_is_shared_below_grain_per_loop_of_its_reductions_and_computes_again_from_there(name, loops):
+    """A chain with reductions shares a chunk below GRAIN elements per loop of its reductions among threads
+    (`Chain.reductions`: oneflow.LAMB's two norm stages count once; `execute.shared_below`), and from there
+    compiles it to compute its values again (`execute.recompute_from`), on the team. An element-wise chain does
+    neither."""
+    again = loops * execute.GRAIN
+    sizes = [8, again - 2 if loops else execute.GRAIN, again or 2 * execute.GRAIN]
     params = _params([(2, n // 2) for n in sizes])
     opt = optreg.configure_optimizer(name, params, lr=1e-3, fused=True,
                                      **({"relative_step": False} if "Adafactor" in name else {}))
     opt.step()
     (plan,) = [p for p in opt._fused_plans.values() if p]
     parts = {id(fn): key[-1] for key, fn in execute._COMPILED.items()}
-    seen = {max(p.numel() for p in chunk[2]): (s, parts[id(chunk[0])]) for chunk, s in zip(plan.chunks, plan.serial)}
+    seen = {max(p.numel() for p in chunk[2]): (s, parts[id(chunk[0])]) for chunk, s in zip(plan.chunks, plan.shared)}
     reduces = loops > 0
-    assert seen == {sizes[0]: (reduces, ""), sizes[1]: (False, ""), sizes[2]: (False, ""),
-                    sizes[3]: (False, "recompute" if reduces else "")}
+    assert seen == {sizes[0]: (reduces, ""), sizes[1]: (reduces, ""),
+                    sizes[2]: (False, "recompute" if reduces else "")}
 
 
 def test_small_chunks_run_on_one_thread_and_large_ones_on_the_team(monkeypatch, two_threads, chunk4):
@@ -120,7 +121,7 @@ def test_the_team_is_restored_when_a_chunk_fails(monkeypatch, two_threads, chunk
 
 
 def test_a_graph_first_compiled_on_one_thread_steps_as_eager_on_two(two_threads):
-    """A chunk of small tensors compiles on its thread's one OpenMP thread (`FusedPlan.serial`; the step's own
+    """A chunk of small tensors compiles on its thread's one OpenMP thread (`FusedPlan.shared`; the step's own
     compile, OPTREG_COMPILE=wait). Inductor writes the code for `execute.codegen_threads()` threads, not for the
     one it compiles on: for one it left out the `omp single` around the step count's store, and a contiguous
     group's step over stacks, whose graph Inductor's cache gave back as the same, counted each step twice on
@@ -129,7 +130,7 @@ def test_a_graph_first_compiled_on_one_thread_steps_as_eager_on_two(two_threads)
     per_tensor, contiguous, eager = _params(sizes), _params(sizes), _params(sizes)
     first = optreg.configure_optimizer("cerebras.Adafactor", per_tensor, lr=0.01, fused=True)
     first.step()
-    assert all(all(plan.serial) for plan in first._fused_plans.values())
+    assert all(all(plan.shared) for plan in first._fused_plans.values())
     opts = [optreg.configure_optimizer("cerebras.Adafactor", contiguous, lr=0.01, fused=True,
                                        contiguous_params=True),
             optreg.configure_optimizer("cerebras.Adafactor", eager, lr=0.01)]
@@ -140,3 +141,83 @@ def test_a_graph_first_compiled_on_one_thread_steps_as_eager_on_two(two_threads)
     worst = max(float((a - b).abs().max() / b.abs().max())
                 for a, b in zip(opts[0].param_groups[0]["params"], eager))
     assert worst <= 1e-6, f"fused on two threads differs from eager by {worst:.2e} (relative)"
+
+
+def test_the_shared_chunks_run_on_two_threads_at_once_each_on_one_openmp_thread(monkeypatch, two_threads, chunk4):
+    """Two chunks of small tensors: the calling thread and a helper each take one, at the same time (a barrier
+    that two threads must reach, which one thread alone would wait at until it broke), each on one OpenMP
+    thread, and the step's numbers are those of the eager step."""
+    sizes = [(8, 8)] * 8
+    params, eager = _params(sizes), _params(sizes)
+    opt = optreg.configure_optimizer("oneflow.LAMB", params, lr=1e-2, fused=True)
+    ref = optreg.configure_optimizer("oneflow.LAMB", eager, lr=1e-2)
+    opt.step()
+    ref.step()
+    barrier = threading.Barrier(2, timeout=30)
+    seen = []
+
+    def graph(plan, k, fn, args):
+        found = original(plan, k, fn, args)
+
+        def call(a):
+            seen.append((threading.current_thread().name, torch.get_num_threads()))
+            barrier.wait()
+            return found(a)
+        return call
+
+    original = execute.FusedPlan._graph
+    monkeypatch.setattr(execute.FusedPlan, "_graph", graph)
+    opt.step()
+    ref.step()
+    assert sorted(seen)[0] == ("MainThread", 1)
+    assert sorted(seen)[1][0].startswith("optreg-step") and sorted(seen)[1][1] == 1
+    assert torch.get_num_threads() == 2
+    worst = max(float((a - b).abs().max()) for a, b in zip(params, eager))
+    assert worst <= 1e-6
+
+
+def test_a_helpers_error_is_raised_once_every_thread_is_done(two_threads):
+    started, done = [], []
+
+    def slow():
+        started.append(threading.current_thread().name)
+        time.sleep(0.2)
+        done.append(True)
+
+    def failing():
+        started.append(threading.current_thread().name)
+        raise ValueError("a chunk failed")
+
+    with pytest.raises(ValueError, match="a chunk failed"):
+        share([slow, failing])
+    assert len(started) == 2 and done == [True]
+    assert torch.get_num_threads() == 2
+
+
+def test_one_task_or_kernels_that_keep_the_lock_run_on_the_calling_thread(monkeypatch, two_threads):
+    seen = []
+    share([lambda: seen.append(threading.current_thread().name)])
+    monkeypatch.setattr(openmp, "releases_gil", lambda: False)
+    share([lambda: seen.append(threading.current_thread().name)] * 3)
+    assert seen == ["MainThread"] * 4
+
+
+_PROBE = """
+#include <Python.h>
+#include <cstdint>
+extern "C" void kernel(int64_t* out) { out[0] = PyGILState_Check(); }
+"""
+
+
+def test_a_kernel_loaded_under_gil_free_kernels_runs_without_the_interpreters_lock():
+    """Inductor's binding, as torch 2.13 writes it, calls a kernel with the lock held; loaded while
+    `gil_free_kernels` is open, the same kernel runs without it (`PyGILState_Check` inside it), and the binding
+    is Inductor's own again after."""
+    bindings = openmp._bindings()
+    assert bindings.call_entry_function == openmp.HOLDING
+    out = torch.zeros(2, dtype=torch.int64)
+    bindings.load_pybinding(["int64_t*"], _PROBE)(out)
+    with gil_free_kernels():
+        bindings.load_pybinding(["int64_t*"], _PROBE.replace("out[0]", "out[1]"))(out)
+    assert out.tolist() == [1, 0]
+    assert bindings.call_entry_function == openmp.HOLDING

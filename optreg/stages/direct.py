@@ -35,6 +35,8 @@ from typing import Any, Sequence
 import torch
 from torch.utils._pytree import tree_leaves
 
+from optreg.stages.openmp import gil_free_kernels
+
 #: the names of the compiled step's arguments, in order (`execute._compiled`'s `step_chunk`)
 ARGUMENTS = ("params", "u", "states", "packed", "extra")
 
@@ -227,7 +229,8 @@ class Compiled:
         outer = getattr(_TRACING, "graphs", None)
         _TRACING.graphs = traced = []
         try:
-            out = self.fn(*args)
+            with gil_free_kernels():   # the kernels a trace loads let go of the interpreter's lock
+                out = self.fn(*args)
         finally:
             _TRACING.graphs = outer
         for gm, example_inputs, fn in traced:

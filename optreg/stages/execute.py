@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import operator
 import os
@@ -29,7 +30,7 @@ import torch
 from optreg.errors import ConfigError
 from optreg.stages.chain import Batch, Chain
 from optreg.stages.direct import Compiled, grads_own
-from optreg.stages.openmp import one_thread
+from optreg.stages.openmp import one_thread, share
 from optreg.stages.state_codec import BLOCK_SIZE, is_scale, whole_blocks
 from optreg.stages.ops import (EAGER, EAGER_LOOPS, FOREACH, PLAIN, PLAIN_EAGER, STACKED, TRACED, Rows, Stacked, Traced,
                                row_squares, rows_of_ones, unobserved)
@@ -455,7 +456,7 @@ def codegen_threads() -> int:
     writes the code for `torch.get_num_threads()` as it is at the compile: for one thread it leaves out the
     `omp single` around a store that one thread must make (an Adafactor's step count: each thread of a team of
     two added one), and Inductor's cache key leaves the count out. A chunk of small tensors first compiled on
-    one thread (`FusedPlan.serial`) then stepped wrongly wherever its graph ran on two, in this process or from
+    one thread (`FusedPlan.shared`) then stepped wrongly wherever its graph ran on two, in this process or from
     the cache in another (torch 2.13)."""
     return max(2, torch.get_num_threads())
 
@@ -502,22 +503,19 @@ def _scratch(like: torch.Tensor, slot: int, which: int, flat: bool, blocked: boo
     return t
 
 
-#: a CPU chunk of tensors below this many elements runs on one OpenMP thread when its chain reduces each tensor
-#: (`serial_below`; the measurements: `optreg.stages.openmp`)
-SERIAL_ELEMENTS = 8192
-
-
-def serial_below(chain: Chain, hp: Mapping[str, Any]) -> int:
-    """Elements below which a chunk of the chain's compiled step runs on one OpenMP thread: SERIAL_ELEMENTS for
-    a chain with per-tensor reductions (`Chain.reductions`), 0 for an element-wise chain (`optreg.stages.openmp`)."""
-    return SERIAL_ELEMENTS if chain.reductions(hp) else 0
+def shared_below(chain: Chain, hp: Mapping[str, Any]) -> int:
+    """Elements below which a CPU chunk of the chain's compiled step runs on one OpenMP thread, the chunks shared
+    among Python threads (`optreg.stages.openmp`): GRAIN per loop of the chain's reductions (`Chain.reductions`),
+    the bound from which a chunk computes its values again (`recompute_from`); 0 (never) for an element-wise
+    chain."""
+    return GRAIN * chain.reductions(hp)
 
 
 def recompute_from(chain: Chain, hp: Mapping[str, Any]) -> int:
     """Elements from which a chunk of the chain's compiled step on a CPU computes its values again rather than
-    store them (`_compile`, recompute): GRAIN per loop of the chain's reductions, 0 (never) for an element-wise
-    chain."""
-    return GRAIN * chain.reductions(hp)
+    store them (`_compile`, recompute): where the chunks stop being shared (`shared_below`), 0 (never) for an
+    element-wise chain."""
+    return shared_below(chain, hp)
 
 
 class FusedPlan:
@@ -555,23 +553,24 @@ class FusedPlan:
         self.devices: list[torch.device] = []
         #: per chunk, whether its tensors are viewed in int8 blocks (`block_alias`)
         self.blocked: list[bool] = []
-        #: per chunk, whether it runs on one OpenMP thread (`optreg.stages.openmp`): a CPU chunk whose
-        #: tensors are all below `serial_below` elements, which the buckets keep apart from the larger ones
-        self.serial: list[bool] = []
+        #: per chunk, whether it runs on one OpenMP thread, shared among Python threads (`optreg.stages.openmp`):
+        #: a CPU chunk whose tensors are all below `shared_below` elements, which the buckets keep apart from the
+        #: larger ones
+        self.shared: list[bool] = []
         #: per chunk, the graph it calls directly (`Compiled.graph_for`) and how many graphs its function had
         #: when that was looked up (a new one, which Dynamo traced since, is looked at again)
         self.graphs: list[tuple[int, Any]] = []
-        below, again = serial_below(chain, hp), recompute_from(chain, hp)
-        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat, bounds=(below, again)):
+        below = shared_below(chain, hp)
+        for bucket in _buckets(sub_p, sub_s, names, by_shape=not flat, bounds=(below,)):
             first = keep[bucket[0]]
             present = tuple(n for n in names if n in states[first])
             blocked = flat and any(is_scale(n) for n in present)
             view = self._viewer(blocked)
-            # a CPU bucket of small tensors runs on one thread (`self.serial`); one of large tensors under a chain
-            # with reductions computes its values again rather than store them (`_compile`)
+            # a CPU bucket of small tensors is shared among threads (`self.shared`); one of large tensors under a
+            # chain with reductions computes its values again rather than store them (`_compile`)
             on_cpu = params[first].device.type == "cpu"
-            serial = on_cpu and params[first].numel() < below
-            large = bool(again) and on_cpu and params[first].numel() >= again
+            shared = on_cpu and params[first].numel() < below
+            large = bool(below) and on_cpu and not shared
             fn = _compiled(chain, static, layout, present, flat, CHUNK, "recompute" if large else "")
             p0 = view(params[first])
             chunks = []
@@ -589,7 +588,7 @@ class FusedPlan:
             self.chunks += [(*chunk, ones) for chunk in chunks]
             self.devices += [p0.device] * len(chunks)
             self.blocked += [blocked] * len(chunks)
-            self.serial += [serial] * len(chunks)
+            self.shared += [shared] * len(chunks)
         self.graphs = [(-1, None)] * len(self.chunks)
 
     def _view(self, t: torch.Tensor, scale: bool = False) -> torch.Tensor:
@@ -629,16 +628,20 @@ class FusedPlan:
         # config on every step would cost more than the step's own Python
         settings = contextlib.nullcontext() if self.warm else _shape_settings()
         direct = unobserved()  # a call Dynamo traces, or a mode sees, goes through Dynamo
-        limit = None  # one OpenMP thread while the chunks of small tensors run (`self.serial`)
+        shared = []   # the chunks that call their graph directly, on one OpenMP thread each (`self.shared`)
+        limit = None  # one OpenMP thread while a chunk of small tensors goes through Dynamo
         try:
             with settings:
-                for k, (fn, args, owned) in enumerate(self._calls(grads, values, direct)):
-                    if self.serial[k] and limit is None:
+                for k, (fn, args, owned) in enumerate(list(self._calls(grads, values, direct))):
+                    graph = self._graph(k, fn, args) if direct and owned else None
+                    if self.shared[k] and graph is not None:
+                        shared.append(functools.partial(graph, args))
+                        continue
+                    if self.shared[k] and limit is None:
                         limit = one_thread()
-                    elif not self.serial[k] and limit is not None:
+                    elif not self.shared[k] and limit is not None:
                         limit.restore_original_limits()
                         limit = None
-                    graph = self._graph(k, fn, args) if direct and owned else None
                     if graph is not None:
                         graph(args)
                     else:
@@ -646,6 +649,7 @@ class FusedPlan:
         finally:
             if limit is not None:
                 limit.restore_original_limits()
+        share(shared)
         self.warm = True
 
     def _graph(self, k: int, fn, args: tuple):

@@ -1,55 +1,55 @@
-"""One OpenMP thread for a compiled chunk of small tensors (`execute.FusedPlan`).
+"""A fused step's chunks of small tensors shared among Python threads, each on one OpenMP thread
+(`execute.FusedPlan`).
 
 Inductor's CPU kernels run each loop of a compiled step as an OpenMP parallel region whose team the runtime
 sizes from the calling thread's setting (`cpp.dynamic_threads`). A chain that reduces each tensor to values (a
 trust ratio's norms, Adafactor's factored moments and RMS) opens several regions per tensor, and over a small
-tensor the team's start and join cost more than the work it shares. ATen makes the same choice per operation:
-one thread below `execute.GRAIN` elements.
+tensor the team's start and join cost more than the work it shares (about 0.7 us a region on 2 threads; ATen
+makes the same choice per operation: one thread below `execute.GRAIN` elements). So a chunk whose tensors are all
+below `execute.shared_below` elements (GRAIN per loop of the chain's reductions, `Chain.reductions`) runs whole
+on one OpenMP thread, each tensor's loops back to back while its arrays sit in the core's cache, and the chunks
+are shared among the calling thread and up to `MOST` - 1 helper threads (`share`). An element-wise chain keeps
+the team for every chunk (one region per loop, no reduction in it).
 
-A chunk runs on one thread when its chain reduces each tensor (`Chain.reductions`) and its largest tensor is
-below `execute.SERIAL_ELEMENTS` (8,192); an element-wise chain always keeps the team. Measured on an AMD EPYC of 2
-cores (AVX-512, torch 2.13): a fused step over 25M float32 parameters in matrices of n elements, the chunks on one
-thread against the team, side by side in one process (17 alternating steps, median; the step's time on one thread
-over its time on the team, above 1 where the team is faster):
+Python threads run in parallel here because the kernels let go of the interpreter's lock while they run: a
+compile of optreg's (`direct.Compiled`) loads Inductor's kernels with a Python binding that releases it around
+the kernel's call (`gil_free_kernels`; Inductor's own binding, torch 2.13's `CppPythonBindingsCodeCache`, keeps
+it). Only each chunk's Python wrapper (its buffers' allocations, its sizes) holds the lock.
 
-    chain                 4,096 elements   8,192   16,384   26,600   65,536
-    oneflow.LAMB          0.98             1.04    1.17     1.18
-    cerebras.Lamb                                           1.14
-    mindspore.Lamb                                          1.17
-    mindspore.LARS                                          1.13
-    cerebras.Adafactor                     0.99    1.05     1.12     1.27
-    mindspore.AdaFactor   0.96             1.02    1.09              1.22
+Measured on an AMD EPYC of 2 cores (AVX-512, torch 2.13), 25M float32 parameters in 1,000 tensors (matrices of
+256 x 97, vectors of 512: `benchmarks/bench_optimizers.py`), flush-denormal on, fused per tensor, each setting in
+a process of its own, the two alternated; medians of 11 steps, back to back / each after an in-place add of 256 MB
+(whose team's idle thread then spins on the other core for a few ms), in ms:
 
-In the benchmark's setting (`benchmarks/bench_optimizers.py`: 1,000 tensors, matrices of 256 x 97 and vectors of
-512, flush-denormal on), the earlier rule below took 1.02-1.27x as long over six chains (oneflow.LAMB,
-cerebras.Lamb, mindspore.Lamb, mindspore.LARS, both Adafactors), each step after an OpenMP region or back to back.
-A team is fragile where another process competes for the cores: with a niced process running beside it, a step over
-teams now and then stalled for 0.1-7 s, where one thread's did not (ATen's own parallel operations share this;
-OMP_NUM_THREADS=1 is the remedy there).
+    chain                 on the team (before)    shared, one OpenMP thread each
+    oneflow.LAMB          22.2-22.5 / 22.7-22.8   17.7-18.4 / 20.4-21.3
+    mindspore.LARS        19.0 / 19.1             14.7 / 17.2
+    cerebras.Adafactor    27.9 / 28.5             19.9 / 23.2
+    mindspore.AdaFactor   47.4 / 48.1             22.7 / 25.8
 
-An earlier rule kept every tensor below 32,768 elements per loop of the reductions on one thread (three loops for
-an Adafactor), from a measurement on an Intel Xeon of 2 cores (cerebras.Adafactor 2.2x as fast on one thread at
-26,624 elements). It was most likely taken while the background compile's thread lived on with an idle OpenMP team
-of its own, which makes libgomp throttle the spinning of every team (`execute._compile_loop`), and so every team's
-start cost more than it does now; on the AMD EPYC above the rule gave away 12-27% of those steps. A machine whose
-teams start slowly for another reason would again gain from a higher bound (not measured since: no such machine
-here).
+Over 100 tensors (250,000 elements each, above the bound: the team) sharing was 0.89x the time of the team back
+to back and 1.07x after the add for oneflow.LAMB, 0.77x / 0.90x for cerebras.Adafactor; element-wise oneflow.AdamW
+over 1,000 tensors 0.88x / 1.0x (not taken: its per-tensor target is met on the team). Before, a chunk ran on one
+OpenMP thread of the calling thread only below 8,192 elements, and on the team above (the team was 5-27% faster
+from 16,384 elements, one chunk after the other on one thread).
 
-Not taken: the chunks of small tensors shared among two Python threads, each chunk on one OpenMP thread (the
-numbers of one thread, with both cores busy). Inductor's kernels, called from its Python wrapper, hold the
-interpreter's lock, so two threads took as long as one; with `cpp_wrapper` the compiled graph lets it go. On the
-AMD machine, oneflow.LAMB over 1,000 tensors, side by side (14 alternating steps, median): 82.0 ms as landed
-(one thread), 61.6 ms with the team, 63.6 ms on two Python threads with `cpp_wrapper`: no faster than the team,
-and with the C++ wrapper the first step, its compile included, took 43-50 s (cold).
+`MOST`: at most 4 threads share a step's chunks (3 helpers): about a third of a small chunk's time is its
+wrapper's Python, which one thread at a time runs, so more would mostly wait for the lock. Not measured beyond 2
+cores (none here).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
-from typing import Any
+from typing import Any, Callable, Iterator, Sequence
 
 _LOCK = threading.Lock()
 _RUNTIMES: list[Any] = []
+
+#: the most threads, the calling one included, that share a step's chunks (see the module's docstring)
+MOST = 4
 
 
 def _runtimes() -> Any:
@@ -67,3 +67,123 @@ def one_thread() -> Any:
     `restore_original_limits()`. OpenMP keeps the setting per thread (`omp_set_num_threads`), so other threads,
     a background compile's say, keep theirs."""
     return _runtimes().limit(limits=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels that let go of the interpreter's lock
+# ---------------------------------------------------------------------------------------------
+
+#: how Inductor's Python binding calls a kernel (torch 2.13's `CppPythonBindingsCodeCache.call_entry_function`,
+#: formatted with the parsed arguments) ...
+HOLDING = "kernel({}); Py_RETURN_NONE;"
+#: ... and how a binding that releases the lock around the call does: the arguments are parsed with the lock
+#: held (they read Python objects), the kernel, which reads only their memory, runs without it
+RELEASING = ("[&](auto... a) {{ PyThreadState* saved = PyEval_SaveThread(); kernel(a...); "
+             "PyEval_RestoreThread(saved); }}({}); Py_RETURN_NONE;")
+_DEPTH = [0]
+
+
+def _bindings() -> Any:
+    from torch._inductor.codecache import CppPythonBindingsCodeCache
+
+    return CppPythonBindingsCodeCache
+
+
+@contextlib.contextmanager
+def gil_free_kernels() -> Iterator[None]:
+    """While it is open, the CPU kernels Inductor loads (a compile's, or a cached graph's) are bound so that
+    they release the interpreter's lock while they run (`RELEASING`). It changes Inductor's binding class for
+    the whole process while any thread holds it open (another thread's compile in that time gets such kernels
+    too, which only lets other threads run during them), and does nothing where the binding is not the one
+    this was written for (`releases_gil` is then False)."""
+    bindings = _bindings()
+    with _LOCK:
+        if _DEPTH[0] == 0 and bindings.call_entry_function == HOLDING:
+            bindings.call_entry_function = RELEASING
+        _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _DEPTH[0] -= 1
+            if _DEPTH[0] == 0 and bindings.call_entry_function == RELEASING:
+                bindings.call_entry_function = HOLDING
+
+
+def releases_gil() -> bool:
+    """Whether the kernels `gil_free_kernels` loads release the interpreter's lock (Inductor's binding is the
+    one it was written for)."""
+    return _bindings().call_entry_function in (HOLDING, RELEASING)
+
+
+# ---------------------------------------------------------------------------------------------
+# the helper threads
+# ---------------------------------------------------------------------------------------------
+
+_POOL: list[Any] = []   # (the process id, the executor) once made
+
+
+def _helper_start() -> None:
+    """A helper thread's start: one OpenMP thread for all it runs (never restored: the thread is ours). ATen sets
+    a thread's OpenMP count to torch's at the thread's first call that asks for it (`at::get_num_threads`, a
+    parallel operation): that call comes first, or it would undo the limit."""
+    import torch
+
+    torch.get_num_threads()
+    one_thread()
+
+
+def _helpers() -> Any:
+    """The executor of the helper threads (made on first use; again in a forked child, where the parent's
+    threads do not exist)."""
+    if not _POOL or _POOL[0][0] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+
+        with _LOCK:
+            if not _POOL or _POOL[0][0] != os.getpid():
+                _POOL[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=MOST - 1, thread_name_prefix="optreg-step",
+                                                             initializer=_helper_start))]
+    return _POOL[0][1]
+
+
+def share(tasks: Sequence[Callable[[], Any]]) -> None:
+    """Run `tasks` (independent: a step's chunks) on the calling thread and helper threads, each thread on one
+    OpenMP thread, each taking the next task left when it is free; returns when all have run. The first error
+    stops the threads from taking more and is raised once every thread is done. The calling thread's grad mode
+    holds on the helpers; with kernels that keep the interpreter's lock (`releases_gil` False), or one task, the
+    calling thread runs them all."""
+    import torch
+
+    helpers = min(torch.get_num_threads(), MOST) - 1 if len(tasks) > 1 and releases_gil() else 0
+    left = iter(tasks)   # taken under the interpreter's lock: each task once
+    failed: list[bool] = []
+    grad = torch.is_grad_enabled()
+
+    def work() -> None:
+        try:
+            with torch.set_grad_enabled(grad):
+                for task in left:
+                    if failed:
+                        return
+                    task()
+        except BaseException:
+            failed.append(True)
+            raise
+
+    futures = []
+    if helpers > 0:
+        try:
+            pool = _helpers()
+            futures = [pool.submit(work) for _ in range(min(helpers, len(tasks) - 1))]
+        except RuntimeError:   # the interpreter is exiting: no new threads
+            futures = []
+    limit = one_thread()
+    try:
+        work()
+    finally:
+        limit.restore_original_limits()
+        for future in futures:   # every helper done before the step returns, or raises
+            future.exception()
+    for future in futures:
+        if future.exception() is not None:
+            raise future.exception()
