@@ -4,7 +4,7 @@ recorded files.
 
 The toolkit (Lightning, Megatron, apex, ...) is not installed for this: NeMo's own optimizer and schedule code is
 loaded from a checkout of NVIDIA/NeMo with its few imports stubbed (`nemo.utils.logging` -> logging,
-`maybe_update_config_version` -> identity), and run with torch, omegaconf and hydra-core:
+`maybe_update_config_version` re-stated in `hydra_1x`), and run with torch, omegaconf and hydra-core:
 
     git -C NeMo archive HEAD nemo/core/optim nemo/core/config | tar -x -C /tmp/nemo-src
     python scripts/record_nemo.py /tmp/nemo-src [CONFIG...]
@@ -25,6 +25,7 @@ gradient clipping (clip_grad_norm_ / clip_grad_value_ at gradient_clip_val) befo
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import logging
@@ -47,6 +48,23 @@ UNBOUNDED = 200      # the steps recorded of a run without end
 WEIGHT_STEPS = 3
 
 
+def hydra_1x(cfg):
+    """NeMo's maybe_update_config_version (nemo/utils/model_utils.py) re-stated: in every mapping, `cls` becomes
+    `_target_` and the keys of `params` move up into it (params last, over a key of the same name)."""
+    def convert(node):
+        if isinstance(node, dict):
+            if "cls" in node and "_target_" not in node:
+                node["_target_"] = node.pop("cls")
+            if "params" in node:
+                node.update(node.pop("params"))
+            for value in node.values():
+                convert(value)
+        return node
+
+    return cfg if cfg is None else convert(copy.deepcopy(OmegaConf.to_container(OmegaConf.create(cfg),
+                                                                              resolve=True)))
+
+
 def load_nemo(src: Path) -> types.SimpleNamespace:
     """NeMo's optim modules from the checkout `src`, with their toolkit imports stubbed."""
     def package(name: str) -> types.ModuleType:
@@ -66,7 +84,7 @@ def load_nemo(src: Path) -> types.SimpleNamespace:
         package(name)
     sys.modules["nemo.utils"].logging = logging.getLogger("nemo")
     utils = types.ModuleType("nemo.utils.model_utils")
-    utils.maybe_update_config_version = lambda cfg: cfg
+    utils.maybe_update_config_version = hydra_1x
     sys.modules["nemo.utils.model_utils"] = utils
     config = package("nemo.core.config")
     for part in ("schedulers", "optimizers"):

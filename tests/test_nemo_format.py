@@ -214,6 +214,53 @@ def test_the_args_form_is_one_error_at_its_key():
                              "optimizer's keywords beside name: instead")]
 
 
+def test_the_sched_args_form_is_read_as_nemo_reads_it(tmp_path):
+    """NeMo's older `sched.args` form (prepare_lr_scheduler): with `name:` (auto: the schedule's name + Params) the
+    schedule takes that parameter class's defaults, and what else args holds is said, not read (the corpus'
+    synthetic_sched_args_auto is NeMo's lr); without `name:` args' keys are the keywords, at their own paths."""
+    path = FIXTURES / "configs" / "synthetic_sched_args_auto.yaml"
+    with pytest.warns(UserWarning, match="NeMo does not read model.optim.sched.args.warmup_ratio 0.1"):
+        experiment = optreg.load_config(str(path))
+    assert experiment.scheduler == {"name": "CosineAnnealing", "dialect": "nemo", "warmup_steps": None,
+                                    "warmup_ratio": None, "last_epoch": -1, "constant_steps": None,
+                                    "constant_ratio": None, "min_lr": 0.0, "max_steps": 100}
+    report = {u.path: (u.verdict, u.why) for u in experiment.report}
+    assert report["model.optim.sched.args.name"] == ("exact", "NeMo builds the schedule from the defaults of "
+                                                     "CosineAnnealingParams (warmup_steps None, warmup_ratio None, "
+                                                     "last_epoch -1, constant_steps None, constant_ratio None, "
+                                                     "min_lr 0.0)")
+    assert report["model.optim.sched.args.params.min_lr"][1] == ("not read by NeMo, which takes the defaults of "
+                                                                 "CosineAnnealingParams")
+    assert report["model.optim.sched.warmup_steps"] == ("exact", "not read by NeMo beside args")
+    own = tmp_path / "own.yaml"
+    own.write_text("model:\n  optim:\n    name: sgd\n    lr: 0.1\n    sched:\n      name: WarmupAnnealing\n"
+                   "      args:\n        warmup_steps: 10\n        warmup_ratoi: 0.1\ntrainer: {max_steps: 50}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(own))
+    assert [(e.path, e.location.line) for e in info.value.errors] == [("model.optim.sched.args.warmup_ratoi", 9)]
+    experiment = optreg.load_config(own.read_text().replace("        warmup_ratoi: 0.1\n", ""))
+    assert (experiment.scheduler["warmup_steps"], experiment.scheduler["max_steps"]) == (10, 50)
+    assert {u.path: u.verdict for u in experiment.report}["model.optim.sched.args.warmup_steps"] == "exact"
+
+
+@pytest.mark.parametrize("args, where, message", [
+    ({"name": "auto"}, "model.optim.sched.args.name", "auto takes StepLRParams, which NeMo does not register"),
+    ({"name": "CosineAnealingParams"}, "model.optim.sched.args.name", "not one of NeMo's scheduler parameter"),
+    ({"cls": "nemo.core.config.schedulers.StepLRParams"}, "model.optim.sched.args.cls", "_target_ form"),
+    ({"name": "auto", "params": 3}, "model.optim.sched.args.params", "expected a mapping, got 3"),
+])
+def test_the_sched_args_form_refuses_what_nemo_refuses(args, where, message):
+    """What prepare_lr_scheduler fails on (an unregistered parameter class: StepLR has none registered) or
+    instantiates by class path is an error at its key."""
+    config = {"model": {"optim": {"name": "sgd", "lr": 0.1, "sched": {"name": "StepLR", "args": args}}},
+              "trainer": {"max_steps": 10}}
+    with pytest.raises(ConfigError) as info:
+        optreg.build(config, standin())
+    assert [e.path for e in info.value.errors] == [where] and message in info.value.errors[0].message
+    if "Anealing" in str(args):
+        assert info.value.errors[0].suggestion == "CosineAnnealingParams"
+
+
 BLANK_EPOCHS = """\
 max_epochs: ???
 max_steps: 50

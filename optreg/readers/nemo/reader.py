@@ -12,6 +12,8 @@
   build(steps_per_epoch=)); no trainer: no schedule either.
 - ExponentialLR and ReduceLROnPlateau step per epoch in NeMo (its EPOCH_SCHEDULERS): ExponentialLR is read with
   by_epoch; ReduceLROnPlateau steps on a validation metric and is refused.
+- The older `sched.args` form: with `args.name` (auto: the schedule's name + Params) the schedule takes that
+  parameter class's defaults alone (`_args_form`), without it args' keys; what NeMo does not read is reported.
 - `trainer.gradient_clip_val` (> 0) clips the global norm (gradient_clip_algorithm value: each element).
 The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by OmegaConf against the whole config.
 """
@@ -308,11 +310,112 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given
     return steps, epochs, clip
 
 
+CLASS_PATH = ("NeMo's _target_ form instantiates a scheduler parameter class by path; give the schedule's keywords "
+              "beside name: instead")
+#: NeMo's AVAILABLE_SCHEDULER_PARAMS (nemo/core/config/schedulers.py): each class's fields and defaults, the
+#: keywords an args form with `name:` gives the schedule (its max_steps is replaced by the run's)
+_WARMUP = {"max_steps": 0, "warmup_steps": None, "warmup_ratio": None, "last_epoch": -1}
+_HOLD = {**_WARMUP, "hold_steps": None, "hold_ratio": None, "min_lr": 0.0}
+_ANNEALING_HOLD = {**_WARMUP, "constant_steps": None, "constant_ratio": None, "min_lr": 0.0}
+SCHEDULER_PARAMS: dict[str, dict[str, Any]] = {
+    "SchedulerParams": {"last_epoch": -1},
+    "WarmupPolicyParams": _WARMUP,
+    "WarmupHoldPolicyParams": _HOLD,
+    "WarmupAnnealingHoldSchedulerParams": _ANNEALING_HOLD,
+    "SquareAnnealingParams": {**_WARMUP, "min_lr": 1e-5},
+    "SquareRootAnnealingParams": {**_WARMUP, "min_lr": 0.0},
+    "InverseSquareRootAnnealingParams": _WARMUP,
+    "SquareRootConstantSchedulerParams": {"constant_steps": None, "constant_ratio": None, "last_epoch": -1},
+    "CosineAnnealingParams": _ANNEALING_HOLD,
+    "NoamAnnealingParams": {**_WARMUP, "min_lr": 0.0},
+    "NoamHoldAnnealingParams": {**_HOLD, "decay_rate": 0.5},
+    "WarmupAnnealingParams": _WARMUP,
+    "PolynomialDecayAnnealingParams": {**_WARMUP, "power": 1.0, "cycle": False},
+    "PolynomialHoldDecayAnnealingParams": {**_WARMUP, "power": 1.0, "cycle": False},
+    "ReduceLROnPlateauParams": {"mode": "min", "factor": 0.1, "patience": 10, "verbose": False, "threshold": 1e-4,
+                                "threshold_mode": "rel", "cooldown": 0, "min_lr": 0, "eps": 1e-8},
+}
+
+
+def _args_form(sched: Mapping[str, Any], name: str, errors: Collector, report: list[KeyUse], notes: list[str],
+               paths: dict[str, str] | None) -> dict[str, Any] | None:
+    """NeMo's older `sched.args` form -> the schedule's keywords, as prepare_lr_scheduler takes them. NeMo first
+    moves `params:` up into its parent (maybe_update_config_version, Hydra 0.x to 1.x); then with `args.name` (auto:
+    the schedule's name + Params) the keywords are that parameter class's defaults alone, since the overrides it
+    reads from `args.params` are never there; without `args.name`, args' keys are the keywords. The keys beside
+    `args` but name, max_steps and Lightning's are not read."""
+    path = "model.optim.sched"
+    where = join_path(path, "args")
+    args = sched["args"]
+    if not isinstance(args, Mapping):
+        errors.add(where, f"expected NeMo's scheduler args mapping (name: auto, ...), got {show(args)}")
+        return None
+    keys = {key: join_path(where, key_text(key)) for key in args if key != "params"}
+    if "params" in args:
+        params = args["params"]
+        if not isinstance(params, Mapping):
+            errors.add(join_path(where, "params"), f"NeMo moves params' keys into args: expected a mapping, got "
+                                                   f"{show(params)}")
+            return None
+        keys.update({key: join_path(where, f"params.{key_text(key)}") for key in params})
+    values = {key: (args["params"][key] if "params" in args and key in args["params"] else args[key]) for key in keys}
+    for key in ("_target_", "cls"):   # NeMo's Hydra 0.x cls is its _target_
+        if key in keys:
+            errors.add(keys[key], CLASS_PATH)
+            return None
+    unread, taken, said_args = [], None, []
+    if "name" in keys:
+        given = values["name"]
+        taken = f"{name}Params" if given == "auto" else given
+        if not isinstance(taken, str) or taken not in SCHEDULER_PARAMS:
+            listed = ", ".join(SCHEDULER_PARAMS)
+            errors.add(keys["name"], f"auto takes {taken}, which NeMo does not register ({listed})" if given == "auto"
+                       else f"not one of NeMo's scheduler parameter classes ({listed}), got {show(given)}",
+                       None if given == "auto" or not isinstance(given, str) else closest(given, SCHEDULER_PARAMS))
+            return None
+        defaults = SCHEDULER_PARAMS[taken]
+        spec = {k: v for k, v in defaults.items() if k != "max_steps"}
+        said = ", ".join(f"{k} {show(v)}" for k, v in spec.items())
+        said_args.append(KeyUse(keys["name"], "exact", f"NeMo builds the schedule from the defaults of {taken} "
+                                                       f"({said})"))
+        for key, at in keys.items():
+            if key != "name":
+                said_args.append(KeyUse(at, "exact", f"not read by NeMo, which takes the defaults of {taken}"))
+                if key not in defaults or values[key] != defaults[key]:
+                    unread.append(f"{at} {show(values[key])}")
+        if paths is not None:
+            paths.update({f"scheduler.{k}": keys["name"] for k in spec} | {"scheduler": keys["name"]})
+    else:
+        spec = {key: values[key] for key in keys}
+        said_args.extend(KeyUse(at, "exact") for at in keys.values())
+        if paths is not None:
+            paths.update({f"scheduler.{key_text(k)}": at for k, at in keys.items()} | {"scheduler": where})
+    for key in sched:
+        at = join_path(path, key_text(key))
+        if key in SCHED_TRAINER or str(key).startswith("t_"):
+            report.append(KeyUse(at, "trainer", SCHED_TRAINER.get(key, "set by NeMo")))
+        elif key not in ("name", "max_steps", "args"):
+            report.append(KeyUse(at, "exact", "not read by NeMo beside args"))
+            unread.append(f"{at} {show(sched[key])}")
+        elif key == "name":
+            report.append(KeyUse(at, "exact"))
+        elif key == "args":
+            report.extend(said_args)
+    if unread:
+        how = f"builds the schedule from the defaults of {taken}" if taken else "gives the schedule args' keys alone"
+        why = f"NeMo does not read {', '.join(unread)}: its args form {how}"
+        notes.append(f"{where}: {why}")
+        warnings.warn(why, UserWarning, stacklevel=5)
+    return spec
+
+
 def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, report: list[KeyUse],
-               notes: list[str], length_given: bool = False) -> dict[str, Any] | None:
+               notes: list[str], length_given: bool = False, paths: dict[str, str] | None = None
+               ) -> dict[str, Any] | None:
     """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none); `trainer`: the
     trainer section (None: none). `length_given`: a run length is given beside the file (--steps, its own train:),
-    which a max_steps left to the run takes."""
+    which a max_steps left to the run takes. `paths` receives the own form's scheduler paths that are not the
+    NeMo config's `model.optim.sched.<key>` (the args form's)."""
     has_trainer = trainer is not None
     from optreg.core.entry import SCHEDULER
     from optreg.core.registry import REGISTRY
@@ -323,11 +426,9 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     if not isinstance(sched, Mapping):
         errors.add(path, f"expected NeMo's schedule mapping (name:, warmup_steps:, ...), got {show(sched)}")
         return None
-    for key in ("_target_", "args"):
-        if key in sched:
-            errors.add(join_path(path, key), f"NeMo's {key} form instantiates scheduler parameter classes by path; "
-                                             f"give the schedule's keywords beside name: instead")
-            return None
+    if "_target_" in sched:
+        errors.add(join_path(path, "_target_"), CLASS_PATH)
+        return None
     name = sched.get("name")
     if name == "ReduceLROnPlateau":
         errors.add(join_path(path, "name"), "ReduceLROnPlateau steps on a validation metric Lightning hands it once "
@@ -338,13 +439,19 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     except ConfigError as exc:
         errors.extend(exc)
         return None
-    spec = {k: v for k, v in sched.items() if k not in ("name", "max_steps", *SCHED_TRAINER)
-            and not str(k).startswith("t_")}
-    for key in sched:
-        if key in SCHED_TRAINER or str(key).startswith("t_"):
-            report.append(KeyUse(join_path(path, key_text(key)), "trainer", SCHED_TRAINER.get(key, "set by NeMo")))
-        elif key != "max_steps":
-            report.append(KeyUse(join_path(path, key_text(key)), "exact"))
+    if "args" in sched:
+        spec = _args_form(sched, name, errors, report, notes, paths)
+        if spec is None:
+            return None
+    else:
+        spec = {k: v for k, v in sched.items() if k not in ("name", "max_steps", *SCHED_TRAINER)
+                and not str(k).startswith("t_")}
+        for key in sched:
+            if key in SCHED_TRAINER or str(key).startswith("t_"):
+                report.append(KeyUse(join_path(path, key_text(key)), "trainer", SCHED_TRAINER.get(key,
+                                                                                                  "set by NeMo")))
+            elif key != "max_steps":
+                report.append(KeyUse(join_path(path, key_text(key)), "exact"))
     takes_steps = name not in TORCH_SCHEDULERS
     given = sched.get("max_steps")
     if has_trainer and trainer_steps >= 0:
@@ -405,12 +512,13 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     trainer = _trainer_section(cfg, errors, given) if has(data, "trainer") or "trainer" in data else None
     own: dict[str, Any] = {}
     trainer_epochs = False   # train.epochs is the trainer's max_epochs (its errors at that key)
+    sched_paths: dict[str, str] = {}   # the args form's own-form paths (`_scheduler`)
     if not errors and not isinstance(optim, Mapping):
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
         steps, epochs, clip = _trainer(trainer, errors, report, given)
         optimizer = _optimizer(optim, errors, report)
-        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given, sched_paths)
         if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and not given:
             train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
@@ -429,7 +537,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if stand_in:
         own["scheduler"]["max_steps"] = PLACEHOLDER
     from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
-    paths = {**PATHS, "scheduler.max_steps": "trainer.max_steps"} if from_trainer else dict(PATHS)
+    paths = {**PATHS, **sched_paths}
+    if from_trainer:
+        paths["scheduler.max_steps"] = "trainer.max_steps"
     if trainer_epochs:
         paths["train.epochs"] = "trainer.max_epochs"
     experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
