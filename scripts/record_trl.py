@@ -7,10 +7,11 @@ TRL installs beside the project's transformers without its dependencies (only th
     pip install --target <DIR> --no-deps trl==1.16.0
     PYTHONPATH=<DIR> python scripts/record_trl.py
 
-Recorded per class (SFTConfig, DPOConfig, and ORPOConfig, which TRL 1.16 keeps under trl.experimental.orpo and
-whose package imports pandas: its config module is loaded on its own): the fields no other of the three classes
-and not TrainingArguments has, and each dataclass default that differs from TrainingArguments' among the keys the
-hf reader reads (optreg.readers.hf.READ).
+Recorded per class (the config classes of TRL's trainers, trl.trainer: SFTConfig, DPOConfig, GRPOConfig,
+RLOOConfig, KTOConfig, RewardConfig, DistillationConfig; and ORPOConfig, which TRL 1.16 keeps under
+trl.experimental.orpo and whose package imports pandas: its config module is loaded on its own): its fields that
+TrainingArguments has not, those of them no other of these classes has, and each dataclass default that differs
+from TrainingArguments' among the keys the hf reader reads (optreg.readers.hf.READ).
 """
 
 from __future__ import annotations
@@ -43,17 +44,18 @@ def main() -> None:
     import transformers
     import trl
     from transformers import TrainingArguments
-    from trl import DPOConfig, SFTConfig
+    from trl import DistillationConfig, DPOConfig, GRPOConfig, KTOConfig, RewardConfig, RLOOConfig, SFTConfig
 
     from optreg.readers.hf import READ
 
-    classes = [SFTConfig, DPOConfig, orpo_config(Path(trl.__file__).parent)]
+    classes = [SFTConfig, DPOConfig, orpo_config(Path(trl.__file__).parent), GRPOConfig, RLOOConfig, KTOConfig,
+               RewardConfig, DistillationConfig]
     base = {f.name: f.default for f in dataclasses.fields(TrainingArguments)}
     fields = {c.__name__: {f.name: f.default for f in dataclasses.fields(c)} for c in classes}
     out = {"framework": f"trl {trl.__version__}", "transformers": transformers.__version__, "classes": {}}
     for name, own in fields.items():
         others = set(base).union(*(set(f) for n, f in fields.items() if n != name))
-        out["classes"][name] = {"own_fields": sorted(set(own) - others),
+        out["classes"][name] = {"fields": sorted(set(own) - set(base)), "own_fields": sorted(set(own) - others),
                                 "defaults": {k: own[k] for k in READ if k in own and own[k] != base.get(k)}}
     path = ROOT / "tests" / "fixtures" / "hf" / "trl.json"
     path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")

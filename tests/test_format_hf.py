@@ -354,7 +354,7 @@ def test_trl_classes_are_the_recorded_ones():
     from optreg.readers.hf import TRL
 
     assert {cls: (sorted(fields), own) for cls, (fields, own) in TRL.items()} == \
-        {cls: (rec["own_fields"], rec["defaults"]) for cls, rec in TRL_RECORDED.items()}
+        {cls: (rec["fields"], rec["defaults"]) for cls, rec in TRL_RECORDED.items()}
 
 
 @pytest.mark.parametrize("cls", sorted(TRL_RECORDED))
@@ -371,15 +371,66 @@ def test_a_file_with_a_trl_class_fields_gets_its_defaults(cls):
     assert {g["lr"] for g in given.optimizer.param_groups} == {0.125}
 
 
-@pytest.mark.parametrize("extra", [{}, {"packing": True, "sync_ref_model": False}],
-                         ids=["no class fields", "two classes' fields"])
-def test_a_file_of_no_one_trl_class_gets_training_arguments_defaults_and_says_so(extra):
+@pytest.mark.parametrize("extra, said", [
+    ({}, "TRL's classes default to"),
+    ({"packing": True, "sync_ref_model": False}, "no one TRL class has all of its TRL fields (packing, "
+                                                 "sync_ref_model)"),
+    ({"max_length": 512}, "SFTConfig, DPOConfig, ORPOConfig, KTOConfig and RewardConfig are the TRL classes that "
+                          "have all of the file's TRL fields: max_length; they default to SFTConfig 2e-05, "
+                          "DPOConfig 1e-06, ORPOConfig 1e-06, KTOConfig 1e-06, RewardConfig 0.0001"),
+], ids=["no class fields", "two classes' fields", "classes that disagree"])
+def test_a_file_of_no_one_trl_class_gets_training_arguments_defaults_and_says_so(extra, said):
+    """A file whose TRL fields no class has all of, or several classes with different defaults have, is ambiguous:
+    TrainingArguments' default, and the report says so and why."""
     config = {"output_dir": "out", "max_steps": 10, "lr_scheduler_type": "constant", **extra}
     built = optreg.build(config, STAND_IN.model(), format="hf")
     assert {g["lr"] for g in built.optimizer.param_groups} == {5e-5}
     verdict, why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
-    assert verdict == "approximate" and all(f"{cls} {rec['defaults']['learning_rate']!r}" in why
-                                            for cls, rec in TRL_RECORDED.items())
+    assert verdict == "approximate" and said in why and ("ambiguous" in why) == bool(extra)
+    if not extra:
+        assert all(f"{cls} {rec['defaults']['learning_rate']!r}" in why for cls, rec in TRL_RECORDED.items())
+
+
+OPEN_R1_GRPO = """\
+# open-r1's recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml (huggingface/open-r1@1b6fcacd), learning_rate out
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+dataset_name: AI-MO/NuminaMath-TIR
+num_processes: 7
+bf16: true
+use_vllm: true
+vllm_device: auto
+vllm_gpu_memory_utilization: 0.7
+gradient_accumulation_steps: 16
+log_completions: true
+lr_scheduler_type: cosine
+max_prompt_length: 512
+max_completion_length: 1024
+max_steps: -1
+num_generations: 7
+num_train_epochs: 1
+output_dir: data/Qwen2.5-1.5B-Open-R1-GRPO
+per_device_train_batch_size: 16
+warmup_ratio: 0.1
+"""
+
+
+def test_a_grpo_recipe_without_learning_rate_gets_grpo_configs_default():
+    """An open-r1 GRPO recipe (num_generations, use_vllm: fields GRPOConfig and RLOOConfig have, both 1e-6 by
+    default) without learning_rate trains at 1e-6, not TrainingArguments' 5e-5 (max_completion_length, which
+    ORPOConfig has too, made it ORPOConfig's); a GRPO-only field says GRPOConfig; `--format trl_reward` names
+    RewardConfig (1e-4)."""
+    built = optreg.build(OPEN_R1_GRPO, STAND_IN.model(), format="hf", steps_per_epoch=20)
+    assert {g["initial_lr"] for g in built.optimizer.param_groups} == {1e-6}
+    verdict, why = {u.path: (u.verdict, u.why) for u in built.experiment.report}["learning_rate"]
+    assert (verdict, why) == ("exact", "not given: 1e-06, the default of each of GRPOConfig and RLOOConfig (the TRL "
+                                       "classes that have all of the file's TRL fields: use_vllm, "
+                                       "vllm_gpu_memory_utilization, log_completions and 2 more)")
+    own = optreg.load_config(OPEN_R1_GRPO + "scale_rewards: group\n", format="hf")
+    assert own.optimizer["lr"] == 1e-6 and {u.path: u.why for u in own.report}["learning_rate"] == (
+        "not given: TRL's GRPOConfig default 1e-06 (the file has use_vllm, vllm_gpu_memory_utilization, "
+        "log_completions and 3 more: GRPOConfig's fields)")
+    reward = optreg.load_config("output_dir: out\nmax_steps: 10\nlr_scheduler_type: constant\n", format="trl_reward")
+    assert reward.optimizer["lr"] == 1e-4
 
 
 @pytest.mark.parametrize("cls", sorted(TRL_RECORDED))

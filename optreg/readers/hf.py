@@ -15,9 +15,10 @@ Read into optreg's own form (`optreg convert` writes it out):
   dataloader's length / `gradient_accumulation_steps` rounded up (`build(steps_per_epoch=)` or `total_steps=`);
 - `max_grad_norm` (default 1.0): the global norm (`clip_grad.max_norm`); 0 or a negative value turns clipping
   off, as the Trainer clips only when `max_grad_norm > 0`.
-TRL's config classes (SFTConfig, DPOConfig, ORPOConfig: what TRL's and alignment-handbook's scripts parse a recipe
-with) default learning_rate otherwise: a file with fields of one of them gets its defaults (`TRL`); any other
-file gets TrainingArguments' and the report says what TRL's would be.
+TRL's config classes (SFTConfig, DPOConfig, GRPOConfig, ...: what TRL's, open-r1's and alignment-handbook's scripts
+parse a recipe with) default learning_rate otherwise: a file whose TRL fields one class has, or several that agree
+on the default, gets it (`TRL`, `trl_defaults`); any other file gets TrainingArguments' and the report says which
+classes it could be for and what theirs would be.
 Every other key is the Trainer's (batch sizes, precision, logging, saving) or the application's (an
 HfArgumentParser reads model and data arguments from the same file): reported as the trainer's.
 """
@@ -40,51 +41,145 @@ DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam
 READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
 #: what max_steps -1 (any max_steps <= 0: the Trainer takes max_steps when it is > 0) means to the Trainer
 EPOCHS_DECIDE = "the epochs decide"
-#: TRL 1.16's config classes (TrainingArguments' subclasses that TRL's scripts, and alignment-handbook's, parse a
-#: file with): the fields only that class has (how a file says it is read by it: the file names no class), and
-#: its defaults of the keys read here where they differ from TrainingArguments' (tests/fixtures/hf/trl.json,
-#: recorded by scripts/record_trl.py, holds both). A file with keys of no class, or of several, gets
-#: TrainingArguments' defaults, and a report of the TRL defaults it would get instead.
+#: TRL 1.16's config classes, those of its trainers (TrainingArguments' subclasses that TRL's scripts, open-r1's
+#: and alignment-handbook's parse a recipe with): the fields each has that TrainingArguments has not (how a file says
+#: which class reads it: the file names no class), and its defaults of the keys read here where they differ from
+#: TrainingArguments' (tests/fixtures/hf/trl.json, recorded by scripts/record_trl.py, holds both). TRL's
+#: experimental classes (trl.experimental: CPO, Online DPO, async GRPO, ...) are not read.
 TRL = {
-    "SFTConfig": (("assistant_only_loss", "chat_template_path", "completion_only_loss", "dataset_kwargs",
-                   "dataset_text_field", "eos_token", "eval_packing", "packing", "packing_strategy",
-                   "shuffle_dataset"), {"learning_rate": 2e-5}),
-    "DPOConfig": (("discopop_tau", "f_alpha_divergence_coef", "f_divergence_type", "label_smoothing", "ld_alpha",
-                   "loss_weights", "precompute_ref_batch_size", "precompute_ref_log_probs",
-                   "ref_model_mixup_alpha", "ref_model_sync_steps", "sync_ref_model", "use_weighting"),
-                  {"learning_rate": 1e-6}),
-    "ORPOConfig": (("generate_during_eval", "is_encoder_decoder", "max_completion_length", "padding_value"),
-                   {"learning_rate": 1e-6}),
+    "SFTConfig": ((
+        "activation_offloading assistant_only_loss chat_template_path completion_only_loss dataset_kwargs "
+        "dataset_num_proc dataset_text_field eos_token eval_packing loss_type max_length model_init_kwargs packing "
+        "packing_strategy pad_to_multiple_of pad_token padding_free router_aux_loss_coef shuffle_dataset "
+        "truncation_mode trust_remote_code"
+    ).split(), {'learning_rate': 2e-05}),
+    "DPOConfig": ((
+        "activation_offloading beta dataset_num_proc disable_dropout discopop_tau f_alpha_divergence_coef "
+        "f_divergence_type label_smoothing ld_alpha loss_type loss_weights max_length model_init_kwargs "
+        "pad_to_multiple_of pad_token padding_free precompute_ref_batch_size precompute_ref_log_probs "
+        "ref_model_mixup_alpha ref_model_sync_steps router_aux_loss_coef sync_ref_model truncation_mode "
+        "trust_remote_code use_weighting"
+    ).split(), {'learning_rate': 1e-06}),
+    "ORPOConfig": ((
+        "beta dataset_num_proc disable_dropout generate_during_eval is_encoder_decoder max_completion_length "
+        "max_length model_init_kwargs padding_value trust_remote_code"
+    ).split(), {'learning_rate': 1e-06}),
+    "GRPOConfig": ((
+        "beta cache_implementation cast_lm_head_to_fp32 chat_template_kwargs delta disable_dropout "
+        "ds3_gather_for_generation entropy_coef entropy_coef_delta entropy_coef_max entropy_coef_min entropy_target "
+        "epsilon epsilon_high generation_batch_size generation_kwargs importance_sampling_level log_completions "
+        "log_completions_hub_repo log_multimodal log_unique_prompts loss_type mask_truncated_completions "
+        "max_completion_length max_tool_calling_iterations min_p model_init_kwargs multi_objective_aggregation "
+        "num_completions_to_print num_generations num_generations_eval num_iterations off_policy_mask_threshold "
+        "pad_to_multiple_of ref_model_mixup_alpha ref_model_sync_steps repetition_penalty reward_weights "
+        "router_aux_loss_coef sapo_temperature_neg sapo_temperature_pos scale_rewards shuffle_dataset "
+        "steps_per_generation sync_ref_model temperature top_entropy_quantile top_k top_p "
+        "transformers_continuous_batching_config trust_remote_code use_adaptive_entropy use_bias_correction_kl "
+        "use_transformers_continuous_batching use_transformers_paged use_vllm vespo_k_neg vespo_k_pos "
+        "vespo_lambda_neg vespo_lambda_pos vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_importance_sampling_cap vllm_importance_sampling_clip_max vllm_importance_sampling_clip_min "
+        "vllm_importance_sampling_correction vllm_importance_sampling_mode vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "RLOOConfig": ((
+        "beta cache_implementation chat_template_kwargs disable_dropout ds3_gather_for_generation epsilon "
+        "epsilon_high generation_batch_size generation_kwargs log_completions log_multimodal log_unique_prompts "
+        "mask_truncated_completions max_completion_length min_p model_init_kwargs normalize_advantages "
+        "num_completions_to_print num_generations num_generations_eval num_iterations pad_to_multiple_of "
+        "ref_model_mixup_alpha ref_model_sync_steps repetition_penalty reward_clip_range reward_weights "
+        "router_aux_loss_coef shuffle_dataset steps_per_generation sync_ref_model temperature top_k top_p "
+        "transformers_continuous_batching_config trust_remote_code use_transformers_continuous_batching "
+        "use_transformers_paged use_vllm vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_max_model_length vllm_mode vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port "
+        "vllm_server_timeout vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "KTOConfig": ((
+        "activation_offloading beta dataset_num_proc desirable_weight disable_dropout loss_type max_length "
+        "model_init_kwargs pad_to_multiple_of precompute_ref_batch_size precompute_ref_log_probs "
+        "ref_model_mixup_alpha ref_model_sync_steps router_aux_loss_coef sync_ref_model trust_remote_code "
+        "undesirable_weight"
+    ).split(), {'learning_rate': 1e-06}),
+    "RewardConfig": ((
+        "activation_offloading center_rewards_coefficient chat_template_path dataset_num_proc disable_dropout "
+        "eos_token max_length model_init_kwargs pad_to_multiple_of pad_token trust_remote_code"
+    ).split(), {'learning_rate': 0.0001}),
+    "DistillationConfig": ((
+        "beta cache_implementation chat_template_kwargs disable_dropout ds3_gather_for_generation generation_kwargs "
+        "log_completions log_unique_prompts max_completion_length max_tool_calling_iterations min_p "
+        "model_init_kwargs num_completions_to_print pad_to_multiple_of repetition_penalty shuffle_dataset "
+        "teacher_model_init_kwargs teacher_model_name_or_path teacher_model_revision temperature top_k top_p "
+        "trust_remote_code use_vllm vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_max_model_length vllm_mode vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port "
+        "vllm_server_timeout vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
 }
 
 
-#: the formats that read a file as one TRL class's (forced only: `--format trl_sft`), for a file without that
-#: class's own fields
+#: the formats that read a file as one TRL class's (forced only: `--format trl_grpo`), for a file whose fields do
+#: not say the class
 TRL_NAMES = {cls: "trl_" + cls.removesuffix("Config").lower() for cls in TRL}
 
 
+def trl_fields(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(the file's keys that are fields of a TRL class, the TRL classes that have every one of them): a recipe is
+    read by a class with all its fields (TrainingArguments' and the application's aside)."""
+    keys = [str(k) for k in data if any(k in fields for fields, _ in TRL.values())]
+    return keys, [cls for cls, (fields, _) in TRL.items() if keys and all(k in fields for k in keys)]
+
+
 def trl_class(data: Mapping[str, Any]) -> str | None:
-    """The TRL config class whose own fields the file has (one class only), else None."""
-    named = [cls for cls, (fields, _) in TRL.items() if any(k in data for k in fields)]
-    return named[0] if len(named) == 1 else None
+    """The one TRL config class that has every TRL field of the file, else None."""
+    classes = trl_fields(data)[1]
+    return classes[0] if len(classes) == 1 else None
+
+
+def _listed(keys: list[str], most: int = 3) -> str:
+    """Up to `most` keys of a file, and how many more."""
+    return ", ".join(keys[:most]) + (f" and {len(keys) - most} more" if len(keys) > most else "")
+
+
+def _and(names: list[str]) -> str:
+    """`A`, `A and B`, `A, B and C`."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None) -> dict[str, Any]:
     """The defaults the file's reader applies: its TRL class's over TrainingArguments' (DEFAULTS); for each read key
-    the file leaves to a default that TRL's classes set otherwise, a report line saying which default it got.
-    `named`: the class the caller names (the trl_* formats), else the one whose own fields the file has."""
-    cls = named or trl_class(data)
-    defaults = {**DEFAULTS, **(TRL[cls][1] if cls else {})}
+    the file leaves to a default that TRL's classes set otherwise, a report line saying which default it got and why.
+    `named`: the class the caller names (the trl_* formats); else the class that has every TRL field of the file, or
+    the classes that all have them where they agree on the default; where they do not (or no class has them all,
+    or the file has none), TrainingArguments' default, and the report says which classes the file could be for."""
+    keys, classes = trl_fields(data)
+    if named:
+        classes = [named]
+    defaults = dict(DEFAULTS)
+    having = f"the TRL classes that have all of the file's TRL fields: {_listed(keys)}"
     for key in sorted({k for _, own in TRL.values() for k in own} - set(data)):
-        if cls is not None and key in TRL[cls][1]:
-            why = f"format {TRL_NAMES[cls]}" if named else f"the file has {cls}'s own fields"
-            report.append(KeyUse(key, "exact", f"not given: TRL's {cls} default {defaults[key]!r} ({why})"))
+        values = {TRL[cls][1].get(key, DEFAULTS[key]) for cls in classes}
+        if len(values) == 1:
+            defaults[key] = value = values.pop()
+            if named:
+                why = f"TRL's {named} default {value!r} (format {TRL_NAMES[named]})"
+            elif len(classes) == 1:
+                why = f"TRL's {classes[0]} default {value!r} (the file has {_listed(keys)}: {classes[0]}'s fields)"
+            else:
+                why = f"{value!r}, the default of each of {_and(classes)} ({having})"
+            report.append(KeyUse(key, "exact", f"not given: {why}"))
             continue
-        others = ", ".join(f"{c} {own[key]!r}" for c, (_, own) in TRL.items() if key in own)
-        report.append(KeyUse(key, "approximate", f"not given: TrainingArguments' default {defaults[key]!r}; TRL's "
-                                                 f"classes default to {others} (TRL 1.16): give {key} if a TRL "
-                                                 f"script reads this file"))
+        pool = classes or list(TRL)
+        theirs = ", ".join(f"{c} {TRL[c][1].get(key, DEFAULTS[key])!r}" for c in pool)
+        said = (f"which TRL class reads this file is ambiguous: {_and(classes)} are {having}; they default to "
+                f"{theirs}" if classes else
+                f"which TRL class reads this file is ambiguous: no one TRL class has all of its TRL fields "
+                f"({_listed(keys)}); TRL's classes default to {theirs}" if keys else
+                f"TRL's classes default to {theirs}")
+        report.append(KeyUse(key, "approximate", f"not given: TrainingArguments' default {defaults[key]!r}; {said} "
+                                                 f"(TRL 1.16): give {key} if a TRL script reads this file, or name "
+                                                 f"its class (--format trl_sft, trl_grpo, ...)"))
     return defaults
+
+
 #: keys only TrainingArguments files have (the format's signature; `output_dir` with `learning_rate` too)
 SIGNATURE_KEYS = ("lr_scheduler_type", "per_device_train_batch_size", "adam_beta1", "adam_beta2", "adam_epsilon",
                   "num_train_epochs", "warmup_ratio", "lr_scheduler_kwargs", "optim_args")
@@ -516,6 +611,10 @@ class TrlFormat(HfFormat):
 
 
 HF_FORMAT = HfFormat()
-TRL_SFT, TRL_DPO, TRL_ORPO = (TrlFormat(cls) for cls in ("SFTConfig", "DPOConfig", "ORPOConfig"))
+#: one forced format per TRL class: trl_sft, trl_dpo, trl_orpo, trl_grpo, trl_rloo, trl_kto, trl_reward,
+#: trl_distillation
+TRL_FORMATS = {name: TrlFormat(cls) for cls, name in TRL_NAMES.items()}
+TRL_SFT, TRL_DPO, TRL_ORPO, TRL_GRPO, TRL_RLOO, TRL_KTO, TRL_REWARD, TRL_DISTILLATION = TRL_FORMATS.values()
 
-__all__ = ["HF_FORMAT", "HfFormat", "TrlFormat", "TRL_SFT", "TRL_DPO", "TRL_ORPO"]
+__all__ = ["HF_FORMAT", "HfFormat", "TrlFormat", "TRL_FORMATS", "TRL_SFT", "TRL_DPO", "TRL_ORPO", "TRL_GRPO",
+           "TRL_RLOO", "TRL_KTO", "TRL_REWARD", "TRL_DISTILLATION"]
