@@ -206,6 +206,42 @@ def test_a_missing_common_import_is_named(tmp_path):
     assert ".common.optim" in str(exc.value) and "not beside the file" in str(exc.value)
 
 
+GET_CONFIG = """\
+from libai.config import get_config
+
+optim = get_config("common/optim.py").optim
+train = get_config({arg}).train
+train.train_iter = 100
+"""
+
+
+def test_get_config_reads_only_libais_configs_folder_as_libai_does(tree, tmp_path):
+    """LiBai's get_config(config_path) is pkg_resources.resource_filename("libai.config", "configs/" + path): a path
+    of its packaged configs/ folder (here the tree's, found from an ancestor of the file). An absolute path or `..`
+    (which pkg_resources does not allow, and which optreg followed out of the tree) and a call LiBai's signature
+    refuses are errors at the call; the file they name is not read."""
+    tree()   # configs/common/{optim,train}.py
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "train.py").write_text("train = dict(train_iter=7)\n")
+    path = tmp_path / "projects" / "demo" / "configs" / "config.py"
+    path.parent.mkdir(parents=True)
+    for arg in ('"common/train.py"', 'config_path="common/train.py"'):
+        path.write_text(GET_CONFIG.format(arg=arg))
+        assert load_config(str(path)).run.steps == 100
+    for arg, said in (
+            (repr(str(tmp_path / "elsewhere" / "train.py")), "an absolute path or `..` leaves it"),
+            ('"../../../elsewhere/train.py"', "an absolute path or `..` leaves it"),
+            ('"common/../common/train.py"', "pkg_resources: not allowed in a resource path"),
+            ('"common/train.py", "x"', "get_config takes one config path (get_config(config_path)), got 2 arguments "
+                                       "and no keywords"),
+            ('path="common/train.py"', "got 0 arguments and path")):
+        path.write_text(GET_CONFIG.format(arg=arg))
+        with pytest.raises(ConfigError) as info:
+            load_config(str(path))
+        assert [(e.path, e.location) for e in info.value.errors] == [("", Location(str(path), 4, 9))], arg
+        assert said in info.value.errors[0].message, arg
+
+
 def test_a_not_python_lazyconfig_is_not_claimed(tmp_path):
     path = tmp_path / "plain.py"
     path.write_text("x = 1\n")

@@ -8,7 +8,8 @@ A LazyConfig (libai.config.LazyConfig, after detectron2) is a Python file whose 
 What is read: literals (numbers, strings, lists, tuples, dicts), `LazyCall(X)(**kwargs)` (a mapping with
 `_target_: X`), `dict(...)`, `DictConfig(...)` / `OmegaConf.create(...)` (the mapping itself), `x.update(...)`,
 names bound in the file and in the config files it imports (found beside it, relative to it, or under an
-ancestor folder: `from configs.common.train import train`, `get_config("common/train.py")`), attribute and item
+ancestor folder: `from configs.common.train import train`; `get_config("common/train.py")` under a configs/ folder
+up the file's folders, as LiBai reads its packaged configs), attribute and item
 assignment, `del`, arithmetic on numbers. Imports of other modules bind their names as symbols (`flow.optim.AdamW`
 is the string "oneflow.optim.AdamW"). Any other expression is a `NotRead` value that says what it is, refused
 only if the reader needs it; a config import not found is one too (naming the import).
@@ -16,7 +17,8 @@ only if the reader needs it; a config import not found is one too (naming the im
 Refused outright (ConfigError at the line, nothing runs): `__import__`, eval/exec/compile/open/getattr/setattr/
 globals/locals/vars/breakpoint/input, dunder attributes, lambdas, function and class definitions, a statement
 that calls something (other than `x.update(...)`), `if` / `while` / `try` / `with`, loops that assign to the
-config's names. Loops that touch other names (datasets) are skipped. In a file the config imports (a module of
+config's names; a `get_config` LiBai refuses (an absolute path or `..`, other than one path). Loops that touch
+other names (datasets) are skipped. In a file the config imports (a module of
 code under projects/, such as a dataset's, or a config file), the names imported from it are `NotRead` instead,
 saying why: as any value optreg does not evaluate, refused only where the reader needs it.
 """
@@ -24,8 +26,10 @@ saying why: as any value optreg does not evaluate, refused only where the reader
 from __future__ import annotations
 
 import ast
+import ntpath
 import os
 import operator
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,6 +231,12 @@ class Reader:
         if file in self.unread:
             return NotRead(self.unread[file])
         return self.modules[file]
+
+    @staticmethod
+    def _refused(node: ast.AST, module: Module, message: str) -> ConfigError:
+        """What LiBai itself refuses at `node` of the file."""
+        return ConfigError([ErrorItem("", message, Location(module.shown, getattr(node, "lineno", 0),
+                                                            getattr(node, "col_offset", -1) + 1))])
 
     def _config_file(self, module: str, level: int, here: Path) -> Path | None | bool:
         """The config file of an import: a Path, None when it should be one but is not found, False when the module
@@ -499,14 +509,27 @@ class Reader:
         return NotRead(f"a call to {name or bare or 'an expression'} ({where})")
 
     def _get_config(self, node: ast.Call, module: Module, where: str) -> Any:
-        """libai.config.get_config("common/train.py"): a file under LiBai's configs/ folder."""
-        arg = self._expr(node.args[0], module) if len(node.args) == 1 else None
-        if not isinstance(arg, str):
+        """libai.config.get_config(config_path): LiBai's `pkg_resources.resource_filename("libai.config",
+        os.path.join("configs", config_path))`, a file of the configs/ folder it packages (a checkout's configs/, in
+        the file's folder or an ancestor). What LiBai refuses whatever is installed is a ConfigError at the call:
+        other than one path (a TypeError), an absolute path (rooted at libai/config/, where no config is) or one
+        with `..` (pkg_resources: "Use of .. or absolute path in a resource path is not allowed")."""
+        given = [*node.args, *(k.value for k in node.keywords)]
+        if len(given) != 1 or any(k.arg != "config_path" for k in node.keywords):
+            raise self._refused(node, module, f"get_config takes one config path (get_config(config_path)), got "
+                                              f"{len(node.args)} arguments and "
+                                              f"{', '.join(str(k.arg) for k in node.keywords) or 'no keywords'}")
+        arg = self._expr(given[0], module)
+        if not isinstance(arg, str) or isinstance(arg, NotRead):
             return NotRead(f"get_config of a non-literal ({where})")
+        if posixpath.isabs(arg) or ntpath.isabs(arg) or arg.startswith("\\") or os.path.pardir in arg.split("/"):
+            raise self._refused(node, module, f"get_config({arg!r}): LiBai's get_config takes a path relative to "
+                                              f"its packaged configs/ folder (common/train.py); an absolute path "
+                                              f"or `..` leaves it (pkg_resources: not allowed in a resource path)")
         for base in [module.path.parent, *module.path.parent.parents]:
-            for candidate in (base / "configs" / arg, base / arg):
-                if candidate.is_file():
-                    other = self._load(candidate)
-                    return NotRead(f"get_config({arg!r}) ({where}): {other}") if isinstance(other, NotRead) else \
-                        dict(other.env)
+            candidate = base / "configs" / arg
+            if candidate.is_file():
+                other = self._load(candidate)
+                return NotRead(f"get_config({arg!r}) ({where}): {other}") if isinstance(other, NotRead) else \
+                    dict(other.env)
         return NotRead(f"get_config({arg!r}) ({where}): LiBai's configs/{arg} is not beside the file")
