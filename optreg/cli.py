@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     final = f"final loss {result.final_loss:.6g}  (after {counted(steps, 'step')}" + (
         f", {counted(run.optimizer_steps, 'optimizer step')})" if run.accumulation > 1 else ")")
     below = render.lr_lines(last, rules, width)
-    render.print_lines([final, *below] if below else [f"{final}  lr {last[0]:.6g}"], console)
+    render.print_lines([final, *below] if below else [f"{final}  lr {render.lr_text(last[0], 6)}"], console)
     return 0
 
 

@@ -263,20 +263,27 @@ def one_line_warnings() -> Iterator[None]:
 MAX_GROUPS_SHOWN = 5
 
 
-def lr_summary(lrs: Sequence[float], rules: Sequence[str]) -> list[str]:
+def lr_text(lr: float | None, digits: int = 4) -> str:
+    """A group's lr as a run shows it; `none` for a group without one (pytorch_optimizer's AliG, whose step size
+    comes from the loss)."""
+    return "none" if lr is None else f"{lr:.{digits}g}"
+
+
+def lr_summary(lrs: Sequence[float | None], rules: Sequence[str]) -> list[str]:
     """The lr of each group (`0.003`, or `g0 0.003  g1 0.0015` for several), and past MAX_GROUPS_SHOWN groups the
     range of each rule's groups (`default 1e-05..0.003 (12 groups)`)."""
     if len(lrs) == 1:
-        return [f"{lrs[0]:.4g}"]
+        return [lr_text(lrs[0])]
     if len(lrs) <= MAX_GROUPS_SHOWN:
-        return [f"g{i} {lr:.4g}" for i, lr in enumerate(lrs)]
-    by_rule: dict[str, list[float]] = {}
+        return [f"g{i} {lr_text(lr)}" for i, lr in enumerate(lrs)]
+    by_rule: dict[str, list[float | None]] = {}
     for rule, lr in zip(rules, lrs):
         by_rule.setdefault(rule, []).append(lr)
     out = []
     for rule, values in by_rule.items():
-        low, high = min(values), max(values)
-        span = f"{low:.4g}" if low == high else f"{low:.4g}..{high:.4g}"
+        known = [v for v in values if v is not None]
+        low, high = (min(known), max(known)) if known else (None, None)
+        span = lr_text(low) if low == high else f"{lr_text(low)}..{lr_text(high)}"
         out.append(f"{rule} {span}" + (f" ({len(values)} groups)" if len(values) > 1 else ""))
     return out
 
@@ -325,4 +332,4 @@ class RunProgress:
 
     def advance(self, loss: float, lrs: Sequence[float]) -> None:
         self.below = lr_lines(lrs, self.rules, self.width)
-        self.progress.update(self.task, advance=1, loss=f"{loss:.4g}", lr=f"{lrs[0]:.4g}", visible=True)
+        self.progress.update(self.task, advance=1, loss=f"{loss:.4g}", lr=lr_text(lrs[0]), visible=True)

@@ -109,6 +109,7 @@ def _step(model: nn.Module, optimizer: Any, scheduler: Any, batch: tuple[torch.T
 
     x, y = batch
 
+    @torch.enable_grad()   # an optimizer that calls it inside its no_grad step (pytorch_optimizer's AliG)
     def closure() -> torch.Tensor:
         optimizer.zero_grad()
         loss = task_loss(model, x, y)

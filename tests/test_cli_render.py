@@ -461,3 +461,12 @@ def test_narrow_terminals_narrow_or_stack_name_columns_and_still_fit(width, monk
     for row in optreg_rows(config):
         rule = row["rule"].removeprefix("optimizer.")
         assert any(shown_as(rule, cell) for cell in cells), (rule, width)
+
+
+def test_a_group_without_an_lr_is_shown_as_none():
+    """An optimizer whose groups have no lr (pytorch_optimizer's AliG: the loss sets its step size) is shown by a
+    run as `none`, in one group, a few, and a rule's range past MAX_GROUPS_SHOWN."""
+    assert render.lr_summary([None], ["default"]) == ["none"]
+    assert render.lr_summary([None, 0.1], ["a", "b"]) == ["g0 none", "g1 0.1"]
+    many = render.lr_summary([None] * 6 + [0.1, 0.2], ["a"] * 6 + ["b"] * 2)
+    assert many == ["a none (6 groups)", "b 0.1..0.2 (2 groups)"]

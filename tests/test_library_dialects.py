@@ -364,3 +364,14 @@ def test_a_misspelled_dtype_is_refused_with_a_did_you_mean(capsys):
 
     assert main(["show", "pytorch_optimizer.AdaFactor"]) == 0
     assert "momentum_dtype: bfloat16" in capsys.readouterr().out
+
+
+def test_alig_runs_in_the_run_loop(tmp_path, capsys):
+    """AliG takes the loss through its closure, which it calls under no_grad: `optreg run`'s closure enables grad
+    itself, so the run steps; AliG has no lr (its step size comes from the loss): `lr none`."""
+    from optreg.cli import main
+
+    path = tmp_path / "alig.yaml"
+    path.write_text("optimizer:\n  name: pytorch_optimizer.AliG\ntrain:\n  steps: 2\n")
+    assert main(["run", str(path)]) == 0
+    assert "(after 2 steps)  lr none" in capsys.readouterr().out
