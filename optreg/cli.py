@@ -120,13 +120,15 @@ def _built_for_run(experiment, model):
 def cmd_run(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.config.run import RunLength
+    from optreg.core.build import run_loop
     from optreg.train import make_model, train
 
     console = _console()
     experiment = _load(args.config, args.overrides, args.format, args.steps, planned=True)
     spec = experiment.train
     model = make_model(spec.hidden, spec.depth, spec.seed)
-    built, steps = _built_for_run(experiment, model)
+    with run_loop():   # an optimizer the loop below cannot step is refused
+        built, steps = _built_for_run(experiment, model)
     width = render.terminal_width()
     render.print_lines(render.wrap(
         f"optimizer: {_class_of(built.optimizer)}   "
@@ -229,6 +231,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(d.chain, width, "  ", "chain: ")
     if d.state:
         lines += render.wrap(d.state, width, "  ", "state_dtype: ")
+    for limit in d.limits:
+        lines += render.wrap(limit, width, "  ", "limit: ")
     rows = [[p.name, p.type, p.default_text, p.constraint, p.doc] for p in d.params]
     lines += ["", *render.table(SHOW_COLUMNS, rows, width)]
     lines += [""] if d.notes else []

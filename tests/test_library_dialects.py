@@ -21,6 +21,7 @@ from optreg.core.dialect import Dialect
 from optreg.core.entry import OPTIMIZER
 from optreg.core.library import Library, option_type, validator_checks
 from optreg.core.registry import REGISTRY
+from optreg.dialects import pytorch_optimizer as pytorch_optimizer_dialect
 
 ROOT = Path(__file__).resolve().parents[1]
 pytorch_optimizer = pytest.importorskip("pytorch_optimizer")
@@ -157,7 +158,8 @@ def test_every_range_read_from_pytorch_optimizer_is_one_its_constructor_enforces
                 try:
                     optreg.configure_optimizer(entry.qualname, _tiny(), **{option: value})
                 except ConfigError as exc:
-                    assert exc.errors[0].path == option, (entry.qualname, option, value, exc)
+                    # beside what its row's limits refuse (a module DeMo imports, not installed)
+                    assert option in [e.path for e in exc.errors], (entry.qualname, option, value, exc)
                 else:
                     raise AssertionError(f"{entry.qualname}: {option}={value} accepted")
                 with pytest.raises(Exception):
@@ -366,6 +368,105 @@ def test_a_misspelled_dtype_is_refused_with_a_did_you_mean(capsys):
     assert "momentum_dtype: bfloat16" in capsys.readouterr().out
 
 
+# ---------------------------------------------------------------------------------------------------
+# limits: what keeps a library's class from stepping as a plain training loop steps it (Entry.limits)
+# ---------------------------------------------------------------------------------------------------
+LIBRARY_ROWS = [e for dialect in ("pytorch_optimizer", "bitsandbytes", "torchao")
+                for e in REGISTRY.entries(OPTIMIZER, dialect)]
+
+
+def _declared_refusals(entry) -> list[str]:
+    """What the row's declarations say a build for `optreg run`'s loop refuses: its missing modules, a class that
+    cannot step, a step the loop cannot drive, and (the loop's model has vectors) the parameters it cannot update."""
+    limits = entry.limits
+    said = [] if limits is None else [f"imports {m}, which is not installed: pip install {p}"
+                                       for m, p in limits.missing()]
+    said += [limits.broken] if limits is not None and limits.broken else []
+    said += [r for r in [limits.loop_refusal(entry.qualname) if limits is not None else None] if r]
+    return said + ([entry.accepts[1]] if entry.accepts else [])
+
+
+@pytest.mark.parametrize("entry", LIBRARY_ROWS, ids=[e.qualname for e in LIBRARY_ROWS])
+def test_every_library_row_steps_in_the_run_loop_or_is_refused_as_its_row_declares(entry):
+    """Each installed library's optimizer, built as `optreg run` builds it (run_loop: its model, the required
+    options given), steps in the run's training loop (optreg.train), or is refused with a ConfigError: saying what
+    its row declares (Entry.limits, Entry.accepts), or, for a row that declares nothing, the class's own refusal of
+    its defaults (pytorch_optimizer's Muon without `use_muon` groups, bitsandbytes' SGD without momentum). No
+    exception but a ConfigError, and no list of names: an exception is declared on its row."""
+    from optreg.core.build import run_loop
+    from optreg.core.describe import describe
+    from optreg.train import make_model, train
+
+    required = {p.name: p.example if p.example is not None else 10 if p.type == "int" else 0.01
+                for p in describe(entry.qualname).params if p.required}   # a wrapper's: the optimizer it wraps
+    model = make_model(16, 1, 0)
+    declared = _declared_refusals(entry)
+    try:
+        with run_loop():
+            built = optreg.build({"optimizer": {"name": entry.qualname, **required}}, model)
+    except ConfigError as exc:
+        text = str(exc)
+        if declared:
+            assert all(said in text for said in declared), (declared, text)
+        else:
+            assert all("refused the configuration" in e.message for e in exc.errors), text
+        return
+    assert not declared, f"{entry.qualname} built, though its row declares {declared}"
+    result = train(model, built.optimizer, built.scheduler, 2, 8, 0)
+    assert len(result.losses) == 2
+
+
+def test_every_declared_class_is_one_the_library_has():
+    """The dialect's declarations (LIMITS, its Library's accepts) name classes of the installed pytorch_optimizer,
+    each reaching its row: a class the library renames leaves no declaration behind unnoticed."""
+    for name, declared in pytorch_optimizer_dialect.LIMITS.items():
+        assert REGISTRY.lookup(OPTIMIZER, name, "pytorch_optimizer").limits is declared
+    for name, declared in pytorch_optimizer_dialect.LIBRARY.accepts.items():
+        assert REGISTRY.lookup(OPTIMIZER, name, "pytorch_optimizer").accepts is declared
+
+
+def test_a_second_order_or_stepless_optimizer_is_refused_by_run_at_its_name(tmp_path, capsys):
+    """AdaHessian's step reads the Hessian from gradients that keep their graph, LOMO has no step() (it updates in
+    fused_backward): `optreg run`'s loop (plain backward, then step(closure)) cannot step either, so run refuses
+    them at the file's name, saying why and what to do; a composite's part alike, at its rule."""
+    from optreg.cli import main
+
+    loop = "which optreg run's loop (loss.backward(), then optimizer.step(closure), in one process) does not do"
+    for name, why, how in [
+        ("AdaHessian", "steps on gradients that keep their graph (a second-order backward)",
+         "loss.backward(create_graph=True), then optimizer.step() (or optimizer.step(hessian=...) with a Hessian "
+         "diagonal of your own)"),
+        ("LOMO", "has no usable step(): it updates the parameters inside the backward pass",
+         "optimizer.fused_backward(loss, lr) in place of loss.backward() and optimizer.step() (with clip_grad_norm, "
+         "optimizer.grad_norm(loss) before it)"),
+    ]:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"optimizer:\n  name: pytorch_optimizer.{name}\ntrain:\n  steps: 2\n")
+        assert main(["run", str(path)]) == 1
+        assert capsys.readouterr().err.strip() == (f"{path}:2:3: optimizer.name: pytorch_optimizer.{name} {why}, "
+                                                   f"{loop}; train it in a loop of your own: {how}")
+    path = tmp_path / "part.yaml"
+    path.write_text("optimizer:\n  name: AdamW\n  param_groups:\n    - params: '*.bias'\n      optimizer:\n"
+                    "        name: pytorch_optimizer.SophiaH\n")
+    assert main(["run", str(path), "--steps", "2"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{path}:6:9: optimizer.param_groups[0].optimizer.name: pytorch_optimizer.SophiaH steps "
+                          f"on gradients that keep their graph"), err
+
+
+def test_a_second_order_optimizer_builds_for_a_loop_of_ones_own():
+    """Outside `optreg run`, AdaHessian builds as its class does and steps on a second-order backward, as the
+    limit says; a plain backward fails in the class's own step (what run refuses)."""
+    built = optreg.build({"optimizer": {"name": "pytorch_optimizer.AdaHessian", "lr": 0.1}}, model := _model())
+    before = [p.detach().clone() for p in model.parameters()]
+    model(torch.ones(2, 128)).square().mean().backward(create_graph=True)
+    built.optimizer.step()
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    model(torch.ones(2, 128)).square().mean().backward()
+    with pytest.raises(RuntimeError):
+        built.optimizer.step()
+
+
 def test_alig_runs_in_the_run_loop(tmp_path, capsys):
     """AliG takes the loss through its closure, which it calls under no_grad: `optreg run`'s closure enables grad
     itself, so the run steps; AliG has no lr (its step size comes from the loss): `lr none`."""
@@ -375,3 +476,85 @@ def test_alig_runs_in_the_run_loop(tmp_path, capsys):
     path.write_text("optimizer:\n  name: pytorch_optimizer.AliG\ntrain:\n  steps: 2\n")
     assert main(["run", str(path)]) == 0
     assert "(after 2 steps)  lr none" in capsys.readouterr().out
+
+
+def test_alig_is_refused_under_accumulation(tmp_path):
+    """Gradient accumulation steps without a closure, and AliG steps only through one (its step's closure argument
+    is optional, so its row's limits say it): a file that asks for both is refused at the key, as for LBFGS."""
+    path = tmp_path / "alig.yaml"
+    path.write_text("optimizer:\n  name: pytorch_optimizer.AliG\ntrain:\n  steps: 2\n  accumulation_steps: 2\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(path), _model())
+    (error,) = info.value.errors
+    assert (error.path, error.message) == ("train.accumulation_steps", (
+        "gradient accumulation steps the optimizer without a closure, and pytorch_optimizer.AliG needs one (its step "
+        "evaluates the loss through it); use accumulation_steps: 1"))
+
+
+def test_a_module_a_class_imports_is_named_with_the_pip_command():
+    """DeMo imports einops when it is built (ImportError from its constructor): a ConfigError at its name."""
+    pytest.importorskip("pytorch_optimizer")
+    if REGISTRY.lookup(OPTIMIZER, "DeMo", "pytorch_optimizer").limits.missing() == []:
+        pytest.skip("einops is installed")
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "pytorch_optimizer.DeMo"}}, _model())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("optimizer.name", "pytorch_optimizer.DeMo imports einops, which is not installed: pip install einops")]
+    with pytest.raises(ImportError, match="einops"):
+        pytorch_optimizer.DeMo(_model().parameters())
+
+
+def test_a_parameter_that_is_not_2d_is_named_for_spectral_sphere():
+    """SpectralSphere's step raises on a parameter that is not 2-D: build names them, and a rule that routes them
+    to another optimizer builds and steps."""
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": "pytorch_optimizer.SpectralSphere"}}, _model())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("optimizer.params", "SpectralSphere updates only 2-D parameters; '0.bias' has shape (64,), '2.bias' has "
+                             "shape (4,): route them to another optimizer with a param_groups rule, e.g. "
+                             "{max_ndim: 1, optimizer: {name: AdamW}}")]
+    steps = _run(lambda m: optreg.build({"optimizer": {
+        "name": "pytorch_optimizer.SpectralSphere",
+        "param_groups": [{"max_ndim": 1, "optimizer": {"name": "AdamW"}}]}}, m).optimizer)
+    assert all(torch.isfinite(p).all() for p in steps)
+    model = _model()
+    raw = pytorch_optimizer.SpectralSphere(model.parameters())
+    model(torch.ones(2, 128)).sum().backward()
+    with pytest.raises(ValueError, match="only supports 2D parameters"):
+        raw.step()
+
+
+@pytest.mark.parametrize("name, instead", [("AdEMAMix32bit", "AdEMAMix"), ("PagedAdEMAMix32bit", "PagedAdEMAMix")])
+def test_bitsandbytes_ademamix32bit_is_refused_on_any_device(name, instead):
+    """bitsandbytes 0.50's AdEMAMix32bit subclasses Optimizer2State, not AdEMAMix: one state buffer where the
+    update reads two (issue #2075). Its first step fails on the CPU, as built by hand; not a limit of the device
+    (the CUDA kernel reads past the buffer), so build refuses it everywhere and names the class that steps."""
+    if issubclass(getattr(bnb_optim, name), bnb_optim.AdEMAMix):
+        pytest.skip("fixed in the installed bitsandbytes")
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_optimizer(f"bitsandbytes.{name}", _model())
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("name", f"bitsandbytes.{name} cannot step: its state holds one buffer where its update reads two "
+                 f"(bitsandbytes issue #2075: its first step fails); {instead} with optim_bits: 32 is the same "
+                 f"optimizer")]
+    model = _model()
+    raw = getattr(bnb_optim, name)(model.parameters())
+    model(torch.ones(2, 128)).sum().backward()
+    with pytest.raises(RuntimeError):
+        raw.step()
+    _run(lambda m: optreg.configure_optimizer(f"bitsandbytes.{instead}", m, optim_bits=32))
+
+
+def test_show_says_each_limit(capsys):
+    from optreg.cli import main
+    from optreg.core.describe import describe
+
+    assert describe("pytorch_optimizer.DeMo").limits == (
+        "steps only within an initialized torch.distributed process group: torch.distributed.init_process_group() "
+        "before its first step (a group of one process will do)", "imports einops (pip install einops)")
+    assert "  limit: SpectralSphere updates only 2-D parameters" in str(describe("pytorch_optimizer.SpectralSphere"))
+    assert describe("pytorch_optimizer.Lion").limits == ()
+    assert main(["show", "pytorch_optimizer.AdaHessian"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert ("limit: steps on gradients that keep their graph (a second-order backward): "
+            "loss.backward(create_graph=True), then optimizer.step()") in shown

@@ -730,18 +730,21 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
 
 def _check_accumulation(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """Gradient accumulation (`train.accumulation_steps` > 1) steps the optimizer without a closure after its
-    micro-batches (optreg.train): an optimizer whose `step` requires one (LBFGS) cannot run it."""
+    micro-batches (optreg.train): an optimizer whose `step` requires one (LBFGS), or whose limits say it steps only
+    through one (pytorch_optimizer's AliG, whose closure argument is optional), cannot run it."""
     import inspect
 
     if experiment.run.accumulation == 1:
         return
-    cls = opt_plan.entry.resolve()
+    entry = opt_plan.entry
+    cls = entry.resolve()
     step = getattr(cls, "step", None) if isinstance(cls, type) else None
     closure = inspect.signature(step).parameters.get("closure") if step is not None else None
-    if closure is not None and closure.default is inspect.Parameter.empty:
+    if closure is not None and closure.default is inspect.Parameter.empty or \
+            entry.limits is not None and entry.limits.needs_closure:
         errors.add("train.accumulation_steps", f"gradient accumulation steps the optimizer without a closure, and "
-                                               f"{opt_plan.entry.qualname} needs one (it evaluates the loss again "
-                                               f"within a step); use accumulation_steps: 1")
+                                               f"{opt_plan.entry.qualname} needs one (its step evaluates the loss "
+                                               f"through it); use accumulation_steps: 1")
 
 
 def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,

@@ -11,9 +11,11 @@ import math
 import numbers
 import re
 import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -413,6 +415,7 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     if is_composite(param_groups):   # a rule names its own optimizer: one plan per part
         return plan_composite(entry, params, dialect=dialect or default, unknown_keys=unknown_keys,
                               param_groups=param_groups, path=path, options=dict(options or {}))
+    check_limits(entry, errors, path)
     settings, options = split_settings(dict(options or {}), path, errors)   # no_weight_decay, layer_decay
     # a composite's part takes its main section's settings (a wrapper is refused as a part: composite._check_part)
     taken = inherited(scope.settings, settings) if scope is not None and not wraps_optimizer(entry) else {}
@@ -496,6 +499,28 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     plan.dicts = _torch_dicts(entry, groups, values, grouped, errors, path, rules_path)
     errors.raise_if_any()
     return plan
+
+
+#: whether optreg run's training loop (optreg.train) steps what is planned: `run_loop()`
+_RUN_LOOP: ContextVar[bool] = ContextVar("optreg_run_loop", default=False)
+
+
+@contextmanager
+def run_loop() -> Iterator[None]:
+    """Plan inside this block for optreg run's training loop: an optimizer whose limits keep that loop from stepping
+    it (`Limits.loop_refusal`) is refused."""
+    token = _RUN_LOOP.set(True)
+    try:
+        yield
+    finally:
+        _RUN_LOOP.reset(token)
+
+
+def check_limits(entry: Entry, errors: Collector, path: str) -> None:
+    """What an entry's declared limits refuse when it is planned (`Limits.refusals`; within `run_loop()`, a step
+    that loop cannot drive too), at its name."""
+    for refusal in entry.limits.refusals(entry.qualname, _RUN_LOOP.get()) if entry.limits else ():
+        errors.add(join_path(path, "name"), refusal)
 
 
 def model_refusals(entry: Entry, param_groups: Any, settings: Mapping[str, Any], errors: Collector, path: str) -> None:

@@ -54,6 +54,9 @@ class Description:
     class_path: str = ""     # where the framework documents it (`source` names the framework and version)
     #: what `state_dtype` stores in fewer bytes, with the error bounds (first-party optimizers)
     state: str = ""
+    #: what keeps it from stepping as a plain training loop steps it (`Entry.limits`) and the parameters it cannot
+    #: update (`Entry.accepts`), one sentence each
+    limits: tuple[str, ...] = ()
 
     @property
     def documented(self) -> str:
@@ -76,6 +79,7 @@ class Description:
             lines.append(f"  chain: {self.chain}")
         if self.state:
             lines.append(f"  state_dtype: {self.state}")
+        lines += [f"  limit: {limit}" for limit in self.limits]
         for p in self.params:
             lines.append(f"  {p.name:<24} {p.type:<22} {p.default_text:<18} {p.constraint}")
         lines += [f"  note: {n}" for n in self.notes]
@@ -215,7 +219,14 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
     entry = found[0]
     notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,
-                       params_of(entry), entry.provider, chain_of(entry), entry.class_path, state_of(entry))
+                       params_of(entry), entry.provider, chain_of(entry), entry.class_path, state_of(entry),
+                       limits_of(entry))
+
+
+def limits_of(entry: Entry) -> tuple[str, ...]:
+    """What keeps an entry from stepping as a plain training loop steps it, and the parameters it cannot update, as
+    describe() says them."""
+    return (*(entry.limits.said() if entry.limits else ()), *((entry.accepts[1],) if entry.accepts else ()))
 
 
 def state_of(entry: Entry) -> str:

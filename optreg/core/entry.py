@@ -23,6 +23,75 @@ class Rule:
     skip_none: bool = True
 
 
+#: how an optimizer with `Limits.step` is stepped instead of `loss.backward(); optimizer.step()`
+STEP_LIMITS = {
+    "second_order": "steps on gradients that keep their graph (a second-order backward)",
+    "closure": "steps only through a closure (optimizer.step(closure))",
+    "two_pass": "steps on gradients computed before it and again by its closure (sharpness-aware: it perturbs the "
+                "parameters from the first)",
+    "fused": "has no usable step(): it updates the parameters inside the backward pass",
+    "distributed": "steps only within an initialized torch.distributed process group",
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What keeps an optimizer from stepping as a plain training loop steps it (`loss.backward();
+    optimizer.step()`), declared on its row (`Entry.limits`): describe() says it, build refuses what it can know
+    (a module that is not installed, a class that cannot step), `optreg run` a step its loop cannot drive.
+
+    step      how it is stepped instead (a key of STEP_LIMITS); None: as a plain loop steps it. optreg run's loop
+              (`optimizer.step(closure)`, the closure calling loss.backward()) steps "closure" but none of the
+              others; gradient accumulation steps neither of the two that need a closure.
+    how       the calls that step it, as its library documents them ("loss.backward(create_graph=True), then
+              optimizer.step()").
+    modules   module -> the distribution that installs it: what it imports when built or stepped, beyond its
+              library's own dependencies.
+    broken    why the installed class cannot step at all, whatever the loop: build refuses it.
+    """
+
+    step: Literal["second_order", "closure", "two_pass", "fused", "distributed"] | None = None
+    how: str = ""
+    modules: Mapping[str, str] = field(default_factory=dict)
+    broken: str = ""
+
+    def said(self) -> tuple[str, ...]:
+        """The limits as describe() says them, one sentence each."""
+        out = [f"{STEP_LIMITS[self.step]}: {self.how}" if self.how else STEP_LIMITS[self.step]] if self.step else []
+        out += [f"imports {module} (pip install {package})" for module, package in self.modules.items()]
+        return (*out, *self._broken())
+
+    def _broken(self) -> list[str]:
+        return [f"cannot step: {self.broken}"] if self.broken else []
+
+    def refusals(self, qualname: str, run_loop: bool) -> list[str]:
+        """What a build of it refuses, each naming it: a module it imports that is not installed, a class that
+        cannot step, and for optreg run's loop (`run_loop`) a step that loop cannot drive (`loop_refusal`)."""
+        out = [f"{qualname} imports {m}, which is not installed: pip install {p}" for m, p in self.missing()]
+        out += [f"{qualname} {said}" for said in self._broken()]
+        refusal = self.loop_refusal(qualname) if run_loop else None
+        return out + ([refusal] if refusal else [])
+
+    @property
+    def needs_closure(self) -> bool:
+        """Whether its step takes a closure it cannot do without (gradient accumulation steps without one)."""
+        return self.step in ("closure", "two_pass")
+
+    def missing(self) -> list[tuple[str, str]]:
+        """(module, distribution) of each module it imports that is not installed."""
+        import importlib.util
+
+        return [(m, p) for m, p in self.modules.items() if importlib.util.find_spec(m) is None]
+
+    def loop_refusal(self, qualname: str) -> str | None:
+        """Why `optreg run`'s loop (`loss.backward()`, then `optimizer.step(closure)`, in one process) cannot step
+        it, with what to do; None where it can."""
+        if self.step in (None, "closure"):
+            return None
+        return (f"{qualname} {STEP_LIMITS[self.step]}, which optreg run's loop (loss.backward(), then "
+                f"optimizer.step(closure), in one process) does not do; train it in a loop of your own: {self.how}")
+
+
 @dataclass(frozen=True, eq=False)
 class Entry:
     """One component of one dialect.
@@ -49,6 +118,8 @@ class Entry:
     takes_model  the implementation's first argument is the model itself (a torch.nn.Module), not its
               parameters (MindSpore thor hooks the model's layers); list that argument in `hidden`.
     accepts   (predicate on a parameter tensor, what it requires): parameters it cannot update (Muon: 2-D only).
+    limits    what keeps it from stepping as a plain training loop steps it (`Limits`): a second-order backward,
+              no step(), a module that is not installed.
     bind      the name of one of its dialect's `group_binders`, which turns the resolved parameter groups into
               what the target takes (MindSpore's beta/gamma weight-decay rule, order_params); None: as torch.
     source    the framework and version whose numbers this entry reproduces.
@@ -76,6 +147,7 @@ class Entry:
     single_group: bool = False
     takes_model: bool = False
     accepts: tuple[Callable[[Any], bool], str] | None = None
+    limits: Limits | None = None
     bind: str | None = None
     source: str = ""
     class_path: str = ""

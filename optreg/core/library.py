@@ -31,7 +31,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Union
 
-from optreg.core.entry import OPTIMIZER, Entry
+from optreg.core.entry import OPTIMIZER, Entry, Limits
 
 Bounds = Mapping[str, Any]   # {"ge": 0.0, "lt": 1.0}; {"choices": [...]} for a set of strings or integers
 
@@ -53,6 +53,10 @@ def _no_checks(cls: type) -> dict[str, Any]:
     return {}
 
 
+def _no_limits(cls: type) -> Limits | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Library:
     """One library's optimizer classes as rows of a dialect (see the module doc).
@@ -65,6 +69,7 @@ class Library:
     hidden    constructor parameters that are the library's internals, not options (bitsandbytes' `args`).
     skip      class names that are not optimizers a config can build (wrappers of an optimizer class).
     accepts   class name -> (predicate on a parameter, what it requires), as `Entry.accepts`.
+    limits    class -> what keeps it from stepping as a plain training loop steps it, as `Entry.limits`.
     notes     shown by describe() for every row.
     """
 
@@ -76,6 +81,7 @@ class Library:
     hidden: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     accepts: Mapping[str, Any] = field(default_factory=dict)
+    limits: Callable[[type], Limits | None] = _no_limits
     notes: tuple[str, ...] = ()
     kind: str = OPTIMIZER
 
@@ -125,7 +131,8 @@ def row(dialect: str, name: str, cls: type, library: Library, source: str) -> En
     doc = (cls.__dict__.get("__doc__") or f"{library.module}.{name}").strip().split("\n")[0]
     return Entry(OPTIMIZER, dialect, name, target, doc, aliases=(spelled,) if spelled != name else (),
                  types=types_, defaults=defaults, hidden=hidden, takes_model=takes_model,
-                 accepts=library.accepts.get(name), source=source, provider=library.package,
+                 accepts=library.accepts.get(name), limits=library.limits(cls), source=source,
+                 provider=library.package,
                  notes=(f"Read from the installed {source}.{name}: options and defaults from its signature, types "
                         f"from its annotations, ranges from the checks of its constructor.",) + library.notes)
 

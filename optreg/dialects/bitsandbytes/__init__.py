@@ -8,6 +8,11 @@ constructors take but the first step refuses: optim_bits other than 8 or 32 (`in
 PytorchLARS' momentum 0, its default (its step sets the update only under momentum: UnboundLocalError), so momentum
 > 0 there too. A default outside these ranges is none: LARS and PytorchLARS need momentum given.
 `args` (bitsandbytes' internal settings object) is not an option.
+
+AdEMAMix32bit and PagedAdEMAMix32bit (0.50) subclass Optimizer2State rather than AdEMAMix, so their state holds one
+buffer where the ademamix update reads two (m1 and m2): the first step raises on the CPU and, from the CUDA kernel's
+source, reads and writes past the buffer on a GPU (bitsandbytes issue #2075). Their limit holds while they do not
+subclass AdEMAMix; AdEMAMix with optim_bits 32 is the same optimizer and steps.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from optreg.core.dialect import Dialect
+from optreg.core.entry import Limits
 from optreg.core.library import Library, interval
 
 NON_NEGATIVE = {"ge": 0.0}
@@ -36,8 +42,19 @@ def checks(cls: type) -> dict[str, Any]:
     return out
 
 
+def limits(cls: type) -> Limits | None:
+    """What keeps `cls` from stepping (see the module doc): the 32-bit AdEMAMix classes outside AdEMAMix."""
+    from bitsandbytes.optim import AdEMAMix
+
+    if cls.__name__.endswith("AdEMAMix32bit") and not issubclass(cls, AdEMAMix):
+        paged = "Paged" if cls.__name__.startswith("Paged") else ""
+        return Limits(broken=f"its state holds one buffer where its update reads two (bitsandbytes issue #2075: "
+                             f"its first step fails); {paged}AdEMAMix with optim_bits: 32 is the same optimizer")
+    return None
+
+
 LIBRARY = Library("bitsandbytes", "bitsandbytes.optim", spelled="optim.", checks=checks, hidden=("args",),
-                  notes=("bitsandbytes keeps 32-bit state for a parameter with fewer than min_8bit_size elements "
-                         "(4096 by default).",))
+                  limits=limits, notes=("bitsandbytes keeps 32-bit state for a parameter with fewer than "
+                                        "min_8bit_size elements (4096 by default).",))
 
 DIALECT = Dialect("bitsandbytes", (), "the optimizers of the installed bitsandbytes.optim", library=LIBRARY)
