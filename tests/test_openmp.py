@@ -221,3 +221,32 @@ def test_a_kernel_loaded_under_gil_free_kernels_runs_without_the_interpreters_lo
         bindings.load_pybinding(["int64_t*"], _PROBE.replace("out[0]", "out[1]"))(out)
     assert out.tolist() == [1, 0]
     assert bindings.call_entry_function == openmp.HOLDING
+
+
+def test_a_kernel_that_throws_under_gil_free_kernels_raises_and_the_interpreter_goes_on():
+    """A kernel loaded while `gil_free_kernels` is open, by any compile in the process (a function of the user's,
+    compiled while optreg's compile runs in another thread), raises its error as Inductor's binding does: an index
+    out of bounds, which Inductor's CPU kernel checks and throws from, is a RuntimeError. The lock was taken back
+    only after a normal return, so the binding set the error without it and the interpreter crashed (SIGSEGV)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import threading, torch\n"
+            "from optreg.stages.openmp import gil_free_kernels\n"
+            "torch.set_num_threads(1)\n"
+            "f = torch.compile(lambda x, i: x[i] + 1, dynamic=False)\n"
+            "def users():\n"
+            "    try:\n"
+            "        f(torch.zeros(8), torch.tensor([0, 9]))\n"
+            "    except RuntimeError as e:\n"
+            "        print('raised:', 'index out of bounds' in str(e))\n"
+            "with gil_free_kernels():\n"
+            "    user = threading.Thread(target=users)\n"
+            "    user.start()\n"
+            "    user.join()\n"
+            "print('after:', float(f(torch.ones(8), torch.tensor([1, 2])).sum()))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.split() == ["raised:", "True", "after:", "4.0"], out.stdout

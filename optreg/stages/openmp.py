@@ -81,9 +81,12 @@ def one_thread() -> Any:
 #: formatted with the parsed arguments) ...
 HOLDING = "kernel({}); Py_RETURN_NONE;"
 #: ... and how a binding that releases the lock around the call does: the arguments are parsed with the lock
-#: held (they read Python objects), the kernel, which reads only their memory, runs without it
-RELEASING = ("[&](auto... a) {{ PyThreadState* saved = PyEval_SaveThread(); kernel(a...); "
-             "PyEval_RestoreThread(saved); }}({}); Py_RETURN_NONE;")
+#: held (they read Python objects), the kernel, which reads only their memory, runs without it, and the lock is
+#: taken back however the kernel ends: a kernel that throws (Inductor's check of an index, "index out of bounds")
+#: goes to the binding's `catch`, which sets the Python error and so must hold it (a release undone only after a
+#: normal return crashed the interpreter there)
+RELEASING = ("[&](auto... a) {{ struct Released {{ PyThreadState* saved = PyEval_SaveThread(); "
+             "~Released() {{ PyEval_RestoreThread(saved); }} }} released; kernel(a...); }}({}); Py_RETURN_NONE;")
 _DEPTH = [0]
 
 
