@@ -250,3 +250,48 @@ def test_a_kernel_that_throws_under_gil_free_kernels_raises_and_the_interpreter_
                          timeout=600)
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     assert out.stdout.split() == ["raised:", "True", "after:", "4.0"], out.stdout
+
+
+def test_the_helpers_flush_denormals_as_the_calling_thread_does(monkeypatch, two_threads, chunk4):
+    """Flushing denormal numbers to zero is a setting of each thread's (`torch.set_flush_denormal`), which a new
+    thread takes from the one that starts it. Turned on after the helpers had started, the chunks that a helper
+    took were stepped without it: a step of values near float32's smallest normal differed from the same step
+    run on the calling thread alone (`openmp.MOST` = 1), and between two runs, with which thread took which chunk."""
+    sizes = [(8, 8)] * 8
+
+    def stepped(most):
+        monkeypatch.setattr(openmp, "MOST", most)
+        g = torch.Generator().manual_seed(0)
+        params = [torch.nn.Parameter(1e-38 * torch.randn(s, generator=g)) for s in sizes]
+        for p in params:
+            p.grad = 1e-38 * torch.randn(p.shape, generator=g)
+        opt = optreg.configure_optimizer("oneflow.LAMB", params, lr=1e-2, fused=True)
+        opt.step()                      # compiles, and starts the helpers, without flushing
+        found = execute.FusedPlan._graph
+        barrier = threading.Barrier(most, timeout=30)
+
+        def graph(plan, k, fn, args):
+            call = found(plan, k, fn, args)
+
+            def shared(a):
+                seen.append((threading.current_thread().name, openmp.flushes_denormals()))
+                barrier.wait()          # two threads take a chunk each
+                return call(a)
+            return shared
+
+        seen = []
+        monkeypatch.setattr(execute.FusedPlan, "_graph", graph)
+        torch.set_flush_denormal(True)
+        try:
+            opt.step()
+        finally:
+            torch.set_flush_denormal(False)
+            monkeypatch.setattr(execute.FusedPlan, "_graph", found)
+        return [p.detach().clone() for p in params], seen
+
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU has no denormal flushing that torch sets")
+    alone, _ = stepped(1)
+    shared, seen = stepped(2)
+    assert len({name for name, _ in seen}) == 2 and all(flushes for _, flushes in seen), seen
+    assert [torch.equal(a, b) for a, b in zip(alone, shared)] == [True] * len(sizes)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
@@ -153,21 +154,32 @@ def _helpers() -> Any:
     return _POOL[0][1]
 
 
+_SMALLEST = sys.float_info.min   # the smallest normal double: half of it is denormal, or 0 where flushed
+
+
+def flushes_denormals() -> bool:
+    """Whether the calling thread flushes denormal numbers to zero (`torch.set_flush_denormal`: a setting of each
+    thread's, which a new thread takes from the one that starts it, as it is then)."""
+    return _SMALLEST * 0.5 == 0.0
+
+
 def share(tasks: Sequence[Callable[[], Any]]) -> None:
     """Run `tasks` (independent: a step's chunks) on the calling thread and helper threads, each thread on one
     OpenMP thread, each taking the next task left when it is free; returns when all have run. The first error
     stops the threads from taking more and is raised once every thread is done. The calling thread's grad mode
-    holds on the helpers; with kernels that keep the interpreter's lock (`releases_gil` False), or one task, the
-    calling thread runs them all."""
+    and flushing of denormal numbers hold on the helpers (a helper kept the flushing of the thread that started
+    it, and the numbers of a chunk then depended on which thread took it); with kernels that keep the
+    interpreter's lock (`releases_gil` False), or one task, the calling thread runs them all."""
     import torch
 
     helpers = min(torch.get_num_threads(), MOST) - 1 if len(tasks) > 1 and releases_gil() else 0
     left = iter(tasks)   # taken under the interpreter's lock: each task once
     failed: list[bool] = []
-    grad = torch.is_grad_enabled()
+    grad, flush = torch.is_grad_enabled(), flushes_denormals()
 
     def work() -> None:
         try:
+            torch.set_flush_denormal(flush)
             with torch.set_grad_enabled(grad):
                 for task in left:
                     if failed:
