@@ -194,6 +194,23 @@ def test_a_helpers_error_is_raised_once_every_thread_is_done(two_threads):
     assert torch.get_num_threads() == 2
 
 
+def test_the_first_error_is_raised_whichever_thread_had_it(two_threads):
+    """A helper's error that came first is the one raised, not the calling thread's that came after it (which
+    went up the calling thread's stack)."""
+    barrier = threading.Barrier(2, timeout=30)
+
+    def failing():
+        barrier.wait()                       # one task on each thread
+        if threading.current_thread() is threading.main_thread():
+            time.sleep(0.2)
+            raise ValueError("the calling thread's, later")
+        raise ValueError("a helper's, first")
+
+    with pytest.raises(ValueError, match="a helper's, first"):
+        share([failing, failing])
+    assert torch.get_num_threads() == 2
+
+
 def test_one_task_or_kernels_that_keep_the_lock_run_on_the_calling_thread(monkeypatch, two_threads):
     seen = []
     share([lambda: seen.append(threading.current_thread().name)])

@@ -174,7 +174,7 @@ def share(tasks: Sequence[Callable[[], Any]]) -> None:
 
     helpers = min(torch.get_num_threads(), MOST) - 1 if len(tasks) > 1 and releases_gil() else 0
     left = iter(tasks)   # taken under the interpreter's lock: each task once
-    failed: list[bool] = []
+    failed: list[BaseException] = []   # the errors, in the order they came
     grad, flush = torch.is_grad_enabled(), flushes_denormals()
 
     def work() -> None:
@@ -185,9 +185,8 @@ def share(tasks: Sequence[Callable[[], Any]]) -> None:
                     if failed:
                         return
                     task()
-        except BaseException:
-            failed.append(True)
-            raise
+        except BaseException as error:
+            failed.append(error)
 
     futures = []
     if helpers > 0:
@@ -203,6 +202,5 @@ def share(tasks: Sequence[Callable[[], Any]]) -> None:
         limit.restore_original_limits()
         for future in futures:   # every helper done before the step returns, or raises
             future.exception()
-    for future in futures:
-        if future.exception() is not None:
-            raise future.exception()
+    if failed:
+        raise failed[0]
