@@ -555,7 +555,7 @@ class FusedPlan:
         self.blocked: list[bool] = []
         #: per chunk, whether it runs on one OpenMP thread, shared among Python threads (`optreg.stages.openmp`):
         #: a CPU chunk whose tensors are all below `shared_below` elements, which the buckets keep apart from the
-        #: larger ones
+        #: larger ones (a call through Dynamo, which traces, stays on the calling thread, on one OpenMP thread)
         self.shared: list[bool] = []
         #: per chunk, the graph it calls directly (`Compiled.graph_for`) and how many graphs its function had
         #: when that was looked up (a new one, which Dynamo traced since, is looked at again)

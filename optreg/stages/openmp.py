@@ -8,8 +8,8 @@ tensor the team's start and join cost more than the work it shares (about 0.7 us
 makes the same choice per operation: one thread below `execute.GRAIN` elements). So a chunk whose tensors are all
 below `execute.shared_below` elements (GRAIN per loop of the chain's reductions, `Chain.reductions`) runs whole
 on one OpenMP thread, each tensor's loops back to back while its arrays sit in the core's cache, and the chunks
-are shared among the calling thread and up to `MOST` - 1 helper threads (`share`). An element-wise chain keeps
-the team for every chunk (one region per loop, no reduction in it).
+are shared among the calling thread and helper threads, as many in all as torch's thread count and at most `MOST`
+(`share`). An element-wise chain keeps the team for every chunk (one region per loop, no reduction in it).
 
 Python threads run in parallel here because the kernels let go of the interpreter's lock while they run: a
 compile of optreg's (`direct.Compiled`) loads Inductor's kernels with a Python binding that releases it around
@@ -53,7 +53,8 @@ from typing import Any, Callable, Iterator, Sequence
 _LOCK = threading.Lock()
 _RUNTIMES: list[Any] = []
 
-#: the most threads, the calling one included, that share a step's chunks (see the module's docstring)
+#: the most threads, the calling one included, that share a step's chunks (see the module's docstring; read when
+#: the helpers are first made)
 MOST = 4
 
 
