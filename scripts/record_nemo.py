@@ -112,10 +112,15 @@ def setup_optimization(nemo, optim: dict, trainer: dict | None, params, batches:
         optim["sched"] = sched
     scheduler_config = optim.pop("sched", None)
     name = optim.get("name", "adam")
-    args = {k: v for k, v in optim.items() if k not in ("name", "cls", "lr")}
-    if "lr" in optim:
-        args["lr"] = optim["lr"]
     target = optim.get("_target_")
+    if "args" in optim:   # the older args form: NeMo's own parse_optimizer_args reads it, the keys beside unread
+        name = target.rsplit(".", 1)[1].lower() if isinstance(target, str) else name
+        args = {**nemo.optimizers.parse_optimizer_args(name, optim["args"]),
+                **({"_target_": target} if target else {})}
+    else:
+        args = {k: v for k, v in optim.items() if k not in ("name", "cls", "lr")}
+    if optim.get("lr") is not None:
+        args["lr"] = optim["lr"]
     if isinstance(target, str) and target.startswith("torch.optim."):   # hydra.utils.instantiate of the class path
         args.pop("_target_")
         optimizer = getattr(torch.optim, target.rsplit(".", 1)[1])(params, **args)

@@ -202,16 +202,87 @@ def test_novograd_is_pytorch_optimizers_novograd():
         assert [e.path for e in info.value.errors] == [f"model.optim.{key}"]
 
 
-def test_the_args_form_is_one_error_at_its_key():
-    """NeMo's older `args: {name: auto, ...}` form (SpeakerNet's Novograd) is refused once, not also as an option
-    Novograd lacks."""
+def test_the_optimizer_args_form_is_read_as_nemo_reads_it():
+    """NeMo's older `model.optim.args` form (setup_optimization, parse_optimizer_args): params moved up into args;
+    with `name: auto` the optimizer takes the fields of <name>_params, args' keys over their defaults (AdamW's
+    weight_decay 0, not torch's 0.01), model.optim.lr over args.lr; what beside args NeMo does not read is said (the
+    corpus' synthetic_optim_args_auto is NeMo's lr and weights)."""
+    path = FIXTURES / "configs" / "synthetic_optim_args_auto.yaml"
+    with pytest.warns(UserWarning, match=r"NeMo does not read model.optim.weight_decay 0.5: its args form gives the "
+                                         r"optimizer the defaults of adamw_params"):
+        experiment = optreg.load_config(str(path))
+    assert experiment.optimizer == {"name": "AdamW", "lr": 0.01, "betas": [0.8, 0.9], "eps": 1e-8, "weight_decay": 0,
+                                    "amsgrad": False}
+    report = {u.path: (u.verdict, u.why) for u in experiment.report}
+    assert report["model.optim.args.name"] == ("exact", "NeMo gives the optimizer the fields of adamw_params: args' "
+                                                        "keys over its defaults (eps 1e-08, weight_decay 0, amsgrad "
+                                                        "False)")
+    assert report["model.optim.args.params.betas"] == ("exact", "")
+    assert report["model.optim.weight_decay"] == ("exact", "not read by NeMo beside args")
+    # SpeakerNet's Novograd: args' keys without params, read as the plain form reads them
     config = {"model": {"optim": {"name": "novograd", "lr": 0.01, "args": {"name": "auto", "betas": [0.95, 0.5]}}},
               "trainer": {"max_steps": 10}}
+    pytest.importorskip("pytorch_optimizer")
+    assert to_experiment(config, "nemo").optimizer == {"name": "NovoGrad", "dialect": "pytorch_optimizer",
+                                                       "lr": 0.01, "betas": [0.95, 0.5], "eps": 1e-8,
+                                                       "weight_decay": 0}
+
+
+@pytest.mark.parametrize("optim, where, message, near", [
+    ({"name": "adam", "lr": 0.1, "args": {"name": "auto", "params": {"betas": [0.8, 0.9]}}},
+     "model.optim.args.params.betas", "not a field of NeMo's adam_params, which refuses it (OmegaConf.merge)", None),
+    ({"name": "adamw", "args": {"name": "auto"}}, "model.optim.args.name",
+     "NeMo's adamw_params leaves lr missing (???) unless model.optim.lr or args.lr gives it", None),
+    ({"name": "fused_adam", "lr": 0.1, "args": {"name": "auto"}}, "model.optim.args.name",
+     "auto takes fused_adam_params, which NeMo does not register", None),
+    ({"name": "adamw", "lr": 0.1, "args": {"name": "adamw_parms"}}, "model.optim.args.name",
+     "not one of NeMo's optimizer parameter classes", "adamw_params"),
+    ({"name": "adamw", "lr": 0.1, "args": {"cls": "nemo.core.config.AdamWParams"}}, "model.optim.args.cls",
+     "NeMo's _target_ form of args instantiates an optimizer parameter class by path", None),
+    ({"name": "sgd", "lr": 0.1, "args": {"params": [0.9]}}, "model.optim.args.params",
+     "NeMo moves params' keys into args: expected a mapping, got [0.9]", None),
+    ({"name": "sgd", "lr": 0.1, "args": {"params": {"momentum": -0.9}}}, "model.optim.args.params.momentum",
+     "must be >= 0", None),
+])
+def test_the_optimizer_args_form_refuses_what_nemo_refuses(optim, where, message, near):
+    """What NeMo fails on in the args form (a key that is no field of the parameter class, its lr left missing, an
+    unregistered class: apex's fused_adam has none) or instantiates by class path is an error at its key; so is a bad
+    value of args, as the plain form's."""
     with pytest.raises(ConfigError) as info:
-        optreg.build(config, standin())
-    assert [(e.path, e.message) for e in info.value.errors] == [
-        ("model.optim.args", "NeMo's args form instantiates optimizer parameter classes by name; give the "
-                             "optimizer's keywords beside name: instead")]
+        optreg.build({"model": {"optim": optim}, "trainer": {"max_steps": 10}}, standin())
+    assert [e.path for e in info.value.errors] == [where] and message in info.value.errors[0].message
+    assert info.value.errors[0].suggestion == near
+
+
+def test_a_schedules_params_move_up_into_it_as_nemo_moves_them(tmp_path):
+    """NeMo moves a schedule's params: up into it before reading (maybe_update_config_version), over a key of the
+    same name and over the max_steps trainer.max_steps gave it (the corpus' synthetic_sched_params is NeMo's lr);
+    a key inside params is located there."""
+    experiment = optreg.load_config(str(FIXTURES / "configs" / "synthetic_sched_params.yaml"))
+    assert experiment.scheduler == {"name": "CosineAnnealing", "dialect": "nemo", "warmup_steps": 10,
+                                    "min_lr": 0.01, "max_steps": 60}
+    report = {u.path: u.verdict for u in experiment.report}
+    assert report["model.optim.sched.params.min_lr"] == "exact"
+    own = tmp_path / "own.yaml"
+    own.write_text("model:\n  optim:\n    name: sgd\n    lr: 0.1\n    sched:\n      name: CosineAnnealing\n"
+                   "      params:\n        min_lr: 0.01\n        warmup_stesp: 10\ntrainer: {max_steps: 50}\n")
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(str(own))
+    assert [(e.path, e.location.line) for e in info.value.errors] == [("model.optim.sched.params.warmup_stesp", 9)]
+
+
+def test_a_schedule_without_name_builds_none_and_warns():
+    """prepare_lr_scheduler warns and builds no scheduler from a schedule without name: the optimizer trains at
+    its constant lr (the corpus' synthetic_sched_no_name is NeMo's lr), said in the notes and the report."""
+    path = FIXTURES / "configs" / "synthetic_sched_no_name.yaml"
+    with pytest.warns(UserWarning, match="NeMo builds no scheduler from a schedule without name"):
+        experiment = optreg.load_config(str(path))
+    assert experiment.scheduler is None
+    assert any(note.startswith("model.optim.sched: NeMo builds no scheduler") for note in experiment.notes)
+    report = {u.path: (u.verdict, u.why) for u in experiment.report}
+    assert report["model.optim.sched.warmup_steps"] == ("exact", "not read: NeMo builds no scheduler without a "
+                                                                 "name")
+    assert "the lr stays constant" in report["model.optim.sched"][1]
 
 
 def test_the_sched_args_form_is_read_as_nemo_reads_it(tmp_path):

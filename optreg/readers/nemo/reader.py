@@ -12,8 +12,14 @@
   build(steps_per_epoch=)); no trainer: no schedule either.
 - ExponentialLR and ReduceLROnPlateau step per epoch in NeMo (its EPOCH_SCHEDULERS): ExponentialLR is read with
   by_epoch; ReduceLROnPlateau steps on a validation metric and is refused.
+- NeMo moves a `params:` mapping up into its parent first (maybe_update_config_version, `_hydra_1x`): in
+  `sched`, in `sched.args` and in `model.optim.args`.
 - The older `sched.args` form: with `args.name` (auto: the schedule's name + Params) the schedule takes that
   parameter class's defaults alone (`_args_form`), without it args' keys; what NeMo does not read is reported.
+- The older `model.optim.args` form: with `args.name` (auto: the optimizer's name + _params) the optimizer takes
+  that parameter class's fields, args' keys over their defaults (`_optimizer_args`), without it args' keys; the
+  keys beside args but name, lr, _target_, cls and sched are not read (reported and warned).
+- A `sched` without `name`: NeMo warns and builds no scheduler, so the lr stays constant (reproduced, warned).
 - `trainer.gradient_clip_val` (> 0) clips the global norm (gradient_clip_algorithm value: each element).
 The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by OmegaConf against the whole config.
 """
@@ -104,6 +110,8 @@ def _epochs_replaced(trainer: Any) -> str:
 
 NO_SCHEDULE = ("NeMo builds no scheduler when the schedule's max_steps is -1 (`max_steps` is set to -1 in the "
                "scheduler config, scheduler will not be instantiated): the lr stays constant")
+NO_NAME = ("NeMo builds no scheduler from a schedule without name (`name` was not provided either. Scheduler cannot "
+           "be instantiated !): the lr stays constant")
 
 
 def _omegaconf(data: Any) -> Any:
@@ -174,8 +182,10 @@ def _trainer_section(cfg: Any, errors: Collector, given: bool) -> Any:
     return section
 
 
-def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]) -> dict[str, Any] | None:
-    """model.optim (less sched) -> optreg's torch-dialect optimizer section."""
+def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse], notes: list[str],
+               paths: dict[str, str]) -> dict[str, Any] | None:
+    """model.optim (less sched) -> optreg's torch-dialect optimizer section; `paths` receives the own form's
+    optimizer paths that are not the NeMo config's `model.optim.<key>` (the args form's)."""
     path = "model.optim"
     name = optim.get("name", "adam")
     target = optim.get("_target_")
@@ -187,9 +197,6 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
                                                     f"got {show(target)}")
             return None
         name = target.rsplit(".", 1)[1].lower()
-    if "args" in optim:
-        errors.add(join_path(path, "args"), "NeMo's args form instantiates optimizer parameter classes by name; "
-                                            "give the optimizer's keywords beside name: instead")
     if not isinstance(name, str) or (name not in TORCH and name not in REFUSED and name not in (FUSED_ADAM,
                                                                                                    NOVOGRAD)):
         known = [*TORCH, FUSED_ADAM, NOVOGRAD, *REFUSED]
@@ -199,18 +206,25 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
     if name in REFUSED:
         errors.add(join_path(path, "name"), f"{name}: {REFUSED[name]}")
         return None
+    at = {key: join_path(path, key_text(key)) for key in optim}   # each key's path in the file
+    said: set[Any] = set()   # keys the args form reported already
+    if "args" in optim:
+        read = _optimizer_args(optim, name, errors, report, notes)
+        if read is None:
+            return None
+        optim, at, said = read
+        paths.update({f"optimizer.{key_text(k)}": where for k, where in at.items()
+                      if where != join_path(path, key_text(k))})
     if name == NOVOGRAD:
-        return _novograd(optim, errors, report)
+        return _novograd(optim, at, said, errors, report)
     options = {k: v for k, v in optim.items() if k not in ("name", "sched", "cls", "_target_")}
     why = ""
     if name == FUSED_ADAM:
         for key in FUSED_ONLY - {"adam_w_mode", "bias_correction", "set_grad_none"}:
             if key in options:
-                errors.add(join_path(path, key), f"apex FusedAdam's {key} is a CUDA runtime setting optreg does "
-                                                 f"not build")
+                errors.add(at[key], f"apex FusedAdam's {key} is a CUDA runtime setting optreg does not build")
         if options.get("bias_correction", True) is not True:
-            errors.add(join_path(path, "bias_correction"), "apex FusedAdam without bias correction is not "
-                                                          "reproduced")
+            errors.add(at["bias_correction"], "apex FusedAdam without bias correction is not reproduced")
         decoupled = options.pop("adam_w_mode", True)
         options.pop("bias_correction", None)
         options.pop("set_grad_none", None)
@@ -220,28 +234,113 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
     else:
         torch_name = TORCH[name]
     for key in optim:
-        if key == "sched":
+        if key == "sched" or key in said:
             continue
         if key == "cls":
-            report.append(KeyUse(join_path(path, "cls"), "trainer", "dropped by NeMo's setup_optimization"))
+            report.append(KeyUse(at[key], "trainer", "dropped by NeMo's setup_optimization"))
         elif key == "set_grad_none":
-            report.append(KeyUse(join_path(path, key), "trainer", "apex's zero_grad setting"))
+            report.append(KeyUse(at[key], "trainer", "apex's zero_grad setting"))
         else:
-            report.append(KeyUse(join_path(path, key_text(key)), "exact",
-                                 why if key in ("name", "adam_w_mode") else ""))
+            report.append(KeyUse(at[key], "exact", why if key in ("name", "adam_w_mode") else ""))
     if "name" not in optim and target is None:
         report.append(KeyUse(join_path(path, "name"), "exact", "NeMo's default: adam"))
     return {"name": torch_name, **options}
 
 
-def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]) -> dict[str, Any] | None:
-    """model.optim with name novograd -> pytorch_optimizer's NovoGrad (NOVOGRAD_OPTIONS; NeMo's other options
-    only when off)."""
+#: NeMo's AVAILABLE_OPTIMIZER_PARAMS (nemo/core/config/optimizers.py): each class's fields and defaults but lr
+#: (OptimizerParams' lr, MISSING), the keywords an optimizer args form with `name:` gives the optimizer, args' keys
+#: over them. AdamParams has no betas (NeMo leaves that field out): Adam takes torch's
+_ADAM_LIKE = {"betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0}
+OPTIMIZER_PARAMS: dict[str, dict[str, Any]] = {
+    "optim_params": {},
+    "adam_params": {"eps": 1e-8, "weight_decay": 0, "amsgrad": False},
+    "novograd_params": {"betas": (0.95, 0.98), "eps": 1e-8, "weight_decay": 0, "grad_averaging": False,
+                        "amsgrad": False, "luc": False, "luc_trust": 1e-3, "luc_eps": 1e-8},
+    "sgd_params": {"momentum": 0, "dampening": 0, "weight_decay": 0, "nesterov": False},
+    "adadelta_params": {"rho": 0.9, "eps": 1e-6, "weight_decay": 0},
+    "adamax_params": _ADAM_LIKE,
+    "adagrad_params": {"lr_decay": 0, "weight_decay": 0, "initial_accumulator_value": 0, "eps": 1e-10},
+    "adamw_params": {**_ADAM_LIKE, "amsgrad": False},
+    "rmsprop_params": {"alpha": 0.99, "eps": 1e-8, "weight_decay": 0, "momentum": 0, "centered": False},
+    "rprop_params": {"etas": (0.5, 1.2), "step_sizes": (1e-6, 50)},
+    "adafactor_params": {"beta1": None, "eps": (1e-30, 1e-3), "clip_threshold": 1.0, "decay_rate": 0.8,
+                         "weight_decay": 0, "scale_parameter": True, "relative_step": False, "warmup_init": False},
+}
+#: the keys of model.optim that setup_optimization reads beside args (the others it does not)
+BESIDE_ARGS = ("name", "lr", "_target_", "cls", "sched")
+
+
+def _optimizer_args(optim: Mapping[str, Any], name: str, errors: Collector, report: list[KeyUse], notes: list[str]
+                    ) -> tuple[dict[Any, Any], dict[Any, str], set[Any]] | None:
+    """NeMo's older `model.optim.args` form (setup_optimization, parse_optimizer_args) -> (model.optim as the plain
+    form would give the same keywords, each key's path in the file, the keys reported here). NeMo moves `params:`
+    up into args (`_hydra_1x`); with `args.name` (auto: the optimizer's name + _params) the keywords are that
+    parameter class's defaults with args' keys over them (a key that is none of its fields NeMo's OmegaConf.merge
+    refuses), without it args' keys; model.optim.lr, when given, is the lr. The keys beside args but name, lr,
+    _target_, cls and sched are not read."""
     path = "model.optim"
+    where = join_path(path, "args")
+    args = optim["args"]
+    if args is None:
+        report.append(KeyUse(where, "exact", "no keywords (NeMo's parse_optimizer_args gives none)"))
+        args = {}
+    if not isinstance(args, Mapping):
+        errors.add(where, f"expected NeMo's optimizer args mapping (name: auto, ...), got {show(args)}")
+        return None
+    moved = _hydra_1x(args, where, errors)
+    if moved is None:
+        return None
+    values, at = moved
+    if _class_path(at, errors, OPTIMIZER_CLASS_PATH):
+        return None
+    said: set[Any] = set()
+    unread: list[str] = []
+    taken = None
+    if "name" in values:
+        taken = _params_class(values.pop("name"), f"{name}_params", OPTIMIZER_PARAMS, "optimizer", at["name"],
+                              errors)
+        if taken is None:
+            return None
+        fields, before = OPTIMIZER_PARAMS[taken], len(errors.items)
+        for key in values:
+            if key != "lr" and key not in fields:
+                errors.add(at[key], f"not a field of NeMo's {taken}, which refuses it (OmegaConf.merge)",
+                           closest(str(key), ["lr", *fields]))
+        if "lr" not in values and optim.get("lr") is None:
+            errors.add(at["name"], f"NeMo's {taken} leaves lr missing (???) unless model.optim.lr or args.lr gives "
+                                   f"it, and the optimizer refuses that")
+        if len(errors.items) > before:
+            return None
+        defaults = {k: v for k, v in fields.items() if k not in values}
+        said = set(defaults)
+        text = ", ".join(f"{k} {show(v)}" for k, v in defaults.items())
+        report.append(KeyUse(at.pop("name"), "exact", f"NeMo gives the optimizer the fields of {taken}: args' keys "
+                                                      f"over its defaults" + (f" ({text})" if text else "")))
+        at.update({key: join_path(where, "name") for key in defaults})
+        values = {**defaults, **values}
+    if optim.get("lr") is not None:
+        if "lr" in values:
+            report.append(KeyUse(at["lr"], "exact", "not read by NeMo: model.optim.lr is the lr"))
+            unread.append(f"{at['lr']} {show(values['lr'])}")
+        values["lr"], at["lr"] = optim["lr"], join_path(path, "lr")
+    kept = {key: optim[key] for key in BESIDE_ARGS if key in optim and key != "lr"}
+    for key in optim:
+        if key not in BESIDE_ARGS and key != "args":
+            report.append(KeyUse(join_path(path, key_text(key)), "exact", "not read by NeMo beside args"))
+            unread.append(f"{join_path(path, key_text(key))} {show(optim[key])}")
+    _unread(where, unread, f"gives the optimizer the defaults of {taken} with args' keys over them" if taken else
+            "gives the optimizer args' keys alone", notes)
+    return {**kept, **values}, {**{k: join_path(path, key_text(k)) for k in kept}, **at}, said
+
+
+def _novograd(optim: Mapping[str, Any], at: Mapping[Any, str], said: set[Any], errors: Collector,
+              report: list[KeyUse]) -> dict[str, Any] | None:
+    """model.optim with name novograd -> pytorch_optimizer's NovoGrad (NOVOGRAD_OPTIONS; NeMo's other options
+    only when off); `at`: each key's path in the file, `said`: the keys reported already (the args form's)."""
     section: dict[str, Any] = {"name": "NovoGrad", "dialect": "pytorch_optimizer"}
     for key, value in optim.items():
-        where = join_path(path, key_text(key))
-        if key in ("sched", "args"):   # args: its error is _optimizer's
+        where = at[key]
+        if key == "sched":
             continue
         if key == "name":
             report.append(KeyUse(where, "exact", "NeMo's Novograd is pytorch_optimizer's NovoGrad"))
@@ -249,13 +348,16 @@ def _novograd(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse])
             report.append(KeyUse(where, "trainer", "dropped by NeMo's setup_optimization"))
         elif key in NOVOGRAD_OPTIONS:
             section[key] = value
-            report.append(KeyUse(where, "exact"))
+            if key not in said:
+                report.append(KeyUse(where, "exact"))
         elif key in NOVOGRAD_OFF and value is False:
-            report.append(KeyUse(where, "exact", "off"))
+            if key not in said:
+                report.append(KeyUse(where, "exact", "off"))
         elif key in NOVOGRAD_OFF:
             errors.add(where, NOVOGRAD_OFF[key])
         elif key in NOVOGRAD_UNUSED and not optim.get("luc"):
-            report.append(KeyUse(where, "exact", "unused without luc"))
+            if key not in said:
+                report.append(KeyUse(where, "exact", "unused without luc"))
         elif key not in NOVOGRAD_UNUSED:
             errors.add(where, "NeMo's Novograd takes no such option",
                        closest(str(key), [*NOVOGRAD_OPTIONS, *NOVOGRAD_OFF, *NOVOGRAD_UNUSED]))
@@ -312,6 +414,46 @@ def _trainer(trainer: Any, errors: Collector, report: list[KeyUse], length_given
 
 CLASS_PATH = ("NeMo's _target_ form instantiates a scheduler parameter class by path; give the schedule's keywords "
               "beside name: instead")
+OPTIMIZER_CLASS_PATH = ("NeMo's _target_ form of args instantiates an optimizer parameter class by path; give the "
+                        "optimizer's keywords in args or beside name: instead")
+
+
+def _hydra_1x(node: Mapping[str, Any], where: str, errors: Collector
+              ) -> tuple[dict[Any, Any], dict[Any, str]] | None:
+    """A mapping as NeMo reads it after maybe_update_config_version (Hydra 0.x to 1.x): the keys of its `params:`
+    moved up into it, over a key of the same name. (its values by key, each key's path in the file); None where
+    params is no mapping (an error at it)."""
+    values = {key: value for key, value in node.items() if key != "params"}
+    at = {key: join_path(where, key_text(key)) for key in values}
+    if "params" in node:
+        params = node["params"]
+        if not isinstance(params, Mapping):
+            errors.add(join_path(where, "params"), f"NeMo moves params' keys into {where.rsplit('.', 1)[-1]}: "
+                                                   f"expected a mapping, got {show(params)}")
+            return None
+        values.update(params)
+        at.update({key: join_path(where, f"params.{key_text(key)}") for key in params})
+    return values, at
+
+
+def _class_path(at: Mapping[Any, str], errors: Collector, message: str) -> bool:
+    """Whether a mapping NeMo instantiates by class path (`_target_`, or Hydra 0.x's `cls`, which
+    maybe_update_config_version makes its _target_) was given one: an error at it."""
+    for key in ("_target_", "cls"):
+        if key in at:
+            errors.add(at[key], message)
+            return True
+    return False
+
+
+def _unread(where: str, unread: list[str], how: str, notes: list[str]) -> None:
+    """What NeMo's args form (at `where`) does not read, said in the notes and warned: `how` it reads instead."""
+    if unread:
+        why = f"NeMo does not read {', '.join(unread)}: its args form {how}"
+        notes.append(f"{where}: {why}")
+        warnings.warn(why, UserWarning, stacklevel=6)
+
+
 #: NeMo's AVAILABLE_SCHEDULER_PARAMS (nemo/core/config/schedulers.py): each class's fields and defaults, the
 #: keywords an args form with `name:` gives the schedule (its max_steps is replaced by the run's)
 _WARMUP = {"max_steps": 0, "warmup_steps": None, "warmup_ratio": None, "last_epoch": -1}
@@ -337,41 +479,42 @@ SCHEDULER_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
-def _args_form(sched: Mapping[str, Any], name: str, errors: Collector, report: list[KeyUse], notes: list[str],
-               paths: dict[str, str] | None) -> dict[str, Any] | None:
-    """NeMo's older `sched.args` form -> the schedule's keywords, as prepare_lr_scheduler takes them. NeMo first
-    moves `params:` up into its parent (maybe_update_config_version, Hydra 0.x to 1.x); then with `args.name` (auto:
-    the schedule's name + Params) the keywords are that parameter class's defaults alone, since the overrides it
-    reads from `args.params` are never there; without `args.name`, args' keys are the keywords. The keys beside
-    `args` but name, max_steps and Lightning's are not read."""
-    path = "model.optim.sched"
-    where = join_path(path, "args")
+def _params_class(given: Any, auto: str, table: Mapping[str, Any], what: str, at: str, errors: Collector
+                  ) -> str | None:
+    """The parameter class an args form's `name:` takes (`auto`: the one NeMo names after the optimizer or
+    schedule), as NeMo looks it up in its registry `table`; None: one NeMo does not register (an error at `at`)."""
+    taken = auto if given == "auto" else given
+    if isinstance(taken, str) and taken in table:
+        return taken
+    listed = ", ".join(table)
+    errors.add(at, f"auto takes {taken}, which NeMo does not register ({listed})" if given == "auto"
+               else f"not one of NeMo's {what} parameter classes ({listed}), got {show(given)}",
+               None if given == "auto" or not isinstance(given, str) else closest(given, list(table)))
+    return None
+
+
+def _args_form(sched: Mapping[str, Any], sched_at: Mapping[Any, str], name: str, errors: Collector,
+               report: list[KeyUse], notes: list[str], paths: dict[str, str] | None) -> dict[str, Any] | None:
+    """NeMo's older `sched.args` form -> the schedule's keywords, as prepare_lr_scheduler takes them (`sched`:
+    after maybe_update_config_version, `sched_at` its keys' paths). NeMo first moves `params:` up into its parent
+    (`_hydra_1x`); then with `args.name` (auto: the schedule's name + Params) the keywords are that parameter class's
+    defaults alone, since the overrides it reads from `args.params` are never there; without `args.name`, args'
+    keys are the keywords. The keys beside `args` but name, max_steps and Lightning's are not read."""
+    where = sched_at["args"]
     args = sched["args"]
     if not isinstance(args, Mapping):
         errors.add(where, f"expected NeMo's scheduler args mapping (name: auto, ...), got {show(args)}")
         return None
-    keys = {key: join_path(where, key_text(key)) for key in args if key != "params"}
-    if "params" in args:
-        params = args["params"]
-        if not isinstance(params, Mapping):
-            errors.add(join_path(where, "params"), f"NeMo moves params' keys into args: expected a mapping, got "
-                                                   f"{show(params)}")
-            return None
-        keys.update({key: join_path(where, f"params.{key_text(key)}") for key in params})
-    values = {key: (args["params"][key] if "params" in args and key in args["params"] else args[key]) for key in keys}
-    for key in ("_target_", "cls"):   # NeMo's Hydra 0.x cls is its _target_
-        if key in keys:
-            errors.add(keys[key], CLASS_PATH)
-            return None
+    moved = _hydra_1x(args, where, errors)
+    if moved is None:
+        return None
+    values, keys = moved
+    if _class_path(keys, errors, CLASS_PATH):
+        return None
     unread, taken, said_args = [], None, []
     if "name" in keys:
-        given = values["name"]
-        taken = f"{name}Params" if given == "auto" else given
-        if not isinstance(taken, str) or taken not in SCHEDULER_PARAMS:
-            listed = ", ".join(SCHEDULER_PARAMS)
-            errors.add(keys["name"], f"auto takes {taken}, which NeMo does not register ({listed})" if given == "auto"
-                       else f"not one of NeMo's scheduler parameter classes ({listed}), got {show(given)}",
-                       None if given == "auto" or not isinstance(given, str) else closest(given, SCHEDULER_PARAMS))
+        taken = _params_class(values["name"], f"{name}Params", SCHEDULER_PARAMS, "scheduler", keys["name"], errors)
+        if taken is None:
             return None
         defaults = SCHEDULER_PARAMS[taken]
         spec = {k: v for k, v in defaults.items() if k != "max_steps"}
@@ -390,8 +533,7 @@ def _args_form(sched: Mapping[str, Any], name: str, errors: Collector, report: l
         said_args.extend(KeyUse(at, "exact") for at in keys.values())
         if paths is not None:
             paths.update({f"scheduler.{key_text(k)}": at for k, at in keys.items()} | {"scheduler": where})
-    for key in sched:
-        at = join_path(path, key_text(key))
+    for key, at in sched_at.items():
         if key in SCHED_TRAINER or str(key).startswith("t_"):
             report.append(KeyUse(at, "trainer", SCHED_TRAINER.get(key, "set by NeMo")))
         elif key not in ("name", "max_steps", "args"):
@@ -401,11 +543,8 @@ def _args_form(sched: Mapping[str, Any], name: str, errors: Collector, report: l
             report.append(KeyUse(at, "exact"))
         elif key == "args":
             report.extend(said_args)
-    if unread:
-        how = f"builds the schedule from the defaults of {taken}" if taken else "gives the schedule args' keys alone"
-        why = f"NeMo does not read {', '.join(unread)}: its args form {how}"
-        notes.append(f"{where}: {why}")
-        warnings.warn(why, UserWarning, stacklevel=5)
+    _unread(where, unread, f"builds the schedule from the defaults of {taken}" if taken else
+            "gives the schedule args' keys alone", notes)
     return spec
 
 
@@ -415,7 +554,11 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none); `trainer`: the
     trainer section (None: none). `length_given`: a run length is given beside the file (--steps, its own train:),
     which a max_steps left to the run takes. `paths` receives the own form's scheduler paths that are not the
-    NeMo config's `model.optim.sched.<key>` (the args form's)."""
+    NeMo config's `model.optim.sched.<key>` (the args form's, and the keys NeMo moves up from `params:`).
+
+    NeMo moves `params:` up into the schedule before it reads it (`_hydra_1x`), over the max_steps that
+    setup_optimization put there from trainer.max_steps; a schedule without `name` it warns about and builds
+    none (prepare_lr_scheduler), so the lr stays constant, as here."""
     has_trainer = trainer is not None
     from optreg.core.entry import SCHEDULER
     from optreg.core.registry import REGISTRY
@@ -426,62 +569,82 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     if not isinstance(sched, Mapping):
         errors.add(path, f"expected NeMo's schedule mapping (name:, warmup_steps:, ...), got {show(sched)}")
         return None
-    if "_target_" in sched:
-        errors.add(join_path(path, "_target_"), CLASS_PATH)
+    moved = _hydra_1x(sched, path, errors)
+    if moved is None:
         return None
-    name = sched.get("name")
+    sched, at = moved
+    if _class_path(at, errors, CLASS_PATH):
+        return None
+    if "name" not in sched:
+        for key, where in at.items():
+            report.append(KeyUse(where, "trainer", SCHED_TRAINER.get(key, "set by NeMo"))
+                          if key in SCHED_TRAINER or str(key).startswith("t_") else
+                          KeyUse(where, "exact", "not read: NeMo builds no scheduler without a name"))
+        return _builds_none(NO_NAME, path, notes, report)
+    name = sched["name"]
     if name == "ReduceLROnPlateau":
-        errors.add(join_path(path, "name"), "ReduceLROnPlateau steps on a validation metric Lightning hands it once "
-                                            "per epoch; optreg's schedules are functions of the step count")
+        errors.add(at["name"], "ReduceLROnPlateau steps on a validation metric Lightning hands it once per epoch; "
+                               "optreg's schedules are functions of the step count")
         return None
     try:
-        REGISTRY.lookup(SCHEDULER, name, path=join_path(path, "name"), default="nemo")
+        REGISTRY.lookup(SCHEDULER, name, path=at["name"], default="nemo")
     except ConfigError as exc:
         errors.extend(exc)
         return None
     if "args" in sched:
-        spec = _args_form(sched, name, errors, report, notes, paths)
+        spec = _args_form(sched, at, name, errors, report, notes, paths)
         if spec is None:
             return None
     else:
         spec = {k: v for k, v in sched.items() if k not in ("name", "max_steps", *SCHED_TRAINER)
                 and not str(k).startswith("t_")}
-        for key in sched:
+        for key, where in at.items():
             if key in SCHED_TRAINER or str(key).startswith("t_"):
-                report.append(KeyUse(join_path(path, key_text(key)), "trainer", SCHED_TRAINER.get(key,
-                                                                                                  "set by NeMo")))
+                report.append(KeyUse(where, "trainer", SCHED_TRAINER.get(key, "set by NeMo")))
             elif key != "max_steps":
-                report.append(KeyUse(join_path(path, key_text(key)), "exact"))
+                report.append(KeyUse(where, "exact"))
+        if paths is not None:   # a key moved up from params
+            paths.update({f"scheduler.{key_text(k)}": at[k] for k in spec if at[k] != join_path(path, key_text(k))})
     takes_steps = name not in TORCH_SCHEDULERS
     given = sched.get("max_steps")
-    if has_trainer and trainer_steps >= 0:
+    moved_up = "max_steps" in sched and at["max_steps"] != join_path(path, "max_steps")   # over trainer.max_steps
+    if has_trainer and trainer_steps >= 0 and not moved_up:
         max_steps = trainer_steps
         if "max_steps" in sched:
-            report.append(KeyUse(join_path(path, "max_steps"), "exact",
+            report.append(KeyUse(at["max_steps"], "exact",
                                  f"replaced by trainer.max_steps ({trainer_steps}), as NeMo does"))
     elif given == -1 or (given is None and not has_trainer):
-        why = NO_SCHEDULE if given == -1 else ("NeMo builds no scheduler without max_steps and a trainer to "
-                                               "compute it from: the lr stays constant")
-        notes.append(f"{path}: {why}")
-        warnings.warn(why, UserWarning, stacklevel=4)
-        report.append(KeyUse(join_path(path, "max_steps" if "max_steps" in sched else "name"), "exact", why))
-        return None
+        return _builds_none(NO_SCHEDULE if given == -1 else ("NeMo builds no scheduler without max_steps and a "
+                                                             "trainer to compute it from: the lr stays constant"),
+                            at.get("max_steps", at["name"]), notes, report)
     elif given is not None:
         if (wrong := number_message(given, 0, integer=True, also="-1: no schedule")) is not None:   # NeMo asserts it
-            errors.add(join_path(path, "max_steps"), wrong)
+            errors.add(at["max_steps"], wrong)
             return None
         max_steps = given
-        report.append(KeyUse(join_path(path, "max_steps"), "exact"))
+        report.append(KeyUse(at["max_steps"], "exact", "over trainer.max_steps, as NeMo moves params up after "
+                                                       "setup_optimization sets it" if moved_up and has_trainer and
+                             trainer_steps >= 0 else ""))
+        if moved_up and paths is not None:
+            paths["scheduler.max_steps"] = at["max_steps"]
     else:
         max_steps = None   # trainer.max_epochs x steps per epoch: filled from the run by optreg's planner
-        report.append(KeyUse(join_path(path, "name"), "approximate", f"max_steps: {_epochs_replaced(trainer)}")
-                      if length_given else KeyUse(join_path(path, "name"), "exact",
+        report.append(KeyUse(at["name"], "approximate", f"max_steps: {_epochs_replaced(trainer)}")
+                      if length_given else KeyUse(at["name"], "exact",
                                                   f"max_steps: {_epochs_run(trainer)}, as NeMo computes it"))
     if takes_steps and max_steps is not None:
         spec["max_steps"] = max_steps
     if name in EPOCH:
         spec["by_epoch"] = True
     return {"name": name, "dialect": "torch" if name in TORCH_SCHEDULERS else "nemo", **spec}
+
+
+def _builds_none(why: str, where: str, notes: list[str], report: list[KeyUse]) -> None:
+    """A schedule NeMo builds none of, as NeMo warns (`why`, said at `where`): noted, warned and reported."""
+    notes.append(f"model.optim.sched: {why}")
+    warnings.warn(why, UserWarning, stacklevel=5)
+    report.append(KeyUse(where, "exact", why))
+    return None
 
 
 #: optreg's path -> the NeMo config's (for errors of the translated experiment)
@@ -512,13 +675,13 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     trainer = _trainer_section(cfg, errors, given) if has(data, "trainer") or "trainer" in data else None
     own: dict[str, Any] = {}
     trainer_epochs = False   # train.epochs is the trainer's max_epochs (its errors at that key)
-    sched_paths: dict[str, str] = {}   # the args form's own-form paths (`_scheduler`)
+    form_paths: dict[str, str] = {}   # own-form paths not at model.optim.<key> (args forms', params')
     if not errors and not isinstance(optim, Mapping):
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
         steps, epochs, clip = _trainer(trainer, errors, report, given)
-        optimizer = _optimizer(optim, errors, report)
-        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given, sched_paths)
+        optimizer = _optimizer(optim, errors, report, notes, form_paths)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given, form_paths)
         if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and not given:
             train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
@@ -537,9 +700,9 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if stand_in:
         own["scheduler"]["max_steps"] = PLACEHOLDER
     from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
-    paths = {**PATHS, **sched_paths}
-    if from_trainer:
-        paths["scheduler.max_steps"] = "trainer.max_steps"
+    paths = {**PATHS, **form_paths}
+    if from_trainer:   # unless NeMo moved a max_steps up from sched.params over it (form_paths has it)
+        paths.setdefault("scheduler.max_steps", "trainer.max_steps")
     if trainer_epochs:
         paths["train.epochs"] = "trainer.max_epochs"
     experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
