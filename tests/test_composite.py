@@ -459,7 +459,10 @@ THOR = {"name": "mindspore.thor", "learning_rate": 0.1, "damping": 0.03, "moment
     ({"max_ndim": 1, "optimizer": {"name": "AdamW"}, "lr_mult": -2}, "optimizer.param_groups[0].lr_mult",
      "must be >= 0"),
     ({"max_ndim": "one", "optimizer": {"name": "AdamW"}}, "optimizer.param_groups[0].max_ndim", "integer"),
-], ids=["wrapper", "dynamic-lr", "thor", "lr_mult", "selector"])
+    ({"max_ndim": 1, "optimizer": {"name": "LBFGS"}}, "optimizer.param_groups[0].optimizer.name",
+     "a composite steps its parts without a closure (it evaluates the closure once, before them), and torch.LBFGS "
+     "needs one (its step evaluates the loss through it)"),
+], ids=["wrapper", "dynamic-lr", "thor", "lr_mult", "selector", "closure"])
 def test_validate_build_and_configure_optimizer_refuse_a_part_at_the_same_path(rule, path, words):
     """What needs no model is refused without it (`optreg validate`), at the path build and configure_optimizer
     give it: the rule's own keys at the rule, the part's at its optimizer."""
@@ -474,6 +477,31 @@ def test_validate_build_and_configure_optimizer_refuse_a_part_at_the_same_path(r
             entry_point()
         assert [e.path for e in info.value.errors] == [prefix + path.removeprefix("optimizer.")], info.value
         assert words in info.value.errors[0].message
+
+
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_a_part_that_steps_only_through_a_closure_is_refused_at_its_path(accumulation):
+    """pytorch_optimizer's AliG (its limits: it steps only through a closure, whose argument is optional) as a part,
+    and LBFGS as the main optimizer, are refused at their names (they built, and raised at the first step: the
+    composite steps its parts without the closure); under gradient accumulation too, which steps without one:
+    the one error, in validate (no model) as in build (gradient accumulation's check does not say it again)."""
+    from optreg.api import to_experiment
+
+    pytest.importorskip("pytorch_optimizer")
+    train = {"steps": 4, "accumulation_steps": accumulation}
+    alig = {"max_ndim": 1, "optimizer": {"name": "pytorch_optimizer.AliG", "max_lr": 0.1}}
+    lbfgs = {"name": "LBFGS", "param_groups": [{"max_ndim": 1, "optimizer": {"name": "AdamW"}}]}
+    for spec, path, name in (({**MUON_ADAMW, "param_groups": [alig, MUON_ADAMW["param_groups"][1]]},
+                              "optimizer.param_groups[0].optimizer.name", "pytorch_optimizer.AliG"),
+                             (lbfgs, "optimizer.name", "torch.LBFGS")):
+        for entry_point in (lambda: to_experiment({"optimizer": spec, "train": train}),
+                            lambda: optreg.build({"optimizer": spec, "train": train}, _net())):
+            with pytest.raises(ConfigError) as info:
+                entry_point()
+            assert [(e.path, e.message) for e in info.value.errors] == [(
+                path, f"a composite steps its parts without a closure (it evaluates the closure once, before them), "
+                      f"and {name} needs one (its step evaluates the loss through it); train it alone, or give its "
+                      f"parameters another optimizer")]
 
 
 def test_a_parts_group_keys_go_beside_its_optimizer_as_any_rules_do():

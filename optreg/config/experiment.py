@@ -730,21 +730,17 @@ def plan_own(experiment: Experiment, params: Any) -> Plan:
 
 def _check_accumulation(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector) -> None:
     """Gradient accumulation (`train.accumulation_steps` > 1) steps the optimizer without a closure after its
-    micro-batches (optreg.train): an optimizer whose `step` requires one (LBFGS), or whose limits say it steps only
-    through one (pytorch_optimizer's AliG, whose closure argument is optional), cannot run it."""
-    import inspect
+    micro-batches (optreg.train): an optimizer that needs one (`Entry.needs_closure`: LBFGS, pytorch_optimizer's
+    AliG) cannot run it. A composite's parts are not checked again: it steps them without a closure whatever the
+    accumulation, so it refuses every part that needs one at that part's name (composite._check_part), once, in
+    validate as in build."""
+    from optreg.core.entry import NEEDS_CLOSURE
 
-    if experiment.run.accumulation == 1:
+    if experiment.run.accumulation == 1 or hasattr(opt_plan, "parts"):
         return
-    entry = opt_plan.entry
-    cls = entry.resolve()
-    step = getattr(cls, "step", None) if isinstance(cls, type) else None
-    closure = inspect.signature(step).parameters.get("closure") if step is not None else None
-    if closure is not None and closure.default is inspect.Parameter.empty or \
-            entry.limits is not None and entry.limits.needs_closure:
+    if opt_plan.entry.needs_closure():
         errors.add("train.accumulation_steps", f"gradient accumulation steps the optimizer without a closure, and "
-                                               f"{opt_plan.entry.qualname} needs one (its step evaluates the loss "
-                                               f"through it); use accumulation_steps: 1")
+                                               f"{opt_plan.entry.qualname} {NEEDS_CLOSURE}; use accumulation_steps: 1")
 
 
 def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collector, known_groups: bool = True,

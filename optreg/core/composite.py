@@ -21,8 +21,9 @@ bit; its `state_dict` holds the parts' state dicts (plain tensors, numbers and s
 `weights_only=True`).
 
 Refused: `param_groups` inside a rule's optimizer, an optimizer that wraps another (MindSpore LARS) or takes the
-model, a dynamic (per-step) lr inside a composite (MindSpore's learning_rate lists), a parameter the main optimizer
-cannot take with no rule routing it (Muon and a 1-D tensor: the error names the rule to add).
+model, one that needs a closure (LBFGS, pytorch_optimizer's AliG: the composite evaluates the closure once and steps
+its parts without it), a dynamic (per-step) lr inside a composite (MindSpore's learning_rate lists), a parameter the
+main optimizer cannot take with no rule routing it (Muon and a 1-D tensor: the error names the rule to add).
 
 ZeRO (`ZeroRedundancyOptimizer`) and `type(opt)(params, **opt.defaults)` rebuild an optimizer from its class and
 unnamed tensors: a composite has no single class to rebuild and its routing needs names, so `Composite(params)` is
@@ -253,15 +254,24 @@ def nominal_composite(section: Mapping[str, Any], dialect: str | None, errors: C
     main_index = [i for i, r in enumerate(rules) if not (isinstance(r, Mapping) and ROUTE_KEY in r)]
     main = {**section, "param_groups": [rules[i] for i in main_index]}
     parts.insert(0, (None, nominal(main, dialect, errors, path)))
+    _check_part(parts[0][1], path, errors)   # the main optimizer is a part too, as plan_composite checks it
     return CompositePlan.of(parts, rules, rules_path, main_index, [])
 
 
 def _check_part(plan: Any, path: str, errors: Collector) -> None:
+    """What a part (the main optimizer's plan too) cannot be, at `path`: an optimizer that wraps another, one that
+    needs a closure (`Composite.step` evaluates the closure once and steps its parts without it), a per-step lr."""
     from optreg.core.build import wraps_optimizer
+    from optreg.core.entry import NEEDS_CLOSURE
 
     if wraps_optimizer(plan.entry):
         errors.add(join_path(path, "name"), f"{plan.entry.qualname} wraps another optimizer; a composite's parts "
                                             f"are optimizers of their own parameters")
+    elif plan.entry.needs_closure():
+        errors.add(join_path(path, "name"), f"a composite steps its parts without a closure (it evaluates the "
+                                            f"closure once, before them), and {plan.entry.qualname} "
+                                            f"{NEEDS_CLOSURE}; train it alone, or give its parameters another "
+                                            f"optimizer")
     for i, _ in plan.dynamic_lrs():
         errors.add(join_path(path, "learning_rate" if "learning_rate" in plan.values else "lr"),
                    "a per-step lr (a dynamic learning_rate) inside a composite: the parts step together, give a "

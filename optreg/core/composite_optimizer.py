@@ -72,7 +72,8 @@ class Composite(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One step of every part (the closure, when given, is evaluated once, before them)."""
+        """One step of every part (the closure, when given, is evaluated once, before them: a part that needs one
+        is refused when the composite is planned)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():

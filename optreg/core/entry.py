@@ -172,6 +172,22 @@ class Entry:
         """The implementation's parameter name for a dialect option."""
         return self.rename.get(option, option)
 
+    def needs_closure(self) -> bool:
+        """Whether its step cannot do without a closure: its step() requires one (LBFGS), or its limits say it
+        steps only through one (pytorch_optimizer's AliG, whose closure argument is optional; BSAM)."""
+        import inspect
+
+        if self.limits is not None and self.limits.needs_closure:
+            return True
+        cls = self.resolve()
+        step = getattr(cls, "step", None) if isinstance(cls, type) else None
+        closure = inspect.signature(step).parameters.get("closure") if step is not None else None
+        return closure is not None and closure.default is inspect.Parameter.empty
+
+
+#: why an optimizer that `Entry.needs_closure` cannot step where its caller steps it without one
+NEEDS_CLOSURE = "needs one (its step evaluates the loss through it)"
+
 
 def optimizer(dialect: str, name: str, target: str, doc: str = "", **kw: Any) -> Entry:
     """A table row for an optimizer."""
