@@ -284,15 +284,10 @@ def _optimizer_args(optim: Mapping[str, Any], name: str, errors: Collector, repo
     if args is None:
         report.append(KeyUse(where, "exact", "no keywords (NeMo's parse_optimizer_args gives none)"))
         args = {}
-    if not isinstance(args, Mapping):
-        errors.add(where, f"expected NeMo's optimizer args mapping (name: auto, ...), got {show(args)}")
-        return None
-    moved = _hydra_1x(args, where, errors)
+    moved = _args_mapping(args, where, "optimizer", OPTIMIZER_CLASS_PATH, errors)
     if moved is None:
         return None
     values, at = moved
-    if _class_path(at, errors, OPTIMIZER_CLASS_PATH):
-        return None
     said: set[Any] = set()
     unread: list[str] = []
     taken = None
@@ -446,6 +441,17 @@ def _class_path(at: Mapping[Any, str], errors: Collector, message: str) -> bool:
     return False
 
 
+def _args_mapping(args: Any, where: str, what: str, class_path: str, errors: Collector
+                  ) -> tuple[dict[Any, Any], dict[Any, str]] | None:
+    """An args form's mapping (`what`'s, at `where`) as NeMo reads it (`_hydra_1x`); None where it is no mapping,
+    its params are none, or it names a class path NeMo would instantiate (`class_path`: why not), errors at them."""
+    if not isinstance(args, Mapping):
+        errors.add(where, f"expected NeMo's {what} args mapping (name: auto, ...), got {show(args)}")
+        return None
+    moved = _hydra_1x(args, where, errors)
+    return None if moved is None or _class_path(moved[1], errors, class_path) else moved
+
+
 def _unread(where: str, unread: list[str], how: str, notes: list[str]) -> None:
     """What NeMo's args form (at `where`) does not read, said in the notes and warned: `how` it reads instead."""
     if unread:
@@ -502,15 +508,10 @@ def _args_form(sched: Mapping[str, Any], sched_at: Mapping[Any, str], name: str,
     keys are the keywords. The keys beside `args` but name, max_steps and Lightning's are not read."""
     where = sched_at["args"]
     args = sched["args"]
-    if not isinstance(args, Mapping):
-        errors.add(where, f"expected NeMo's scheduler args mapping (name: auto, ...), got {show(args)}")
-        return None
-    moved = _hydra_1x(args, where, errors)
+    moved = _args_mapping(args, where, "scheduler", CLASS_PATH, errors)
     if moved is None:
         return None
     values, keys = moved
-    if _class_path(keys, errors, CLASS_PATH):
-        return None
     unread, taken, said_args = [], None, []
     if "name" in keys:
         taken = _params_class(values["name"], f"{name}Params", SCHEDULER_PARAMS, "scheduler", keys["name"], errors)
