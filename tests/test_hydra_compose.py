@@ -725,7 +725,14 @@ def test_a_mindformers_schedule_group_takes_total_steps_from_train_steps(group, 
     assert str(exc.value.errors[0]).startswith(f"override scheduler={group}: scheduler.total_steps: required")
 
 
+REMOVED = ("scheduler.T_max: required option is missing: left out or null, the schedule's length comes from the run's "
+           "length (train.steps, train.epochs × steps_per_epoch, or build(total_steps=)), which this override removed")
+
+
 def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path, capsys):
+    """A length left to the run (null in the group file, or by an override) whose run length an override removed:
+    the error says so at that override (it was `scheduler.T_max: required option is missing` alone, and after a
+    group switch advised `+scheduler.T_max`, which Hydra refuses for a key the group file has)."""
     null = composed("scheduler.T_max=null", "~train.steps", hydra=True)
     absent = composed("~train.steps", hydra=True)
     errors = []
@@ -733,8 +740,13 @@ def test_a_null_length_without_a_run_length_is_an_error_as_one_left_out(tmp_path
         with pytest.raises(ConfigError) as exc:
             optreg.build(cfg, model())
         errors.append(messages(exc))
-    assert errors == [["override scheduler.T_max=null: scheduler.T_max: required option is missing"],
-                      ["scheduler.T_max: required option is missing"]]   # null in the group file
+    assert errors == [[f"override ~train.steps: {REMOVED}"]] * 2   # null in the group file
+    config = str(APP / "conf" / "config.yaml")
+    for argv in (["validate", config, "~train.steps"], ["plot", "--csv", config, "~train.steps"],
+                 ["run", config, "~train.steps"], ["validate", QUICKSTART, "scheduler=cosine_annealing", "~train"]):
+        assert main(argv) == 1
+        removal = argv[-1]
+        assert capsys.readouterr().err.strip().endswith(f"override {removal}: {REMOVED}"), argv
     path = tmp_path / "no_run.yaml"
     path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler: {name: OneCycleLR, max_lr: 0.1}\n")
     assert main(["validate", str(path), "+scheduler.total_steps=null"]) == 1

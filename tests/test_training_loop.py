@@ -180,7 +180,8 @@ def test_a_length_written_null_is_one_left_out(spec, length, written):
         except ConfigError as exc:
             outcomes.append([(e.path, e.message) for e in exc.errors])
     missing = "give total_steps, or epochs and steps_per_epoch" if length == "total_steps" else \
-        "required option is missing"
+        ("required option is missing: left out or null, the schedule's length comes from the run's length "
+         "(train.steps, train.epochs × steps_per_epoch, or build(total_steps=)), and the run has none")
     # LinearLR's total_iters has a default (5), which a length left out keeps when no run gives one
     assert outcomes[0] == outcomes[1] == (lrs(optreg.build(config({**spec, length: 5}), Two()), 12)
                                           if length == "total_iters" else [(f"scheduler.{length}", missing)])

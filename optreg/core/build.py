@@ -35,7 +35,7 @@ from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_
                                       to_target_kwargs, validate_options)
 from optreg.core import models
 from optreg.core.lint import group_lrs_replaced, own_warmup_errors
-from optreg.core.loop import check_entry, counts_scale, fill_length, finish, on_metric, pop_loop
+from optreg.core.loop import check_entry, counts_scale, fill_length, finish, on_metric, pop_loop, run_length_said
 from optreg.schedules.engine import ABSOLUTE, INITIAL_KEYS, KEYS, MIXED, Constant
 from optreg.schedules.epochs import scale_counts
 
@@ -1075,7 +1075,7 @@ def _plan_spec(spec: dict[str, Any], context: Context, path: str, dialect: str |
             plan.values = scale_counts(plan.values, scale, skip=(loop.filled,) if loop.filled else ())
         own_warmup_errors(plan, path, errors)
     except ConfigError as exc:
-        errors.extend(exc)
+        errors.extend(run_length_said(exc, loop, path))
     if not errors and engine:
         kwargs = to_target_kwargs(entry, plan.values)
         children = iter(plan.children)

@@ -11,6 +11,7 @@ it (in epochs, rounded up, for by_epoch alone). A length written null (a Hydra g
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ class Loop:
     warmup: Any = None            # optreg.schedules.warmup.WarmupSpec
     warmup_steps: int = 0
     filled: str | None = None
+    unfilled: str | None = None   # the length option left to a run that gives none (`no_run_length` says so)
 
     @property
     def epoch_stepped(self) -> bool:
@@ -196,9 +198,12 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
     names = {length, *synonyms(length)}
     for name in names & {k for k, v in spec.items() if v is None}:
         del spec[name]
-    if not context.top or (context.run_steps is None and not context.run_invalid) or any(n in spec for n in names):
+    if not context.top or any(n in spec for n in names):
         return
     if not (required_length(entry) or loop.warmup is not None and _length_of(entry) is not None):
+        return
+    if context.run_steps is None and not context.run_invalid:   # its error says why (`run_length_said`)
+        loop.unfilled = length
         return
     if context.run_steps is None:   # planned on, so that the run's own error is the one reported
         spec[length] = 1
@@ -209,6 +214,21 @@ def fill_length(entry: Any, spec: dict[str, Any], loop: Loop, context: Any, path
     spec[length] = math.ceil(remaining / context.steps_per_epoch) if loop.epoch_stepped and \
         context.steps_per_epoch else remaining
     loop.filled = length
+
+
+def no_run_length(removed: bool = False) -> str:
+    """The error of a required length that the spec leaves to the run (`fill_length`) when the run has no length;
+    `removed`: an override of the run took it away (optreg.integrations.hydra.support, which locates it there)."""
+    return (f"{models.MISSING_OPTION}: left out or null, the schedule's length comes from the run's length "
+            f"({NO_RUN}), " + ("which this override removed" if removed else "and the run has none"))
+
+
+def run_length_said(error: ConfigError, loop: Loop, path: str) -> ConfigError:
+    """`error` (the spec's options validated) with the required-option error of the length `fill_length` left
+    unfilled, for want of a run length, saying so (`no_run_length`)."""
+    where = join_path(path, loop.unfilled) if loop.unfilled else None
+    return ConfigError([dataclasses.replace(e, message=no_run_length())
+                        if e.path == where and e.message == models.MISSING_OPTION else e for e in error.errors])
 
 
 def counts_scale(loop: Loop, context: Any) -> int:

@@ -238,8 +238,30 @@ def override_locator(overrides: Sequence[str], fallback: Callable[[str], Locatio
             return override_location(best[1])
         return fallback(path) if fallback else None
 
-    locate.advise = left_out_by_group   # what Experiment.locate adds to the errors it locates at an override
+    removal = next((o for o in reversed(overrides) if _removes_run(o)), None)
+    # what Experiment.locate adds to the errors it locates at an override
+    locate.advise = lambda error: left_out_by_group(run_removed(error, removal) if removal else error)
     return locate
+
+
+#: the `train:` keys that give the run's length (optreg.config.run.TrainSpec), and their section
+RUN_KEYS = ("train", "train.steps", "train.epochs")
+
+
+def _removes_run(override: str) -> bool:
+    """Whether `override` takes away a key that gives the run's length (`~train.steps`, `train.steps=null`)."""
+    key, sep, value = override.partition("=")
+    return _override_key(override) in RUN_KEYS and (key.startswith("~") or sep and value.strip() == "null")
+
+
+def run_removed(error: ConfigError, removal: str) -> ConfigError:
+    """`error` with each schedule's length left to a run that has none (optreg.core.loop.no_run_length) at the
+    override `removal` that took the run's length away, saying so."""
+    from optreg.core.loop import no_run_length
+
+    return ConfigError([dataclasses.replace(e, message=no_run_length(removed=True),
+                                            location=override_location(removal))
+                        if e.message == no_run_length() else e for e in error.errors])
 
 
 def set_by_user(overrides: Sequence[str], written: Callable[[str], Any] | None = None) -> Callable[[str], bool]:
@@ -497,14 +519,15 @@ class SchedulerFactory:
 def _no_run_length(error: ConfigError, section: Mapping[str, Any]) -> ConfigError:
     """`error` with advice at each required option the section writes null (a group file's schedule length, which
     build() takes from the run): `instantiate` knows no run, so the section has to give it."""
+    from optreg.core.loop import no_run_length
     from optreg.core.models import MISSING_OPTION
 
     items = []
     for e in error.errors:
         key = e.path.removeprefix(SCHEDULER + ".")
-        if e.message == MISSING_OPTION and key in section and section[key] is None:
-            e = dataclasses.replace(e, message=f"{e.message}; null is the run's length in optreg.build(cfg, model), "
-                                               f"and instantiate has no run: set it ({e.path}=${{train.steps}})")
+        if e.message == no_run_length() and key in section and section[key] is None:
+            e = dataclasses.replace(e, message=f"{MISSING_OPTION}; null is the run's length in optreg.build(cfg, "
+                                               f"model), and instantiate has no run: set it ({e.path}=${{train.steps}})")
         items.append(e)
     return ConfigError(items)
 
