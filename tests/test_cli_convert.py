@@ -157,7 +157,8 @@ def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source)]) == 1
     assert capsys.readouterr().err == (f"{source}:45:1: num_train_epochs: 1 epoch needs the steps per epoch to give "
-                                       f"a run length: --steps N (build(..., steps_per_epoch=))\n")
+                                       f"a run length: train.steps_per_epoch or --steps N (build(..., "
+                                       f"steps_per_epoch=))\n")
 
 
 @pytest.mark.parametrize("source", ["examples/deepspeed/ds_config.json",

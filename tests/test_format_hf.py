@@ -93,8 +93,8 @@ def test_a_warmup_ratio_of_a_run_in_epochs_counts_from_the_run_given_beside_the_
     fractional epochs (it was an error at warmup_ratio)."""
     from transformers import get_scheduler
 
-    for epochs, said in ((2, ("num_train_epochs", "2 epochs need the steps per epoch to give a run length: --steps "
-                                                  "N (build(..., steps_per_epoch=))")),
+    for epochs, said in ((2, ("num_train_epochs", "2 epochs need the steps per epoch to give a run length: "
+                                                  "train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))")),
                          (2.5, ("max_steps", "the run length, which the file leaves to the trainer: give it with "
                                              "--steps N (optreg validate / run / plot / convert) or build(..., "
                                              "total_steps=N), or the steps per epoch of a run in epochs (build(..., "
@@ -313,25 +313,58 @@ def test_epochs_take_the_dataloader_length():
     with pytest.raises(ConfigError) as info:
         optreg.build(config, STAND_IN.model())
     assert [(e.path, e.message) for e in info.value.errors] == [   # the run in epochs, and so the schedule's length
-        ("num_train_epochs", "1 epoch needs the steps per epoch to give a run length: --steps N (build(..., "
-                             "steps_per_epoch=))")]
+        ("num_train_epochs", "1 epoch needs the steps per epoch to give a run length: train.steps_per_epoch or "
+                             "--steps N (build(..., steps_per_epoch=))")]
     built = optreg.build(config, STAND_IN.model(), steps_per_epoch=50)
     assert built.run.steps == 50 and built.scheduler.schedules[0].num_training_steps == 50
 
 
 @pytest.mark.parametrize("command", ["run", "plot"])
-def test_a_trainers_epochs_name_what_gives_their_length_for_that_format(command, tmp_path, capsys):
-    """The Trainer's reader reads no `train:` section (an application's key beside TrainingArguments): a run of
-    num_train_epochs without its length names --steps and build(steps_per_epoch=), not train.steps_per_epoch."""
+def test_a_trainers_epochs_take_the_steps_per_epoch_of_the_run_beside_the_file(command, tmp_path, capsys):
+    """optreg's `train:` beside TrainingArguments is read as the own form reads it: train.steps_per_epoch, in the
+    file or as an override (`train.steps_per_epoch=N`, `+train.steps_per_epoch=N`), gives num_train_epochs their
+    length as build(steps_per_epoch=) does (it was not read: the run said it had none), and train.steps replaces
+    them as --steps does; run, plot --csv, validate and build() agree. Without it, the error names it."""
     from optreg.cli import main
 
-    path = tmp_path / "args.yaml"
-    path.write_text("optim: adamw_torch\nlearning_rate: 0.001\nnum_train_epochs: 2\ntrain: {steps_per_epoch: 10}\n")
+    args = "optim: adamw_torch\nlearning_rate: 0.001\nnum_train_epochs: 2\nwarmup_steps: 0.1\n"
+    bare, beside = tmp_path / "args.yaml", tmp_path / "beside.yaml"
+    bare.write_text(args)
+    beside.write_text(args + "train: {steps_per_epoch: 10}\n")
     extra = ["--csv"] if command == "plot" else []
-    assert main([command, str(path), *extra]) == 1
-    assert capsys.readouterr().err == (f"{path}:3:1: num_train_epochs: 2 epochs need the steps per epoch to give a "
-                                       f"run length: --steps N (build(..., steps_per_epoch=))\n")
-    assert main([command, str(path), "--steps", "20", *extra]) == 0
+    assert main([command, str(bare), *extra]) == 1
+    assert capsys.readouterr().err == (f"{bare}:3:1: num_train_epochs: 2 epochs need the steps per epoch to give a "
+                                       f"run length: train.steps_per_epoch or --steps N (build(..., "
+                                       f"steps_per_epoch=))\n")
+    reference = optreg.build(str(bare), STAND_IN.model(), steps_per_epoch=10)
+    assert reference.run.steps == 20 and reference.scheduler.schedules[0].num_training_steps == 20
+    lrs = [reference.scheduler.get_last_lr()[0]]
+    for _ in range(19):
+        reference.optimizer.step()
+        reference.scheduler.step()
+        lrs.append(reference.scheduler.get_last_lr()[0])
+    assert lrs[:3] == pytest.approx([0.0, 1e-3 / 2, 1e-3]) and lrs[-1] == pytest.approx(1e-3 / 18)   # warmup 2
+    for argv in ([str(beside)], [str(bare), "train.steps_per_epoch=10"], [str(bare), "+train.steps_per_epoch=10"]):
+        assert main(["validate", *argv]) == 0
+        assert main([command, *argv, *extra]) == 0
+        out = capsys.readouterr().out
+        if command == "plot":
+            rows = [line.split(",") for line in out.splitlines()[1:] if line.split(",")[1] == "0"]
+            assert [float(r[3]) for r in rows] == pytest.approx(lrs), argv
+        else:
+            assert "(after 20 steps)" in out and f"lr: g0 {lrs[-1]:.4g}" in out, argv
+    built = optreg.build(str(beside), STAND_IN.model())
+    assert built.run == reference.run and built.scheduler.schedules[0].num_training_steps == 20
+    with pytest.raises(ConfigError) as info:
+        optreg.build(str(beside), STAND_IN.model(), steps_per_epoch=8)
+    assert [str(e) for e in info.value.errors] == [f"{beside}:5:9: train.steps_per_epoch: build(steps_per_epoch=8) "
+                                                   f"and train.steps_per_epoch 10 disagree; give one"]
+    assert main([command, str(bare), "train.steps=12", *extra]) == 0   # the length given replaces the epochs
+    with pytest.raises(ConfigError) as info:   # as the own form's train.epochs × steps_per_epoch
+        optreg.build(str(beside), STAND_IN.model(), total_steps=12)
+    assert [str(e) for e in info.value.errors] == [f"{beside}:3:1: num_train_epochs: total_steps=12 and "
+                                                   f"num_train_epochs × steps_per_epoch = 2 × 10 = 20 disagree on the "
+                                                   f"run length; give one"]
 
 
 @pytest.mark.parametrize("text, fmt", [

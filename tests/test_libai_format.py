@@ -368,6 +368,30 @@ def test_a_run_length_given_stands_for_the_epochs(eager_tree):
         optreg.build(path, Net())
 
 
+STEPS_PER_EPOCH = ("train.steps_per_epoch: LiBai's train has no steps_per_epoch: LiBai reads the iterations per epoch "
+                   "from the dataset; give them as build(..., steps_per_epoch=), or the run's length as --steps N "
+                   "(build(..., total_steps=N))")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["plot", "--csv"], ["run"]])
+def test_steps_per_epoch_in_libai_s_train_is_an_error_naming_what_gives_them(tree, command, capsys):
+    """`train` is LiBai's trainer's section, which has no steps per epoch: the own form's override
+    `train.steps_per_epoch=N` (or the key in the file) is an error at it that names what gives them (it was taken
+    for a key of LiBai's trainer and dropped: the run said it had none); --steps and build(steps_per_epoch=) do."""
+    from optreg.cli import main
+
+    path = tree("train.train_epoch = 2\ntrain.train_iter = 0\n")
+    for override in ("train.steps_per_epoch=5", "+train.steps_per_epoch=5"):
+        assert main([*command, path, override]) == 1
+        assert capsys.readouterr().err.strip().endswith(f"override {override}: {STEPS_PER_EPOCH}")
+    assert main([*command, path, "--steps", "10"]) == 0
+    assert optreg.build(path, Net(), steps_per_epoch=5).run.steps == 10
+    written = tree("train.train_epoch = 2\ntrain.train_iter = 0\ntrain.steps_per_epoch = 5\n")   # the same file
+    with pytest.raises(ConfigError) as info:
+        optreg.build(written, Net(), steps_per_epoch=5)
+    assert [str(e) for e in info.value.errors] == [f"{written}:10:1: {STEPS_PER_EPOCH}"]
+
+
 NEVER_FINISHES = "decay_steps 400 spans 400 steps, more than the 300 steps of the run ({}): the schedule never finishes"
 ENDS_EARLY = "decay_steps 200 spans 200 steps, under 0.9 × the 300 steps of the run ({}): the schedule ends early"
 

@@ -1001,8 +1001,8 @@ def test_a_run_that_is_not_a_multiple_of_accumulation_steps_needs_a_list_of_its_
      "train.steps_per_epoch=N of optreg run / plot / groups) or build(..., steps_per_epoch=)"),
     ("model:\n  optim:\n    name: adamw\n    lr: 1.0e-3\n    sched: {name: CosineAnnealing, warmup_steps: 10}\n"
      "trainer: {max_epochs: 3, devices: 1}\n",
-     "6:11: trainer.max_epochs: 3 epochs need the steps per epoch to give a run length: --steps N (build(..., "
-     "steps_per_epoch=))"),
+     "6:11: trainer.max_epochs: 3 epochs need the steps per epoch to give a run length: train.steps_per_epoch or "
+     "--steps N (build(..., steps_per_epoch=))"),
 ], ids=["by_epoch", "by_epoch_no_train", "epochs_alone", "mmengine_epochs", "nemo_max_epochs"])
 def test_validate_gives_builds_verdict_on_a_run_in_epochs_without_its_steps_per_epoch(text, error, tmp_path,
                                                                                      capsys):

@@ -116,11 +116,10 @@ class Experiment:
         the length (train.steps, build(total_steps=)): one source, or two that agree (`resolve_run`)."""
         epochs = self.train.epochs
         counted = f"{epochs} epochs need" if epochs != 1 else "1 epoch needs"
-        if self.epochs_unresolved:   # a format's own epochs (the Trainer's num_train_epochs)
-            # are not train: ones, beside which its reader reads no train.steps_per_epoch
-            remedy = "--steps N (build(..., steps_per_epoch=))" if "train.epochs" in self.paths else \
-                "train.steps_per_epoch or --steps N (build(..., steps_per_epoch=))"
-            errors.add("train.epochs", f"{counted} the steps per epoch to give a run length: {remedy}")
+        if self.epochs_unresolved:   # a format's own epochs too (the Trainer's num_train_epochs, NeMo's
+            # trainer.max_epochs), beside which its reader reads train.steps_per_epoch
+            errors.add("train.epochs", f"{counted} the steps per epoch to give a run length: train.steps_per_epoch or "
+                                       f"--steps N (build(..., steps_per_epoch=))")
         elif epochs is not None and self.run.steps_per_epoch is None and "train.epochs" not in self.paths:
             errors.add("train.epochs", f"{counted} the steps per epoch to agree with the {self.run.steps} steps of the "
                                        f"run ({self.run.source}): give one of train.steps or train.epochs with "

@@ -136,6 +136,16 @@ def resolve_run(train: TrainSpec, *, total_steps: int | None = None, steps_per_e
     return RunLength(first[1], per_epoch, first[2], accumulation)
 
 
+def run_known(train: Any) -> bool:
+    """Whether optreg's `train:` section (as a reader writes it) gives the run length (train.steps, or train.epochs
+    × steps_per_epoch); one in error does not (its errors are reported when the own form is read)."""
+    try:
+        spec = TrainSpec.model_validate(train or {})
+    except ValidationError:
+        return False
+    return resolve_run(spec, errors=Collector()).known
+
+
 def epochs_run(key: str, accumulation: tuple[str, Any] | None = None) -> str:
     """A trainer's run in epochs as a report words it: `key` (the file's epochs) × the dataloader's length. A trainer
     that accumulates gradients (`accumulation`: the file's key and its value A > 1) and steps its schedule once per

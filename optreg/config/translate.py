@@ -122,11 +122,12 @@ def read_translated(own: Mapping[str, Any], source: Any, name: str, paths: Mappi
     import dataclasses
 
     from optreg.config.experiment import _read_own, nominal_check
-    from optreg.config.run import TrainSpec, resolve_run
+    from optreg.config.run import TrainSpec, resolve_run, run_known
     from optreg.errors import Collector
 
     errors = errors if errors is not None else Collector()
-    nominal = bool(run_length) and format_steps is None and not (own.get("train") or {}).get("steps")
+    train = own.get("train")   # one that is not a mapping: its own error, without a nominal run
+    nominal = bool(run_length) and format_steps is None and isinstance(train or {}, Mapping) and not run_known(train)
     data = {**own, "train": {**(own.get("train") or {}), "steps": NOMINAL_RUN}} if nominal else own
     if not errors:
         try:

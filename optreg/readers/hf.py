@@ -12,7 +12,8 @@ Read into optreg's own form (`optreg convert` writes it out):
 - `lr_scheduler_type` + `lr_scheduler_kwargs` (the `hf` dialect), `warmup_steps` (an int, or a float below 1: a
   ratio, ceil(ratio·total) as transformers 5 reads it; transformers 4's `warmup_ratio` is read the same way);
 - the run: `max_steps` (> 0), else `num_train_epochs` epochs of the Trainer's optimizer steps per epoch, the
-  dataloader's length / `gradient_accumulation_steps` rounded up (`build(steps_per_epoch=)` or `total_steps=`);
+  dataloader's length / `gradient_accumulation_steps` rounded up (`build(steps_per_epoch=)` or `total_steps=`, or
+  optreg's `train:` beside the arguments, read as the own form reads it: its steps_per_epoch, its steps);
 - `max_grad_norm` (default 1.0): the global norm (`clip_grad.max_norm`); 0 or a negative value turns clipping
   off, as the Trainer clips only when `max_grad_norm > 0`.
 TRL's config classes (SFTConfig, DPOConfig, GRPOConfig, ...: what TRL's, open-r1's and alignment-handbook's scripts
@@ -39,6 +40,8 @@ DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam
             "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
             "lr_scheduler_type": "linear", "warmup_steps": 0, "optim": "adamw_torch_fused"}
 READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
+#: optreg's `train:` section beside TrainingArguments (no field of theirs): the run, read as the own form reads it
+BESIDE = "train"
 #: what max_steps -1 (any max_steps <= 0: the Trainer takes max_steps when it is > 0) means to the Trainer
 EPOCHS_DECIDE = "the epochs decide"
 #: TRL 1.16's config classes, those of its trainers (TrainingArguments' subclasses that TRL's scripts, open-r1's
@@ -442,17 +445,25 @@ def warmup(data: Mapping[str, Any], total: int | None, report: list, errors: Col
 
 def given_total(data: Mapping[str, Any], epochs: Any) -> int | None:
     """The run length given beside a file whose max_steps leaves the run to the epochs: build(total_steps=),
-    --steps (the `train.steps` it writes beside the file) or `epochs` × build(steps_per_epoch=); None: not given."""
+    train.steps beside the file (--steps writes it there) or `epochs` × the steps per epoch (build(steps_per_epoch=),
+    train.steps_per_epoch beside the file); None: not given."""
     from optreg.config.run import given_run
 
-    given, train = given_run(), data.get("train")
+    given, train = given_run(), data.get(BESIDE)
+    train = train if isinstance(train, Mapping) else {}
     if "total_steps" in given:
         return given["total_steps"]
-    if isinstance(train, Mapping) and isinstance(train.get("steps"), int) and not isinstance(train["steps"], bool):
+    if _count(train.get("steps")):
         return train["steps"]
-    if "steps_per_epoch" in given and isinstance(epochs, int):
-        return epochs * given["steps_per_epoch"]
+    per_epoch = given.get("steps_per_epoch", train.get("steps_per_epoch"))
+    if _count(per_epoch) and _count(epochs):
+        return epochs * per_epoch
     return None
+
+
+def _count(value: Any) -> bool:
+    """Whether `value` is an int (not a bool): a count the run's keys take (their own errors say the rest)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, errors: Collector,
@@ -534,7 +545,7 @@ class HfFormat:
         return any(k in data for k in SIGNATURE_KEYS) or "learning_rate" in data and any(k in data for k in WITH_LR)
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
-        return [k for k in data.keys() if k in READ]
+        return [k for k in data.keys() if k in READ or k == BESIDE]
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
         errors, report = Collector(), []
@@ -546,12 +557,18 @@ class HfFormat:
         elif max_steps > 0:
             total = max_steps
             report.append(KeyUse("max_steps", "exact", "the run length"))
-        # a run length given beside the file (--steps, as `train.steps`): it replaces the epochs
-        given = isinstance(data.get("train"), Mapping) and "steps" in data["train"]
+        # optreg's run beside the file (train:, --steps as its train.steps, overrides of its keys), as the own form
+        # reads it; a run length given there replaces the epochs
+        beside = data.get(BESIDE)
+        if beside is not None:
+            own["train"] = dict(beside) if isinstance(beside, Mapping) else beside   # not a mapping: its own error
+            report.append(KeyUse(BESIDE, "exact", "optreg's run, beside TrainingArguments"))
+        given = isinstance(beside, Mapping) and ("steps" in beside or "epochs" in beside)
         if total is None:
             epochs = _number(data, "num_train_epochs", errors)
             if epochs and float(epochs).is_integer():
-                own["train"] = {"epochs": int(epochs)}
+                if not given:
+                    own["train"] = {**(own.get("train") or {}), "epochs": int(epochs)}
                 # the Trainer steps the schedule once per optimizer step: an epoch is ⌈batches / accumulation⌉
                 accumulation = ("gradient_accumulation_steps", data.get("gradient_accumulation_steps"))
                 if "num_train_epochs" in data:
@@ -567,7 +584,8 @@ class HfFormat:
         elif "num_train_epochs" in data:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
         own["optimizer"] = read_optimizer(data, report, errors, self.trl)
-        run = None if total is not None else given_total(data, (own.get("train") or {}).get("epochs"))
+        run = None if total is not None else given_total(data, (own.get("train") or {}).get("epochs")
+                                                          if isinstance(own.get("train"), Mapping) else None)
         own["scheduler"] = read_scheduler(data, total, report, errors, run)
         clip = _number(data, "max_grad_norm", errors, low=None)   # the Trainer clips when it is > 0
         if clip > 0:
@@ -578,7 +596,7 @@ class HfFormat:
         known = _fields()
         used = {u.path.split(".")[0] for u in report}
         for key in data:
-            if key in used or key in READ:
+            if key in used or key in READ or key == BESIDE:
                 continue
             hint = closest(str(key), list(READ), cutoff=0.85)
             if known is not None and key not in known and hint is not None:
@@ -592,7 +610,7 @@ class HfFormat:
                  "scheduler.num_warmup_steps": "warmup_steps", "scheduler.num_training_steps": "max_steps",
                  "scheduler": "lr_scheduler_kwargs",   # a schedule's options are lr_scheduler_kwargs, given or not
                  "clip_grad": "max_grad_norm", "clip_grad.max_norm": "max_grad_norm",   # the key is the max_norm
-                 "train.epochs": "num_train_epochs"}
+                 **({"train.epochs": "num_train_epochs"} if total is None and not given else {})}
         return read_translated(own, source, self.name, paths, report,   # the reader's errors with the own form's
                                format_steps=(total, "max_steps") if total is not None else None,
                                run_length="max_steps" if total is None else None, errors=errors, beside=True)

@@ -31,7 +31,7 @@ import warnings
 from typing import Any, Mapping
 
 from optreg.config.formats import KeyUse
-from optreg.config.run import epochs_run, length_replaced
+from optreg.config.run import epochs_run, length_replaced, run_known
 from optreg.core.models import number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.config.translate import read_translated
@@ -697,7 +697,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         own["scheduler"]["name"] not in TORCH_SCHEDULERS
     # checked with a stand-in length and planned with the run's (optreg fills a left-out length); a run length
     # given (train.steps, --steps, train.epochs × steps_per_epoch) is checked itself, as the other commands plan it
-    stand_in = from_epochs and not _run_known(own.get("train"))
+    stand_in = from_epochs and not run_known(own.get("train"))
     if stand_in:
         own["scheduler"]["max_steps"] = PLACEHOLDER
     from_trainer = not errors and trainer is not None and steps >= 0   # sched.max_steps is trainer.max_steps
@@ -722,17 +722,6 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
 
 
 PLACEHOLDER = 10 ** 6   # the schedule's length while its options are checked, when the run will give it
-
-
-def _run_known(train: Any) -> bool:
-    """Whether optreg's `train:` section gives the run length (train.steps, or train.epochs × steps_per_epoch)."""
-    from optreg.config.run import TrainSpec, resolve_run
-
-    try:
-        spec = TrainSpec.model_validate(train or {})
-    except ValueError:   # pydantic's ValidationError: its own errors are reported when the own form is read
-        return False
-    return resolve_run(spec, errors=Collector()).known
 
 
 #: why a schedule whose max_steps NeMo computes from the epochs needs the run length (`Experiment.needs_run_why`)

@@ -50,6 +50,9 @@ SECTIONS = ("optim", "train", "graph")   # the config's names optreg reads (grap
 GROUP_KEYS = ("weight_decay_norm", "weight_decay_bias", "clip_grad_max_norm", "clip_grad_norm_type", "overrides",
               "base_lr", "weight_decay")
 RUN_KEYS = ("train_iter", "train_epoch", "warmup_ratio")   # what LiBai's trainer derives the run and its warmup from
+#: what gives the iterations per epoch of a run in train_epoch, which LiBai reads from the dataset
+GIVE_ITERATIONS = ("give them as build(..., steps_per_epoch=), or the run's length as --steps N "
+                   "(build(..., total_steps=N))")
 TRAINER = {"train_micro_batch_size": "batch size", "global_batch_size": "batch size", "num_accumulation_steps":
            "gradient accumulation", "amp": "mixed precision", "output_dir": "output", "checkpointer": "checkpoints",
            "evaluation": "evaluation", "dist": "parallelism", "zero_optimization": "ZeRO", "log_period": "logging",
@@ -215,8 +218,7 @@ def schedule_for_run(train: Mapping[str, Any], iters: int, epochs: int, per_epoc
     then max_iter = A × train_iter and warmup_iter = A × ceil(train_iter · warmup_ratio) (`_scheduler`)."""
     if per_epoch is None and steps is None:
         raise ConfigError(f"train_epoch {epochs} × the dataset's iterations per epoch, which LiBai reads from the "
-                          f"dataset: give them as build(..., steps_per_epoch=), or the run's length as --steps N "
-                          f"(build(..., total_steps=N))", "train.train_epoch")
+                          f"dataset: {GIVE_ITERATIONS}", "train.train_epoch")
     errors = Collector()
     epoch_iters = epochs * per_epoch if per_epoch is not None else -(-steps // accumulation)
     scheduler = _scheduler(train, max(epoch_iters, iters), [], errors, accumulation)
@@ -257,6 +259,9 @@ def _run_length(train: Mapping[str, Any], report: list, errors: Collector) -> tu
                                      "LiBai rounds len(dataset) · train_epoch / global_batch_size up"))
                 continue
             report.append(KeyUse(join_path("train", key), "exact", why))
+        elif key == "steps_per_epoch":   # optreg's own form's key (train.steps_per_epoch=N), in LiBai's train
+            errors.add("train.steps_per_epoch", f"LiBai's train has no steps_per_epoch: LiBai reads the iterations per "
+                                                f"epoch from the dataset; {GIVE_ITERATIONS}")
         else:
             report.append(KeyUse(join_path("train", key), "trainer", TRAINER.get(key, "LiBai's trainer")))
     near = misspelt(train, RUN_KEYS, TRAINER)
