@@ -328,6 +328,59 @@ def test_a_warning_is_at_its_file_position_in_every_command_and_in_build(tmp_pat
         assert str(warning) == (f"{where}: {note}" if where else note)
 
 
+LINEAR, COSINE = {"name": "LinearLR", "start_factor": 0.1, "total_iters": 5}, {"name": "CosineAnnealingLR", "T_max": 95}
+NEVER_RUNS_FIRST = ("scheduler.milestones[0]: milestone 0 starts scheduler.schedulers[1] at the first step: "
+                    "scheduler.schedulers[0] (LinearLR) never runs; set the milestone to that stage's length, or drop it")
+NEVER_RUNS_PAST = ("scheduler.milestones[{k}]: milestone {m} is at or past the end of the 100 steps of the run "
+                   "(train.steps or --steps): scheduler.schedulers[{n}] (CosineAnnealingLR) never runs; lower the "
+                   "milestone below 100, or drop the stage")
+
+
+@pytest.mark.parametrize("name, stages, milestones, note, k", [
+    ("SequentialLR", [LINEAR, COSINE], [0], NEVER_RUNS_FIRST, 0),
+    ("sequential", [LINEAR, COSINE], [0], NEVER_RUNS_FIRST, 0),
+    ("SequentialLR", [LINEAR, COSINE], [100], NEVER_RUNS_PAST.format(k=0, m=100, n=1), 0),
+    ("sequential", [LINEAR, {"name": "ConstantLR", "factor": 0.5, "total_iters": 5}, COSINE], [5, 120],
+     NEVER_RUNS_PAST.format(k=1, m=120, n=2), 1),
+])
+def test_a_milestone_that_leaves_a_stage_no_step_is_a_warning_at_the_milestone(name, stages, milestones, note, k,
+                                                                               tmp_path, capsys):
+    """A sequence's milestone at 0 (the first stage never runs) or at or past the run's end (the stage it starts
+    never runs) is a warning at the milestone, in validate, plot, run and build alike (it passed without a word:
+    only the stages' total length was linted, and not for a milestone at 0); milestones within the run are not."""
+    from optreg.cli import main
+    from optreg.errors import Location
+
+    config = experiment({"name": name, "schedulers": stages, "milestones": milestones}, steps=100)
+    path = tmp_path / "sequence.yaml"
+    path.write_text(_yaml(config))
+    line = _yaml(config).splitlines().index("  milestones:") + 2 + k   # the milestone's item, `  - 120`
+    for argv in (["validate", str(path)], ["run", str(path)], ["plot", str(path), "--csv"]):
+        assert main(argv) == 0, argv
+        assert f"{path}:{line}:5: warning: {note}\n" in capsys.readouterr().err, argv
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optreg.build(str(path), torch.nn.Linear(2, 2))
+    assert [(w.message.note, w.message.location) for w in caught if "milestones" in w.message.note] == \
+        [(note, Location(str(path), line, 5))]
+    fitting = experiment({"name": name, "schedulers": stages, "milestones": [5, 10][:len(milestones)]}, steps=100)
+    assert not [n for n in build_notes(fitting) if "milestones" in n]
+    no_run = {**config, "train": {}}   # a first milestone at 0 whatever the run; one past the run's end needs one
+    assert [n for n in build_notes(no_run) if "milestones" in n] == ([note] if milestones == [0] else [])
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_a_milestone_in_epochs_past_the_run_is_said_in_epochs(convert):
+    """A sequence counted in epochs (by_epoch, and converted to iterations or not) writes its milestones in epochs:
+    the warning says them, and the run, in epochs."""
+    scheduler = {"name": "SequentialLR", "by_epoch": True, "convert_to_iter_based": convert,
+                 "schedulers": [{**LINEAR, "total_iters": 2}, {**COSINE, "T_max": 8}], "milestones": [12]}
+    notes = build_notes(experiment(scheduler, steps=None, epochs=10, steps_per_epoch=10))
+    assert [n for n in notes if "milestones" in n] == [
+        "scheduler.milestones[0]: milestone 12 is at or past the end of the 10 epochs of the run (train.epochs): "
+        "scheduler.schedulers[1] (CosineAnnealingLR) never runs; lower the milestone below 10, or drop the stage"]
+
+
 @pytest.mark.parametrize("scheduler, rule, note", [
     ("{name: LambdaLR, lr_lambda: 'min(1, step / 10)'}", "lr: 0.5",
      "5:1: warning: scheduler: the lr at step 0 is 0 (group 0's lr 0.5): the first optimizer step updates nothing; "

@@ -9,10 +9,12 @@ Errors, where training would break:
 Warnings, where it is probably a mistake:
 - a warmup longer than the schedule where the schedule allows it (DeepSpeed's warmup_num_steps > total_num_steps,
   which DeepSpeed warns of too);
+- a sequence's first milestone at 0 (torch's SequentialLR, optreg's `sequential`): its first stage never runs;
 and, only when the run length is known (given by the user or the format, never `optreg run`'s default):
 - a schedule whose horizon H (its length after the warmup W) is < 0.9 × (run − W) or > run − W: it ends before
   the run does (CosineAnnealingLR rises again after T_max) or never finishes (an HF schedule: any difference);
-  likewise a window's end that a schedule's entry writes (MMEngine's `end`) past the run's end;
+  likewise a window's end that a schedule's entry writes (MMEngine's `end`) past the run's end, and a sequence's
+  milestone at or past the run's end (the stage it starts never runs);
 - lr 0 at the first step (the first update does nothing);
 - a minimum lr at or above the group's peak (the schedule never decays);
 - a schedule that sets the lr itself (absolute values) while the optimizer section also sets one that the schedule
@@ -104,10 +106,11 @@ def _lint(plan: Any, run: Any, bases: Sequence[float] | None, optimizer_lr: tupl
     out = [f"{join_path(path, key)}: {_too_long(warmup, length, total)}: the lr rises for {warmup} steps, then "
            f"falls to its floor at once; lower {key} or raise {length}"
            for key, warmup, length, total in _long_warmups(plan, TOLERATED_WARMUP_KEYS)]
-    if run is None or run.steps is None:
-        return out
     loop = getattr(plan, "loop", None)
     warmup = loop.warmup_steps if loop is not None else 0
+    _milestones(plan, run, warmup, loop, path, out)
+    if run is None or run.steps is None:
+        return out
     _horizon(plan, run, warmup, loop, path, out)
     _window_ends(plan, run, path, out)
     schedule = _closed_form(plan)
@@ -379,15 +382,11 @@ def _stage_steps(plan: Any, last: int, path: str) -> list[tuple[Any, str, int]]:
     """(stage, its path, the last step the run evaluates it at) for each stage of `plan` that the run reaches:
     side by side, every stage at `last`; one after another, each on its window of the milestones, on its local step
     (or the global one: `restart: global`), as `Sequential.locate` evaluates it."""
-    from optreg.schedules.engine import Sequential
-
     stages = [(c, join_path(join_path(path, "schedulers"), i)) for i, c in enumerate(plan.children)]
     if not stages or _side_by_side(plan):
         return [(c, p, last) for c, p in stages]
-    sequence = _closed_form(plan, lr_alone=True)
-    while sequence is not None and not isinstance(sequence, Sequential):   # through a warmup, epochs, a dialect's
-        sequence = getattr(sequence, "inner", None) or getattr(sequence, "schedule", None)
-    if sequence is None or len(sequence.milestones) != len(stages) - 1:
+    sequence = _sequence(plan)
+    if sequence is None:
         return []
     out = []
     for k, (child, child_path) in enumerate(stages):
@@ -397,6 +396,47 @@ def _stage_steps(plan: Any, last: int, path: str) -> list[tuple[Any, str, int]]:
             reached = last if end is None else min(last, end - 1)
             out.append((child, child_path, sequence.locate(reached)[1]))
     return out
+
+
+def _sequence(plan: Any) -> Any:
+    """The engine's Sequential that runs the stages of `plan` one after another (through a warmup, epochs, a
+    dialect's class around it), with a milestone between each two; None for any other plan."""
+    from optreg.schedules.engine import Sequential
+
+    if not plan.children or _side_by_side(plan):
+        return None
+    sequence = _closed_form(plan, lr_alone=True)
+    while sequence is not None and not isinstance(sequence, Sequential):
+        sequence = getattr(sequence, "inner", None) or getattr(sequence, "schedule", None)
+    return sequence if sequence is not None and len(sequence.milestones) == len(plan.children) - 1 else None
+
+
+def _milestones(plan: Any, run: Any, warmup: int, loop: Any, path: str, out: list[str]) -> None:
+    """Each milestone a sequence writes (torch's SequentialLR, optreg's `sequential`: `milestones`) that leaves a
+    stage no step of the run: the first at 0 (the first stage never runs, whatever the run), one at or past the
+    run's end (the stage it starts never runs; with a run length only)."""
+    written = (plan.values or {}).get("milestones")
+    sequence = _sequence(plan) if isinstance(written, (list, tuple)) else None
+    if sequence is None or len(written) != len(sequence.milestones):
+        return
+    steps = run.steps if run is not None else None
+    # a sequence counted in epochs (by_epoch) is said in epochs, as its file writes it; compared in steps
+    per_epoch = run.steps_per_epoch if steps and loop is not None and loop.by_epoch and run.steps_per_epoch else 1
+    unit = EPOCH if per_epoch > 1 else "step"
+    room = steps - warmup if steps is not None else None   # the sequence's steps in the run
+    after = f" after the {warmup}-step warmup" if warmup else ""
+    stages = join_path(path, "schedulers")
+    for k, start in enumerate(sequence.milestones):
+        key = join_path(join_path(path, "milestones"), k)
+        at = start * per_epoch if loop is not None and loop.epoch_stepped else start   # in steps
+        if k == 0 and start <= 0:
+            out.append(f"{key}: milestone {start} starts {stages}[1] at the first {unit}: {stages}[0] "
+                       f"({plan.children[0].name}) never runs; set the milestone to that stage's length, or drop it")
+        elif room is not None and 1 <= room <= at:   # room < 1: a warmup of the whole run, the plan's error
+            end = math.ceil(room / per_epoch)
+            out.append(f"{key}: milestone {at // per_epoch} is at or past the end of the {counted(end, unit)} of the "
+                       f"run{after} ({run.source}): {stages}[{k + 1}] ({plan.children[k + 1].name}) never runs; "
+                       f"lower the milestone below {end}, or drop the stage")
 
 
 def _side_by_side(plan: Any) -> bool:
