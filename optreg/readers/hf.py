@@ -560,7 +560,7 @@ class HfFormat:
         # optreg's run beside the file (train:, --steps as its train.steps, overrides of its keys), as the own form
         # reads it; a run length given there replaces the epochs
         beside = data.get(BESIDE)
-        if beside is not None:
+        if beside is not None and beside != {}:   # {}: composing with overrides adds it (hydra.support._primary)
             own["train"] = dict(beside) if isinstance(beside, Mapping) else beside   # not a mapping: its own error
             report.append(KeyUse(BESIDE, "exact", "optreg's run, beside TrainingArguments"))
         given = isinstance(beside, Mapping) and ("steps" in beside or "epochs" in beside)
