@@ -330,7 +330,8 @@ def test_a_warning_is_at_its_file_position_in_every_command_and_in_build(tmp_pat
 
 LINEAR, COSINE = {"name": "LinearLR", "start_factor": 0.1, "total_iters": 5}, {"name": "CosineAnnealingLR", "T_max": 95}
 NEVER_RUNS_FIRST = ("scheduler.milestones[0]: milestone 0 starts scheduler.schedulers[1] at the first step: "
-                    "scheduler.schedulers[0] (LinearLR) never runs; set the milestone to that stage's length, or drop it")
+                    "scheduler.schedulers[0] (LinearLR) never runs; set the milestone to that stage's length, or "
+                    "drop it")
 NEVER_RUNS_PAST = ("scheduler.milestones[{k}]: milestone {m} is at or past the end of the 100 steps of the run "
                    "(train.steps or --steps): scheduler.schedulers[{n}] (CosineAnnealingLR) never runs; lower the "
                    "milestone below 100, or drop the stage")

@@ -527,7 +527,8 @@ def _no_run_length(error: ConfigError, section: Mapping[str, Any]) -> ConfigErro
         key = e.path.removeprefix(SCHEDULER + ".")
         if e.message == no_run_length() and key in section and section[key] is None:
             e = dataclasses.replace(e, message=f"{MISSING_OPTION}; null is the run's length in optreg.build(cfg, "
-                                               f"model), and instantiate has no run: set it ({e.path}=${{train.steps}})")
+                                               f"model), and instantiate has no run: set it "
+                                               f"({e.path}=${{train.steps}})")
         items.append(e)
     return ConfigError(items)
 
