@@ -55,6 +55,29 @@ def test_size_limit():
         load_yaml("a: '" + "x" * MAX_BYTES + "'\n")
 
 
+def _many_nodes(n: int) -> str:
+    return "".join(f"k{i}: {i}\n" for i in range(n))
+
+
+def test_reading_time_is_bounded_in_the_reading_threads_cpu_time(monkeypatch):
+    """A document that takes longer than MAX_SECONDS of the reading thread's CPU time is refused at a position; the
+    wall clock does not count (a config read on a loaded machine, or while another thread holds the interpreter,
+    failed now and then when it did)."""
+    import time
+    from types import SimpleNamespace
+
+    import optreg.config.yaml_loader as loader
+
+    ticks = iter(range(0, 10**9, 3600))   # an hour of the wall clock between two looks at it
+    monkeypatch.setattr(loader, "time", SimpleNamespace(monotonic=lambda: float(next(ticks)),
+                                                        thread_time=time.thread_time))
+    data, _ = load_yaml(_many_nodes(2000))
+    assert data["k1999"] == 1999
+    monkeypatch.setattr(loader, "MAX_SECONDS", 0.0)
+    with pytest.raises(ConfigError, match=r"<string>:\d+:\d+: YAML input takes longer than 0 s of CPU time to read"):
+        load_yaml(_many_nodes(2000))
+
+
 def test_alias_bomb_is_refused():
     rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):
