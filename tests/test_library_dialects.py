@@ -500,6 +500,10 @@ def test_a_module_a_class_imports_is_named_with_the_pip_command():
         optreg.build({"optimizer": {"name": "pytorch_optimizer.DeMo"}}, _model())
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("optimizer.name", "pytorch_optimizer.DeMo imports einops, which is not installed: pip install einops")]
+    with pytest.raises(ConfigError) as info:   # not the ImportError of cls(params)
+        optreg.optimizer_class("pytorch_optimizer.DeMo")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("name", "pytorch_optimizer.DeMo imports einops, which is not installed: pip install einops")]
     with pytest.raises(ImportError, match="einops"):
         pytorch_optimizer.DeMo(_model().parameters())
 
@@ -531,18 +535,41 @@ def test_bitsandbytes_ademamix32bit_is_refused_on_any_device(name, instead):
     (the CUDA kernel reads past the buffer), so build refuses it everywhere and names the class that steps."""
     if issubclass(getattr(bnb_optim, name), bnb_optim.AdEMAMix):
         pytest.skip("fixed in the installed bitsandbytes")
-    with pytest.raises(ConfigError) as info:
-        optreg.configure_optimizer(f"bitsandbytes.{name}", _model())
-    assert [(e.path, e.message) for e in info.value.errors] == [
-        ("name", f"bitsandbytes.{name} cannot step: its state holds one buffer where its update reads two "
-                 f"(bitsandbytes issue #2075: its first step fails); {instead} with optim_bits: 32 is the same "
-                 f"optimizer")]
+    said = (f"bitsandbytes.{name} cannot step: its state holds one buffer where its update reads two (bitsandbytes "
+            f"issue #2075: its first step fails); {instead} with optim_bits: 32 is the same optimizer")
+    for make in (lambda: optreg.configure_optimizer(f"bitsandbytes.{name}", _model()),
+                 lambda: optreg.optimizer_class(f"bitsandbytes.{name}")):
+        with pytest.raises(ConfigError) as info:
+            make()
+        assert [(e.path, e.message) for e in info.value.errors] == [("name", said)]
     model = _model()
     raw = getattr(bnb_optim, name)(model.parameters())
     model(torch.ones(2, 128)).sum().backward()
     with pytest.raises(RuntimeError):
         raw.step()
     _run(lambda m: optreg.configure_optimizer(f"bitsandbytes.{instead}", m, optim_bits=32))
+
+
+def test_validate_refuses_what_build_refuses_at_the_name(tmp_path, capsys):
+    """validate gives build's verdict without a model: a class that cannot step (bitsandbytes' AdEMAMix32bit) is an
+    error at its name, in the section and in a composite's part; a second-order optimizer, which builds for a loop
+    of one's own, is valid (only optreg run refuses it)."""
+    from optreg.cli import main
+
+    if issubclass(bnb_optim.AdEMAMix32bit, bnb_optim.AdEMAMix):
+        pytest.skip("fixed in the installed bitsandbytes")
+    said = ("bitsandbytes.AdEMAMix32bit cannot step: its state holds one buffer where its update reads two "
+            "(bitsandbytes issue #2075: its first step fails); AdEMAMix with optim_bits: 32 is the same optimizer")
+    whole, part, second = tmp_path / "whole.yaml", tmp_path / "part.yaml", tmp_path / "second.yaml"
+    whole.write_text("optimizer:\n  name: bitsandbytes.AdEMAMix32bit\n")
+    part.write_text("optimizer:\n  name: AdamW\n  param_groups:\n    - params: '*.bias'\n      optimizer:\n"
+                    "        name: bitsandbytes.AdEMAMix32bit\n")
+    second.write_text("optimizer:\n  name: pytorch_optimizer.AdaHessian\n")
+    assert main(["validate", str(whole), str(part), str(second)]) == 1
+    out = capsys.readouterr()
+    assert out.err.strip().splitlines() == [f"{whole}:2:3: optimizer.name: {said}",
+                                            f"{part}:6:9: optimizer.param_groups[0].optimizer.name: {said}"]
+    assert out.out.strip() == f"{second}: ok"
 
 
 def test_show_says_each_limit(capsys):

@@ -18,9 +18,9 @@ from optreg.errors import (Collector, ConfigError, ErrorItem, Location, check_in
 from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
-                               absolute_over_scaled, at_written, check_schedule, dynamic_lr_conflict, foreign_form,
-                               group_options, model_refusals, plan_optimizer, plan_scheduler, wraps_optimizer,
-                               _torch_dicts)
+                               absolute_over_scaled, at_written, check_limits, check_schedule, dynamic_lr_conflict,
+                               foreign_form, group_options, model_refusals, plan_optimizer, plan_scheduler,
+                               wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
                                read_clip, read_train, resolve_run)
@@ -300,6 +300,7 @@ def check_optimizer_section(section: dict, dialect: str | None, errors: Collecto
     except ConfigError as exc:
         errors.extend(exc)
         return
+    check_limits(entry, errors, path)   # a module not installed, a class that cannot step: as build refuses them
     try:
         values = validate_options(entry, options, path=path, extra_keys=(*settings_table(), "param_groups"))
     except ConfigError as exc:   # the rules are still checked (every problem at once), against no option values

@@ -13,7 +13,8 @@ its own spelling (ZeRO passes an optimizer's `defaults` back, torch's `decoupled
 `lr` beside `learning_rate`), so it is the implementation that checks their values; a name its constructor does
 not take is a ConfigError at that name (with a did-you-mean), a Module given to an implementation that does not
 take one is a ConfigError at `params`, and what the implementation refuses (torch's `Invalid learning rate: -1`)
-is a ConfigError that says so, as `configure_optimizer` reports it. The bound options
+is a ConfigError that says so, as `configure_optimizer` reports it; so is what the row's limits refuse (a module
+it imports that is not installed, a class that cannot step), at `name`, when the class is made. The bound options
 never pass through the caller, so a schedule bound as the learning rate stays out of a wrapper's
 param groups (and out of its checkpoints).
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optreg.core.build import plain_arguments, tensor_options, with_tensors, wraps_optimizer
+from optreg.core.build import check_limits, plain_arguments, tensor_options, with_tensors, wraps_optimizer
 from optreg.core.entry import OPTIMIZER
 from optreg.core.groups import check_params, setting_elsewhere, settings_table
 from optreg.core.names import named_twice
@@ -46,6 +47,7 @@ def optimizer_class(name: str, /, *, dialect: str | None = None, **options: Any)
         raise ConfigError("param_groups rules need parameter names: pass torch-style group dicts as the params "
                           "of the class instead", "param_groups")
     errors = Collector()
+    check_limits(entry, errors, "")   # a module not installed, a class that cannot step: as configure_optimizer
     settings = settings_table()
     for key in (k for k in options if k in settings):   # no_weight_decay: the groups are the caller's here
         errors.extend([setting_elsewhere(key, option_names(entry), "which optimizer_class() cannot apply: give "
