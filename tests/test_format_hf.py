@@ -466,6 +466,18 @@ def test_a_grpo_recipe_without_learning_rate_gets_grpo_configs_default():
     assert reward.optimizer["lr"] == 1e-4
 
 
+def test_a_recipes_trl_fields_are_reported_as_its_trl_trainers():
+    """A recipe's TRL fields (num_generations, use_vllm) are no model or data arguments of the application: the
+    report names the TRL classes that read them, as the learning_rate line does; an application's key stays its."""
+    report = {u.path: (u.verdict, u.why) for u in optreg.load_config(OPEN_R1_GRPO, format="hf").report}
+    assert report["num_generations"] == ("trainer", "a field of TRL's GRPOConfig and RLOOConfig: the TRL trainer's")
+    assert report["max_completion_length"] == report["num_generations"]
+    assert report["dataset_name"] == ("trainer", "not a TrainingArguments field: the application's (model or data "
+                                                 "arguments)")
+    forced = {u.path: u.why for u in optreg.load_config(OPEN_R1_GRPO, format="trl_grpo").report}
+    assert forced["max_completion_length"] == "a field of TRL's GRPOConfig: the TRL trainer's"
+
+
 @pytest.mark.parametrize("cls", sorted(TRL_RECORDED))
 def test_a_trl_format_names_the_class_a_file_without_its_fields_is_read_by(cls):
     """A recipe with none of its TRL class's own fields gets that class's defaults when the caller names the class

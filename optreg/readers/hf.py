@@ -137,6 +137,14 @@ def trl_class(data: Mapping[str, Any]) -> str | None:
     return classes[0] if len(classes) == 1 else None
 
 
+def trl_owners(key: str, data: Mapping[str, Any], named: str | None = None) -> list[str]:
+    """The TRL classes that have `key` as a field: of those that read the file (`named`, else those that have all of
+    its TRL fields), where any has it, else all; none for a key no TRL class has."""
+    having = [cls for cls, (fields, _) in TRL.items() if key in fields]
+    reading = [named] if named else trl_fields(data)[1]
+    return [cls for cls in having if cls in reading] or having
+
+
 def _listed(keys: list[str], most: int = 3) -> str:
     """Up to `most` keys of a file, and how many more."""
     return ", ".join(keys[:most]) + (f" and {len(keys) - most} more" if len(keys) > most else "")
@@ -601,8 +609,11 @@ class HfFormat:
             hint = closest(str(key), list(READ), cutoff=0.85)
             if known is not None and key not in known and hint is not None:
                 errors.add(str(key), "not a TrainingArguments field", hint)
-            report.append(KeyUse(str(key), TRAINER, "the Trainer's" if known is None or key in known else
-                                 "not a TrainingArguments field: the application's (model or data arguments)"))
+            owners = trl_owners(str(key), data, self.trl)
+            report.append(KeyUse(str(key), TRAINER, f"a field of TRL's {_and(owners)}: the TRL trainer's" if owners
+                                 and (known is None or key not in known) else "the Trainer's" if known is None or
+                                 key in known else "not a TrainingArguments field: the application's (model or data "
+                                                   "arguments)"))
         paths = {"optimizer.lr": "learning_rate", "optimizer.weight_decay": "weight_decay",
                  "optimizer.betas[0]": "adam_beta1", "optimizer.betas[1]": "adam_beta2",
                  "optimizer.betas": "adam_beta1", "optimizer.eps": "adam_epsilon", "optimizer": "optim_args",
