@@ -225,13 +225,14 @@ def test_get_config_reads_only_libais_configs_folder_as_libai_does(tree, tmp_pat
     (tmp_path / "elsewhere" / "train.py").write_text("train = dict(train_iter=7)\n")
     path = tmp_path / "projects" / "demo" / "configs" / "config.py"
     path.parent.mkdir(parents=True)
-    for arg in ('"common/train.py"', 'config_path="common/train.py"'):
-        path.write_text(GET_CONFIG.format(arg=arg))
+    for arg in ('"common/train.py"', 'config_path="common/train.py"', '"common/../common/train.py"'):
+        path.write_text(GET_CONFIG.format(arg=arg))   # a `..` within configs/ names a file of it, as in LiBai
         assert load_config(str(path)).run.steps == 100
     for arg, said in (
-            (repr(str(tmp_path / "elsewhere" / "train.py")), "an absolute path or `..` leaves it"),
-            ('"../../../elsewhere/train.py"', "an absolute path or `..` leaves it"),
-            ('"common/../common/train.py"', "pkg_resources: not allowed in a resource path"),
+            (repr(str(tmp_path / "elsewhere" / "train.py")), "an absolute path or a `..` out of that folder leaves"),
+            ('"../../../elsewhere/train.py"', "an absolute path or a `..` out of that folder leaves it"),
+            ('"common/../../elsewhere/train.py"', "pkg_resources deprecates both in a resource path; optreg reads no "
+                                                  "file outside the folder"),
             ('"common/train.py", "x"', "get_config takes one config path (get_config(config_path)), got 2 arguments "
                                        "and no keywords"),
             ('path="common/train.py"', "got 0 arguments and path")):
@@ -240,6 +241,22 @@ def test_get_config_reads_only_libais_configs_folder_as_libai_does(tree, tmp_pat
             load_config(str(path))
         assert [(e.path, e.location) for e in info.value.errors] == [("", Location(str(path), 4, 9))], arg
         assert said in info.value.errors[0].message, arg
+
+
+def test_a_get_config_file_that_is_not_there_is_named_with_the_closest(tree, tmp_path):
+    """A get_config path no configs/ folder up the file's folders has (LiBai: not available in LiBai configs) is an
+    error where the reader needs its value, saying where it was looked for, with the closest file of its folder."""
+    tree()
+    path = tmp_path / "projects" / "demo" / "configs" / "config.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(GET_CONFIG.format(arg='"common/trian.py"'))
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    (error,) = info.value.errors
+    assert (error.path, error.suggestion) == ("train", "common/train.py")
+    assert error.message == ("not read: an attribute of get_config('common/trian.py') (config.py:4): no configs/ "
+                             "folder up the file's folders has common/trian.py (LiBai: not available in LiBai "
+                             "configs) (config.py:4)")
 
 
 def test_a_not_python_lazyconfig_is_not_claimed(tmp_path):

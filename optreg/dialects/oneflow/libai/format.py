@@ -71,7 +71,7 @@ def _not_read(value: Any, path: str, errors: Collector) -> bool:
     from optreg.dialects.oneflow.libai.lazy import NotRead
 
     if isinstance(value, NotRead):
-        errors.add(path, f"not read: {value}")
+        errors.add(path, f"not read: {value}", value.suggestion)
         return True
     if isinstance(value, Mapping):
         return any([_not_read(v, join_path(path, str(k)), errors) for k, v in value.items()])

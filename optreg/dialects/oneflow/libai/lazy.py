@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optreg.errors import MAX_INT_BITS, ConfigError, ErrorItem, Location, show
+from optreg.errors import MAX_INT_BITS, ConfigError, ErrorItem, Location, closest, show
 
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals",
                    "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "type", "object",
@@ -47,7 +47,10 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 
 class NotRead(str):
-    """A value the file computes in a way optreg does not evaluate; the string says what and where."""
+    """A value the file computes in a way optreg does not evaluate; the string says what and where. `suggestion`: a
+    close value the file may have meant (a config file of get_config's folder), carried by a value read from it."""
+
+    suggestion: str | None = None
 
 
 class Unbound(NotRead):
@@ -427,8 +430,10 @@ class Reader:
                 return Symbol(f"{owner}.{node.attr}")
             if isinstance(owner, dict):
                 return owner.get(node.attr, NotRead(f"{node.attr!r} is not set ({where})"))
-            return NotRead(f"an attribute of {owner if isinstance(owner, NotRead) else type(owner).__name__} "
+            text = NotRead(f"an attribute of {owner if isinstance(owner, NotRead) else type(owner).__name__} "
                            f"({where})")
+            text.suggestion = getattr(owner, "suggestion", None)
+            return text
         if isinstance(node, ast.Subscript):
             owner, key = self._expr(node.value, module), self._expr(node.slice, module)
             try:
@@ -511,9 +516,10 @@ class Reader:
     def _get_config(self, node: ast.Call, module: Module, where: str) -> Any:
         """libai.config.get_config(config_path): LiBai's `pkg_resources.resource_filename("libai.config",
         os.path.join("configs", config_path))`, a file of the configs/ folder it packages (a checkout's configs/, in
-        the file's folder or an ancestor). What LiBai refuses whatever is installed is a ConfigError at the call:
-        other than one path (a TypeError), an absolute path (rooted at libai/config/, where no config is) or one
-        with `..` (pkg_resources: "Use of .. or absolute path in a resource path is not allowed")."""
+        the file's folder or an ancestor). A ConfigError at the call: other than one path (LiBai's TypeError), and a
+        path that leaves that folder, absolute or through `..` (pkg_resources deprecates both in a resource path and
+        refuses a Windows absolute one; optreg reads no file outside the folder). A file that is not there is a
+        NotRead naming the closest file of its folder (LiBai: "not available in LiBai configs")."""
         given = [*node.args, *(k.value for k in node.keywords)]
         if len(given) != 1 or any(k.arg != "config_path" for k in node.keywords):
             raise self._refused(node, module, f"get_config takes one config path (get_config(config_path)), got "
@@ -522,14 +528,23 @@ class Reader:
         arg = self._expr(given[0], module)
         if not isinstance(arg, str) or isinstance(arg, NotRead):
             return NotRead(f"get_config of a non-literal ({where})")
-        if posixpath.isabs(arg) or ntpath.isabs(arg) or arg.startswith("\\") or os.path.pardir in arg.split("/"):
+        inside = posixpath.normpath(posixpath.join("configs", arg))   # LiBai joins it to configs/
+        if posixpath.isabs(arg) or ntpath.isabs(arg) or arg.startswith("\\") or not inside.startswith("configs/"):
             raise self._refused(node, module, f"get_config({arg!r}): LiBai's get_config takes a path relative to "
                                               f"its packaged configs/ folder (common/train.py); an absolute path "
-                                              f"or `..` leaves it (pkg_resources: not allowed in a resource path)")
-        for base in [module.path.parent, *module.path.parent.parents]:
-            candidate = base / "configs" / arg
+                                              f"or a `..` out of that folder leaves it (pkg_resources deprecates "
+                                              f"both in a resource path; optreg reads no file outside the folder)")
+        folders = [base / "configs" for base in [module.path.parent, *module.path.parent.parents]]
+        for folder in folders:
+            candidate = folder.parent / inside
             if candidate.is_file():
                 other = self._load(candidate)
                 return NotRead(f"get_config({arg!r}) ({where}): {other}") if isinstance(other, NotRead) else \
                     dict(other.env)
-        return NotRead(f"get_config({arg!r}) ({where}): LiBai's configs/{arg} is not beside the file")
+        text = NotRead(f"get_config({arg!r}) ({where}): no configs/ folder up the file's folders has {arg} (LiBai: "
+                       f"not available in LiBai configs)")
+        within = posixpath.dirname(inside.removeprefix("configs/"))
+        near = [posixpath.join(within, f.name) for folder in folders if (folder / within).is_dir()
+                for f in sorted((folder / within).iterdir()) if f.suffix == ".py"]
+        text.suggestion = closest(arg, near)
+        return text
