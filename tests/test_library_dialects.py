@@ -253,6 +253,18 @@ def test_import_optreg_and_the_registry_import_no_library():
     assert imported == "[]"
 
 
+def test_a_library_rows_hydra_group_name_names_it_on_first_use():
+    """`pytorch_optimizer_lion` (the Hydra group option `optreg show pytorch_optimizer.Lion` prints) names the row
+    as `oneflow_adamw` names oneflow.AdamW, also as the first name of the library a process looks up (the rows are
+    read on first use: the name found nothing before them, and something after)."""
+    code = ("import optreg\n"
+            "for name in ('pytorch_optimizer_lion', 'bitsandbytes_lion8bit'):\n"
+            "    print(optreg.configure_optimizer(name, [__import__('torch').zeros(2, requires_grad=True)])"
+            ".__class__.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.split() == ["pytorch_optimizer.optimizer.lion", "bitsandbytes.optim.lion"], out.stderr
+
+
 def test_torch_is_still_the_cpu_build():
     assert torch.version.cuda is None and torch.__version__.startswith("2.13")
 

@@ -313,6 +313,8 @@ class Registry:
             text = str(name).strip()   # a dialect's name may hold `_` itself (mindspore_experimental_adamw)
             for head in sorted(self.dialects(), key=len, reverse=True):
                 tail = text[len(head) + 1:]
+                if text.lower().startswith(head + "_"):   # a library's rows, read on first use (as `find` reads them)
+                    self.library_rows(head, kind, path)
                 if text.lower().startswith(head + "_") and self.resolve(kind, tail, head):
                     prefix, bare, where = head, tail, head
                     break
