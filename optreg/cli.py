@@ -212,7 +212,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.core.build import COMBINATORS
     from optreg.core.describe import describe
-    from optreg.integrations.hydra.configs import option_name
+    from optreg.integrations.hydra.configs import option_name, written_on_request
 
     width = render.terminal_width()
     if args.dialect is None and str(args.name).strip().lower() in COMBINATORS:
@@ -239,7 +239,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     for note in d.notes:
         lines += render.wrap(note, width, "  ", "note: ")
     lines += ["", *yaml_snippet(d, width).splitlines()]
-    lines += render.wrap(f"{d.kind}={option_name(d)}", width, "#   ", "# Hydra group option: ")
+    writes = written_on_request(d)
+    lines += render.wrap(f"{d.kind}={option_name(d)}" + (f" (its file: {writes})" if writes else ""), width, "#   ",
+                         "# Hydra group option: ")
     render.print_lines(lines)
     return 0
 

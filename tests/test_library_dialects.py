@@ -225,6 +225,25 @@ def test_hydra_groups_for_an_installed_library_on_request(tmp_path):
     assert type(built.optimizer) is bnb_optim.AdamW8bit
 
 
+def test_a_library_rows_group_option_says_its_file_is_written_on_request(capsys, monkeypatch):
+    """optreg ships no group file of a library's row: `optreg show` says which command writes it beside the group
+    option it prints, and `optreg run optimizer=<that option>` says so and what to write instead, which runs."""
+    from optreg.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["show", "pytorch_optimizer.Lion"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+        "# Hydra group option: optimizer=pytorch_optimizer_lion (its file: optreg hydra-configs --provider "
+        "pytorch_optimizer -o DIR)")
+    assert main(["run", "optimizer=pytorch_optimizer_lion", "train.steps=2"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "override optimizer=pytorch_optimizer_lion: optimizer: no optimizer config 'pytorch_optimizer_lion' in the "
+        "Hydra group 'optimizer'; pytorch_optimizer.Lion is an installed library's row, whose group file optreg does "
+        "not ship (optreg hydra-configs --provider pytorch_optimizer -o DIR writes it for an app of your own): set "
+        "optimizer.name=pytorch_optimizer.Lion instead")
+    assert main(["run", "optimizer.name=pytorch_optimizer.Lion", "train.steps=2"]) == 0
+
+
 def test_library_not_installed_names_the_package(scratch_registry, monkeypatch):
     ghost = Dialect("ghostlib", (), "not installed", library=Library("ghost-optim", "ghost_optim_pkg.optim"))
     monkeypatch.setattr(scratch_registry, "_dialects", list(scratch_registry.dialects()))

@@ -193,6 +193,17 @@ def write(root: Path, files: list[GroupFile]) -> list[str]:
     return changed
 
 
+def written_on_request(entry: Any) -> str | None:
+    """For a row of an installed library read as a dialect (an Entry or its description), whose group file optreg
+    does not ship: the command that writes it for an app of one's own; None for a row whose file is shipped."""
+    from optreg.core.registry import REGISTRY
+
+    library = REGISTRY.dialect(entry.dialect).library
+    if library is None or library.package != entry.provider:
+        return None
+    return f"optreg hydra-configs --provider {entry.provider} -o DIR"
+
+
 def entries_of(provider: str = "optreg") -> list[Entry]:
     """The entries whose files a provider ships: optreg's tables, a plugin distribution's rows, or the rows of an
     installed library read as a dialect (its package's name: `pytorch_optimizer`), generated on request."""

@@ -654,6 +654,21 @@ def _option_beside(key: str, data: Mapping[str, Any]) -> str | None:
     return f"+{parent}.{near}" if near else None
 
 
+def _unshipped(group: str, option: str) -> str | None:
+    """Why a group option that names an installed library's row (`pytorch_optimizer_lion`) has no file, and what
+    to write instead; None for any other option."""
+    from optreg.core.registry import REGISTRY
+    from optreg.integrations.hydra.configs import written_on_request
+
+    try:
+        entry = REGISTRY.find(group, option)
+    except ConfigError:   # a library that is not installed, an ambiguous name: the plain message
+        return None
+    writes = written_on_request(entry) if entry is not None else None
+    return (f"; {entry.qualname} is an installed library's row, whose group file optreg does not ship ({writes} "
+            f"writes it for an app of your own): set {group}.name={entry.qualname} instead") if writes else None
+
+
 def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any],
                        others: Callable[[Any], Mapping[str, Any] | None] | None = None) -> ConfigError:
     """Hydra's composition error `exc` as a ConfigError at the override that caused it. `data`: the file;
@@ -672,8 +687,8 @@ def _composition_error(exc: Exception, parsed: list[Any], data: Mapping[str, Any
             if group in GROUPS and isinstance(option, str) and f"'{group}/{option}'" in str(exc):
                 hint = close_options(option, group_options(group))
                 return ConfigError([ErrorItem(group, f"no {group} config {option!r} in the Hydra group {group!r}"
-                                              + (f"; close: {', '.join(hint)}" if hint else
-                                                 f"; `optreg list {group}s` shows the components"),
+                                              + (f"; close: {', '.join(hint)}" if hint else _unshipped(group, option)
+                                                 or f"; `optreg list {group}s` shows the components"),
                                               override_location(o.input_line))])
     key = max((o for o in parsed if o.key_or_group in str(exc)), key=lambda o: len(o.key_or_group), default=None)
     if key is not None and key.is_add() and key.key_or_group in GROUPS and (
