@@ -286,16 +286,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Every file is read with the overrides among the arguments on top (`optreg validate a.yaml b.yaml
     optimizer.lr=0.1`; overrides alone: the embedded quickstart, as `run` reads them) and reported, whatever an
     earlier one did; errors carry the file's name."""
+    from optreg.cli_render import one_line_warnings
+
     status = 0
     model = load_model(args.model) if args.model else None
     overrides = [a for a in args.files if _looks_like_override(a)]
     for path in [a for a in args.files if a not in overrides] or [f"<optreg>/{DEFAULT_CONFIG}"]:
         try:
-            experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format, args.steps,
-                               planned=model is not None)
-            # build's verdict without a model: the run as build needs it (--steps for a length the file leaves
-            # to the trainer), a schedule in epochs with its steps per epoch
-            notes = experiment.plan(model).notes if model is not None else experiment.check_final()
+            with one_line_warnings(lambda line: _of_file(path, line)):   # a reader's warning names the file too
+                experiment = _load(None if path.startswith("<optreg>/") else path, overrides, args.format,
+                                   args.steps, planned=model is not None)
+                # build's verdict without a model: the run as build needs it (--steps for a length the file leaves
+                # to the trainer), a schedule in epochs with its steps per epoch
+                notes = experiment.plan(model).notes if model is not None else experiment.check_final()
             for note in notes:   # the schedule linter's warnings: probably a mistake, not an error
                 print(_of_file(path, warning_line(ConfigWarning(note, experiment.note_location(note)))),
                       file=sys.stderr)

@@ -15,7 +15,7 @@ import shutil
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 ELLIPSIS = "…"
 GAP = 2             # spaces between two columns
@@ -246,12 +246,12 @@ def warning_line(message: Any, category: type = UserWarning) -> str:
 
 
 @contextlib.contextmanager
-def one_line_warnings() -> Iterator[None]:
-    """While inside, each warning prints as `warning_line()` on stderr (Python's own format adds the source line
-    that raised it, which tells a command-line user nothing)."""
+def one_line_warnings(of: Callable[[str], str] = str) -> Iterator[None]:
+    """While inside, each warning prints as `of(warning_line())` on stderr (Python's own format adds the source line
+    that raised it, which tells a command-line user nothing; `of`: validate names the file a line is of)."""
     with warnings.catch_warnings():
         def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None):
-            print(warning_line(message, category), file=file or sys.stderr)
+            print(of(warning_line(message, category)), file=file or sys.stderr)
 
         warnings.showwarning = show
         yield
