@@ -603,6 +603,16 @@ def test_validate_refuses_what_build_refuses_at_the_name(tmp_path, capsys):
     assert out.out.strip() == f"{second}: ok"
 
 
+def test_show_says_the_type_and_range_of_a_union_option():
+    """pytorch_optimizer's `betas: tuple[float, float] | tuple[float, float, float]` is a union told apart by its
+    length (a oneOf in the schema): describe says both forms and the bounds validation enforces, not `any`."""
+    from optreg.core.describe import describe
+
+    (betas,) = [p for p in describe("pytorch_optimizer.Lion").params if p.name == "betas"]
+    assert (betas.type, betas.constraint) == ("[float, float] | [float, float, float]",
+                                          ">= 0.0, < 1.0 | >= 0.0, < 1.0, <= 1.0")
+
+
 def test_show_says_each_limit(capsys):
     from optreg.cli import main
     from optreg.core.describe import describe

@@ -89,6 +89,10 @@ class Description:
 def _type_text(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
         return " | ".join(_type_text(s) for s in schema["anyOf"])
+    if "oneOf" in schema:   # a union told apart by a discriminator: betas of two or three, a named kind of mapping
+        kinds = schema["oneOf"]
+        named = schema.get("title") and all(s.get("type") == "object" for s in kinds)
+        return schema["title"] if named else " | ".join(_type_text(s) for s in kinds)
     if "const" in schema:
         return repr(schema["const"])
     if "enum" in schema:
@@ -105,16 +109,23 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def _constraint_text(schema: dict[str, Any]) -> str:
+    """The bounds of `schema`: its own, its alternatives' (a oneOf's, told apart by a discriminator, each for itself
+    as the type shows them: `>= 0, < 1 | >= 0, < 1, <= 1`), a tuple's items' each once, a list's items'."""
     from optreg.core.types import MAX_FLOAT, MAX_INT
 
+    if "oneOf" in schema:
+        texts = [_constraint_text(sub) for sub in schema["oneOf"]]
+        return " | ".join(texts) if any(texts) else ""
     # ±MAX_FLOAT bounds every number and MAX_INT every count (the executable range, documented once in the
     # README), so neither is repeated here
     parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS
              if key in schema and abs(schema[key]) not in (MAX_FLOAT, MAX_INT)]
-    for sub in schema.get("anyOf", []) + schema.get("prefixItems", []):
+    for sub in schema.get("anyOf", []):
         text = _constraint_text(sub)
         if text and text not in parts:
             parts.append(text)
+    for item in schema.get("prefixItems", []):
+        parts += [part for part in _constraint_text(item).split(", ") if part and part not in parts]
     if "items" in schema and isinstance(schema["items"], dict):
         text = _constraint_text(schema["items"])
         if text:
