@@ -133,6 +133,16 @@ def test_args_section_parser():
     assert parse_args_section(doc) == {"params": "parameters",
                                        "lr": "learning rate used for w updates.",
                                        "betas": "(b1, b2)"}
+    # a type whose default holds parentheses of its own (bitsandbytes' docstrings): still an item of its own
+    doc = """Base 2-state update optimizer class.
+
+    Arguments:
+        lr (`float`, defaults to 1e-3):
+            The learning rate.
+        betas (`tuple`, defaults to (0.9, 0.999)):
+            The beta values for the optimizer.
+    """
+    assert parse_args_section(doc) == {"lr": "The learning rate.", "betas": "The beta values for the optimizer."}
 
 
 def _own_examples() -> list[Path]:

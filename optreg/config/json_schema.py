@@ -190,7 +190,8 @@ SCHEDULE_DOCS = {
 }
 
 _ARGS = re.compile(r"^(\s*)(Args|Arguments|Parameters|Params)\s*:?\s*$")
-_ITEM = re.compile(r"^(\s*)(\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
+#: `name (type): text`, the type's parentheses holding one level of their own (`(tuple, defaults to (0.9, 0.999))`)
+_ITEM = re.compile(r"^(\s*)(\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\((?:[^()]|\([^()]*\))*\))?\s*:\s*(.*)$")
 _RST = [(re.compile(r":\w+:`~?([^`]*)`"), r"\1"), (re.compile(r"``([^`]*)``"), r"\1"),
         (re.compile(r"`([^`]*)`_?"), r"\1")]
 
