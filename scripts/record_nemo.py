@@ -17,8 +17,8 @@ schedule's max_steps, else trainer.max_epochs / accumulate_grad_batches / limit_
 to prepare_lr_scheduler, which computes max_steps from the dataloader). apex's FusedAdam (CUDA) is recorded as
 torch's AdamW with FusedAdam's defaults (adam_w_mode true, weight_decay 0), what it computes.
 
-Per config, on the stand-in (tests/nemo_standin.py; NeMo puts every parameter in one group): the lr at the first 20 steps, every
-k-th step, the schedule's boundaries (warmup, hold, max_steps) and the last step of the run (trainer.max_steps, or
+Per config, on the stand-in (tests/nemo_standin.py; NeMo puts every parameter in one group): the lr at the first 20
+steps, every k-th step, the schedule's boundaries (warmup, hold, max_steps) and the last step of the run (trainer.max_steps, or
 max_epochs × BATCHES steps, at most MAX_STEPS recorded); the weights after 3 optimizer steps with Lightning's
 gradient clipping (clip_grad_norm_ / clip_grad_value_ at gradient_clip_val) before each.
 """

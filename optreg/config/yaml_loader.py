@@ -78,8 +78,8 @@ class SpecLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(None, None, f"YAML input has more than {MAX_COMPOSED} nodes",
                                               event.start_mark)
         if self._nodes % 256 == 0 and time.thread_time() > self._deadline:
-            raise yaml.composer.ComposerError(None, None, f"YAML input takes longer than {MAX_SECONDS:g} s of CPU time to read",
-                                              event.start_mark)
+            raise yaml.composer.ComposerError(None, None, f"YAML input takes longer than {MAX_SECONDS:g} s of CPU time "
+                                                          f"to read", event.start_mark)
         anchor = getattr(event, "anchor", None) if not isinstance(event, yaml.AliasEvent) else None
         opened = anchor is not None and anchor not in self._open
         if opened:
