@@ -212,7 +212,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from optreg import cli_render as render
     from optreg.core.build import COMBINATORS
     from optreg.core.describe import describe
-    from optreg.integrations.hydra.configs import option_name, written_on_request
+    from optreg.integrations.hydra.configs import has_file, option_name, written_on_request
 
     width = render.terminal_width()
     if args.dialect is None and str(args.name).strip().lower() in COMBINATORS:
@@ -240,8 +240,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += render.wrap(note, width, "  ", "note: ")
     lines += ["", *yaml_snippet(d, width).splitlines()]
     writes = written_on_request(d)
-    lines += render.wrap(f"{d.kind}={option_name(d)}" + (f" (its file: {writes})" if writes else ""), width, "#   ",
-                         "# Hydra group option: ")
+    if has_file(d):   # a row that cannot step has no group option
+        lines += render.wrap(f"{d.kind}={option_name(d)}" + (f" (its file: {writes})" if writes else ""), width,
+                             "#   ", "# Hydra group option: ")
     render.print_lines(lines)
     return 0
 

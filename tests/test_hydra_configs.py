@@ -169,3 +169,39 @@ def test_a_library_default_its_own_type_refuses_is_a_value_to_give(tmp_path, cap
     assert main(["hydra-configs", "--provider", "bitsandbytes", "-o", str(tmp_path)]) == 0
     capsys.readouterr()
     assert OmegaConf.missing_keys(OmegaConf.load(tmp_path / "optimizer" / "bitsandbytes_lars.yaml")) == {"momentum"}
+
+
+def test_a_row_that_cannot_step_has_no_group_file(tmp_path, capsys):
+    """`hydra-configs --provider bitsandbytes` wrote files for AdEMAMix32bit and PagedAdEMAMix32bit, whose limits say
+    they cannot step (`Limits.broken`) and which every entry point refuses: they have no file, a file of theirs left
+    from before is stale to --check and removed by a write, and `optreg show` prints no group option for them."""
+    pytest.importorskip("bitsandbytes")
+    dead = tmp_path / "optimizer" / "bitsandbytes_ad_emamix32bit.yaml"
+    assert main(["hydra-configs", "--provider", "bitsandbytes", "-o", str(tmp_path)]) == 0
+    assert sorted(p.name for p in (tmp_path / "optimizer").glob("*ad_emamix*")) == [
+        "bitsandbytes_ad_emamix.yaml", "bitsandbytes_ad_emamix8bit.yaml", "bitsandbytes_paged_ad_emamix.yaml",
+        "bitsandbytes_paged_ad_emamix8bit.yaml"]
+    dead.write_text(f"{hc.HEADER}\nname: AdEMAMix32bit\n")
+    capsys.readouterr()
+    assert main(["hydra-configs", "--provider", "bitsandbytes", "--check", "-o", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == "not generated: optimizer/bitsandbytes_ad_emamix32bit.yaml"
+    assert main(["hydra-configs", "--provider", "bitsandbytes", "-o", str(tmp_path)]) == 0
+    assert "removed optimizer/bitsandbytes_ad_emamix32bit.yaml" in capsys.readouterr().out
+    assert not dead.exists()
+    assert main(["show", "bitsandbytes.AdEMAMix32bit"]) == 0
+    assert "Hydra group option" not in capsys.readouterr().out
+    assert main(["show", "bitsandbytes.AdEMAMix"]) == 0
+    assert "# Hydra group option: optimizer=bitsandbytes_ad_emamix " in capsys.readouterr().out
+
+
+def test_a_row_optreg_run_refuses_has_its_limits_in_its_header():
+    """A row whose step optreg run's loop cannot drive (a second-order backward) still builds for a loop of the
+    user's own: its file is written, its header saying the limit and that optreg run refuses it."""
+    pytest.importorskip("pytorch_optimizer")
+    entry = REGISTRY.lookup("optimizer", "pytorch_optimizer.AdaHessian")
+    assert hc.buildable(entry)
+    header = [line for line in hc.render(entry).splitlines() if line.startswith("#")]
+    assert header[3:] == [
+        "# Limit: steps on gradients that keep their graph (a second-order backward): "
+        "loss.backward(create_graph=True), then optimizer.step() (or optimizer.step(hessian=...) with a Hessian diagonal of your own)",
+        "# optreg run refuses it: build it for a loop of your own"]

@@ -15,7 +15,8 @@ names; a torch dtype is written by name); a required option is `???` (an install
 refuse is none: optreg.core.library), or left out when it has another spelling (MindSpore's `learning_rate`, the
 primary config's `lr`): a dialect switch then exposes no `???` the user never wrote; a schedule's length that has no
 value of its own (optreg.core.loop.required_length: T_max, num_training_steps) is null, which planning reads as left
-out (the run length − the warmup, optreg.core.loop). `optreg hydra-configs` writes them; `--check` lists what is
+out (the run length − the warmup, optreg.core.loop); a row's limits (`Entry.limits`) are header comments, and a
+row that cannot step at all (`Limits.broken`) has no file. `optreg hydra-configs` writes them; `--check` lists what is
 stale.
 """
 
@@ -130,6 +131,9 @@ def render(entry: Entry) -> str:
              f"# Use: {entry.kind}={option_name(entry)} {entry.kind}.<option>=<value>"]
     if unwritable:
         lines.append(f"# Left out, at the class's own default, which a config cannot write: {', '.join(unwritable)}")
+    if entry.limits:
+        lines += [f"# Limit: {said}" for said in entry.limits.said()]
+        lines += ["# optreg run refuses it: build it for a loop of your own"] if entry.limits.loop_refusal("") else []
     text = yaml.dump(body, Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=1000,
                      allow_unicode=True)
     return "\n".join(lines) + "\n" + text
@@ -142,10 +146,19 @@ class GroupFile:
     text: str
 
 
+def buildable(entry: Entry) -> bool:
+    """Whether an entry can build at all, so that a group file of it is written: not a class its limits say cannot
+    step (`Limits.broken`), which every entry point refuses. A row that only optreg run's loop refuses (a
+    second-order or fused step, ...) builds for a loop of the user's own: its file is written, its header saying
+    the limit."""
+    return not (entry.limits and entry.limits.broken)
+
+
 def group_files(entries: Iterable[Entry]) -> list[GroupFile]:
-    """One file per entry; two entries with the same file name are an error (the rule must stay one-to-one)."""
+    """One file per entry that can build (`buildable`); two entries with the same file name are an error (the rule
+    must stay one-to-one)."""
     out: dict[Path, GroupFile] = {}
-    for entry in entries:
+    for entry in filter(buildable, entries):
         path = Path(entry.kind) / f"{option_name(entry)}.yaml"
         if path in out:
             raise ValueError(f"{entry.qualname} and {out[path].entry.qualname} both map to {path.as_posix()}")
@@ -193,13 +206,21 @@ def write(root: Path, files: list[GroupFile]) -> list[str]:
     return changed
 
 
+def has_file(row: Any) -> bool:
+    """Whether a row (an Entry or its description) has a group file: whether its entry is `buildable`."""
+    from optreg.core.registry import REGISTRY
+
+    entry = row if isinstance(row, Entry) else REGISTRY.find(row.kind, row.name, row.dialect)
+    return entry is None or buildable(entry)
+
+
 def written_on_request(entry: Any) -> str | None:
     """For a row of an installed library read as a dialect (an Entry or its description), whose group file optreg
     does not ship: the command that writes it for an app of one's own; None for a row whose file is shipped."""
     from optreg.core.registry import REGISTRY
 
     library = REGISTRY.dialect(entry.dialect).library
-    if library is None or library.package != entry.provider:
+    if library is None or library.package != entry.provider or not has_file(entry):
         return None
     return f"optreg hydra-configs --provider {entry.provider} -o DIR"
 
