@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 MAX_DEPTH = 32            # containers nested in one config (a `sequential` level is two: the mapping and its list)
 MAX_INT_BITS = 1023       # integers below 2**1023 convert to float; larger ones are typos that float() overflows on
@@ -111,6 +111,22 @@ class ConfigWarning(UserWarning):
         super().__init__(f"{location}: {note}" if location is not None else note)
         self.note = note
         self.location = location
+
+
+def placed(locate: Callable[[str], Location | None] | None, path: str) -> Location | None:
+    """Where a file writes the key at `path`, as `locate` (a reader's source: the path -> its Location) says it; None:
+    no file, or a key the file does not write."""
+    where = locate(path) if locate is not None else None
+    return where if where is not None and where.places else None
+
+
+def warn_at(note: str, path: str, locate: Callable[[str], Location | None] | None, stacklevel: int = 2) -> None:
+    """A reader's warning on the key at `path` of the file it reads (`locate`: its source), at that key's position
+    where the file writes it, as an error there is (`ConfigWarning`); `stacklevel` as warnings.warn's, from the
+    caller."""
+    import warnings
+
+    warnings.warn(ConfigWarning(note, placed(locate, path)), stacklevel=stacklevel + 1)
 
 
 def join_path(prefix: str, key: Any) -> str:

@@ -103,13 +103,13 @@ def test_validate_names_a_file_once_however_its_path_is_written(tmp_path, monkey
 
 def test_validate_names_the_file_of_a_readers_warning(capsys):
     """A warning a reader gives while it reads a file (NeMo's args form: what NeMo does not read) names the file, as
-    validate's other lines do: among several files, which one it is about."""
+    validate's other lines do: among several files, which one it is about; at the key's position (sched.args)."""
     nemo = "tests/fixtures/nemo/configs/synthetic_sched_args_auto.yaml"
     assert main(["validate", "examples/quickstart.yaml", nemo]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == ["examples/quickstart.yaml: ok", f"{nemo}: ok"]
     assert err.splitlines() == [
-        f"{nemo}: warning: NeMo does not read model.optim.sched.args.warmup_ratio 0.1, "
+        f"{nemo}:10:7: warning: NeMo does not read model.optim.sched.args.warmup_ratio 0.1, "
         "model.optim.sched.args.params.min_lr 0.0001, model.optim.sched.warmup_steps 20: its args form builds the "
         "schedule from the defaults of CosineAnnealingParams"]
 

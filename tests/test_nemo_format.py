@@ -314,6 +314,27 @@ def test_the_sched_args_form_is_read_as_nemo_reads_it(tmp_path):
     assert {u.path: u.verdict for u in experiment.report}["model.optim.sched.args.warmup_steps"] == "exact"
 
 
+@pytest.mark.parametrize("fixture, position, begins", [
+    ("synthetic_sched_args_auto", "10:7", "NeMo does not read model.optim.sched.args.warmup_ratio 0.1"),
+    ("synthetic_max_steps_minus_one", "11:7", "NeMo builds no scheduler when the schedule's max_steps is -1"),
+    ("synthetic_optim_args_auto", "7:5", "NeMo does not read model.optim.weight_decay 0.5"),
+])
+def test_a_readers_warning_is_at_the_keys_file_position(fixture, position, begins, capsys):
+    """What the reader warns of while reading a file (args it does not read, a schedule NeMo builds none of) is at
+    the position of the key it is about (sched.args, sched.max_steps, optim.args), as an error there is: a
+    ConfigWarning with its location, which validate prints as `file:line:col: warning: ...`."""
+    from optreg.cli import main
+    from optreg.errors import ConfigWarning
+
+    path = str(FIXTURES / "configs" / f"{fixture}.yaml")
+    with pytest.warns(ConfigWarning) as caught:
+        optreg.load_config(path)
+    assert [f"{w.message.location}" for w in caught if isinstance(w.message, ConfigWarning)] == \
+        [f"{path}:{position}"]
+    main(["validate", path])
+    assert capsys.readouterr().err.startswith(f"{path}:{position}: warning: {begins}")
+
+
 @pytest.mark.parametrize("args, where, message", [
     ({"name": "auto"}, "model.optim.sched.args.name", "auto takes StepLRParams, which NeMo does not register"),
     ({"name": "CosineAnealingParams"}, "model.optim.sched.args.name", "not one of NeMo's scheduler parameter"),

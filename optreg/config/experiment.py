@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from optreg.errors import (Collector, ConfigError, ErrorItem, Location, check_input, counted, join_path, key_text,
-                           show)
+                           placed, show)
 from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
@@ -152,8 +152,7 @@ class Experiment:
         head, sep, _ = note.partition(": ")
         if not sep or " " in head or self.source is None:
             return None
-        where = self.position(head)
-        return where if where is not None and where.places else None
+        return placed(self.position, head)
 
     def with_run(self, total_steps: int | None = None, steps_per_epoch: int | None = None,
                  given_by: str = GIVEN_BY[0]) -> "Experiment":

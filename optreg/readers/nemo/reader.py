@@ -27,13 +27,12 @@ The YAML is read as OmegaConf reads it; `${...}` interpolations are resolved by 
 from __future__ import annotations
 
 import dataclasses
-import warnings
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced, run_known
 from optreg.core.models import number_message
-from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
+from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show, warn_at
 from optreg.config.translate import read_translated
 
 #: NeMo's optimizer name -> optreg's torch-dialect optimizer
@@ -182,7 +181,7 @@ def _trainer_section(cfg: Any, errors: Collector, given: bool) -> Any:
     return section
 
 
-def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse], notes: list[str],
+def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse], warned: list[Warned],
                paths: dict[str, str]) -> dict[str, Any] | None:
     """model.optim (less sched) -> optreg's torch-dialect optimizer section; `paths` receives the own form's
     optimizer paths that are not the NeMo config's `model.optim.<key>` (the args form's)."""
@@ -209,7 +208,7 @@ def _optimizer(optim: Mapping[str, Any], errors: Collector, report: list[KeyUse]
     at = {key: join_path(path, key_text(key)) for key in optim}   # each key's path in the file
     said: set[Any] = set()   # keys the args form reported already
     if "args" in optim:
-        read = _optimizer_args(optim, name, errors, report, notes)
+        read = _optimizer_args(optim, name, errors, report, warned)
         if read is None:
             return None
         optim, at, said = read
@@ -270,7 +269,7 @@ OPTIMIZER_PARAMS: dict[str, dict[str, Any]] = {
 BESIDE_ARGS = ("name", "lr", "_target_", "cls", "sched")
 
 
-def _optimizer_args(optim: Mapping[str, Any], name: str, errors: Collector, report: list[KeyUse], notes: list[str]
+def _optimizer_args(optim: Mapping[str, Any], name: str, errors: Collector, report: list[KeyUse], warned: list[Warned]
                     ) -> tuple[dict[Any, Any], dict[Any, str], set[Any]] | None:
     """NeMo's older `model.optim.args` form (setup_optimization, parse_optimizer_args) -> (model.optim as the plain
     form would give the same keywords, each key's path in the file, the keys reported here). NeMo moves `params:`
@@ -324,7 +323,7 @@ def _optimizer_args(optim: Mapping[str, Any], name: str, errors: Collector, repo
             report.append(KeyUse(join_path(path, key_text(key)), "exact", "not read by NeMo beside args"))
             unread.append(f"{join_path(path, key_text(key))} {show(optim[key])}")
     _unread(where, unread, f"gives the optimizer the defaults of {taken} with args' keys over them" if taken else
-            "gives the optimizer args' keys alone", notes)
+            "gives the optimizer args' keys alone", warned)
     return {**kept, **values}, {**{k: join_path(path, key_text(k)) for k in kept}, **at}, said
 
 
@@ -452,12 +451,18 @@ def _args_mapping(args: Any, where: str, what: str, class_path: str, errors: Col
     return None if moved is None or _class_path(moved[1], errors, class_path) else moved
 
 
-def _unread(where: str, unread: list[str], how: str, notes: list[str]) -> None:
+class Warned(NamedTuple):
+    """What the reader warns of (`why`), at the key `at`, which the experiment's notes say under `head`."""
+
+    at: str
+    head: str
+    why: str
+
+
+def _unread(where: str, unread: list[str], how: str, warned: list[Warned]) -> None:
     """What NeMo's args form (at `where`) does not read, said in the notes and warned: `how` it reads instead."""
     if unread:
-        why = f"NeMo does not read {', '.join(unread)}: its args form {how}"
-        notes.append(f"{where}: {why}")
-        warnings.warn(why, UserWarning, stacklevel=6)
+        warned.append(Warned(where, where, f"NeMo does not read {', '.join(unread)}: its args form {how}"))
 
 
 #: NeMo's AVAILABLE_SCHEDULER_PARAMS (nemo/core/config/schedulers.py): each class's fields and defaults, the
@@ -500,7 +505,7 @@ def _params_class(given: Any, auto: str, table: Mapping[str, Any], what: str, at
 
 
 def _args_form(sched: Mapping[str, Any], sched_at: Mapping[Any, str], name: str, errors: Collector,
-               report: list[KeyUse], notes: list[str], paths: dict[str, str] | None) -> dict[str, Any] | None:
+               report: list[KeyUse], warned: list[Warned], paths: dict[str, str] | None) -> dict[str, Any] | None:
     """NeMo's older `sched.args` form -> the schedule's keywords, as prepare_lr_scheduler takes them (`sched`:
     after maybe_update_config_version, `sched_at` its keys' paths). NeMo first moves `params:` up into its parent
     (`_hydra_1x`); then with `args.name` (auto: the schedule's name + Params) the keywords are that parameter class's
@@ -545,12 +550,12 @@ def _args_form(sched: Mapping[str, Any], sched_at: Mapping[Any, str], name: str,
         elif key == "args":
             report.extend(said_args)
     _unread(where, unread, f"builds the schedule from the defaults of {taken}" if taken else
-            "gives the schedule args' keys alone", notes)
+            "gives the schedule args' keys alone", warned)
     return spec
 
 
 def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, report: list[KeyUse],
-               notes: list[str], length_given: bool = False, paths: dict[str, str] | None = None
+               warned: list[Warned], length_given: bool = False, paths: dict[str, str] | None = None
                ) -> dict[str, Any] | None:
     """model.optim.sched -> optreg's scheduler spec in the nemo dialect (None: NeMo builds none); `trainer`: the
     trainer section (None: none). `length_given`: a run length is given beside the file (--steps, its own train:),
@@ -581,7 +586,7 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
             report.append(KeyUse(where, "trainer", SCHED_TRAINER.get(key, "set by NeMo"))
                           if key in SCHED_TRAINER or str(key).startswith("t_") else
                           KeyUse(where, "exact", "not read: NeMo builds no scheduler without a name"))
-        return _builds_none(NO_NAME, path, notes, report)
+        return _builds_none(NO_NAME, path, warned, report)
     name = sched["name"]
     if name == "ReduceLROnPlateau":
         errors.add(at["name"], "ReduceLROnPlateau steps on a validation metric Lightning hands it once per epoch; "
@@ -593,7 +598,7 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
         errors.extend(exc)
         return None
     if "args" in sched:
-        spec = _args_form(sched, at, name, errors, report, notes, paths)
+        spec = _args_form(sched, at, name, errors, report, warned, paths)
         if spec is None:
             return None
     else:
@@ -617,7 +622,7 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     elif given == -1 or (given is None and not has_trainer):
         return _builds_none(NO_SCHEDULE if given == -1 else ("NeMo builds no scheduler without max_steps and a "
                                                              "trainer to compute it from: the lr stays constant"),
-                            at.get("max_steps", at["name"]), notes, report)
+                            at.get("max_steps", at["name"]), warned, report)
     elif given is not None:
         if (wrong := number_message(given, 0, integer=True, also="-1: no schedule")) is not None:   # NeMo asserts it
             errors.add(at["max_steps"], wrong)
@@ -640,10 +645,9 @@ def _scheduler(sched: Any, trainer_steps: int, trainer: Any, errors: Collector, 
     return {"name": name, "dialect": "torch" if name in TORCH_SCHEDULERS else "nemo", **spec}
 
 
-def _builds_none(why: str, where: str, notes: list[str], report: list[KeyUse]) -> None:
+def _builds_none(why: str, where: str, warned: list[Warned], report: list[KeyUse]) -> None:
     """A schedule NeMo builds none of, as NeMo warns (`why`, said at `where`): noted, warned and reported."""
-    notes.append(f"model.optim.sched: {why}")
-    warnings.warn(why, UserWarning, stacklevel=5)
+    warned.append(Warned(where, "model.optim.sched", why))
     report.append(KeyUse(where, "exact", why))
     return None
 
@@ -663,7 +667,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
 
     errors = Collector()
     report: list[KeyUse] = []
-    notes: list[str] = []
+    warned: list[Warned] = []
     try:
         cfg = _omegaconf(data)
     except ConfigError as exc:
@@ -681,8 +685,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         errors.add("model.optim", f"expected NeMo's optim mapping (name:, lr:, sched:), got {show(optim)}")
     if not errors:
         steps, epochs, clip = _trainer(trainer, errors, report, given)
-        optimizer = _optimizer(optim, errors, report, notes, form_paths)
-        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, notes, given, form_paths)
+        optimizer = _optimizer(optim, errors, report, warned, form_paths)
+        scheduler = _scheduler(optim.get("sched"), steps, trainer, errors, report, warned, given, form_paths)
         if isinstance(train, dict) and trainer is not None and steps < 0 and epochs is not None and not given:
             train["epochs"], trainer_epochs = epochs, True
         own = {"dialect": "torch", "optimizer": optimizer, "scheduler": scheduler, "train": train,
@@ -706,6 +710,8 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
         paths.setdefault("scheduler.max_steps", "trainer.max_steps")
     if trainer_epochs:
         paths["train.epochs"] = "trainer.max_epochs"
+    for said in warned:   # at the key's position in the file, as its errors are
+        warn_at(said.why, said.at, source, stacklevel=3)
     experiment = read_translated({k: v for k, v in own.items() if v is not None}, source, "nemo", paths, report,
                                  errors=errors)
     if stand_in:
@@ -717,7 +723,7 @@ def read(data: Mapping[str, Any], source: Any = None) -> Any:
     if from_epochs:   # checked before any plan, without a model too (validate as build: Experiment.check_run)
         experiment.needs_run, experiment.needs_run_why = "model.optim.sched", FROM_EPOCHS
     experiment.planner = plan
-    experiment.notes[:] = notes + experiment.notes
+    experiment.notes[:] = [f"{said.head}: {said.why}" for said in warned] + experiment.notes
     return experiment
 
 
