@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import pytest
 import torch
@@ -476,6 +477,28 @@ def test_a_recipes_trl_fields_are_reported_as_its_trl_trainers():
                                                  "arguments)")
     forced = {u.path: u.why for u in optreg.load_config(OPEN_R1_GRPO, format="trl_grpo").report}
     assert forced["max_completion_length"] == "a field of TRL's GRPOConfig: the TRL trainer's"
+
+
+def test_a_recipe_forced_into_a_trl_class_without_its_fields_is_warned_of(tmp_path, capsys):
+    """open-r1's GRPO recipe read with `--format trl_sft` was accepted silently at SFTConfig's learning_rate: its TRL
+    fields are another class's, and the reader warns of it at the first, naming the classes that have them and
+    their learning_rate defaults; the class that has them reads it without a word."""
+    from optreg.cli import main
+    from optreg.errors import ConfigWarning
+
+    with pytest.warns(ConfigWarning) as caught:
+        optreg.load_config(OPEN_R1_GRPO, format="trl_sft")
+    assert [w.message.note for w in caught if isinstance(w.message, ConfigWarning)] == [
+        "use_vllm, vllm_gpu_memory_utilization, log_completions and 2 more: not fields of TRL's SFTConfig, whose "
+        "defaults format trl_sft applies (learning_rate 2e-05), but of GRPOConfig (learning_rate 1e-06) and "
+        "RLOOConfig (learning_rate 1e-06): the file is a recipe of one of them (--format trl_grpo, trl_rloo)"]
+    recipe = tmp_path / "grpo.yaml"
+    recipe.write_text(OPEN_R1_GRPO)
+    assert main(["validate", str(recipe), "--format", "trl_sft", "--steps", "10"]) == 0
+    assert capsys.readouterr().err.startswith(f"{recipe}:6:1: warning: use_vllm, vllm_gpu_memory_utilization, ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        optreg.load_config(OPEN_R1_GRPO, format="trl_grpo")
 
 
 @pytest.mark.parametrize("cls", sorted(TRL_RECORDED))

@@ -19,7 +19,8 @@ Read into optreg's own form (`optreg convert` writes it out):
 TRL's config classes (SFTConfig, DPOConfig, GRPOConfig, ...: what TRL's, open-r1's and alignment-handbook's scripts
 parse a recipe with) default learning_rate otherwise: a file whose TRL fields one class has, or several that agree
 on the default, gets it (`TRL`, `trl_defaults`); any other file gets TrainingArguments' and the report says which
-classes it could be for and what theirs would be.
+classes it could be for and what theirs would be. A file read as a class (`--format trl_sft`) whose TRL fields are
+another class's is warned of (`trl_foreign`), at its first, with those classes' learning_rate defaults.
 Every other key is the Trainer's (batch sizes, precision, logging, saving) or the application's (an
 HfArgumentParser reads model and data arguments from the same file): reported as the trainer's.
 """
@@ -33,7 +34,7 @@ from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bound_message, number_message
-from optreg.errors import Collector, closest, show
+from optreg.errors import Collector, closest, show, warn_at
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
@@ -189,6 +190,22 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
                                                  f"(TRL 1.16): give {key} if a TRL script reads this file, or name "
                                                  f"its class (--format trl_sft, trl_grpo, ...)"))
     return defaults
+
+
+def trl_foreign(data: Mapping[str, Any], named: str) -> tuple[str, str] | None:
+    """(the first key, a warning) where the file's TRL fields are not all fields of the class `named` reads it with
+    (format trl_sft on a GRPO recipe): which classes they are fields of (those that have them all, else those that
+    have any), with their learning_rate defaults; None where `named` has them all."""
+    foreign = [k for k in trl_fields(data)[0] if k not in TRL[named][0]]
+    if not foreign:
+        return None
+    classes = trl_fields(data)[1] or [c for c, (fields, _) in TRL.items() if any(k in fields for k in foreign)]
+    lr = "learning_rate"
+    theirs = _and([f"{c} (learning_rate {TRL[c][1].get(lr, DEFAULTS[lr])!r})" for c in classes])
+    return foreign[0], (f"{_listed(foreign)}: not fields of TRL's {named}, whose defaults format {TRL_NAMES[named]} "
+                        f"applies (learning_rate {TRL[named][1].get(lr, DEFAULTS[lr])!r}), but of {theirs}: the "
+                        f"file is a recipe of {'one of them' if len(classes) > 1 else 'that class'} (--format "
+                        f"{', '.join(TRL_NAMES[c] for c in classes)})")
 
 
 #: keys only TrainingArguments files have (the format's signature; `output_dir` with `learning_rate` too)
@@ -591,6 +608,8 @@ class HfFormat:
                                      + ("" if max_steps == -1 else " (the Trainer takes max_steps when it is > 0)")))
         elif "num_train_epochs" in data:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
+        if self.trl is not None and (foreign := trl_foreign(data, self.trl)) is not None:
+            warn_at(foreign[1], foreign[0], source, stacklevel=3)   # at the first, as its errors are located
         own["optimizer"] = read_optimizer(data, report, errors, self.trl)
         run = None if total is not None else given_total(data, (own.get("train") or {}).get("epochs")
                                                           if isinstance(own.get("train"), Mapping) else None)
