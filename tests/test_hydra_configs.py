@@ -203,5 +203,6 @@ def test_a_row_optreg_run_refuses_has_its_limits_in_its_header():
     header = [line for line in hc.render(entry).splitlines() if line.startswith("#")]
     assert header[3:] == [
         "# Limit: steps on gradients that keep their graph (a second-order backward): "
-        "loss.backward(create_graph=True), then optimizer.step() (or optimizer.step(hessian=...) with a Hessian diagonal of your own)",
+        "loss.backward(create_graph=True), then optimizer.step() (or optimizer.step(hessian=...) with a Hessian "
+        "diagonal of your own)",
         "# optreg run refuses it: build it for a loop of your own"]
