@@ -128,3 +128,35 @@ RESUME = [("oneflow", "LAMB", {"lr": 0.01, "weight_decay": 0.01}),
 def test_exact_resume(dialect, row, kw):
     assert_exact_resume(lambda params: optreg.configure_optimizer(row, list(params.items()), dialect=dialect, **kw),
                         _params, _noise(), 7)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_oneflow_lamb_blows_up_on_tiny_gradients_with_weight_decay_as_oneflow_does(fused, monkeypatch, capsys):
+    """OneFlow's kernel takes the trust ratio over u without the decay term, then multiplies lr·(u + wd·w) by it:
+    with weight_decay > 0 and gradients about 1e-20, u ≈ g/eps and ‖w‖/‖u‖ is huge, so w is thrown far off at the
+    first step (the documented formula's numbers, eager and fused) and reaches inf within a few; `optreg show` says
+    so in the row's notes."""
+    from optreg.cli import main
+    from optreg.core.describe import describe
+
+    torch.manual_seed(0)
+    w64 = torch.nn.Parameter(torch.randn(6, 16, dtype=torch.float64))
+    start = w64.detach().numpy().copy()
+    opt = optreg.configure_optimizer("LAMB", [w64], dialect="oneflow", lr=1e-3, weight_decay=0.01, fused=fused)
+    w64.grad = torch.full_like(w64, 1e-20)
+    opt.step()
+    want = ref.lamb(start, np.full_like(start, 1e-20), np.zeros_like(start), np.zeros_like(start), 1, lr=1e-3,
+                    beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, trust_on="adam")[0]
+    np.testing.assert_allclose(w64.detach().numpy(), want, rtol=RTOL, atol=ATOL)
+    assert np.abs(want).max() > 1e5 * np.abs(start).max()
+    w32 = torch.nn.Parameter(torch.randn(6, 16))
+    opt = optreg.configure_optimizer("LAMB", [w32], dialect="oneflow", lr=1e-3, weight_decay=0.01, fused=fused)
+    for _ in range(4):
+        w32.grad = torch.full_like(w32, 1e-20)
+        opt.step()
+    assert not torch.isfinite(w32).all()
+    note = next(n for n in describe("LAMB", "oneflow").notes if "gradients near 0" in n)
+    assert note.startswith("So with weight_decay > 0 and gradients near 0 (about 1e-20: u ≈ g/eps), ‖w‖/‖u‖ is huge")
+    monkeypatch.setenv("COLUMNS", "1000")
+    assert main(["show", "oneflow.LAMB"]) == 0
+    assert f"note: {note}" in capsys.readouterr().out

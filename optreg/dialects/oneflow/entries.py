@@ -138,6 +138,10 @@ ROWS = [
         notes=(
             "The trust ratio is computed on the Adam direction u without the decay term (apex and timm include it) "
             "and is never clipped; adam_w_mode=False adds weight_decay·w to the gradient (L2) instead.",
+            "So with weight_decay > 0 and gradients near 0 (about 1e-20: u ≈ g/eps), ‖w‖/‖u‖ is huge and multiplies "
+            "the decay term too: the first step moves w by lr·(‖w‖/‖u‖)·(u + weight_decay·w), many times w itself, "
+            "and w reaches inf / NaN within a few steps, eager and fused alike, as in OneFlow's kernel "
+            "(LambLRFunctor, LambUpdateFunctor).",
             "Bias correction uses the optimizer-wide step (do_bias_correction=False: none). amsgrad=True is refused, "
             "as OneFlow raises. Per-group clip_grad via optimizer.clip_grad(); zero_grad() defaults to "
             "set_to_none=False.",
