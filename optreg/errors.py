@@ -103,9 +103,10 @@ class ConfigError(ValueError):
 
 class ConfigWarning(UserWarning):
     """A note on a config: probably a mistake, not an error (the schedule linter's, optreg.core.lint; a param_groups
-    rule of frozen parameters only, optreg.core.groups.frozen_rule_note). `note` begins
-    with the key path it is about; `location` is where the file writes that key (None: not from a file, or not
-    written there). Its text is `file:line:column: note` where there is a location."""
+    rule of frozen parameters only, optreg.core.groups.frozen_rule_note; a reader's on a key of the file it reads,
+    `warn_at`). `note` begins with the key path it is about (a reader's: says it); `location` is where the file
+    writes that key (None: not from a file, or not written there). Its text is `file:line:column: note` where there
+    is a location."""
 
     def __init__(self, note: str, location: Location | None = None) -> None:
         super().__init__(f"{location}: {note}" if location is not None else note)
