@@ -449,6 +449,43 @@ def test_a_bad_override_of_what_the_reader_reads_names_the_override(override, me
     assert item.path == "model.optim.lr" and message in item.message and str(item.location) == f"override {override}"
 
 
+@pytest.mark.parametrize("override, path, message", [
+    ("+optimizer=sgd", "optimizer", "the nemo format does not read optreg's optimizer: section (it reads model.optim); "
+                                    "set it there: model.optim.name=sgd"),
+    ("scheduler=step", "scheduler", "the nemo format does not read optreg's scheduler: section (it reads "
+                                    "model.optim.sched); set it there: model.optim.sched.name=step"),
+    ("+clip_grad.max_norm=1", "clip_grad.max_norm", "the nemo format does not read optreg's clip_grad: section (it "
+                                                    "reads trainer); set it there: trainer.gradient_clip_val=1"),
+])
+def test_an_override_of_a_section_the_reader_does_not_read_is_an_error(override, path, message):
+    """optreg's own sections added to a NeMo file by an override were passed over without a word (the reader reads
+    model.optim): an error at the override, saying where NeMo takes the value; optreg's train: beside it is read."""
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(FINETUNE, override)
+    assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
+        (path, message, f"override {override}")]
+    assert _with_overrides(FINETUNE, "+train.steps=20000").run.steps == 20000
+
+
+def test_an_override_of_optreg_s_optimizer_on_another_foreign_file_is_an_error(tmp_path):
+    """The same rule for every foreign format: an HF file stays HF's with `+optimizer=sgd` (its keys were dropped
+    for the group file's, as optreg's own form); a DeepSpeed file does not read optreg's clip_grad:."""
+    hf = tmp_path / "args.yaml"
+    hf.write_text("learning_rate: 0.001\nlr_scheduler_type: linear\nmax_steps: 100\n")
+    ds = tmp_path / "ds.yaml"
+    ds.write_text("train_batch_size: 8\noptimizer: {type: Adam, params: {lr: 0.001}}\n")
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(hf, "+optimizer=sgd")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("optimizer", "the hf format does not read optreg's optimizer: section (it reads optim_args); set it there: "
+                      "optim=sgd")]
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(ds, "+clip_grad.max_norm=1")
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("clip_grad.max_norm", "the deepspeed format does not read optreg's clip_grad: section (it reads "
+                               "gradient_clipping); set it there: gradient_clipping=1")]
+
+
 def test_a_dictconfig_with_the_applications_blanks_builds():
     from omegaconf import OmegaConf
 

@@ -404,8 +404,37 @@ def _read_composed(cfg: Any, overrides: Sequence[str], locate: Callable[[str], L
         data = {**{k: v if type(v) in (str, int, float, bool) else None for k, v in raw.items() if k != "hydra"},
                 **data}
     experiment = validate_experiment(data, locate, reader.name)
+    if reader.name != formats.OWN:
+        _unread_overrides(overrides, reader, reader.sections(cfg), experiment.paths)
     experiment.source = locate
     return experiment
+
+
+def _unread_overrides(overrides: Sequence[str], reader: Any, sections: Sequence[Any],
+                      paths: Mapping[str, str]) -> None:
+    """A ConfigError at each override that sets a section of optreg's own form (`optimizer=sgd`,
+    `+clip_grad.max_norm=1`) which the foreign format `reader` does not read: neither one of its own keys (`keys`,
+    else its `sections` of the config) nor a `train:` it reads beside them; the error says the format's key of that
+    section (`paths`, the reader's map: NeMo's `model.optim`) and the override there, where it has one."""
+    from optreg.config.experiment import TOP_KEYS
+    from optreg.config.translate import source_path
+
+    read = {*(getattr(reader, "keys", ()) or sections), *({"train"} & set(sections))}
+    errors = []
+    for text in overrides:
+        key = dotted(_override_key(text)) if "=" in text and not text.startswith("~") else ""
+        section = key.partition(".")[0]
+        if section not in TOP_KEYS or section in read:
+            continue
+        path = indexed(f"{key}.name" if key in GROUPS else key)
+        there = source_path(path, paths)
+        advice = (f"; set it there: {dotted(there)}={text.split('=', 1)[1].strip()}" if there != path else "")
+        where = source_path(section, paths)
+        errors.append(ErrorItem(indexed(key), f"the {reader.name} format does not read optreg's {section}: section"
+                                + (f" (it reads {where})" if where != section else "") + advice,
+                                override_location(text)))
+    if errors:
+        raise ConfigError(errors)
 
 
 def left_out_by_group(error: ConfigError) -> ConfigError:
@@ -875,7 +904,8 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     if not isinstance(data, Mapping):
         raise ConfigError(f"an experiment config is a mapping with optimizer:, got {type(data).__name__}")
     try:
-        foreign = formats.detect(data, format).name != formats.OWN
+        reader = formats.detect(data, format)
+        foreign = reader.name != formats.OWN
     except ConfigError:   # reported with the composed config's positions (`_read_composed`)
         foreign = False
     if foreign:   # a foreign file's defaults: and hydra: are its framework's (NeMo's launcher), read by no reader
@@ -891,4 +921,5 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
                            config_path.stem if config_path else None)
     except ConfigError as exc:   # a key of the file OmegaConf cannot hold: at its position
         raise exc.located(locate) from None
-    return _read_composed(cfg, overrides, locate, written, format, opaque)
+    # the file's format, not the composed config's (an HF file with `+optimizer=sgd` is still HF's)
+    return _read_composed(cfg, overrides, locate, written, format or (reader.name if foreign else None), opaque)
