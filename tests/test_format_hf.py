@@ -618,3 +618,18 @@ def test_a_merge_key_of_trainingarguments_yaml_is_read_as_hfargumentparser_reads
     path.write_text("defaults: &d {learning_rate: 0.001, lr_scheduler_type: constant}\n<<: *d\nmax_steps: 10\n")
     experiment = optreg.load_config(path)
     assert experiment.optimizer["lr"] == 0.001 and experiment.scheduler["name"] == "constant"
+
+
+def test_the_linter_s_warning_names_the_file_s_key_not_optreg_s_option(tmp_path):
+    """A schedule that does not span the run was said as `max_steps: num_training_steps 100 spans ...`: its path was
+    the file's key, its text optreg's option (HF's max_steps is get_linear_schedule_with_warmup's num_training_steps);
+    both are the file's key now, as the errors' paths and texts are."""
+    from optreg.errors import ConfigWarning
+
+    path = tmp_path / "args.yaml"
+    path.write_text("learning_rate: 0.001\nlr_scheduler_type: linear\nwarmup_steps: 10\nmax_steps: 100\n")
+    with pytest.warns(ConfigWarning) as caught:
+        optreg.build(str(path), STAND_IN.model(), total_steps=500)
+    assert [(w.message.note, w.message.location.line) for w in caught if isinstance(w.message, ConfigWarning)] == [
+        ("max_steps: max_steps 100 spans 100 steps, not the 500 steps of the run (total_steps=); set max_steps to 500",
+         4)]

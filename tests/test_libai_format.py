@@ -410,7 +410,7 @@ def test_steps_per_epoch_in_libai_s_train_is_an_error_naming_what_gives_them(tre
 
 
 NEVER_FINISHES = "decay_steps 400 spans 400 steps, more than the 300 steps of the run ({}): the schedule never finishes"
-ENDS_EARLY = "decay_steps 200 spans 200 steps, under 0.9 × the 300 steps of the run ({}): the schedule ends early"
+ENDS_EARLY = "train_iter 200 spans 200 steps, under 0.9 × the 300 steps of the run ({}): the schedule ends early"
 
 
 @pytest.mark.parametrize("extra, said, advice", [
@@ -423,7 +423,7 @@ def test_a_length_advised_for_train_iter_counts_its_iterations(eager_tree, capsy
     """The schedule linter's advice for train_iter is in iterations, as LiBai reads it back: in eager mode each is
     num_accumulation_steps A micro-batches of the schedule (auto_scale_hyperparams' max_iter = A × train_iter), so
     a run of 300 steps wants train_iter 150 (it said 300, a schedule of 600); in graph mode, or with A 1, an
-    iteration is a step."""
+    iteration is a step, and the note names train_iter where its value is the schedule's (not optreg's decay_steps)."""
     from optreg.cli import main
 
     path = eager_tree(GRAPH + extra)

@@ -473,14 +473,15 @@ NEMO_NOAM = {"model": {"optim": {"name": "adamw", "lr": 2.0, "sched": {"name": "
     (NEMO_COSINE, "trainer.max_steps: max_steps 1000 spans 1000 steps, more than the 3 steps of the run "
                   "(total_steps=): the schedule never finishes; set trainer.max_steps to 3"),
     ("examples/libai/vit_finetune.py",
-     "train.train_iter: decay_steps 3000 spans 3000 steps, more than the 3 steps of the run (total_steps=): the "
+     "train.train_iter: train_iter 3000 spans 3000 steps, more than the 3 steps of the run (total_steps=): the "
      "schedule never finishes; set train.train_iter to 3"),
     (NEMO_NOAM, None),   # NeMo's Noam decays for ever: its max_steps sets no end
 ])
 def test_a_translated_file_s_note_names_the_key_of_the_file_that_sets_the_length(config, note):
     """A note of a translated format names the key of the file that sets the length, in its path and in its
     advice (NeMo's sched.max_steps is trainer.max_steps; LiBai's schedule spans train.train_iter), not optreg's
-    own form's (`scheduler.schedulers`, which neither file has); a schedule whose length no key sets has none."""
+    own form's (`scheduler.schedulers`, which neither file has), and in its text the key, not optreg's option (LiBai's
+    decay_steps); a schedule whose length no key sets has none."""
     if isinstance(config, str):
         config = str(__import__("pathlib").Path(__file__).resolve().parent.parent / config)
     with warnings.catch_warnings(record=True) as caught:

@@ -62,7 +62,19 @@ def source_note(note: str, paths: Mapping[str, str], units: Mapping[str, Unit] |
     if not known:
         head, sep, rest = "", "", note
     rest = _paths_in(rest, paths)
-    return f"{source_path(head, paths)}{sep}{rest}" if known else rest
+    if not known:
+        return rest
+    written = source_path(head, paths)
+    unit = (units or {}).get(written)
+    return f"{written}{sep}{rest if unit and unit.steps != 1 else _option_at_source(rest, head, written)}"
+
+
+def _option_at_source(rest: str, head: str, written: str) -> str:
+    """A note's text after its path `head`, which begins by naming the key's option and its value (the linter's
+    `T_max 100 spans`), with that option named as the source writes it (`written`: HF's max_steps for
+    num_training_steps); not for a key that counts units of several steps, whose value is not the option's."""
+    own, source = re.split(r"[.\]]", head)[-1], re.split(r"[.\]]", written)[-1]
+    return source + rest[len(own):] if own and source and own != source and rest.startswith(own + " ") else rest
 
 
 def _roots(paths: Mapping[str, str]) -> list[str]:
