@@ -34,7 +34,7 @@ from optreg.config.formats import KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bound_message, number_message
-from optreg.errors import Collector, closest, show, warn_at
+from optreg.errors import Collector, closest, first_few, show, warn_at
 
 #: TrainingArguments' defaults of the keys read here (transformers 5.23)
 DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999,
@@ -146,11 +146,6 @@ def trl_owners(key: str, data: Mapping[str, Any], named: str | None = None) -> l
     return [cls for cls in having if cls in reading] or having
 
 
-def _listed(keys: list[str], most: int = 3) -> str:
-    """Up to `most` keys of a file, and how many more."""
-    return ", ".join(keys[:most]) + (f" and {len(keys) - most} more" if len(keys) > most else "")
-
-
 def _and(names: list[str]) -> str:
     """`A`, `A and B`, `A, B and C`."""
     return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
@@ -166,7 +161,7 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
     if named:
         classes = [named]
     defaults = dict(DEFAULTS)
-    having = f"the TRL classes that have all of the file's TRL fields: {_listed(keys)}"
+    having = f"the TRL classes that have all of the file's TRL fields: {first_few(keys)}"
     for key in sorted({k for _, own in TRL.values() for k in own} - set(data)):
         values = {TRL[cls][1].get(key, DEFAULTS[key]) for cls in classes}
         if len(values) == 1:
@@ -174,7 +169,7 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
             if named:
                 why = f"TRL's {named} default {value!r} (format {TRL_NAMES[named]})"
             elif len(classes) == 1:
-                why = f"TRL's {classes[0]} default {value!r} (the file has {_listed(keys)}: {classes[0]}'s fields)"
+                why = f"TRL's {classes[0]} default {value!r} (the file has {first_few(keys)}: {classes[0]}'s fields)"
             else:
                 why = f"{value!r}, the default of each of {_and(classes)} ({having})"
             report.append(KeyUse(key, "exact", f"not given: {why}"))
@@ -184,7 +179,7 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
         said = (f"which TRL class reads this file is ambiguous: {_and(classes)} are {having}; they default to "
                 f"{theirs}" if classes else
                 f"which TRL class reads this file is ambiguous: no one TRL class has all of its TRL fields "
-                f"({_listed(keys)}); TRL's classes default to {theirs}" if keys else
+                f"({first_few(keys)}); TRL's classes default to {theirs}" if keys else
                 f"TRL's classes default to {theirs}")
         report.append(KeyUse(key, "approximate", f"not given: TrainingArguments' default {defaults[key]!r}; {said} "
                                                  f"(TRL 1.16): give {key} if a TRL script reads this file, or name "
@@ -202,7 +197,7 @@ def trl_foreign(data: Mapping[str, Any], named: str) -> tuple[str, str] | None:
     classes = trl_fields(data)[1] or [c for c, (fields, _) in TRL.items() if any(k in fields for k in foreign)]
     lr = "learning_rate"
     theirs = _and([f"{c} (learning_rate {TRL[c][1].get(lr, DEFAULTS[lr])!r})" for c in classes])
-    return foreign[0], (f"{_listed(foreign)}: not fields of TRL's {named}, whose defaults format {TRL_NAMES[named]} "
+    return foreign[0], (f"{first_few(foreign)}: not fields of TRL's {named}, whose defaults format {TRL_NAMES[named]} "
                         f"applies (learning_rate {TRL[named][1].get(lr, DEFAULTS[lr])!r}), but of {theirs}: the "
                         f"file is a recipe of {'one of them' if len(classes) > 1 else 'that class'} (--format "
                         f"{', '.join(TRL_NAMES[c] for c in classes)})")
