@@ -323,7 +323,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     # read and checked as validate reads and checks it (--steps the run length, as in run and plot), so that an
     # error is the source file's, at its position, not the converted text's
-    experiment = _load(args.config, [], args.format, args.steps)
+    experiment = _load(args.config, args.overrides, args.format, args.steps)
     experiment.check_length()
     # a reader that keeps part of the file to plan against the model (MMEngine's paramwise_cfg, MindFormers' and
     # LiBai's parameter groups: its planner `keeps`; a Model Zoo file, read whole by its own planner): optreg's own
@@ -585,6 +585,8 @@ def parser() -> argparse.ArgumentParser:
     convert = sub.add_parser("convert", help="write a config of another format (DeepSpeed, Hugging Face, Model "
                                              "Zoo...) as optreg's own YAML, with what became of each key")
     convert.add_argument("config", help="the config file (format detected, or --format)")
+    convert.add_argument("overrides", nargs="*", help="Hydra overrides on the file's own keys, as for run "
+                                                      "(max_steps=100 on a Hugging Face file), written converted")
     convert.add_argument("-o", "--output", help="write the YAML here and print the report (default: the YAML with "
                                                 "the report as comments, to stdout)")
     convert.add_argument("--steps", type=_positive, help="the run length, where the source leaves it to the trainer "

@@ -153,6 +153,29 @@ def test_hf_epochs_under_gradient_accumulation_are_optimizer_steps(tmp_path, cap
         "num_train_epochs × its optimizer steps per epoch, ⌈the dataloader's length / gradient_accumulation_steps 4⌉"]
 
 
+def test_overrides_on_the_files_own_keys_are_written_converted(tmp_path, capsys):
+    """convert takes Hydra overrides on the source file's keys, as run, plot and validate do (it took none): the
+    written file has them converted, and plots the lrs the source plots under the same overrides; a misspelt
+    override is the same error as in run, with its did-you-mean."""
+    name = "constitutional-ai__sft__config_anthropic.yaml"
+    source = config_of("hf", next(c for c in cases("hf") if c["name"] == name))
+    out = tmp_path / "native.yaml"
+    overrides = ["learning_rate=1e-4", "max_steps=50"]
+    assert main(["convert", str(source), *overrides, "-o", str(out)]) == 0
+    data = yaml.safe_load(out.read_text())
+    assert (data["optimizer"]["lr"], data["train"]["steps"]) == (1e-4, 50)
+    assert (data["scheduler"]["num_warmup_steps"], data["scheduler"]["num_training_steps"]) == (5, 50)  # ratio 0.1
+    capsys.readouterr()
+    assert main(["plot", str(source), *overrides, "--csv"]) == 0
+    from_source = capsys.readouterr().out
+    assert main(["plot", str(out), "--csv"]) == 0
+    assert capsys.readouterr().out == from_source and len(from_source.splitlines()) == 1 + 50 * 2   # 2 groups
+    for command in (["convert", str(source)], ["run", str(source)]):
+        assert main([*command, "max_step=50"]) == 1
+        assert capsys.readouterr().err == ("override max_step=50: max_step: Could not override 'max_step'. To append "
+                                           "to your config use +max_step=50 (did you mean 'max_steps'?)\n")
+
+
 def test_a_run_length_left_to_the_trainer_needs_steps(capsys):
     source = config_of("hf", next(c for c in cases("hf") if c["name"] == "zephyr-7b-beta__sft__config_full.yaml"))
     assert main(["convert", str(source)]) == 1
