@@ -29,7 +29,7 @@ against torch's fused AdamW, the LAMBs, LARS and Adafactors per tensor against t
 against torch's for-loop, the first fused step, and the state dtypes against torch's fused AdamW and
 the 8-bit AdamWs).
 
-    python benchmarks/bench_optimizers.py [--tensors 100 1000] [--rounds 5] [--only 'cerebras.*'] [--out FILE]
+    python benchmarks/bench_optimizers.py [--tensors 100 1000] [--rounds 5] [--only 'cerebras.*' ...] [--out FILE]
     python benchmarks/bench_optimizers.py --quick     # small model, one round: a smoke run
 
 Peers (the `bench` extra): pytorch_optimizer's Lamb, LARS and AdaFactor, for the algorithms torch lacks;
@@ -540,7 +540,7 @@ def _contiguous_cells(by: dict, name: str, count: int, adamw: int) -> str:
 QUICK = ("oneflow.AdamW", "oneflow.SGD", "oneflow.Adagrad", "oneflow.LAMB", "mindspore.LARS", "cerebras.Adafactor")
 
 
-def first_party(pattern: str | None) -> list[str]:
+def first_party(patterns: list[str] | None) -> list[str]:
     from optreg.core.entry import OPTIMIZER
     from optreg.core.registry import REGISTRY
     from optreg.stages.optimizer import ChainOptimizer
@@ -553,7 +553,8 @@ def first_party(pattern: str | None) -> list[str]:
         chain = isinstance(impl, type) and issubclass(impl, ChainOptimizer)
         wraps = entry.qualname == "mindspore.LARS"
         model_only = entry.qualname == "mindspore.thor"  # hooks a model's layers: benchmarks/bench_thor.py
-        if (chain or wraps) and not model_only and (pattern is None or fnmatch.fnmatch(entry.qualname, pattern)):
+        if (chain or wraps) and not model_only and (not patterns or any(fnmatch.fnmatch(entry.qualname, pattern)
+                                                                        for pattern in patterns)):
             out.append(entry.qualname)
     return out
 
@@ -565,7 +566,8 @@ def main(argv: list[str] | None = None) -> str:
                              f"({', '.join(QUICK)}): a smoke run")
     parser.add_argument("--tensors", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", help="fnmatch pattern over qualified names, e.g. 'cerebras.*'")
+    parser.add_argument("--only", nargs="+", help="fnmatch patterns over qualified names, e.g. 'cerebras.*' "
+                                                  "oneflow.SGD (an entry matching any)")
     parser.add_argument("--out", help="also write the markdown table to this file")
     args = parser.parse_args(argv)
     if args.quick:
