@@ -176,6 +176,26 @@ def test_the_shared_chunks_run_on_two_threads_at_once_each_on_one_openmp_thread(
     assert worst <= 1e-6
 
 
+def test_every_task_runs_once_among_the_most_threads():
+    """`share` over MOST threads (torch allowed more than the cores): each of many tasks runs exactly once, and
+    more than one thread takes tasks (each task sleeps, which lets go of the interpreter's lock)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(openmp.MOST)
+    ran, threads = [], set()
+
+    def task(i):
+        time.sleep(0.001)
+        ran.append(i)
+        threads.add(threading.current_thread().name)
+
+    try:
+        share([lambda i=i: task(i) for i in range(200)])
+    finally:
+        torch.set_num_threads(before)
+    assert sorted(ran) == list(range(200))
+    assert len(threads) > 1
+
+
 def test_a_helpers_error_is_raised_once_every_thread_is_done(two_threads):
     started, done = [], []
 

@@ -174,15 +174,20 @@ def share(tasks: Sequence[Callable[[], Any]]) -> None:
     import torch
 
     helpers = min(torch.get_num_threads(), MOST) - 1 if len(tasks) > 1 and releases_gil() else 0
-    left = iter(tasks)   # taken under the interpreter's lock: each task once
+    left = iter(tasks)
+    taking = threading.Lock()   # each task once, also where no interpreter lock orders the threads (free-threaded)
     failed: list[BaseException] = []   # the errors, in the order they came
     grad, flush = torch.is_grad_enabled(), flushes_denormals()
+
+    def take() -> Callable[[], Any] | None:
+        with taking:
+            return next(left, None)
 
     def work() -> None:
         try:
             torch.set_flush_denormal(flush)
             with torch.set_grad_enabled(grad):
-                for task in left:
+                while (task := take()) is not None:
                     if failed:
                         return
                     task()
