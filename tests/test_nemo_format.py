@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import libai_corpus
 import torch
 from nemo_standin import model as standin, set_grads
 
@@ -477,13 +478,55 @@ def test_an_override_of_optreg_s_optimizer_on_another_foreign_file_is_an_error(t
     with pytest.raises(ConfigError) as info:
         _with_overrides(hf, "+optimizer=sgd")
     assert [(e.path, e.message) for e in info.value.errors] == [
-        ("optimizer", "the hf format does not read optreg's optimizer: section (it reads optim_args); set it there: "
-                      "optim=sgd")]
+        ("optimizer", "the hf format does not read optreg's optimizer: section (it reads optim); set it there: "
+                      "+optim=sgd")]
     with pytest.raises(ConfigError) as info:
         _with_overrides(ds, "+clip_grad.max_norm=1")
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("clip_grad.max_norm", "the deepspeed format does not read optreg's clip_grad: section (it reads "
-                               "gradient_clipping); set it there: gradient_clipping=1")]
+                               "gradient_clipping); set it there: +gradient_clipping=1")]
+
+
+LIBAI_BERT = libai_corpus.tree() / "configs" / "bert_large_pretrain.py"   # optim: LazyCall(flow.optim.AdamW)
+MMENGINE_ADAMW = FIXTURES.parent / "mmengine" / "configs" / "imagenet_bs2048_AdamW.yaml"
+MINDFORMERS_LLAMA2 = FIXTURES.parents[1] / "suites" / "mindformers" / "1.3.0" / "llama2_finetune_llama2_13b.yaml"
+HF_ZEPHYR = FIXTURES.parent / "hf" / "corpus" / "zephyr-7b-beta__sft__config_full.yaml"   # no optim: AdamW's
+
+
+@pytest.mark.parametrize("fmt, path, override, advice, beside, built", [
+    ("nemo", FINETUNE, "optimizer=sgd", "(it reads model.optim); set it there: model.optim.name=sgd",
+     ["~model.optim.betas"], "torch.optim.sgd.SGD"),
+    ("hf", HF_ZEPHYR, "optimizer=sgd", "(it reads optim); set it there: +optim=sgd", [], "torch.optim.sgd.SGD"),
+    ("hf", HF_ZEPHYR, "optimizer=adamw", "(it reads optim); set it there: +optim=adamw_torch", [],
+     "torch.optim.adamw.AdamW"),
+    ("libai", LIBAI_BERT, "optimizer=sgd", "(it reads optim); set it there: optim._target_=oneflow.optim.SGD",
+     ["~optim.betas", "~optim.eps", "~optim.do_bias_correction"], "optreg.dialects.oneflow.sgd.SGD"),
+    ("mmengine", MMENGINE_ADAMW, "optimizer=sgd", "(it reads optim_wrapper.optimizer); set it there: "
+                                                  "optim_wrapper.optimizer.type=SGD", [], "torch.optim.sgd.SGD"),
+    ("mindformers", MINDFORMERS_LLAMA2, "optimizer=sgd", "(it reads optimizer.type); set it there: optimizer.type=SGD",
+     ["~optimizer.beta1", "~optimizer.beta2", "~optimizer.eps", "+train.steps_per_epoch=200"],
+     "optreg.dialects.mindspore.sgd.SGD"),
+    ("mindformers", MINDFORMERS_LLAMA2, "optimizer=adamw",
+     "(it reads optimizer.type); set it there: optimizer.type=AdamW", ["+train.steps_per_epoch=200"],
+     "torch.optim.adamw.AdamW"),   # mindspore_mint.AdamW
+])
+def test_the_override_said_for_a_group_switch_builds_that_optimizer(fmt, path, override, advice, beside, built):
+    """A group switch on a foreign file is told the value of the format's key that its reader builds the group's
+    optimizer from (the format's `choices`). It was told the group's name, which LiBai's optim._target_ (a class
+    path), MMEngine's type (a class name) and HF's optim (adamw) do not take, and MindFormers' type reads as another
+    optimizer (adamw: AdamWeightDecay); a MindFormers file's own optimizer:, which the group's file replaced, was the
+    reader's error (`expected a mapping with type:`). The advice builds the group's optimizer, in the format's
+    dialect, once the file's options that it has not are taken away (`beside`)."""
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(path, override)
+    section = override.split("=")[0]
+    assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
+        (section, f"the {fmt} format does not read optreg's {section}: section {advice}", f"override {override}")]
+    experiment = _with_overrides(path, advice.rsplit(": ", 1)[1], *beside)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the lengths of the files' schedules beside the run
+        optimizer = optreg.build(experiment, standin(), steps_per_epoch=200).optimizer
+    assert f"{type(optimizer).__module__}.{type(optimizer).__name__}" == built
 
 
 def test_a_dictconfig_with_the_applications_blanks_builds():

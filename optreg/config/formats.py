@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Literal, Mapping, Protocol, runtime_checkable
 
 from optreg.errors import ConfigError, ErrorItem, closest, show
 
@@ -58,7 +58,10 @@ class ConfigFormat(Protocol):
     (LiBai's LazyConfig, MMEngine's `.py` configs): the mapping the file means, read without executing the file
     (with `ast`, or through the library's own loader); None when the file is not of this format.
     Optional: `keys`, the top-level keys the format's files have: a file that no format claims and optreg's own form
-    cannot read is told which format its keys are, and which of its keys misspell one (`resemblance`)."""
+    cannot read is told which format its keys are, and which of its keys misspell one (`resemblance`).
+    Optional: `choices`, {a section of optreg's own form: `Choice`}: the format's key that chooses that section's
+    component and the value there of each of optreg's components, which an override that sets optreg's section on
+    such a file (`optimizer=sgd`) is told to set instead; without one, the override's own value is said."""
 
     name: str
     doc: str
@@ -83,6 +86,17 @@ class KeyUse:
     path: str
     verdict: Literal["exact", "approximate", "trainer"]
     why: str = ""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """How a format's files choose the component of one of optreg's sections: `key`, the key that names it (NeMo's
+    `model.optim.name`), and `value`, optreg's registered name of a component (`SGD`) -> the value of `key` that
+    the format's reader builds that component from (NeMo's `sgd`, LiBai's `oneflow.optim.SGD`), None where none
+    does."""
+
+    key: str
+    value: Callable[[str], str | None]
 
 
 _FORMATS: dict[str, ConfigFormat] = {}
@@ -246,5 +260,5 @@ def has_mapping(data: Mapping[str, Any], dotted: str) -> bool:
 
 
 __all__ = ["ConfigFormat", "KeyUse", "formats", "get", "check_forced", "detect", "has", "has_mapping", "read_python",
-           "exact_pattern",
+           "exact_pattern", "Choice",
            "BUILTIN", "OWN"]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import Choice, KeyUse
 from optreg.config.run import epochs_run, length_replaced
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bound_message, number_message
@@ -230,6 +230,14 @@ NEEDS = {"galore": "galore-torch", "apollo": "apollo-torch", "lomo": "lomo-optim
          "stable_adamw": "torch-optimi"}
 #: the names optreg reads
 READ_OPTIM = (*TORCH_OPTIM, *LIBRARY_OPTIM)
+
+
+def optim_name(name: str) -> str | None:
+    """The Trainer's `optim` of optreg's torch optimizer `name` (`SGD` -> `sgd`, `AdamW` -> `adamw_torch`); None for
+    one it does not build."""
+    return next((optim for optim, (cls, _) in TORCH_OPTIM.items() if cls == name), None)
+
+
 #: keys that, beside a top-level learning_rate, claim a file too
 WITH_LR = ("output_dir", "optim", "warmup_steps", "max_grad_norm", "max_steps", "weight_decay")
 NO_KWARGS = ("constant", "constant_with_warmup")   # get_scheduler passes them no lr_scheduler_kwargs
@@ -556,6 +564,8 @@ class HfFormat:
                 "with output_dir, optim, warmup_steps or max_steps"
     #: the TRL config class whose defaults apply whatever the file's fields (the trl_* formats); None: hf's own rule
     trl: str | None = None
+    #: the key that chooses the optimizer (optreg.config.formats.Choice)
+    choices = {"optimizer": Choice("optim", optim_name)}
 
     def claims(self, data: Mapping[str, Any]) -> bool:
         if self.trl is not None:

@@ -403,38 +403,85 @@ def _read_composed(cfg: Any, overrides: Sequence[str], locate: Callable[[str], L
         raw = OmegaConf.to_container(cfg, resolve=False)
         data = {**{k: v if type(v) in (str, int, float, bool) else None for k, v in raw.items() if k != "hydra"},
                 **data}
+    if reader.name != formats.OWN:   # a group's file in a section the reader reads as its own form, which it refuses
+        _unread_overrides(overrides, reader, cfg, None)
     experiment = validate_experiment(data, locate, reader.name)
     if reader.name != formats.OWN:
-        _unread_overrides(overrides, reader, reader.sections(cfg), experiment.paths)
+        _unread_overrides(overrides, reader, cfg, experiment.paths)
     experiment.source = locate
     return experiment
 
 
-def _unread_overrides(overrides: Sequence[str], reader: Any, sections: Sequence[Any],
-                      paths: Mapping[str, str]) -> None:
+def _unread_overrides(overrides: Sequence[str], reader: Any, cfg: Any, paths: Mapping[str, str] | None) -> None:
     """A ConfigError at each override that sets a section of optreg's own form (`optimizer=sgd`,
     `+clip_grad.max_norm=1`) which the foreign format `reader` does not read: neither one of its own keys (`keys`,
-    else its `sections` of the config) nor a `train:` it reads beside them; the error says the format's key of that
-    section (`paths`, the reader's map: NeMo's `model.optim`) and the override there, where it has one."""
+    else its `sections` of the composed `cfg`) nor a `train:` it reads beside them. The error says the format's key
+    of that section (`paths`, the reader's map: NeMo's `model.optim`) and the override there, where it has one
+    (`_unread`). `paths` None: before the file is read, the group switches of a section the format reads under
+    optreg's name, as its own form (MindFormers' `optimizer: {type:}`), which the group's file replaced, where
+    the format declares the key that chooses it (`choices`)."""
     from optreg.config.experiment import TOP_KEYS
-    from optreg.config.translate import source_path
 
+    sections = reader.sections(cfg)
     read = {*(getattr(reader, "keys", ()) or sections), *({"train"} & set(sections))}
     errors = []
     for text in overrides:
         key = dotted(_override_key(text)) if "=" in text and not text.startswith("~") else ""
         section = key.partition(".")[0]
-        if section not in TOP_KEYS or section in read:
+        if section not in TOP_KEYS or paths is not None and section in read:
             continue
-        path = indexed(f"{key}.name" if key in GROUPS else key)
-        there = source_path(path, paths)
-        advice = (f"; set it there: {dotted(there)}={text.split('=', 1)[1].strip()}" if there != path else "")
-        where = source_path(section, paths)
-        errors.append(ErrorItem(indexed(key), f"the {reader.name} format does not read optreg's {section}: section"
-                                + (f" (it reads {where})" if where != section else "") + advice,
-                                override_location(text)))
+        if paths is None and (section not in read or key not in (getattr(reader, "choices", None) or {}) or
+                              _component(cfg, key) is None):
+            continue   # a key of the format's own section, or a switch to no group's file (`optimizer=null`)
+        errors.append(_unread(text, key, reader, cfg, paths))
     if errors:
         raise ConfigError(errors)
+
+
+def _unread(text: str, key: str, reader: Any, cfg: Any, paths: Mapping[str, str] | None) -> ErrorItem:
+    """The error of `_unread_overrides` at the override `text` of `key`: the format's key that takes its value (a
+    group switch: the key the format's `choices` declares, with the value there that builds the group's component;
+    else `paths`' key, with the override's own value) and the format's key that holds it (`it reads`)."""
+    from optreg.config.translate import source_path
+
+    section = key.partition(".")[0]
+    path = indexed(f"{key}.name" if key in GROUPS else key)
+    choice = (getattr(reader, "choices", None) or {}).get(key) if key in GROUPS else None
+    if choice is not None:
+        there, name = choice.key, _component(cfg, key)
+        value = choice.value(name) if name is not None else None
+    else:
+        there, name, value = source_path(path, paths or {}), None, text.split("=", 1)[1].strip()
+    # what it reads: the format's key of the section where that holds `there` (HF's optim_args does not hold optim)
+    whole = source_path(section, paths or {})
+    where = whole if whole != section and (there == whole or there.startswith(whole + ".")) else there
+    advice = "" if there == path else f"; set it there: {_setting(cfg, dotted(there), paths is not None)}={value}" \
+        if value is not None else f"; no {dotted(there)} builds {name}" if name is not None else ""
+    return ErrorItem(indexed(key), f"the {reader.name} format does not read optreg's {section}: section"
+                     + (f" (it reads {where})" if where != path else "") + advice, override_location(text))
+
+
+def _setting(cfg: Any, key: str, read: bool) -> str:
+    """The override of the format's `key` as Hydra takes it: `+key` where the composed `cfg` lacks the key (an HF
+    file without `optim`). Not `read` (before the file is read), the key is in the format's own section that a group
+    switch replaced in `cfg`, which the file has."""
+    parts = key.split(".")
+    try:
+        lacks = read and _walk(cfg, parts)[1] < len(parts)
+    except Exception:   # a value that does not resolve: the key is there
+        lacks = False
+    return f"+{key}" if lacks else key
+
+
+def _component(cfg: Any, group: str) -> str | None:
+    """The registered name of the component of optreg's section `group` in the composed `cfg` (what a group
+    switch's file names: `SGD`); None when it names none."""
+    try:
+        section = cfg.get(group)
+        name = section.get("name") if hasattr(section, "keys") else None
+    except Exception:   # a value that does not resolve: the reader's to report
+        return None
+    return name if isinstance(name, str) else None
 
 
 def left_out_by_group(error: ConfigError) -> ConfigError:

@@ -46,6 +46,13 @@ class MMEngineFormat:
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
         return [k for k in SECTIONS if k in data]
 
+    @property
+    def choices(self) -> dict[str, Any]:
+        """The key that chooses the optimizer (the reader's `CHOICES`)."""
+        from optreg.readers.mmengine.reader import CHOICES
+
+        return CHOICES
+
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
         from optreg.readers.mmengine.reader import read
 

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from optreg.config.formats import NEAR, KeyUse, misspelt
+from optreg.config.formats import NEAR, Choice, KeyUse, misspelt
 from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 from optreg.readers.mmengine import LOOP_TYPES, SECTIONS, TRAINER_KEYS, WRAPPER_KEYS, WRAPPERS
@@ -83,6 +83,20 @@ def _number_read(value: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------
 # reading
 # ---------------------------------------------------------------------------------------------------
+def optimizer_type(name: str) -> str | None:
+    """The `optim_wrapper.optimizer.type` of optreg's optimizer `name`: the torch.optim class of that name, which
+    MMEngine registers (`SGD`); None when torch has none (`_optimizer` reads no other)."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+
+    entry = REGISTRY.find(OPTIMIZER, name, "torch")
+    return entry.name if entry is not None else None
+
+
+#: the key of an MMEngine config that chooses the optimizer (optreg.config.formats.Choice)
+CHOICES = {"optimizer": Choice(OWN_PATHS["optimizer.name"], optimizer_type)}
+
+
 def _optimizer(raw: Any, errors: Collector, report: list[KeyUse]) -> dict[str, Any]:
     """optim_wrapper.optimizer -> optreg's optimizer section (torch dialect), checked as optreg checks its own."""
     from optreg.config.experiment import check_optimizer_section

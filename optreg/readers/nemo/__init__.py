@@ -24,6 +24,13 @@ class NeMoFormat:
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
         return [k for k in ("model", "trainer", "train") if k in data]
 
+    @property
+    def choices(self) -> dict[str, Any]:
+        """The key that chooses the optimizer (the reader's `CHOICES`)."""
+        from optreg.readers.nemo.reader import CHOICES
+
+        return CHOICES
+
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
         from optreg.readers.nemo.reader import read
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, NamedTuple
 
-from optreg.config.formats import KeyUse
+from optreg.config.formats import Choice, KeyUse
 from optreg.config.run import epochs_run, length_replaced, run_known
 from optreg.core.models import number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show, warn_at
@@ -658,6 +658,15 @@ PATHS = {"optimizer.name": "model.optim.name", "optimizer": "model.optim", "sche
          "scheduler.by_epoch": "model.optim.sched.name",   # not NeMo's key: the name counts in epochs (EPOCH)
          "clip_grad.max_norm": "trainer.gradient_clip_val", "clip_grad.max_value": "trainer.gradient_clip_val",
          "clip_grad": "trainer"}
+
+
+def optimizer_name(name: str) -> str | None:
+    """NeMo's `model.optim.name` of optreg's torch optimizer `name` (`SGD` -> `sgd`); None for one NeMo has not."""
+    return next((nemo for nemo, torch in TORCH.items() if torch == name), None)
+
+
+#: the key of a NeMo config that chooses the optimizer (optreg.config.formats.Choice)
+CHOICES = {"optimizer": Choice(PATHS["optimizer.name"], optimizer_name)}
 
 
 def read(data: Mapping[str, Any], source: Any = None) -> Any:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from optreg.config.formats import KeyUse, misspelt
+from optreg.config.formats import Choice, KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, read_translated
 from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, ConfigError, closest, join_path, show, unknown_name
@@ -86,6 +86,13 @@ class MindFormersFormat:
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
         return [k for k in TOP if k in data]
+
+    @property
+    def choices(self) -> dict[str, Choice]:
+        """The key that chooses the optimizer: its own `optimizer:`'s type (optimizers.py: `type_of`)."""
+        from optreg.dialects.mindspore.mindformers.optimizers import type_of
+
+        return {"optimizer": Choice(PATHS["optimizer.name"], type_of)}
 
     def read(self, data: Mapping[str, Any], source: Any = None) -> Any:
         from optreg.config.run import ClipGrad, given_run, read_train, resolve_run

@@ -48,6 +48,13 @@ NN_CLASSES = ("Adadelta", "AdaFactor", "Adagrad", "Adam", "AdaMax", "AdamOffload
               "Lamb", "LARS", "LazyAdam", "Momentum", "ProximalAdagrad", "RMSProp", "Rprop", "SGD")
 
 
+def type_of(name: str) -> str | None:
+    """The MindFormers type that builds optreg's optimizer `name`: its registry's class of that name (`AdamW`, or
+    mindspore.nn's `SGD`), in MindSpore's spelling (torch's `RMSprop` is `RMSProp`); None when it has none."""
+    return next((t for t in (*OWN_TYPES, *NN_CLASSES) if t == name), None) or \
+        next((t for t in NN_CLASSES if t.lower() == name.lower()), None)
+
+
 def translate(type_name: Any, options: Mapping[str, Any], path: str) -> tuple[dict[str, Any], str]:
     """(optreg's optimizer section, what is approximate or "") of `optimizer: {type: type_name, **options}`."""
     if not isinstance(type_name, str):

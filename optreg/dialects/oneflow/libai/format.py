@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from optreg.core.models import bool_message, bound_message, number_message
-from optreg.config.formats import KeyUse, misspelt
+from optreg.config.formats import Choice, KeyUse, misspelt
 from optreg.config.translate import NOMINAL_RUN, Unit, read_translated
 from optreg.errors import Collector, ConfigError, closest, join_path, key_text, show
 
@@ -119,6 +119,11 @@ class LiBaiFormat:
         from optreg.config.formats import has
 
         return has(data, "optim._target_")
+
+    @property
+    def choices(self) -> dict[str, Choice]:
+        """The key that chooses the optimizer: optim's LazyCall target, a oneflow.optim class's path."""
+        return {"optimizer": Choice(PATHS["optimizer.name"], optimizer_target)}
 
     def sections(self, data: Mapping[str, Any]) -> list[Any]:
         return [k for k in SECTIONS if k in data]
@@ -233,6 +238,16 @@ PATHS = {"scheduler.name": "train.scheduler", "scheduler": "train.scheduler", "o
          **{f"scheduler.scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          **{f"scheduler.{key}": "train.train_iter" for key in LENGTH.values()},
          "optimizer": "optim", "train.accumulation_steps": "train.num_accumulation_steps"}
+
+
+def optimizer_target(name: str) -> str | None:
+    """The `optim._target_` of optreg's optimizer `name` (`SGD` -> `oneflow.optim.SGD`, which `_optimizer` reads as
+    oneflow.SGD); None when OneFlow has no optimizer of that name."""
+    from optreg.core.entry import OPTIMIZER
+    from optreg.core.registry import REGISTRY
+
+    entry = REGISTRY.find(OPTIMIZER, name, "oneflow")
+    return f"oneflow.optim.{entry.name}" if entry is not None else None
 
 
 def _int(value: Any, path: str, errors: Collector, low: int = 0) -> int | None:
