@@ -143,8 +143,9 @@ def test_own_form_warmup_schedule_without_a_run_still_needs_total_steps_and_keep
     with pytest.raises(ConfigError) as exc:
         optreg.build(text.replace("train: {steps: 20}\n", ""), Net())
     assert [str(e) for e in exc.value.errors] == [
-        "<string>:2:1: scheduler.total_steps: required: total_steps, or the run length (train.steps, train.epochs × "
-        "steps_per_epoch, or build(total_steps=); -1 in a MindFormers config)"]
+        "<string>:2:1: scheduler.total_steps: required option is missing: left out or null, the schedule's length "
+        "comes from the run's length (train.steps, train.epochs × steps_per_epoch, or build(total_steps=)), and the "
+        "run has none"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optreg.ConfigWarning)
         built = optreg.build(text, Net())

@@ -1090,8 +1090,8 @@ def _plan_spec(spec: dict[str, Any], context: Context, path: str, dialect: str |
             kwargs["run"] = context
         try:
             plan.schedule = entry.resolve()(**kwargs)
-        except ConfigError as exc:
-            errors.extend(exc, prefix=path)
+        except ConfigError as exc:   # the closed form's own problems (its paths below `path`)
+            errors.extend(run_length_said(exc, loop, ""), prefix=path)
         except (ArithmeticError, ValueError) as exc:  # the closed form cannot be computed with these values
             # at the root of a Python call the section has no path of its own: name it as a config would
             errors.add(path or "scheduler", f"{entry.qualname} cannot be computed with these values ({str(exc)[:80]})")

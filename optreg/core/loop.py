@@ -224,8 +224,9 @@ def no_run_length(removed: bool = False) -> str:
 
 
 def run_length_said(error: ConfigError, loop: Loop, path: str) -> ConfigError:
-    """`error` (the spec's options validated) with the required-option error of the length `fill_length` left
-    unfilled, for want of a run length, saying so (`no_run_length`)."""
+    """`error` (the spec's options validated, or its closed form's problems: MindFormers' total_steps) with the
+    required-option error of the length `fill_length` left unfilled, for want of a run length, saying so
+    (`no_run_length`)."""
     where = join_path(path, loop.unfilled) if loop.unfilled else None
     return ConfigError([dataclasses.replace(e, message=no_run_length())
                         if e.path == where and e.message == models.MISSING_OPTION else e for e in error.errors])

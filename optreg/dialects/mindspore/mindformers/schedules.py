@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from optreg.core.float32 import f32
-from optreg.core.loop import NO_RUN
+from optreg.core.models import MISSING_OPTION
 from optreg.errors import Collector
 from optreg.schedules.engine import ABSOLUTE, Schedule, anneal, check, half_cosine
 
@@ -57,8 +57,8 @@ class MindFormersSchedule(Schedule):
         if warmup_ratio is None and warmup_steps is None:
             errors.add("warmup_steps", "required: warmup_steps or warmup_ratio (MindFormers refuses neither)")
         if (needs_total or warmup_ratio is not None) and self.total_steps is None:
-            errors.add("total_steps", f"required: total_steps, or the run length ({NO_RUN}; -1 in a MindFormers "
-                                      f"config)")
+            # as a required option: left to a run without a length, planning says so (core.loop.run_length_said)
+            errors.add("total_steps", MISSING_OPTION)
 
     @property
     def warmup(self) -> int:
