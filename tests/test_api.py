@@ -69,6 +69,32 @@ def test_a_plain_number_refuses_the_keywords_a_scheduler_would_take():
     assert all(g["lr"] == 0.1 for g in o.param_groups)
 
 
+def test_the_calls_take_a_section_by_keywords_as_a_config_writes_it():
+    """`configure_optimizer(params=..., **cfg["optimizer"])` and `configure_lr_scheduler(optimizer=...,
+    **cfg["scheduler"])` (a Hydra node of `_target_: optreg.configure_optimizer` is called so) build what the
+    positional calls build; they were a TypeError (name, params and optimizer were positional only)."""
+    cfg = {"optimizer": {"name": "adamw", "lr": 3e-3, "param_groups": [{"params": "*.bias", "weight_decay": 0.0}]},
+           "scheduler": {"name": "StepLR", "step_size": 2, "gamma": 0.5}}
+    model = make_model()
+    optimizer = optreg.configure_optimizer(params=model, **cfg["optimizer"])
+    options = {k: v for k, v in cfg["optimizer"].items() if k != "name"}
+    positional = optreg.configure_optimizer("adamw", model, **options)
+    strip = [{k: v for k, v in g.items() if k != "params"} for g in positional.param_groups]
+    assert [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups] == strip
+    assert [len(g["params"]) for g in optimizer.param_groups] == [len(g["params"]) for g in positional.param_groups]
+    assert type(optreg.configure_optimizer(optimizer_type="AdamW", params=model.parameters())) is torch.optim.AdamW
+    scheduler = optreg.configure_lr_scheduler(optimizer=optimizer, **cfg["scheduler"])
+    assert (type(scheduler), scheduler.step_size, scheduler.gamma) == (torch.optim.lr_scheduler.StepLR, 2, 0.5)
+    lrs = []
+    for _ in range(4):
+        optimizer.step()
+        scheduler.step()
+        lrs.append(optimizer.param_groups[0]["lr"])
+    assert lrs == pytest.approx([3e-3, 1.5e-3, 1.5e-3, 7.5e-4])
+    assert optreg.configure_lr_scheduler(optimizer=optimizer, learning_rate=0.5) is None   # Cerebras' keyword call
+    assert [g["lr"] for g in optimizer.param_groups] == [0.5, 0.5]
+
+
 def test_list_optimizers_and_schedulers():
     torch_opts = optreg.list_optimizers(dialect="torch")
     assert torch_opts == sorted(torch_opts, key=str.lower) and "AdamW" in torch_opts

@@ -468,6 +468,31 @@ def test_an_optimizer_named_again_as_a_keyword_is_refused(call, key):
         (key, f"given both in the name argument ('adamw') and as {key}='sgd'; give it once")]
 
 
+@pytest.mark.parametrize("call, expected", [
+    (lambda m: optreg.configure_optimizer(params=m, lr=1e-3), [("name", "required: the optimizer's name")]),
+    (lambda m: optreg.configure_optimizer(params=m, nmae="adamw"),
+     [("nmae", "unknown key, and the optimizer's name is missing")]),
+    (lambda m: optreg.configure_optimizer(name="adamw", type="sgd", params=m),
+     [("type", "both 'name' and 'type' name the optimizer; keep one")]),
+    (lambda m: optreg.configure_optimizer(name="adamw"),
+     [("params", "required: the parameters to optimize (a Module, its named_parameters(), tensors or group dicts)")]),
+    (lambda m: optreg.configure_lr_scheduler(name="StepLR", step_size=2),
+     [("optimizer", "required: the optimizer to schedule")]),
+    (lambda m: optreg.configure_lr_scheduler(optimizer=make_sgd(m), nmae="StepLR", step_size=2),
+     [("nmae", "unknown key, and the scheduler's name is missing")]),
+    (lambda m: optreg.configure_lr_scheduler(optimizer=make_sgd(m), name="StepLR", gama=0.5, step_size=2),
+     [("gama", "unknown option of torch.StepLR")]),
+], ids=["no-name", "misspelt-name", "two-names", "no-params", "no-optimizer",
+        "scheduler-misspelt-name", "scheduler-option"])
+def test_a_bad_keyword_call_is_a_config_error_at_its_key(call, expected):
+    """The keyword form of the Python calls (`configure_optimizer(params=..., **cfg["optimizer"])`, a Hydra node's
+    `_target_: optreg.configure_optimizer`): it was a TypeError (`missing 2 required positional arguments`)."""
+    model = make_model()
+    with pytest.raises(ConfigError) as info:
+        call(model)
+    assert [(e.path, e.message) for e in info.value.errors] == expected
+
+
 def test_a_misspelt_scheduler_key_gets_a_did_you_mean(tmp_path):
     from optreg.schedules.adapter import ScheduleLR
     from optreg.schedules.engine import KEYS

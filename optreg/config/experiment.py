@@ -28,7 +28,7 @@ from optreg.core.entry import OPTIMIZER, Entry
 from optreg.core.groups import (MULTIPLIERS, NO_SELECTOR, SELECTORS, Group, apply_settings, check_support,
                                 parameters_argument, scaled_lr_keys, scaled_options, settings_table, split_rule,
                                 split_settings, not_rules)
-from optreg.core.names import NAME_KEYS, any_case, missing_name
+from optreg.core.names import any_case, name_key
 from optreg.core.lint import lint_schedule, overrun_errors, rule_lrs_replaced
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import option_names, validate_options
@@ -253,16 +253,9 @@ def _section(raw: Any, path: str, errors: Collector, wrapped: bool = False) -> d
         errors.add(path, WRAPPED_REQUIRED if wrapped else f"expected a mapping, got {type(raw).__name__} {show(raw)}")
         return None
     out = dict(raw)
-    given = [k for k in out if k in NAME_KEYS]   # as written: the second is the one too many
     what = {"optimizer": "the optimizer", "scheduler": "the scheduler"}.get(path, "the component")
-    for extra in given[1:]:
-        errors.add(join_path(path, extra), f"both {given[0]!r} and {extra!r} name {what}; keep one")
-    if given:
-        out["name"] = out.pop(given[0])
-        for extra in given[1:]:
-            out.pop(extra)
-    else:   # in the words the scheduler's planning uses (`_read_own` reports one of the two)
-        missing_name(errors, out, path, WRAPPED_NAME if wrapped else f"{what}'s name")
+    # a missing name in the words the scheduler's planning uses (`_read_own` reports one of the two)
+    name_key(errors, out, path, what, WRAPPED_NAME if wrapped else f"{what}'s name")
     return out
 
 

@@ -25,8 +25,8 @@ from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_settings, check_support, collect,
                                 from_dicts, from_rules, is_tensor, locate, remember_scaled_lr, scaled_lr_of,
                                 scaled_options, not_rules, setting_elsewhere, settings_table, split_settings)
-from optreg.core.names import (NAME_KEYS, TUPLE_ALIASES, given_twice, missing_name, named_twice, option_aliases,
-                               synonyms)
+from optreg.core.names import (NAME_KEYS, TUPLE_ALIASES, given_twice, missing_name, name_key, named_twice,
+                               option_aliases, synonyms)
 from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
@@ -645,20 +645,50 @@ def without_builders(section: Any, kind: str, path: str = "") -> Any:
     return strip_builders(section, kind, path)
 
 
-def configure_optimizer(optimizer_type: str, params: Any, /, *, dialect: str | None = None,
+class _ByKeyword:
+    """The default of an argument that a call may give positionally or by keyword (`BY_KEYWORD`)."""
+
+    def __repr__(self) -> str:
+        return "<by keyword>"
+
+
+#: an argument not given positionally: `configure_optimizer(params=model.parameters(), **cfg["optimizer"])`
+BY_KEYWORD: Any = _ByKeyword()
+
+
+def keyword_argument(given: Any, key: str, kwargs: dict[str, Any], errors: Collector, required: str) -> Any:
+    """The argument `key` of a Python call: `given` positionally, else popped from the keyword arguments `kwargs`
+    (a Hydra node's `**cfg`, `instantiate(..., params=...)`); neither is an error at `key` with `required`, the
+    words of what is absent (then BY_KEYWORD is returned). Beside a positional one, the keyword stays an option
+    (a Model Zoo section's `params:`, its tag rules, in the cerebras dialect; otherwise an unknown option)."""
+    if given is BY_KEYWORD:
+        given = kwargs.pop(key, BY_KEYWORD)
+        if given is BY_KEYWORD:
+            errors.add(key, f"required: {required}")
+    return given
+
+
+def configure_optimizer(optimizer_type: str = BY_KEYWORD, params: Any = BY_KEYWORD, /, *, dialect: str | None = None,
                         unknown_keys: UnknownKeys = "error", **kwargs: Any):
     """Build an optimizer by name: `configure_optimizer("adamw", model, lr=3e-4, param_groups=[...])`.
 
     `params` is what torch accepts (tensors or group dicts) or a Module / named_parameters(), which
     `param_groups` rules (glob patterns over names) need. Unknown keys raise, or warn and are dropped
-    with unknown_keys="warn" (Cerebras' lenient behaviour).
+    with unknown_keys="warn" (Cerebras' lenient behaviour). Both may be keywords, the name as a section writes it
+    (`name`, or `type`, `optimizer_type`): `configure_optimizer(params=model.parameters(), **cfg["optimizer"])`,
+    or a Hydra node `_target_: optreg.configure_optimizer` instantiated with `params=`.
     """
     if unknown_keys not in ("error", "warn"):
         raise ConfigError(f"must be 'error' or 'warn', got {show(unknown_keys)}", "unknown_keys")
+    twice = Collector()
+    params = keyword_argument(params, "params", kwargs, twice, "the parameters to optimize (a Module, its "
+                                                               "named_parameters(), tensors or group dicts)")
     kwargs = plain_arguments(kwargs, OPTIMIZER)
     check_input(kwargs)
-    twice = Collector()
-    named_twice(twice, optimizer_type, kwargs)
+    if optimizer_type is not BY_KEYWORD:
+        named_twice(twice, optimizer_type, kwargs)
+    elif name_key(twice, kwargs, "", "the optimizer", "the optimizer's name"):
+        optimizer_type = kwargs.pop("name")
     twice.raise_if_any()
     entry = REGISTRY.lookup(OPTIMIZER, optimizer_type, dialect, path="name")
     extras: list[dict[str, Any]] = []
@@ -1349,8 +1379,14 @@ def check_static_lr(optimizer: Any, scheduler: str | None, number: float | None 
         raise ConfigError(dynamic_lr_conflict(scheduler, dynamic[0], number), path)
 
 
-def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: str | None = None, **kwargs: Any):
+def configure_lr_scheduler(optimizer: Any = BY_KEYWORD, learning_rate: Any = BY_KEYWORD, /, *,
+                           dialect: str | None = None, **kwargs: Any):
     """Build a scheduler for `optimizer` (Cerebras' convention for `learning_rate`).
+
+    `optimizer` may be a keyword; without `learning_rate`, the keywords are the spec
+    (`configure_lr_scheduler(optimizer=opt, **cfg["scheduler"])`, a Hydra node `_target_:
+    optreg.configure_lr_scheduler` instantiated with `optimizer=`), or `learning_rate=` alone is the argument
+    (Cerebras' keyword call).
 
     - a number: every group's lr is set to it and None is returned (no scheduler object); it is the schedule that
       sets that lr at every step (`number_plan`), and the checks of such a schedule read it; a keyword beside it
@@ -1369,6 +1405,9 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
       (ScalePerParamLR); a trainer-form `{ScalePerParamLR: ...}` or `param_group_tags` is read as Model Zoo 2.10
       reads it.
     """
+    errors = Collector()
+    optimizer = keyword_argument(optimizer, "optimizer", kwargs, errors, "the optimizer to schedule")
+    errors.raise_if_any()
     if not isinstance(getattr(optimizer, "param_groups", None), list):
         raise ConfigError(f"expected a torch optimizer (with param_groups), got {type(optimizer).__name__}",
                           "optimizer")
@@ -1376,6 +1415,10 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
                 if key in kwargs]
     # what a number cannot take: the keywords but a dialect's own (Model Zoo's call takes adjust_learning_rate)
     learning_rate, kwargs = plain_arguments({"learning_rate": learning_rate})["learning_rate"], plain_arguments(kwargs)
+    if learning_rate is BY_KEYWORD:   # Cerebras' learning_rate= alone, else the keywords are the spec (**cfg)
+        named = any(k in kwargs for k in NAME_KEYS)
+        learning_rate, kwargs = (kwargs.pop("learning_rate"), kwargs) if "learning_rate" in kwargs and not named \
+            else (kwargs, {})
     if isinstance(learning_rate, (Mapping, list, tuple)):   # a Hydra node: cfg.scheduler, with its `_target_`
         learning_rate = without_builders(learning_rate, SCHEDULER, "" if isinstance(learning_rate, Mapping) else
                                          "schedulers")
@@ -1385,7 +1428,6 @@ def configure_lr_scheduler(optimizer: Any, learning_rate: Any, /, *, dialect: st
             built = d.scheduler_call(optimizer, learning_rate) if d.scheduler_call is not None else None
             if built is not None:
                 return built
-    errors = Collector()
     # the paths the rest of validation uses: a spec's own keys, a list's stages, else the argument itself
     check_input(learning_rate, "" if isinstance(learning_rate, Mapping) else "schedulers"
                 if isinstance(learning_rate, (list, tuple)) else "learning_rate", errors)

@@ -80,6 +80,25 @@ def named_twice(errors, name: Any, options: Mapping[str, Any]) -> None:
         given_twice(errors, key, "the name argument", name, options[key])
 
 
+def name_key(errors, spec: dict, path: str, what: str, missing: str) -> bool:
+    """Put the name of the component `spec` (a dict, changed in place) under `name`, from its first key of
+    `NAME_KEYS` as written, and report into `errors` (a `Collector`) each further one at its own path (`both 'name'
+    and 'type' name {what}`, the second the one too many; dropped); none: `missing_name` with `missing`, the words
+    of what is absent. Returns whether the spec names the component."""
+    from optreg.errors import join_path
+
+    given = [k for k in spec if k in NAME_KEYS]
+    for extra in given[1:]:
+        errors.add(join_path(path, extra), f"both {given[0]!r} and {extra!r} name {what}; keep one")
+    if not given:
+        missing_name(errors, spec, path, missing)
+        return False
+    spec["name"] = spec.pop(given[0])
+    for extra in given[1:]:
+        spec.pop(extra)
+    return True
+
+
 def missing_name(errors, spec: Mapping, path: str, what: str) -> None:
     """Report into `errors` (a `Collector`) a component spec with no key of `NAME_KEYS`: a key of it that misspells
     one (`nmae`, `tpye`) is the error, with its did-you-mean; otherwise `required: {what}` at `path`.name."""
