@@ -130,6 +130,18 @@ def warn_at(note: str, path: str, locate: Callable[[str], Location | None] | Non
     warnings.warn(ConfigWarning(note, placed(locate, path)), stacklevel=stacklevel + 1)
 
 
+def outside_stacklevel() -> int:
+    """The `stacklevel` for a `warnings.warn` in the function that calls this one that names the first frame outside
+    optreg: the user's call, however deep in optreg the warning is made (`configure_optimizer(unknown_keys="warn")`
+    warns in validation, under planning or a dialect's reading of the call)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "optreg":
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def join_path(prefix: str, key: Any) -> str:
     """`a` + `b` -> `a.b`; `a` + 1 -> `a[1]`; empty parts vanish; any other key (a mapping's 1.5, None, True, as a
     user's config has them) as `key_text` writes it."""

@@ -325,6 +325,21 @@ def test_unknown_keys_warn_mode_drops_them():
     assert o.defaults["weight_decay"] == 0.01
 
 
+@pytest.mark.parametrize("dialect", [None, "cerebras"])
+def test_an_unknown_key_warned_is_the_error_s_words_at_the_caller_s_line(dialect):
+    """unknown_keys="warn" warned a UserWarning without the error's did-you-mean (a misspelt weight decay dropped
+    with no hint), at a line of optreg's own (build.py), not the call's."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optreg.configure_optimizer("AdamW", make_model(), dialect=dialect, unknown_keys="warn", weigth_decay=0.5)
+    [warning] = caught
+    assert warning.category is optreg.ConfigWarning and warning.filename == __file__
+    assert str(warning.message) == (f"weigth_decay: unknown option of {dialect or 'torch'}.AdamW; ignored (did you "
+                                    f"mean 'weight_decay'?)")
+
+
 def test_an_error_elsewhere_leaves_a_length_from_the_run_alone(tmp_path):
     """A schedule whose length is the run's (`T_max` from train.steps, DeepSpeed's `total_num_steps: "auto"` with
     --steps) is checked with that length beside an optimizer error too: only the optimizer's error is reported

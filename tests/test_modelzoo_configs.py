@@ -428,13 +428,26 @@ def test_the_run_length_misspelt_is_said_at_the_key_written(config, path):
 
 
 def test_an_unknown_optimizer_option_is_the_same_note_without_the_model_as_with_it():
-    # Model Zoo ignores it: build warned, validate without a model said nothing
+    # Model Zoo ignores it: build warned, validate without a model said nothing; with the error's did-you-mean
     config = {"trainer": {"init": {"optimizer": {"AdamW": {"lr": 0.1, "weigth_decay": 0.1}}}}}
-    note = "trainer.init.optimizer.AdamW.weigth_decay: unknown option of cerebras.AdamW; ignored"
+    note = ("trainer.init.optimizer.AdamW.weigth_decay: unknown option of cerebras.AdamW; ignored (did you mean "
+            "'weight_decay'?)")
     assert validate_experiment(config).check_final() == [note]
     with pytest.warns(UserWarning) as record:
         optreg.build(config, Net())
     assert note in [str(w.message) for w in record]
+
+
+def test_an_unknown_optimizer_option_of_a_file_is_warned_at_its_position_as_an_error_is(tmp_path):
+    """Model Zoo's reader reads unknown optimizer keys leniently (unknown_keys="warn", as Model Zoo does): the note
+    has the form of an error, file:line:col: path: message, did-you-mean included."""
+    path = tmp_path / "mz.yaml"
+    path.write_text("trainer:\n  init:\n    optimizer:\n      AdamW:\n        lr: 0.1\n        weigth_decay: 0.1\n")
+    with pytest.warns(optreg.ConfigWarning) as record:
+        optreg.build(path, Net())
+    assert [str(w.message) for w in record] == [
+        f"{path}:6:9: trainer.init.optimizer.AdamW.weigth_decay: unknown option of cerebras.AdamW; ignored (did you "
+        f"mean 'weight_decay'?)"]
 
 
 def test_sgd_without_lr_takes_the_schedule():

@@ -11,7 +11,8 @@ from optreg.core import models
 from optreg.core.entry import Entry, Rule
 from optreg.core.names import TUPLE_ALIASES, synonyms
 from optreg.core.types import torch_dtypes
-from optreg.errors import Collector, ConfigError, closest, first_few, join_path, key_text, show
+from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, closest, first_few, join_path, key_text,
+                           outside_stacklevel, show)
 
 UnknownKeys = Literal["error", "warn"]
 
@@ -151,8 +152,9 @@ def resolve_aliases(entry: Entry, raw: Mapping[str, Any], errors: Collector, pat
             if others is None:
                 others = _others(entry)
             text, hint = _unknown(entry, key, [*fields, *extra_keys], others, value)
-        if unknown_keys == "warn":
-            warnings.warn(f"{join_path(path, key)}: {text}; ignored", UserWarning, stacklevel=4)
+        if unknown_keys == "warn":   # the error's words, did-you-mean included (a reader locates the note)
+            warnings.warn(ConfigWarning(str(ErrorItem(join_path(path, key), f"{text}; ignored", None, hint))),
+                          stacklevel=outside_stacklevel())
         else:
             errors.add(join_path(path, key), text, hint)
     for target, parts in joins.items():
