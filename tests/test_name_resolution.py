@@ -147,3 +147,43 @@ def test_every_hydra_group_file_name_names_its_component():
     assert REGISTRY.lookup(OPTIMIZER, "mindspore_experimental_adamw").qualname == "mindspore_experimental.AdamW"
     assert REGISTRY.lookup(OPTIMIZER, "MindSpore_Mint_AdamW").qualname == "mindspore_mint.AdamW"
     assert REGISTRY.lookup(OPTIMIZER, "mindspore_adam").qualname == "mindspore.Adam"
+
+
+HOMONYM = ("'constant' without a prefix names torch.ConstantLR, by the rule of names (no case, '-', '_' or LR suffix "
+           "in torch's names): lr = base_lr · (factor if t < total_iters else 1) (factor 0.3333, total_iters 5 unless "
+           "given); hf.constant is hf's 'constant' (Factor 1): write hf.constant for it, or ConstantLR for this one")
+
+
+def test_hf_s_constant_without_a_prefix_is_torch_s_constantlr_and_says_so(tmp_path):
+    """`constant` is torch's ConstantLR by the rule of names (as the Hydra group `scheduler=constant` is), not HF's
+    get_scheduler("constant"), which keeps the lr: it built lr/3 for 5 steps without a word. The torch row declares
+    the homonym; describe() says it, and so does a note where a spec writes that name (not ConstantLR, hf.constant
+    or `dialect: torch`)."""
+    import warnings
+
+    assert REGISTRY.lookup(SCHEDULER, "constant").qualname == "torch.ConstantLR"
+    assert HOMONYM in optreg.describe("constant", kind="scheduler").notes
+    path = tmp_path / "c.yaml"
+    path.write_text("optimizer: {name: SGD, lr: 0.1}\nscheduler:\n  name: sequential\n  schedulers:\n"
+                    "  - {name: ConstantLR, total_iters: 2}\n  - {name: constant, total_iters: 8}\n"
+                    "train: {steps: 10}\n")
+    with pytest.warns(optreg.ConfigWarning) as record:
+        optreg.build(path, torch.nn.Linear(2, 2))
+    assert [str(w.message) for w in record] == [f"{path}:6:6: scheduler.schedulers[1].name: {HOMONYM}"]
+    optimizer = optreg.configure_optimizer("SGD", torch.nn.Linear(2, 2), lr=0.3)
+    with pytest.warns(optreg.ConfigWarning) as record:
+        scheduler = optreg.configure_lr_scheduler(optimizer, "constant")
+    assert [str(w.message) for w in record] == [f"name: {HOMONYM}"] and record[0].filename == __file__
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1) and type(scheduler).__name__ == "ConstantLR"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        optreg.configure_lr_scheduler(optimizer, "ConstantLR")
+        optreg.configure_lr_scheduler(optimizer, "constant", dialect="torch")
+        optimizer = optreg.configure_optimizer("SGD", torch.nn.Linear(2, 2), lr=0.3)
+        scheduler = optreg.configure_lr_scheduler(optimizer, "hf.constant")
+        lrs = []
+        for _ in range(3):
+            lrs.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()
+            scheduler.step()
+    assert lrs == [0.3, 0.3, 0.3]   # HF's constant keeps the lr

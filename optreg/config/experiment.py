@@ -782,6 +782,7 @@ def plan_around(opt_plan: OptimizerPlan, experiment: Experiment, errors: Collect
             "scheduler"))
     errors.extend(at_written(sched_plan, overrun_errors(sched_plan, experiment.run)))
     if notes is not None and not errors:
+        notes.extend(sched_plan.planning_notes())
         notes.extend(lint_schedule(sched_plan, experiment.run, bases, _optimizer_lr(experiment),
                                    lr_sources=_lr_sources(opt_plan)))
         notes.extend(rule_lrs_replaced(sched_plan, opt_plan.groups, _lr_name(opt_plan)))

@@ -28,7 +28,7 @@ from optreg.core.groups import (MULTIPLIERS, SELECTORS, Group, Scope, apply_sett
 from optreg.core.names import (NAME_KEYS, TUPLE_ALIASES, given_twice, missing_name, name_key, named_twice,
                                option_aliases, synonyms)
 from optreg.core.options import FRESH
-from optreg.core.registry import REGISTRY
+from optreg.core.registry import REGISTRY, homonym_note
 from optreg.errors import (Collector, ConfigError, ConfigWarning, ErrorItem, check_input, closest, first_few,
                            join_path, key_text, show)
 from optreg.core.validate import (UnknownKeys, check_rules, option_names, rules_of, resolve_aliases,
@@ -779,6 +779,12 @@ class SchedulerPlan:
     #: and the schedule linter's notes (optreg.core.lint.lint_schedule)
     written: dict[str, str] = field(default_factory=dict)
     label: str | None = None           # what messages call a plan of no entry (a number: `number_plan`)
+    notes: list[str] = field(default_factory=list)   # warnings of its planning: a name another dialect spells
+                                                      # (registry.homonym_note), at the spec's name
+
+    def planning_notes(self) -> list[str]:
+        """The notes of its planning and of its stages', in order."""
+        return [*self.notes, *(n for child in self.children for n in child.planning_notes())]
 
     @property
     def length(self) -> int | None:
@@ -1077,9 +1083,13 @@ def _plan_spec(spec: dict[str, Any], context: Context, path: str, dialect: str |
     own, dialect = spec.pop("dialect", None), dialect or context.dialect
     if isinstance(spec["name"], str) and spec["name"].strip().lower() in COMBINATORS:
         return _plan_combinator(spec, context, path, own or dialect)
-    entry = REGISTRY.lookup(SCHEDULER, spec.pop("name"), own, path=join_path(path, "name"), default=dialect)
+    written = spec.pop("name")
+    entry = REGISTRY.lookup(SCHEDULER, written, own, path=join_path(path, "name"), default=dialect)
     loop = pop_loop(spec, context, path, errors, entry.name)
     plan = SchedulerPlan(entry, {}, loop=loop)
+    homonym = homonym_note(entry, written) if own is None and "." not in str(written) else None
+    if homonym is not None:   # another dialect's name, without its prefix (HF's `constant`)
+        plan.notes.append(f"{join_path(path, 'name')}: {homonym}")
     check_entry(entry, loop, path, errors)
     own_loop = [k for k, on in (("by_epoch", loop.by_epoch), ("convert_to_iter_based", loop.convert),
                                 ("warmup", loop.warmup is not None)) if on]
@@ -1496,7 +1506,7 @@ def configure_lr_scheduler(optimizer: Any = BY_KEYWORD, learning_rate: Any = BY_
                               default if isinstance(default, (int, float)) and not isinstance(default, bool) else None)
     if problems:
         raise _rooted(ConfigError(problems))
-    for note in group_lrs_replaced(plan, optimizer.param_groups):   # the linter's note that build gives a config
+    for note in [*plan.planning_notes(), *group_lrs_replaced(plan, optimizer.param_groups)]:   # as build gives them
         warnings.warn(ConfigWarning(note), stacklevel=2)
     for hook, value in wrappers:   # a dialect's keyword (cerebras.pytorch <= 2.3's adjust_learning_rate: muP)
         if value:

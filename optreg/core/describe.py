@@ -12,7 +12,7 @@ from typing import Any
 from optreg.core import models
 from optreg.core.entry import OPTIMIZER, SCHEDULER, Entry
 from optreg.core.loop import FROM_RUN, describe_loop, required_length
-from optreg.core.registry import REGISTRY
+from optreg.core.registry import REGISTRY, homonym_note
 from optreg.errors import ConfigError, ErrorItem, show
 
 _BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
@@ -228,7 +228,8 @@ def describe(name: str, dialect: str | None = None, kind: str | None = None) -> 
             REGISTRY.lookup(kinds[0], name, dialect)   # the message of a name that is no string
         raise REGISTRY.unknown(kinds, name, dialect)
     entry = found[0]
-    notes = entry.notes + (describe_loop(entry) if entry.kind == SCHEDULER else ())
+    homonym = homonym_note(entry)
+    notes = entry.notes + ((homonym,) if homonym else ()) + (describe_loop(entry) if entry.kind == SCHEDULER else ())
     return Description(entry.name, entry.dialect, entry.kind, entry.doc, entry.source, entry.values, notes,
                        params_of(entry), entry.provider, chain_of(entry), entry.class_path, state_of(entry),
                        limits_of(entry))

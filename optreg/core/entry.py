@@ -126,6 +126,9 @@ class Entry:
     class_path  the dotted path under which its framework documents it
               (`cerebras.pytorch.optim.weight_decay_scheduler.CosineDecayWD`); the name finds the entry too.
     notes     decisions and quirks, shown by describe().
+    homonyms  qualified names of other dialects' components whose own name, written without a prefix, finds this
+              one by the rule of names (`constant`, HF's hf.constant, is torch's ConstantLR): describe() says so,
+              and a spec that writes that name gets a note (registry.homonym_note).
     """
 
     kind: Literal["optimizer", "scheduler"]
@@ -152,6 +155,7 @@ class Entry:
     source: str = ""
     class_path: str = ""
     notes: tuple[str, ...] = ()
+    homonyms: tuple[str, ...] = ()
     provider: str = "optreg"
 
     @property

@@ -437,6 +437,27 @@ def _with_provider(entry: Entry, ep: Any) -> Entry:
 REGISTRY = Registry()
 
 
+def homonym_note(entry: Entry, written: Any = None) -> str | None:
+    """What a name of another dialect that finds `entry` (its `homonyms`: `constant`, HF's, finds torch's
+    ConstantLR) means: the note describe() gives, or, for `written`, the name a spec writes without a prefix or a
+    dialect, the note its planning gives where it is such a name; None otherwise."""
+    from optreg.core import models
+
+    others = [REGISTRY.lookup(entry.kind, qualname) for qualname in entry.homonyms]
+    if written is not None:
+        others = [o for o in others if spelling(written) in {spelling(n) for n in (o.name, *o.aliases)}]
+    if not others:
+        return None
+    defaults = ", ".join(f"{o.name} {o.default:.4g}" if isinstance(o.default, float) else f"{o.name} {show(o.default)}"
+                         for o in models.options(entry) if not o.required and o.name != "last_epoch")
+    names = " or ".join(dict.fromkeys(show(o.name) for o in others))
+    theirs = "; ".join(f"{o.qualname} is {o.dialect}'s {show(o.name)} ({o.doc.rstrip('.')})" for o in others)
+    given = f" ({defaults} unless given)" if defaults else ""
+    return (f"{names} without a prefix names {entry.qualname}, by the rule of names (no case, '-', '_' or LR suffix "
+            f"in {entry.dialect}'s names): {entry.doc.rstrip('.')}{given}; {theirs}: write "
+            f"{' or '.join(o.qualname for o in others)} for it, or {entry.name} for this one")
+
+
 def _decorator(kind: str, name: str | None, dialect: str, aliases: Iterable[str], row: dict[str, Any]
                ) -> Callable[[Any], Any]:
     def register(obj: Any) -> Any:

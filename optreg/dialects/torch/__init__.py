@@ -80,7 +80,8 @@ SCHEDULERS = [
                        "factor when the constant phase ends (a ZeroDivisionError at step total_iters)"),),
            notes=("factor 0 is refused: torch 2.13 accepts it, then divides by it at step total_iters "
                   "(ZeroDivisionError).", "total_iters 0 is accepted, as torch 2.13 accepts it: the lr is "
-                  "base_lr·factor at every step (torch's recursion never undoes it).")),
+                  "base_lr·factor at every step (torch's recursion never undoes it)."),
+           homonyms=("hf.constant",)),
     _sched("LinearLR", "lr = base_lr · (s + (e-s)·min(t,T)/T).", length="total_iters",
            types={"start_factor": number(gt=0, le=1)},
            notes=("total_iters 0 is accepted, as torch 2.13 accepts it: the lr is base_lr·start_factor at every "
