@@ -396,6 +396,42 @@ def test_instantiate_returns_validating_factories():
     assert str(exc.value.__cause__) == "optimizer.lr: must be >= 0, got -1.0"
 
 
+def test_a_node_whose_target_is_optreg_s_call_is_instantiated_built_and_validated():
+    """`_target_: optreg.configure_optimizer` / `optreg.configure_lr_scheduler`, instantiated with `params=` /
+    `optimizer=` (Hydra calls them by keyword: a TypeError before), and the same node given to build() or to the
+    call as `**cfg.optimizer` (its `_target_` was refused: only the group files' factories were optreg's). A bad
+    value through instantiate is Hydra's InstantiationException, its text holding the ConfigError's path (relative
+    to the node, whose key full_key says) and its cause the ConfigError; with `_partial_: true` the call that builds
+    raises the ConfigError itself."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    cfg = OmegaConf.create({"optimizer": {"_target_": "optreg.configure_optimizer", "name": "SGD", "lr": 0.1},
+                            "scheduler": {"_target_": "optreg.configure_lr_scheduler", "name": "StepLR",
+                                          "step_size": 2, "gamma": 0.5}})
+    opt = instantiate(cfg.optimizer, params=model().parameters())
+    sched = instantiate(cfg.scheduler, optimizer=opt)
+    built = optreg.build(cfg, model())
+    again = optreg.configure_optimizer(params=model(), **cfg.optimizer)
+    lrs = []
+    for o, s in ((opt, sched), (built.optimizer, built.scheduler),
+                 (again, optreg.configure_lr_scheduler(optimizer=again, **cfg.scheduler))):
+        lrs.append([])
+        for _ in range(4):
+            lrs[-1].append(o.param_groups[0]["lr"])
+            o.step()
+            s.step()
+    assert lrs == [[0.1, 0.1, 0.05, 0.05]] * 3
+    cfg.optimizer.lr = -1.0
+    with pytest.raises(InstantiationException) as exc:
+        instantiate(cfg.optimizer, params=model().parameters())
+    assert isinstance(exc.value.__cause__, ConfigError) and str(exc.value.__cause__) == "lr: must be >= 0, got -1.0"
+    assert "ConfigError('lr: must be >= 0, got -1.0')" in str(exc.value) and "full_key: optimizer" in str(exc.value)
+    with pytest.raises(ConfigError) as info:
+        instantiate(cfg.optimizer, _partial_=True)(params=model().parameters())
+    assert [(e.path, e.message) for e in info.value.errors] == [("lr", "must be >= 0, got -1.0")]
+
+
 @pytest.mark.parametrize("switch, length", [("scheduler=cosine_annealing", "T_max"),
                                             ("scheduler=hf_linear", "num_training_steps")])
 def test_instantiate_of_a_group_file_s_null_length_says_to_set_it(switch, length):
@@ -876,10 +912,12 @@ def test_the_python_calls_take_a_shipped_group_file_s_node_as_build_takes_it():
     bound = optreg.optimizer_class("AdamW", **{k: v for k, v in options.items() if k != "param_groups"})
     assert bound(model().parameters()).defaults["lr"] == 0.1
     refused = "_target_ 'os.system' is refused (optreg builds components from their name); only " \
-              "'optreg.integrations.hydra.support.{}_factory' is accepted here"
+              "'optreg.integrations.hydra.support.{0}_factory', 'optreg.configure_{1}', " \
+              "'optreg.core.build.configure_{1}' are accepted here"
     with pytest.raises(ConfigError) as info:
         optreg.configure_optimizer("SGD", model(), lr=0.1, _target_="os.system")
-    assert [(e.path, e.message) for e in info.value.errors] == [("_target_", refused.format("optimizer"))]
+    assert [(e.path, e.message) for e in info.value.errors] == [("_target_", refused.format("optimizer", "optimizer"))]
     with pytest.raises(ConfigError) as info:
         optreg.configure_lr_scheduler(opt, [{**cfg.scheduler, "_target_": "os.system"}])
-    assert [(e.path, e.message) for e in info.value.errors] == [("schedulers[0]._target_", refused.format("scheduler"))]
+    assert [(e.path, e.message) for e in info.value.errors] == [
+        ("schedulers[0]._target_", refused.format("scheduler", "lr_scheduler"))]

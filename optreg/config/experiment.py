@@ -439,10 +439,10 @@ def _section_kind(data: Mapping[str, Any]) -> str | None:
     """"optimizer" or "scheduler" when `data` is one such section itself (its `name:` a registered component's,
     or its `_target_` optreg's builder of that kind, a Hydra group file's), else None."""
     from optreg.core.entry import SCHEDULER
-    from optreg.integrations.hydra.support import BUILDERS
+    from optreg.integrations.hydra.support import targets
 
     for kind in (OPTIMIZER, SCHEDULER):
-        if data.get("_target_") == BUILDERS[kind]:
+        if data.get("_target_") in targets(kind):
             return kind
     name, dialect = data.get("name"), data.get("dialect")
     if not isinstance(name, str) or not isinstance(dialect, (str, type(None))):

@@ -21,7 +21,7 @@ from optreg.core.names import (NAME_KEYS, SCHEDULER_SUFFIX, SEPARATORS, TUPLE_AL
 from optreg.core.options import FRESH
 from optreg.core.registry import REGISTRY
 from optreg.core.validate import binder_keys
-from optreg.integrations.hydra.support import BUILDERS
+from optreg.integrations.hydra.support import targets
 from optreg.schedules.engine import KEYS
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
@@ -273,8 +273,8 @@ def option_docs(entry: Entry) -> dict[str, str]:
 def _hydra_keys(kind: str) -> dict[str, Any]:
     """`_target_` (optreg's builder only) and Hydra's instantiate flags, which the Hydra group files carry."""
     flag = "Hydra instantiate flag (ignored by optreg.build)"
-    return {"_target_": {"const": BUILDERS[kind], "description": "optional, for hydra.utils.instantiate: only "
-                                                                 "optreg's own builder is accepted"},
+    return {"_target_": {"enum": list(targets(kind)), "description": "optional, for hydra.utils.instantiate: only "
+                                                                     "optreg's own builder or call is accepted"},
             "_recursive_": {"type": "boolean", "description": flag},
             "_convert_": {"enum": ["none", "partial", "object", "all"], "description": flag},
             "_partial_": {"type": "boolean", "description": flag}}

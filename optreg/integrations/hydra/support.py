@@ -4,7 +4,8 @@ Composed configs lose file positions; an error then names the dotted path and, w
 the value, that override: `override optimizer.lr=-1: optimizer.lr: must be >= 0, got -1.0`; a value the primary
 config file writes, where Hydra says which file that is (`primary_positions`), its file:line:column.
 `_target_` in an optimizer or scheduler section may only name optreg's own builders (`optimizer_factory`,
-`scheduler_factory` below); optreg builds components from `name:`, never from an arbitrary import path.
+`scheduler_factory` below, or the calls `optreg.configure_optimizer`, `optreg.configure_lr_scheduler`); optreg builds
+components from `name:`, never from an arbitrary import path.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ from optreg.errors import (MAX_DEPTH, Collector, ConfigError, ErrorItem, Locatio
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory",
             SCHEDULER: "optreg.integrations.hydra.support.scheduler_factory"}
+#: optreg's Python calls, which a node may name too (`instantiate(cfg.optimizer, params=...)` calls them by keyword)
+CALLS = {OPTIMIZER: ("optreg.configure_optimizer", "optreg.core.build.configure_optimizer"),
+         SCHEDULER: ("optreg.configure_lr_scheduler", "optreg.core.build.configure_lr_scheduler")}
+
+
+def targets(kind: str) -> tuple[str, ...]:
+    """The `_target_`s a section of `kind` may name: optreg's builder (a group file's) and its Python call."""
+    return (BUILDERS[kind], *CALLS[kind])
+
 INSTANTIATE_KEYS = ("_recursive_", "_convert_", "_partial_")
 GROUPS = (OPTIMIZER, SCHEDULER)
 FILE_OPTION = "__file__"     # the group option that holds a YAML file's own section in `optreg run`
@@ -323,10 +333,10 @@ def _clean(node: Any, kind: str | None, path: str, errors: Collector) -> Any:
         for key, value in node.items():
             where = join_path(path, key_text(key))
             if key == "_target_":
-                allowed = BUILDERS.get(kind) if kind else None
-                if value != allowed:
+                allowed = targets(kind) if kind else ()
+                if value not in allowed:
                     errors.add(where, f"_target_ {show(value)} is refused (optreg builds components from their name); "
-                               + (f"only {allowed!r} is accepted here" if allowed else
+                               + (f"only {', '.join(map(repr, allowed))} are accepted here" if allowed else
                                   "_target_ is accepted only in optimizer and scheduler sections"))
                 continue
             if key in INSTANTIATE_KEYS and kind:
