@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from omegaconf import OmegaConf
 
 import optreg
@@ -71,6 +72,25 @@ def test_name_beside_optimizer_type_is_an_error_at_the_second_not_a_model_zoo_fi
         assert [str(e) for e in info.value.errors] == [f"{path}:{line}:3: {message}"]
     assert main(["validate", str(path)]) == 1
     assert capsys.readouterr().err == f"{path}:{line}:3: {message}\n"
+
+
+@pytest.mark.parametrize("spec, key, first", [
+    ({"name": "StepLR", "step_size": 2, "type": "ExponentialLR"}, "type", "name"),
+    ({"type": "ExponentialLR", "gamma": 0.5, "name": "StepLR"}, "name", "type"),
+], ids=["name first", "type first"])
+def test_a_scheduler_spec_with_two_name_keys_is_an_error_at_the_second_written(spec, key, first):
+    """A scheduler spec of a call or a sequence's stage names its scheduler once: the second name key as written is
+    the error, as in a file's optimizer section (one rule, `names.name_key`; the stage's rule took them in the
+    order of NAME_KEYS, so a `type` written first was the error at `type` though `name` came after it)."""
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(2))], lr=0.1)
+    message = f"both {first!r} and {key!r} name the scheduler; keep one"
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, spec)
+    assert [(e.path, e.message) for e in info.value.errors] == [(key, message)]
+    with pytest.raises(ConfigError) as info:
+        optreg.configure_lr_scheduler(opt, {"name": "sequential", "schedulers": [spec, {"name": "ConstantLR"}],
+                                            "milestones": [2]})
+    assert [(e.path, e.message) for e in info.value.errors] == [(f"schedulers[0].{key}", message)]
 
 
 def test_a_list_at_optimizer_params_is_optreg_s_own_form_and_its_error_names_the_key():

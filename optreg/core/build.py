@@ -907,16 +907,7 @@ def _normal_spec(spec: Any, path: str, errors: Collector) -> dict[str, Any] | No
         errors.add(path, f"expected a scheduler spec (a mapping with name:), got {show(spec)}")
         return None
     spec = dict(spec)
-    given = [k for k in NAME_KEYS if k in spec]
-    if len(given) > 1:
-        errors.add(join_path(path, given[1]), f"both {given[0]!r} and {given[1]!r} name the scheduler; keep one")
-    if not given:
-        missing_name(errors, spec, path, "the scheduler's name")
-        return None
-    spec["name"] = spec.pop(given[0])
-    for extra in given[1:]:
-        spec.pop(extra)
-    return spec
+    return spec if name_key(errors, spec, path, "the scheduler", "the scheduler's name") else None
 
 
 def _pop_adapter_options(spec: dict[str, Any], plan: SchedulerPlan, errors: Collector, path: str, context: Context,
