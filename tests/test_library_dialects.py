@@ -115,6 +115,9 @@ def test_three_betas_are_checked_as_a_triple():
     ("torchao", "AdamW8bit", "betas", [1.0, 0.999]),
     ("bitsandbytes", "AdamW8bit", "weight_decay", -0.1),
     ("bitsandbytes", "LARS", "momentum", 0.0),
+    ("bitsandbytes", "LARS", "momentum", 1.0),
+    ("bitsandbytes", "SGD", "momentum", 1.0),
+    ("bitsandbytes", "SGD32bit", "momentum", -0.5),
     ("bitsandbytes", "Adagrad8bit", "lr_decay", 0.1),
 ])
 def test_declared_ranges_are_what_the_constructor_refuses(dialect, name, option, bad):
@@ -339,13 +342,26 @@ def test_a_value_the_class_takes_but_fails_on_at_its_first_step_is_refused(name,
         raw.step()
 
 
-def test_a_default_the_class_fails_on_is_no_default():
+def test_a_default_the_class_fails_on_is_no_default(tmp_path, capsys):
     """bitsandbytes' PytorchLARS defaults to momentum=0, on which its step fails (UnboundLocalError): momentum is
-    required, as for LARS, whose constructor refuses its own default."""
-    for name in ("bitsandbytes.optim.PytorchLARS", "bitsandbytes.optim.LARS"):
+    required, as for LARS and SGD (8-bit and 32-bit too), whose constructors refuse their own default
+    (NotImplementedError): a file without it is refused at the option to set, where a missing option is."""
+    from optreg.cli import main
+
+    for name in ("bitsandbytes.optim.PytorchLARS", "bitsandbytes.optim.LARS", "bitsandbytes.SGD",
+                 "bitsandbytes.SGD8bit", "bitsandbytes.SGD32bit"):
         with pytest.raises(ConfigError) as info:
             optreg.configure_optimizer(name, _model(), lr=0.01)
         assert [(e.path, e.message) for e in info.value.errors] == [("momentum", "required option is missing")]
+    with pytest.raises(NotImplementedError, match="SGD without momentum"):
+        bnb_optim.SGD(_model().parameters(), lr=0.01)
+    path = tmp_path / "sgd.yaml"
+    path.write_text("train:\n  steps: 2\noptimizer:\n  name: bitsandbytes.SGD\n  lr: 0.1\n")
+    assert main(["run", str(path)]) == 1
+    missing = f"{path}:3:1: optimizer.momentum: required option is missing"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == missing
+    (momentum,) = [p for p in optreg.describe("bitsandbytes.SGD").params if p.name == "momentum"]
+    assert (momentum.required, momentum.constraint) == (True, "> 0.0, < 1.0")
 
 
 def _dtype_options() -> list[tuple[str, str]]:
@@ -408,11 +424,13 @@ LIBRARY_ROWS = [e for dialect in ("pytorch_optimizer", "bitsandbytes", "torchao"
 
 def _declared_refusals(entry) -> list[str]:
     """What the row's declarations say a build for `optreg run`'s loop refuses: its missing modules, a class that
-    cannot step, a step the loop cannot drive, and (the loop's model has vectors) the parameters it cannot update."""
+    cannot step, a step the loop cannot drive, a key every parameter group sets (the file has no rules to set it),
+    and (the loop's model has vectors) the parameters it cannot update."""
     limits = entry.limits
     said = [] if limits is None else [f"imports {m}, which is not installed: pip install {p}"
                                        for m, p in limits.missing()]
     said += [limits.broken] if limits is not None and limits.broken else []
+    said += [limits.group_key_said(key) for key in limits.group_keys] if limits is not None else []
     said += [r for r in [limits.loop_refusal(entry.qualname) if limits is not None else None] if r]
     return said + ([entry.accepts[1]] if entry.accepts else [])
 
@@ -420,10 +438,10 @@ def _declared_refusals(entry) -> list[str]:
 @pytest.mark.parametrize("entry", LIBRARY_ROWS, ids=[e.qualname for e in LIBRARY_ROWS])
 def test_every_library_row_steps_in_the_run_loop_or_is_refused_as_its_row_declares(entry):
     """Each installed library's optimizer, built as `optreg run` builds it (run_loop: its model, the required
-    options given), steps in the run's training loop (optreg.train), or is refused with a ConfigError: saying what
-    its row declares (Entry.limits, Entry.accepts), or, for a row that declares nothing, the class's own refusal of
-    its defaults (pytorch_optimizer's Muon without `use_muon` groups, bitsandbytes' SGD without momentum). No
-    exception but a ConfigError, and no list of names: an exception is declared on its row."""
+    options given), steps in the run's training loop (optreg.train), or is refused with a ConfigError saying what
+    its row declares (Entry.limits, Entry.accepts), before the class is made: never by the class's own refusal
+    (pytorch_optimizer's Muon without `use_muon` groups, bitsandbytes' SGD without momentum were), and no list of
+    names: an exception is declared on its row."""
     from optreg.core.build import run_loop
     from optreg.core.describe import describe
     from optreg.train import make_model, train
@@ -437,10 +455,8 @@ def test_every_library_row_steps_in_the_run_loop_or_is_refused_as_its_row_declar
             built = optreg.build({"optimizer": {"name": entry.qualname, **required}}, model)
     except ConfigError as exc:
         text = str(exc)
-        if declared:
-            assert all(said in text for said in declared), (declared, text)
-        else:
-            assert all("refused the configuration" in e.message for e in exc.errors), text
+        assert declared and all(said in text for said in declared), (declared, text)
+        assert "refused the configuration" not in text, text
         return
     assert not declared, f"{entry.qualname} built, though its row declares {declared}"
     result = train(model, built.optimizer, built.scheduler, 2, 8, 0)
@@ -557,6 +573,52 @@ def test_a_parameter_that_is_not_2d_is_named_for_spectral_sphere():
     model(torch.ones(2, 128)).sum().backward()
     with pytest.raises(ValueError, match="only supports 2D parameters"):
         raw.step()
+
+
+USE_MUON = ("reads use_muon from every parameter group, with no default: set it in each param_groups rule, true for "
+            "the hidden weight matrices (Muon's update), false for embeddings, the output head, biases and gains "
+            "(AdamW's, with the adamw_* options)")
+
+
+@pytest.mark.parametrize("name", ["Muon", "AdaMuon", "AdaGO", "NorMuon", "MuonClip", "DistributedMuon"])
+def test_the_muon_family_takes_use_muon_in_each_rule(name, tmp_path, capsys):
+    """pytorch_optimizer's Muon family raises ValueError ('`use_muon` must be set.') when built with a group that has
+    no use_muon key: its row declares the key (Limits.group_keys), so show says it, a rule takes it as a group key,
+    and validate and build refuse a group without it at the key to set, before the class is made."""
+    from optreg.cli import main
+
+    qualname = f"pytorch_optimizer.{name}"
+    said = f"{qualname} {USE_MUON}"
+    assert USE_MUON in optreg.describe(qualname).limits
+    with pytest.raises(ValueError, match="`use_muon` must be set"):
+        getattr(pytorch_optimizer, name)([{"params": list(_model().parameters())}])
+    none, one = tmp_path / "none.yaml", tmp_path / "one.yaml"
+    none.write_text(f"train:\n  steps: 2\noptimizer:\n  name: {qualname}\n  lr: 0.02\n")
+    one.write_text(f"optimizer:\n  name: {qualname}\n  param_groups:\n    - max_ndim: 1\n      lr: 0.001\n")
+    assert main(["validate", str(none), str(one)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"{none}:3:1: optimizer.param_groups: {said}; there is no rule to set it: give one per kind of parameter, "
+        f"the last {{params: '*', use_muon: ...}} for every parameter no earlier rule selects",
+        f"{one}:4:7: optimizer.param_groups[0].use_muon: required: {said}"]
+    with pytest.raises(ConfigError) as info:   # the parameters no rule selects form a group without it
+        optreg.build({"optimizer": {"name": qualname, "param_groups": [{"max_ndim": 1, "use_muon": False}]}},
+                     _model())
+    assert [(e.path, e.message) for e in info.value.errors] == [(
+        "optimizer.param_groups", f"{said}; no rule selects '0.weight', '2.weight': add one that sets use_muon "
+                                  f"for them (a last {{params: '*', use_muon: ...}} selects every parameter no "
+                                  f"earlier rule does)")]
+    with pytest.raises(ConfigError) as info:
+        optreg.build({"optimizer": {"name": qualname, "use_muon": True}}, _model())
+    assert info.value.errors[0].message == ("'use_muon' is a param_groups key of " + qualname + ", not an option: "
+                                            "give it in a rule, param_groups: [{params: '*', use_muon: True}]")
+    if name == "DistributedMuon":   # it reads torch.distributed's rank when built
+        return
+    rules = [{"max_ndim": 1, "use_muon": False, "lr": 1e-3}, {"params": "*", "use_muon": True}]
+    by_hand = _run(lambda m: getattr(pytorch_optimizer, name)([
+        {"params": [p for p in m.parameters() if p.ndim < 2], "use_muon": False, "lr": 1e-3},
+        {"params": [p for p in m.parameters() if p.ndim >= 2], "use_muon": True}]))
+    built = _run(lambda m: optreg.build({"optimizer": {"name": qualname, "param_groups": rules}}, m).optimizer)
+    assert all(torch.equal(a, b) for a, b in zip(by_hand, built))
 
 
 @pytest.mark.parametrize("name, instead", [("AdEMAMix32bit", "AdEMAMix"), ("PagedAdEMAMix32bit", "PagedAdEMAMix")])

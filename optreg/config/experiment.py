@@ -18,9 +18,9 @@ from optreg.errors import (Collector, ConfigError, ErrorItem, Location, check_in
 from optreg.core.composite import ROUTE_KEY, check_inherited, inherited, is_composite, nominal_composite
 from optreg.core.composite import at_rule, model_part, rule_spec as composite_spec
 from optreg.core.build import (WRAPPED_NAME, WRAPPED_REQUIRED, Context, OptimizerPlan, SchedulerPlan, absolute_key,
-                               absolute_over_scaled, at_written, check_limits, check_schedule, dynamic_lr_conflict,
-                               foreign_form, group_options, model_refusals, plan_optimizer, plan_scheduler,
-                               wraps_optimizer, _torch_dicts)
+                               absolute_over_scaled, at_written, check_group_keys, check_limits, check_schedule,
+                               dynamic_lr_conflict, foreign_form, group_options, model_refusals, plan_optimizer,
+                               plan_scheduler, wraps_optimizer, _torch_dicts)
 from optreg.config.yaml_loader import Source, read_yaml
 from optreg.config.run import (GIVEN_BY, ClipGrad, RunLength, TrainSpec, accumulation_note, check_given, given_run,
                                read_clip, read_train, resolve_run)
@@ -307,6 +307,7 @@ def check_optimizer_section(section: dict, dialect: str | None, errors: Collecto
     if not wraps_optimizer(entry):
         check_support(scaled, entry.qualname, [k for k, v in settings.items() if v not in (None, False)], path,
                       errors)
+    own_groups = []   # the groups of the rules that route to no part
     for i, rule in enumerate(rules if not wraps_optimizer(entry) else []):  # rule options, before any model
         here = join_path(join_path(path, "param_groups"), i)
         if not isinstance(rule, Mapping):
@@ -336,7 +337,11 @@ def check_optimizer_section(section: dict, dialect: str | None, errors: Collecto
         if not any(k in rule for k in SELECTORS) and not (entry.bind is not None and rule):   # as `from_rules`
             errors.add(join_path(here, "params"), NO_SELECTOR)
         check_support(scaled, entry.qualname, keys, here, errors)
-        group_options(entry, Group([], [], rule_options, rule=here), values, errors, here)
+        own_groups.append(Group([], [], rule_options, rule=here))
+        group_options(entry, own_groups[-1], values, errors, here)
+    if not wraps_optimizer(entry):   # without the model, what no rule selects is known only where there are no rules
+        check_group_keys(entry, own_groups, errors, join_path(path, "param_groups"), rest=None if rules else [],
+                         ruled=bool(rules))
 
 
 def _scheduler_spec(raw: Any, path: str, errors: Collector) -> Any:

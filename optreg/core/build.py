@@ -489,6 +489,10 @@ def plan_optimizer(name: Any, params: Any, *, dialect: str | None = None, unknow
     for group in [*groups, *dropped]:   # a rule that makes no group is checked too, as validate checks it
         check_support(scaled, entry.qualname, group.multipliers, group.rule, errors)
         group_options(entry, group, values, errors, path if group.rule == "default" else group.rule)
+    check_group_keys(entry, [g for g in [*groups, *dropped] if g.rule != "default"], errors, rules_path,
+                     rest=[n or f"parameter {i}" for g in groups if g.rule == "default"
+                           for i, n in enumerate(g.names or [None] * len(g.params))],
+                     ruled=bool(param_groups) or dicts is not None)
     if not errors or source is not None:   # with other errors, its own (a layer pattern, no_weight_decay()) only
         groups = apply_settings(groups, settings, values, scaled, source, errors, path,
                                 whole=scope.source if scope is not None else None, at=at)
@@ -521,6 +525,30 @@ def check_limits(entry: Entry, errors: Collector, path: str) -> None:
     that loop cannot drive too), at its name."""
     for refusal in entry.limits.refusals(entry.qualname, _RUN_LOOP.get()) if entry.limits else ():
         errors.add(join_path(path, "name"), refusal)
+
+
+def check_group_keys(entry: Entry, groups: Sequence[Group], errors: Collector, rules_path: str,
+                     rest: Sequence[str] | None, ruled: bool) -> None:
+    """A key the entry's limits say every parameter group sets (`Limits.group_keys`: pytorch_optimizer's Muon's
+    use_muon), missing: at that key of each rule (or torch-style group dict) in `groups` without it, and at the
+    rules for the parameters no rule selects, which form a group without it (`rest`: their names; None: not known
+    without the model). `ruled`: whether there are rules (or group dicts) at all; without them every parameter is
+    in that group."""
+    limits = entry.limits
+    for key in limits.group_keys if limits else ():
+        said = f"{entry.qualname} {limits.group_key_said(key)}"
+        for where in dict.fromkeys(g.rule for g in groups if key not in g.extra):
+            errors.add(join_path(where, key), f"required: {said}")
+        last = f"{{params: '*', {key}: ...}}"
+        if rest is None or ruled and not rest:
+            continue
+        if ruled:
+            errors.add(rules_path, f"{said}; no rule selects {first_few([repr(n) for n in rest], SHOWN_REFUSED)}: "
+                                   f"add one that sets {key} for them (a last {last} selects every parameter no "
+                                   f"earlier rule does)")
+        else:
+            errors.add(rules_path, f"{said}; there is no rule to set it: give one per kind of parameter, the last "
+                                   f"{last} for every parameter no earlier rule selects")
 
 
 def model_refusals(entry: Entry, param_groups: Any, settings: Mapping[str, Any], errors: Collector, path: str) -> None:

@@ -48,18 +48,29 @@ class Limits:
     modules   module -> the distribution that installs it: what it imports when built or stepped, beyond its
               library's own dependencies.
     broken    why the installed class cannot step at all, whatever the loop: build refuses it.
+    group_keys  key -> (type, what its values do): a key the class reads from every parameter group and has no
+              default for (pytorch_optimizer's Muon: use_muon, which picks Muon's update or AdamW's). Its row takes
+              it as a group key (`Entry.group_keys`), set in each param_groups rule; planning refuses a group
+              without it (`optreg.core.build.check_group_keys`).
     """
 
     step: Literal["second_order", "closure", "two_pass", "fused", "distributed"] | None = None
     how: str = ""
     modules: Mapping[str, str] = field(default_factory=dict)
     broken: str = ""
+    group_keys: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def said(self) -> tuple[str, ...]:
         """The limits as describe() says them, one sentence each."""
         out = [f"{STEP_LIMITS[self.step]}: {self.how}" if self.how else STEP_LIMITS[self.step]] if self.step else []
         out += [f"imports {module} (pip install {package})" for module, package in self.modules.items()]
+        out += [self.group_key_said(key) for key in self.group_keys]
         return (*out, *self._broken())
+
+    def group_key_said(self, key: str) -> str:
+        """What its parameter groups must say of `key` (one of `group_keys`), with what its values do."""
+        return f"reads {key} from every parameter group, with no default: set it in each param_groups rule, " \
+               f"{self.group_keys[key][1]}"
 
     def _broken(self) -> list[str]:
         return [f"cannot step: {self.broken}"] if self.broken else []

@@ -69,7 +69,8 @@ class Library:
     hidden    constructor parameters that are the library's internals, not options (bitsandbytes' `args`).
     skip      class names that are not optimizers a config can build (wrappers of an optimizer class).
     accepts   class name -> (predicate on a parameter, what it requires), as `Entry.accepts`.
-    limits    class -> what keeps it from stepping as a plain training loop steps it, as `Entry.limits`.
+    limits    class -> what keeps it from stepping as a plain training loop steps it, as `Entry.limits` (the group
+              keys it declares are the row's `group_keys`).
     notes     shown by describe() for every row.
     """
 
@@ -129,9 +130,11 @@ def row(dialect: str, name: str, cls: type, library: Library, source: str) -> En
     hidden = tuple(h for h in library.hidden if h in {p.name for p in _parameters(cls)}) + (
         ("model",) if takes_model else ())
     doc = (cls.__dict__.get("__doc__") or f"{library.module}.{name}").strip().split("\n")[0]
+    limits = library.limits(cls)
+    group_keys = {key: kind for key, (kind, _) in limits.group_keys.items()} if limits else {}
     return Entry(OPTIMIZER, dialect, name, target, doc, aliases=(spelled,) if spelled != name else (),
                  types=types_, defaults=defaults, hidden=hidden, takes_model=takes_model,
-                 accepts=library.accepts.get(name), limits=library.limits(cls), source=source,
+                 accepts=library.accepts.get(name), limits=limits, group_keys=group_keys, source=source,
                  provider=library.package,
                  notes=(f"Read from the installed {source}.{name}: options and defaults from its signature, types "
                         f"from its annotations, ranges from the checks of its constructor.",) + library.notes)

@@ -3,10 +3,13 @@ as bitsandbytes spells them (`bitsandbytes.optim.AdamW8bit`; `bitsandbytes.AdamW
 
 Ranges: the checks of bitsandbytes 0.50's constructors (bitsandbytes/optim/optimizer.py, Optimizer1State and
 Optimizer2State: lr, eps and weight_decay >= 0, each beta in [0, 1); adagrad.py: initial_accumulator_value and
-lr_decay must be 0; lars.py: LARS needs momentum > 0; PytorchLARS: lr and weight_decay >= 0); and what the
-constructors take but the first step refuses: optim_bits other than 8 or 32 (`init_state`: NotImplementedError),
-PytorchLARS' momentum 0, its default (its step sets the update only under momentum: UnboundLocalError), so momentum
-> 0 there too. A default outside these ranges is none: LARS and PytorchLARS need momentum given.
+lr_decay must be 0; sgd.py and lars.py: SGD and LARS (their 8-bit and 32-bit classes too) refuse momentum 0, their
+default ("SGD without momentum is not supported!": NotImplementedError), and give (momentum, dampening) as
+Optimizer1State's betas, so momentum in (0, 1) and dampening in [0, 1); PytorchLARS: lr and weight_decay >= 0); and
+what the constructors take but the first step refuses: optim_bits other than 8 or 32 (`init_state`:
+NotImplementedError), PytorchLARS' momentum 0, its default (its step sets the update only under momentum:
+UnboundLocalError), so momentum > 0 there too. A default outside these ranges is none: SGD, LARS and PytorchLARS
+need momentum given.
 `args` (bitsandbytes' internal settings object) is not an option.
 
 AdEMAMix32bit and PagedAdEMAMix32bit (0.50) subclass Optimizer2State rather than AdEMAMix, so their state holds one
@@ -37,8 +40,8 @@ def checks(cls: type) -> dict[str, Any]:
     out: dict[str, Any] = dict(STATE_CHECKS)
     if name.startswith("Adagrad"):
         out.update(initial_accumulator_value=ZERO, lr_decay=ZERO)
-    if name.startswith("LARS"):
-        out["momentum"] = {"gt": 0.0}
+    if name.startswith(("SGD", "LARS")):   # (momentum, dampening) are its betas, and momentum 0 is refused
+        out.update(momentum={"gt": 0.0, "lt": 1.0}, dampening=interval(0.0, 1.0))
     return out
 
 

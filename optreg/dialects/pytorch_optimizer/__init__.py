@@ -12,7 +12,10 @@ BSAM does, which perturbs the parameters from the gradients of a backward before
 is never made, and the step raises RuntimeError), then takes the closure's; LOMO and AdaLOMO's step() raises
 NotImplementedError (the update runs in `fused_backward`); DeMo imports einops to build and, at its step, gathers
 through torch.distributed's default group (ValueError without `init_process_group`); SpectralSphere's step raises
-ValueError on a parameter that is not 2-D.
+ValueError on a parameter that is not 2-D. The Muon family (Muon, AdaMuon, AdaGO, NorMuon, MuonClip, DistributedMuon:
+MuonBase's subclasses) raises ValueError ('`use_muon` must be set.') when built with a parameter group that has no
+`use_muon` key, which picks the group's update (Muon's orthogonalized momentum, or AdamW's with the adamw_* options);
+DistributedMuon reads torch.distributed's rank and world size when built (ValueError without `init_process_group`).
 """
 
 from __future__ import annotations
@@ -34,8 +37,15 @@ SECOND_ORDER = Limits("second_order", "loss.backward(create_graph=True), then op
                                        "optimizer.step(hessian=...) with a Hessian diagonal of your own)")
 FUSED = Limits("fused", "optimizer.fused_backward(loss, lr) in place of loss.backward() and optimizer.step() "
                         "(with clip_grad_norm, optimizer.grad_norm(loss) before it)")
+#: the Muon family's group key (see the module doc)
+USE_MUON = {"use_muon": (bool, "true for the hidden weight matrices (Muon's update), false for embeddings, the "
+                               "output head, biases and gains (AdamW's, with the adamw_* options)")}
+MUON = Limits(group_keys=USE_MUON)
 #: class name -> what keeps it from stepping as a plain training loop steps it (see the module doc)
 LIMITS = {
+    **dict.fromkeys(("Muon", "AdaMuon", "AdaGO", "NorMuon", "MuonClip"), MUON),
+    "DistributedMuon": Limits("distributed", "torch.distributed.init_process_group() before building it (a group of "
+                                             "one process will do)", group_keys=USE_MUON),
     "AdaHessian": SECOND_ORDER,
     "SophiaH": SECOND_ORDER,
     "AliG": Limits("closure", "loss.backward(), then optimizer.step(lambda: float(loss))"),
