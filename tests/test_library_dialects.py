@@ -688,3 +688,21 @@ def test_show_says_each_limit(capsys):
     shown = " ".join(capsys.readouterr().out.split())
     assert ("limit: steps on gradients that keep their graph (a second-order backward): "
             "loss.backward(create_graph=True), then optimizer.step()") in shown
+
+
+def test_a_library_rows_missing_required_option_is_located_as_a_first_party_rows(tmp_path, capsys):
+    """BSAM's num_data (no default) missing is reported at the optimizer section's line with its dotted path, as a
+    first-party row's missing required option is (cerebras.SGD's lr), in the section and in a composite's part."""
+    from optreg.cli import main
+
+    lines = []
+    for name, option in (("pytorch_optimizer.BSAM", "num_data"), ("cerebras.SGD", "lr")):
+        whole, part = tmp_path / f"{option}.yaml", tmp_path / f"{option}_part.yaml"
+        whole.write_text(f"train:\n  steps: 3\noptimizer:\n  name: {name}\n")
+        part.write_text(f"optimizer:\n  name: AdamW\n  param_groups:\n    - params: '*.bias'\n      optimizer:\n"
+                        f"        name: {name}\n")
+        assert main(["validate", str(whole), str(part)]) == 1
+        lines += [(whole, part, option, capsys.readouterr().err.strip().splitlines())]
+    for whole, part, option, said in lines:
+        assert said == [f"{whole}:3:1: optimizer.{option}: required option is missing",
+                        f"{part}:5:7: optimizer.param_groups[0].optimizer.{option}: required option is missing"]
