@@ -383,12 +383,54 @@ def test_detection(text, fmt):
 TRL_RECORDED = json.loads((FIXTURES / "hf" / "trl.json").read_text())["classes"]
 
 
-def test_trl_classes_are_the_recorded_ones():
-    """The reader's TRL table is what TRL 1.16's config classes define (scripts/record_trl.py)."""
-    from optreg.readers.hf import TRL
+TRL_EXPERIMENTAL_RECORDED = json.loads((FIXTURES / "hf" / "trl.json").read_text())["experimental"]["classes"]
 
-    assert {cls: (sorted(fields), own) for cls, (fields, own) in TRL.items()} == \
-        {cls: (rec["fields"], rec["defaults"]) for cls, rec in TRL_RECORDED.items()}
+
+def test_trl_classes_are_the_recorded_ones():
+    """The reader's TRL tables are what TRL 1.16's trainers' config classes and TRL's experimental ones (its newest
+    source recorded) define (scripts/record_trl.py)."""
+    from optreg.readers.hf import TRL_EXPERIMENTAL, TRL_TRAINERS
+
+    for table, recorded in ((TRL_TRAINERS, TRL_RECORDED), (TRL_EXPERIMENTAL, TRL_EXPERIMENTAL_RECORDED)):
+        assert {cls: (sorted(fields), own) for cls, (fields, own) in table.items()} == \
+            {cls: (rec["fields"], rec["defaults"]) for cls, rec in recorded.items()}
+
+
+@pytest.mark.parametrize("cls", sorted(TRL_EXPERIMENTAL_RECORDED))
+def test_a_recipe_of_an_experimental_trl_class_gets_its_defaults(cls):
+    """A recipe with the fields of one of TRL's experimental config classes (all of them, learning_rate and the
+    schedule left out) trains at that class's defaults (GOLDConfig 1e-7, OnlineDPOConfig 5e-7, AsyncGRPOConfig's
+    constant schedule), not TrainingArguments' (5e-5, linear)."""
+    recorded = TRL_EXPERIMENTAL_RECORDED[cls]
+    config = {"output_dir": "out", "max_steps": 10, **dict.fromkeys(recorded["fields"])}
+    built = optreg.build(config, STAND_IN.model(), format="hf")
+    lr = recorded["defaults"].get("learning_rate", 5e-5)
+    assert {g["lr"] for g in built.optimizer.param_groups} == {lr}
+    for _ in range(5):
+        built.optimizer.step()
+        built.scheduler.step()
+    schedule = recorded["defaults"].get("lr_scheduler_type", "linear")
+    assert {g["lr"] for g in built.optimizer.param_groups} == {lr if schedule == "constant" else lr / 2}
+
+
+@pytest.mark.parametrize("fields, lr, said", [
+    ({"max_staleness": 4}, 1e-6, "TRL's AsyncGRPOConfig default"),
+    ({"teacher_tokenizer_name_or_path": "t", "lmbda": 0.5}, 1e-7, "TRL's GOLDConfig default"),
+    ({"missing_eos_penalty": 1.0, "max_new_tokens": 64, "beta": [0.1]}, 5e-7,
+     "the default of each of NashMDConfig, OnlineDPOConfig and XPOConfig"),
+    ({"tpo_alpha": 1.0, "beta": 0.1}, 5e-7, "TRL's TPOConfig default"),
+], ids=["AsyncGRPO", "GOLD", "OnlineDPO", "TPO"])
+def test_an_experimental_trl_recipe_is_read_by_the_fields_that_say_its_class(fields, lr, said):
+    """A field no TRL trainer's class has says the experimental class (or classes, where they agree on the defaults)
+    that reads the file; the report says which default it got and why."""
+    built = optreg.build({"output_dir": "out", "max_steps": 10, **fields}, STAND_IN.model(), format="hf")
+    assert {g["lr"] for g in built.optimizer.param_groups} == {lr}
+    report = {u.path: (u.verdict, u.why) for u in built.experiment.report}
+    verdict, why = report["learning_rate"]
+    assert verdict == "exact" and said in why, why
+    if "max_staleness" in fields:
+        assert report["lr_scheduler_type"] == ("exact", "not given: TRL's AsyncGRPOConfig default 'constant' (the "
+                                                        "file has max_staleness: AsyncGRPOConfig's fields)")
 
 
 @pytest.mark.parametrize("cls", sorted(TRL_RECORDED))

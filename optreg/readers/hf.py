@@ -20,7 +20,10 @@ TRL's config classes (SFTConfig, DPOConfig, GRPOConfig, ...: what TRL's, open-r1
 parse a recipe with) default learning_rate otherwise: a file whose TRL fields one class has, or several that agree
 on the default, gets it (`TRL`, `trl_defaults`); any other file gets TrainingArguments' and the report says which
 classes it could be for and what theirs would be. A file read as a class (`--format trl_sft`) whose TRL fields are
-another class's is warned of (`trl_foreign`), at its first, with those classes' learning_rate defaults.
+another class's is warned of (`trl_foreign`), at its first, with those classes' learning_rate defaults. TRL's
+experimental classes (GOLDConfig 1e-7, OnlineDPOConfig and TPOConfig 5e-7, AsyncGRPOConfig 1e-6 with a constant
+schedule, ...: `TRL_EXPERIMENTAL`) read a file whose fields beyond the trainers' classes' say them
+(`_says_experimental`); a class's default schedule applies as its learning_rate does.
 Every other key is the Trainer's (batch sizes, precision, logging, saving) or the application's (an
 HfArgumentParser reads model and data arguments from the same file): reported as the trainer's.
 """
@@ -48,9 +51,8 @@ EPOCHS_DECIDE = "the epochs decide"
 #: TRL 1.16's config classes, those of its trainers (TrainingArguments' subclasses that TRL's scripts, open-r1's
 #: and alignment-handbook's parse a recipe with): the fields each has that TrainingArguments has not (how a file says
 #: which class reads it: the file names no class), and its defaults of the keys read here where they differ from
-#: TrainingArguments' (tests/fixtures/hf/trl.json, recorded by scripts/record_trl.py, holds both). TRL's
-#: experimental classes (trl.experimental: CPO, Online DPO, async GRPO, ...) are not read.
-TRL = {
+#: TrainingArguments' (tests/fixtures/hf/trl.json, recorded by scripts/record_trl.py, holds both).
+TRL_TRAINERS = {
     "SFTConfig": ((
         "activation_offloading assistant_only_loss chat_template_path completion_only_loss dataset_kwargs "
         "dataset_num_proc dataset_text_field eos_token eval_packing loss_type max_length model_init_kwargs packing "
@@ -118,18 +120,229 @@ TRL = {
         "vllm_server_timeout vllm_structured_outputs_regex vllm_tensor_parallel_size"
     ).split(), {'learning_rate': 1e-06}),
 }
+#: TRL's experimental config classes (trl.experimental.<name>.<name>_config, those of its experimental trainers:
+#: async GRPO, GOLD, Online DPO, TPO, CPO, PPO, ...), as TRL_TRAINERS, recorded from TRL's source at huggingface/trl
+#: f2cd577 (2026-07-24, VERSION 1.10.0.dev0: the newest TRL source recorded; fields and defaults may have moved since,
+#: as DistillationConfig moved to the trainers' by TRL 1.16) into the fixture's "experimental" entry. A file is read
+#: as one of them only where no trainer's class has every TRL field of the file (`trl_fields`): GOLDConfig and
+#: GKDConfig subclass SFTConfig, and an SFT recipe is SFTConfig's.
+TRL_EXPERIMENTAL = {
+    "A2POConfig": ((
+        "beta1 beta2 filter_all_incorrect max_completion_length max_prompt_length model_init_kwargs "
+        "num_value_samples reward_weights temperature top_k top_p trust_remote_code"
+    ).split(), {}),
+    "AsyncGRPOConfig": ((
+        "chat_template_kwargs epsilon epsilon_high fork_threshold_tokens heartbeat_stale_after_s log_completions "
+        "max_completion_length max_inflight_tasks max_staleness max_tool_calling_iterations model_init_kwargs "
+        "num_completions_to_print num_generations queue_maxsize request_timeout router_aux_loss_coef temperature "
+        "token_budget trust_remote_code vllm_server_base_url vllm_server_timeout weight_sync_steps"
+    ).split(), {'learning_rate': 1e-06, 'lr_scheduler_type': 'constant'}),
+    "BCOConfig": ((
+        "beta dataset_num_proc disable_dropout generate_during_eval is_encoder_decoder max_completion_length "
+        "max_density_ratio max_length min_density_ratio model_init_kwargs precompute_ref_log_probs "
+        "prompt_sample_size trust_remote_code"
+    ).split(), {'learning_rate': 5e-07}),
+    "CPOConfig": ((
+        "alpha beta cpo_alpha dataset_num_proc disable_dropout generate_during_eval is_encoder_decoder "
+        "label_smoothing loss_type max_completion_length max_length model_init_kwargs simpo_gamma trust_remote_code"
+    ).split(), {'learning_rate': 1e-06}),
+    "GKDConfig": ((
+        "activation_offloading assistant_only_loss beta chat_template_path completion_only_loss dataset_kwargs "
+        "dataset_num_proc dataset_text_field disable_dropout eos_token eval_packing lmbda loss_type max_length "
+        "max_new_tokens model_init_kwargs packing packing_strategy pad_to_multiple_of pad_token padding_free "
+        "router_aux_loss_coef seq_kd shuffle_dataset teacher_model_init_kwargs teacher_model_name_or_path "
+        "temperature truncation_mode trust_remote_code"
+    ).split(), {'learning_rate': 2e-05}),
+    "GMPOConfig": ((
+        "beta cache_implementation cast_lm_head_to_fp32 chat_template_kwargs delta disable_dropout "
+        "ds3_gather_for_generation entropy_coef entropy_coef_delta entropy_coef_max entropy_coef_min entropy_target "
+        "epsilon epsilon_high generation_batch_size generation_kwargs importance_sampling_level log_completions "
+        "log_completions_hub_repo log_multimodal log_unique_prompts loss_type mask_truncated_completions "
+        "max_completion_length max_tool_calling_iterations min_p model_init_kwargs multi_objective_aggregation "
+        "num_completions_to_print num_generations num_generations_eval num_iterations off_policy_mask_threshold "
+        "pad_to_multiple_of ref_model_mixup_alpha ref_model_sync_steps repetition_penalty reward_weights "
+        "router_aux_loss_coef sapo_temperature_neg sapo_temperature_pos scale_rewards shuffle_dataset "
+        "steps_per_generation sync_ref_model temperature top_entropy_quantile top_k top_p "
+        "transformers_continuous_batching_config trust_remote_code use_adaptive_entropy use_bias_correction_kl "
+        "use_transformers_continuous_batching use_transformers_paged use_vllm vespo_k_neg vespo_k_pos "
+        "vespo_lambda_neg vespo_lambda_pos vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_importance_sampling_cap vllm_importance_sampling_clip_max vllm_importance_sampling_clip_min "
+        "vllm_importance_sampling_correction vllm_importance_sampling_mode vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "GOLDConfig": ((
+        "activation_offloading assistant_only_loss beta callbacks chat_template_path completion_only_loss "
+        "dataset_kwargs dataset_num_proc dataset_text_field disable_dropout eos_token eval_packing "
+        "generation_batch_size lmbda log_completions log_completions_steps loss_type max_completion_length "
+        "max_length model_init_kwargs num_completions_to_print num_generations packing packing_strategy "
+        "pad_to_multiple_of pad_token padding_free router_aux_loss_coef seq_kd shuffle_dataset "
+        "teacher_model_init_kwargs teacher_model_name_or_path teacher_model_revision teacher_tokenizer_name_or_path "
+        "temperature top_k top_p truncation_mode trust_remote_code uld_crossentropy_weight uld_distillation_weight "
+        "uld_hybrid_matched_weight uld_hybrid_unmatched_weight uld_skip_student_eos uld_skip_teacher_eos "
+        "uld_student_temperature uld_teacher_temperature uld_token_merge_strategy uld_use_hybrid_loss "
+        "use_extended_uld use_uld_loss use_vllm vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_max_model_length vllm_mode vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port "
+        "vllm_server_timeout vllm_structured_outputs_regex vllm_sync_frequency vllm_tensor_parallel_size "
+        "wandb_log_unique_prompts"
+    ).split(), {'learning_rate': 1e-07}),
+    "GRPOWithReplayBufferConfig": ((
+        "beta cache_implementation cast_lm_head_to_fp32 chat_template_kwargs delta disable_dropout "
+        "ds3_gather_for_generation entropy_coef entropy_coef_delta entropy_coef_max entropy_coef_min entropy_target "
+        "epsilon epsilon_high generation_batch_size generation_kwargs importance_sampling_level log_completions "
+        "log_completions_hub_repo log_multimodal log_unique_prompts loss_type mask_truncated_completions "
+        "max_completion_length max_tool_calling_iterations min_p model_init_kwargs multi_objective_aggregation "
+        "num_completions_to_print num_generations num_generations_eval num_iterations off_policy_mask_threshold "
+        "pad_to_multiple_of ref_model_mixup_alpha ref_model_sync_steps repetition_penalty replay_buffer_size "
+        "reward_weights router_aux_loss_coef sapo_temperature_neg sapo_temperature_pos scale_rewards "
+        "shuffle_dataset steps_per_generation sync_ref_model temperature top_entropy_quantile top_k top_p "
+        "transformers_continuous_batching_config trust_remote_code use_adaptive_entropy use_bias_correction_kl "
+        "use_transformers_continuous_batching use_transformers_paged use_vllm vespo_k_neg vespo_k_pos "
+        "vespo_lambda_neg vespo_lambda_pos vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_importance_sampling_cap vllm_importance_sampling_clip_max vllm_importance_sampling_clip_min "
+        "vllm_importance_sampling_correction vllm_importance_sampling_mode vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "IWOPDConfig": ((
+        "beta disable_dropout distillation_objective generation_batch_size iw_opd_epsilon iw_opd_gamma lmbda "
+        "log_completions log_completions_steps loss_add_tail loss_top_k max_completion_length max_length "
+        "max_prompt_length model_init_kwargs num_completions_to_print num_generations reverse_kl_top_1_mode "
+        "teacher_model_init_kwargs teacher_model_name_or_path teacher_model_revision teacher_model_server_url "
+        "temperature top_k top_p trust_remote_code use_teacher_server use_vllm vllm_enable_sleep_mode "
+        "vllm_gpu_memory_utilization vllm_group_port vllm_max_model_length vllm_mode vllm_model_impl "
+        "vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout vllm_structured_outputs_regex "
+        "vllm_sync_frequency vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "MiniLLMConfig": ((
+        "beta cache_implementation cast_lm_head_to_fp32 chat_template_kwargs delta disable_dropout "
+        "ds3_gather_for_generation entropy_coef entropy_coef_delta entropy_coef_max entropy_coef_min entropy_target "
+        "epsilon epsilon_high gamma generation_batch_size generation_kwargs importance_sampling_level "
+        "kd_temperature length_normalization log_completions log_completions_hub_repo log_multimodal "
+        "log_unique_prompts loss_type mask_truncated_completions max_completion_length max_tool_calling_iterations "
+        "min_p model_init_kwargs multi_objective_aggregation num_completions_to_print num_generations "
+        "num_generations_eval num_iterations off_policy_mask_threshold pad_to_multiple_of ref_model_mixup_alpha "
+        "ref_model_sync_steps repetition_penalty reward_weights rkl_advantage router_aux_loss_coef "
+        "sapo_temperature_neg sapo_temperature_pos scale_rewards shuffle_dataset single_step_decomposition "
+        "steps_per_generation sync_ref_model teacher_model_init_kwargs temperature top_entropy_quantile top_k top_p "
+        "transformers_continuous_batching_config trust_remote_code use_adaptive_entropy use_bias_correction_kl "
+        "use_transformers_continuous_batching use_transformers_paged use_vllm vespo_k_neg vespo_k_pos "
+        "vespo_lambda_neg vespo_lambda_pos vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_importance_sampling_cap vllm_importance_sampling_clip_max vllm_importance_sampling_clip_min "
+        "vllm_importance_sampling_correction vllm_importance_sampling_mode vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_structured_outputs_regex vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "NashMDConfig": ((
+        "beta cache_implementation disable_dropout ds3_gather_for_generation generation_kwargs loss_type max_length "
+        "max_new_tokens min_p missing_eos_penalty mixture_coef model_init_kwargs repetition_penalty "
+        "reward_model_path reward_weights temperature top_k top_p trust_remote_code use_vllm vllm_enable_sleep_mode "
+        "vllm_gpu_memory_utilization vllm_group_port vllm_mode vllm_model_impl vllm_server_base_url "
+        "vllm_server_host vllm_server_port vllm_server_timeout vllm_structured_outputs_regex "
+        "vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 5e-07}),
+    "OnlineDPOConfig": ((
+        "beta cache_implementation disable_dropout ds3_gather_for_generation generation_kwargs loss_type max_length "
+        "max_new_tokens min_p missing_eos_penalty model_init_kwargs repetition_penalty reward_model_path "
+        "reward_weights temperature top_k top_p trust_remote_code use_vllm vllm_enable_sleep_mode "
+        "vllm_gpu_memory_utilization vllm_group_port vllm_mode vllm_model_impl vllm_server_base_url "
+        "vllm_server_host vllm_server_port vllm_server_timeout vllm_structured_outputs_regex "
+        "vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 5e-07}),
+    "PPOConfig": ((
+        "batch_size cliprange cliprange_value dataset_num_proc ds3_gather_for_generation gamma kl_coef kl_estimator "
+        "lam local_batch_size local_mini_batch_size local_rollout_forward_batch_size micro_batch_size "
+        "mini_batch_size missing_eos_penalty model_adapter_name num_mini_batches num_ppo_epochs "
+        "num_sample_generations num_total_batches ref_adapter_name response_length reward_model_path sft_model_path "
+        "stop_token stop_token_id temperature total_episodes vf_coef whiten_rewards world_size"
+    ).split(), {'learning_rate': 3e-06}),
+    "PRMConfig": ((
+        "dataset_num_proc disable_dropout max_completion_length max_length step_separator train_on_last_step_only"
+    ).split(), {'learning_rate': 1e-05}),
+    "SDFTConfig": ((
+        "cache_implementation chat_template_kwargs disable_dropout distillation_add_tail distillation_alpha "
+        "distillation_is_clip distillation_mode distillation_topk ds3_gather_for_generation generate_from_teacher "
+        "generation_batch_size generation_kwargs max_completion_length max_prompt_length min_p model_init_kwargs "
+        "num_generations num_generations_eval num_iterations num_loss_tokens_to_skip repetition_penalty "
+        "shuffle_dataset steps_per_generation teacher_model_kind teacher_prompt_template teacher_sync_steps "
+        "teacher_update_rate temperature top_k top_p trust_remote_code use_teacher_server use_vllm "
+        "vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_tensor_parallel_size"
+    ).split(), {}),
+    "SDPOConfig": ((
+        "beta cache_implementation chat_template_kwargs diagnostics_flat_tolerance diagnostics_warning_interval "
+        "disable_dropout distillation_add_tail distillation_alpha distillation_is_clip distillation_mode "
+        "distillation_topk distillation_weight dont_reprompt_on_self_success ds3_gather_for_generation "
+        "environment_feedback_only_without_solution epsilon epsilon_high feedback_template generation_batch_size "
+        "generation_kwargs importance_sampling_level include_environment_feedback loss_type "
+        "mask_truncated_completions max_completion_length max_prompt_length max_reprompt_len min_p "
+        "model_init_kwargs num_generations num_generations_eval num_iterations remove_thinking_from_demonstration "
+        "repetition_penalty reprompt_template reward_weights scale_rewards shuffle_dataset solution_template "
+        "steps_per_generation success_reward_threshold teacher_model_kind teacher_sync_steps teacher_update_rate "
+        "temperature top_k top_p trust_remote_code use_successful_as_teacher use_teacher_server use_vllm "
+        "vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port vllm_max_model_length vllm_mode "
+        "vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port vllm_server_timeout "
+        "vllm_tensor_parallel_size"
+    ).split(), {}),
+    "SSDConfig": ((
+        "cache_implementation chat_template_kwargs disable_dropout ds3_gather_for_generation filter_empty "
+        "generation_batch_size generation_kwargs max_completion_length max_prompt_length min_p model_init_kwargs "
+        "num_iterations repetition_penalty shuffle_dataset steps_per_generation temperature top_k top_p "
+        "trust_remote_code use_vllm vllm_enable_sleep_mode vllm_gpu_memory_utilization vllm_group_port "
+        "vllm_max_model_length vllm_mode vllm_model_impl vllm_server_base_url vllm_server_host vllm_server_port "
+        "vllm_server_timeout vllm_tensor_parallel_size"
+    ).split(), {}),
+    "ServerDistillationConfig": ((
+        "beta disable_dropout generation_batch_size log_completions log_completions_steps loss_add_tail loss_top_k "
+        "max_completion_length model_init_kwargs num_completions_to_print num_generations reverse_kl_top_1_mode "
+        "teacher_model_init_kwargs teacher_model_name_or_path teacher_model_revision teacher_model_server_url "
+        "temperature top_k top_p trust_remote_code use_vllm vllm_enable_sleep_mode vllm_gpu_memory_utilization "
+        "vllm_group_port vllm_max_model_length vllm_mode vllm_model_impl vllm_server_base_url vllm_server_host "
+        "vllm_server_port vllm_server_timeout vllm_structured_outputs_regex vllm_sync_frequency "
+        "vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 1e-06}),
+    "TPOConfig": ((
+        "beta dataset_num_proc disable_dropout label_smoothing loss_type max_length model_init_kwargs "
+        "pad_to_multiple_of tpo_alpha tpo_l_gamma truncation_mode trust_remote_code"
+    ).split(), {'learning_rate': 5e-07}),
+    "XPOConfig": ((
+        "alpha beta cache_implementation disable_dropout ds3_gather_for_generation generation_kwargs loss_type "
+        "max_length max_new_tokens min_p missing_eos_penalty model_init_kwargs repetition_penalty reward_model_path "
+        "reward_weights temperature top_k top_p trust_remote_code use_vllm vllm_enable_sleep_mode "
+        "vllm_gpu_memory_utilization vllm_group_port vllm_mode vllm_model_impl vllm_server_base_url "
+        "vllm_server_host vllm_server_port vllm_server_timeout vllm_structured_outputs_regex "
+        "vllm_tensor_parallel_size"
+    ).split(), {'learning_rate': 5e-07}),
+}
+#: every TRL config class the reader knows
+TRL = {**TRL_TRAINERS, **TRL_EXPERIMENTAL}
 
 
-#: the formats that read a file as one TRL class's (forced only: `--format trl_grpo`), for a file whose fields do
-#: not say the class
-TRL_NAMES = {cls: "trl_" + cls.removesuffix("Config").lower() for cls in TRL}
+#: the formats that read a file as one TRL trainer's class's (forced only: `--format trl_grpo`), for a file whose
+#: fields do not say the class; an experimental class has none
+TRL_NAMES = {cls: "trl_" + cls.removesuffix("Config").lower() for cls in TRL_TRAINERS}
+
+
+def _says_experimental(keys: list[str]) -> bool:
+    """Whether a file with these TRL fields is a recipe of an experimental TRL class: it has fields no trainer's
+    class has, and the experimental classes that have them all agree on every default read here (AsyncGRPOConfig's
+    max_staleness; the Online DPO classes' missing_eos_penalty with max_new_tokens). Not max_prompt_length alone,
+    which TRL's trainers dropped and experimental classes of other defaults keep: open-r1's GRPO recipes have it."""
+    beyond = [k for k in keys if not any(k in fields for fields, _ in TRL_TRAINERS.values())]
+    owners = [own for fields, own in TRL_EXPERIMENTAL.values() if beyond and all(k in fields for k in beyond)]
+    return bool(owners) and all(own == owners[0] for own in owners)
 
 
 def trl_fields(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(the file's keys that are fields of a TRL class, the TRL classes that have every one of them): a recipe is
-    read by a class with all its fields (TrainingArguments' and the application's aside)."""
+    read by a class with all its fields (TrainingArguments' and the application's aside): an experimental class's
+    where its fields say so (`_says_experimental`), else a trainer's class (TRL_TRAINERS)."""
     keys = [str(k) for k in data if any(k in fields for fields, _ in TRL.values())]
-    return keys, [cls for cls, (fields, _) in TRL.items() if keys and all(k in fields for k in keys)]
+    if _says_experimental(keys):
+        return keys, [cls for cls, (fields, _) in TRL_EXPERIMENTAL.items() if all(k in fields for k in keys)]
+    keys = [k for k in keys if any(k in fields for fields, _ in TRL_TRAINERS.values())]
+    return keys, [cls for cls, (fields, _) in TRL_TRAINERS.items() if keys and all(k in fields for k in keys)]
 
 
 def trl_class(data: Mapping[str, Any]) -> str | None:
@@ -140,10 +353,15 @@ def trl_class(data: Mapping[str, Any]) -> str | None:
 
 def trl_owners(key: str, data: Mapping[str, Any], named: str | None = None) -> list[str]:
     """The TRL classes that have `key` as a field: of those that read the file (`named`, else those that have all of
-    its TRL fields), where any has it, else all; none for a key no TRL class has."""
+    its TRL fields), where any has it, else the trainers' that have it, else all; none for a key no TRL class has."""
     having = [cls for cls, (fields, _) in TRL.items() if key in fields]
     reading = [named] if named else trl_fields(data)[1]
-    return [cls for cls in having if cls in reading] or having
+    return [cls for cls in having if cls in reading] or _trainers_first(having)
+
+
+def _trainers_first(classes: list[str]) -> list[str]:
+    """Those of `classes` that are TRL trainers' (TRL_TRAINERS) where any is, else all of them (experimental)."""
+    return [cls for cls in classes if cls in TRL_TRAINERS] or classes
 
 
 def _and(names: list[str]) -> str:
@@ -162,7 +380,8 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
         classes = [named]
     defaults = dict(DEFAULTS)
     having = f"the TRL classes that have all of the file's TRL fields: {first_few(keys)}"
-    for key in sorted({k for _, own in TRL.values() for k in own} - set(data)):
+    pool = classes or list(TRL_TRAINERS)   # the classes the file could be for
+    for key in sorted({k for cls in pool for k in TRL[cls][1]} - set(data)):
         values = {TRL[cls][1].get(key, DEFAULTS[key]) for cls in classes}
         if len(values) == 1:
             defaults[key] = value = values.pop()
@@ -174,7 +393,6 @@ def trl_defaults(data: Mapping[str, Any], report: list, named: str | None = None
                 why = f"{value!r}, the default of each of {_and(classes)} ({having})"
             report.append(KeyUse(key, "exact", f"not given: {why}"))
             continue
-        pool = classes or list(TRL)
         theirs = ", ".join(f"{c} {TRL[c][1].get(key, DEFAULTS[key])!r}" for c in pool)
         said = (f"which TRL class reads this file is ambiguous: {_and(classes)} are {having}; they default to "
                 f"{theirs}" if classes else
@@ -194,13 +412,15 @@ def trl_foreign(data: Mapping[str, Any], named: str) -> tuple[str, str] | None:
     foreign = [k for k in trl_fields(data)[0] if k not in TRL[named][0]]
     if not foreign:
         return None
-    classes = trl_fields(data)[1] or [c for c, (fields, _) in TRL.items() if any(k in fields for k in foreign)]
+    classes = trl_fields(data)[1] or _trainers_first([c for c, (fields, _) in TRL.items()
+                                                       if any(k in fields for k in foreign)])
     lr = "learning_rate"
     theirs = _and([f"{c} (learning_rate {TRL[c][1].get(lr, DEFAULTS[lr])!r})" for c in classes])
+    named_by = [TRL_NAMES[c] for c in classes if c in TRL_NAMES]
+    read = f"--format {', '.join(named_by)}" if named_by else "format hf reads a recipe of an experimental class"
     return foreign[0], (f"{first_few(foreign)}: not fields of TRL's {named}, whose defaults format {TRL_NAMES[named]} "
                         f"applies (learning_rate {TRL[named][1].get(lr, DEFAULTS[lr])!r}), but of {theirs}: the "
-                        f"file is a recipe of {'one of them' if len(classes) > 1 else 'that class'} (--format "
-                        f"{', '.join(TRL_NAMES[c] for c in classes)})")
+                        f"file is a recipe of {'one of them' if len(classes) > 1 else 'that class'} ({read})")
 
 
 #: keys only TrainingArguments files have (the format's signature; `output_dir` with `learning_rate` too)
@@ -293,9 +513,10 @@ def _optim_args(args: Mapping[str, str], accepted: Mapping[str, type], errors: C
     return out
 
 
-def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector, trl: str | None = None) -> dict[str, Any]:
+def read_optimizer(data: Mapping[str, Any], report: list, errors: Collector,
+                   defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
+    """optreg's optimizer section of the file, a key it leaves out at `defaults` (its TRL class's: trl_defaults)."""
     name = data.get("optim", DEFAULTS["optim"])
-    defaults = trl_defaults(data, report, trl)
     if not isinstance(name, str):
         errors.add("optim", f"expected an optimizer's name, got {show(name)}")
         return {}
@@ -495,12 +716,13 @@ def _count(value: Any) -> bool:
 
 
 def read_scheduler(data: Mapping[str, Any], total: int | None, report: list, errors: Collector,
-                   run: int | None = None) -> dict | None:
-    """The hf dialect's schedule of `lr_scheduler_type`; `total`: max_steps (> 0), its num_training_steps; `run`:
-    the run length given beside a file in epochs (`given_total`), which its warmup fraction is counted from."""
+                   run: int | None = None, defaults: Mapping[str, Any] = DEFAULTS) -> dict | None:
+    """The hf dialect's schedule of `lr_scheduler_type` (else its default in `defaults`: its TRL class's, as
+    AsyncGRPOConfig's constant); `total`: max_steps (> 0), its num_training_steps; `run`: the run length given beside
+    a file in epochs (`given_total`), which its warmup fraction is counted from."""
     from optreg.dialects.hf.schedules import HF_SCHEDULES
 
-    name = data.get("lr_scheduler_type", DEFAULTS["lr_scheduler_type"])
+    name = data.get("lr_scheduler_type", defaults["lr_scheduler_type"])
     if not isinstance(name, str):
         errors.add("lr_scheduler_type", f"expected a schedule's name, got {show(name)}")
         return None
@@ -615,10 +837,11 @@ class HfFormat:
             report.append(KeyUse("num_train_epochs", TRAINER, "max_steps overrides it"))
         if self.trl is not None and (foreign := trl_foreign(data, self.trl)) is not None:
             warn_at(foreign[1], foreign[0], source, stacklevel=3)   # at the first, as its errors are located
-        own["optimizer"] = read_optimizer(data, report, errors, self.trl)
+        defaults = trl_defaults(data, report, self.trl)
+        own["optimizer"] = read_optimizer(data, report, errors, defaults)
         run = None if total is not None else given_total(data, (own.get("train") or {}).get("epochs")
                                                           if isinstance(own.get("train"), Mapping) else None)
-        own["scheduler"] = read_scheduler(data, total, report, errors, run)
+        own["scheduler"] = read_scheduler(data, total, report, errors, run, defaults)
         clip = _number(data, "max_grad_norm", errors, low=None)   # the Trainer clips when it is > 0
         if clip > 0:
             own["clip_grad"] = {"max_norm": clip}
