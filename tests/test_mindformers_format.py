@@ -229,6 +229,23 @@ def test_total_steps_minus_one_is_the_run_length_build_is_given(tmp_path, capsys
         assert optreg.build(str(path), Net(), total_steps="30").run.steps == 30
 
 
+def test_build_steps_per_epoch_is_the_dataset_size():
+    """`build(file, model, steps_per_epoch=D)` is the dataset's size as `train.steps_per_epoch: D` in the file is:
+    total_steps -1 is the sink-mode run int(25 / 2 × 2) × 2 = 50 and warmup_epochs 1 is 25 steps (it was refused,
+    asking for train.steps_per_epoch, because the reader read the size from the file alone)."""
+    for text in (BASE, BASE.replace("  warmup_ratio: 0.1\n", "  warmup_epochs: 1\n")):
+        text = text.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR")
+        want = optreg.build(text, Net())
+        built = optreg.build(text.replace("  steps_per_epoch: 25\n", "  seed: 1\n"), Net(), steps_per_epoch=25)
+        assert built.run.steps == want.run.steps == 50 and built.run.steps_per_epoch == 25
+        assert built.experiment.scheduler == want.experiment.scheduler
+        assert _lrs(built, 50) == _lrs(want, 50)
+    with pytest.raises(ConfigError) as exc:
+        optreg.build(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR"), Net(), steps_per_epoch=24)
+    assert [(e.path, e.message) for e in exc.value.errors] == [
+        ("train.steps_per_epoch", "build(steps_per_epoch=24) and train.steps_per_epoch 25 disagree; give one")]
+
+
 def test_option_errors_carry_the_mindformers_paths():
     with pytest.raises(ConfigError) as exc:
         load_config(BASE.format(opt="AdamWeightDecay", lr="CosineWithWarmUpLR").replace("warmup_ratio: 0.1",

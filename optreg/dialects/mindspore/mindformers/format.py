@@ -100,15 +100,19 @@ class MindFormersFormat:
         errors = Collector()
         report: list[KeyUse] = []
         train = read_train(data, errors)
-        format_steps = _run_length(data, train, report, errors)
+        given = given_run()
+        # the dataset's size D: build(steps_per_epoch=) where the caller gives it (resolve_run says where it and the
+        # file's train.steps_per_epoch disagree), else the file's
+        size = given.get("steps_per_epoch", train.steps_per_epoch)
+        format_steps = _run_length(data, size, report, errors)
         # train: or runner_config: in error leave the dataset's size and the run unknown: the schedule is read with
         # a nominal run, its own problems said beside theirs (every problem at once)
         unknown = bool(errors)
         # the run length a caller gives beside the file is known here: total_steps -1 is the run's
         run = resolve_run(train, format_steps=(NOMINAL_RUN, "a nominal run") if unknown else format_steps,
-                          errors=errors, **given_run())
+                          errors=errors, **given)
         scale = _lr_scale(data, report, errors)
-        scheduler = _scheduler(data.get("lr_schedule"), run, train, scale, report, errors, unknown)
+        scheduler = _scheduler(data.get("lr_schedule"), run, size, scale, report, errors, unknown)
         optimizer = _optimizer(data.get("optimizer"), data.get("lr_schedule") is not None, scale, report, errors)
         clip = _clip(data.get("runner_wrapper"), report, errors)
         _layer_scale(data, report, errors)
@@ -128,8 +132,9 @@ class MindFormersFormat:
 PATHS = {"scheduler.name": "lr_schedule.type", "scheduler": "lr_schedule", "optimizer.name": "optimizer.type"}
 
 
-def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Collector) -> tuple[int, str] | None:
-    """MindFormers' run length from the dataset's size D (`train.steps_per_epoch`): epochs × D, or in sink mode
+def _run_length(data: Mapping[str, Any], size: int | None, report: list, errors: Collector) -> tuple[int, str] | None:
+    """MindFormers' run length from the dataset's size D (`size`: `train.steps_per_epoch`, or build's
+    `steps_per_epoch=`): epochs × D, or in sink mode
     int(D/sink_size · epochs) × sink_size (check_runner_config turns the epochs into sink epochs; sink_size -1 is
     D); None without D."""
     runner = data.get("runner_config") or {}
@@ -159,7 +164,7 @@ def _run_length(data: Mapping[str, Any], train: Any, report: list, errors: Colle
         report.append(KeyUse(join_path("runner_config", key), "exact", "the run length") if key in RUNNER_DEFAULTS
                       else KeyUse(join_path("runner_config", key), "trainer", TRAINER_KEYS.get(key, "MindFormers' "
                                                                                                      "runner")))
-    size, epochs, sink = train.steps_per_epoch, values["epochs"], values["sink_size"]
+    epochs, sink = values["epochs"], values["sink_size"]
     if size is None:
         return None
     if values["sink_mode"] and sink != -1:
@@ -199,9 +204,10 @@ def _lr_scale(data: Mapping[str, Any], report: list, errors: Collector) -> float
     return devices * batch / factor
 
 
-def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, errors: Collector,
+def _scheduler(raw: Any, run: Any, size: int | None, scale: float, report: list, errors: Collector,
                unknown: bool = False) -> dict | None:
-    """`lr_schedule:` -> optreg's scheduler section (None when absent). `unknown`: the dataset's size is not known
+    """`lr_schedule:` -> optreg's scheduler section (None when absent); `size`: the dataset's size D, as _run_length
+    takes it. `unknown`: the dataset's size is not known
     because train: or runner_config: is in error (warmup_epochs is then not converted, nor said to need it)."""
     if raw is None:
         return None
@@ -227,11 +233,11 @@ def _scheduler(raw: Any, run: Any, train: Any, scale: float, report: list, error
         if wrong is not None:
             errors.add("lr_schedule.warmup_epochs", wrong)
         elif spec.get("warmup_ratio") is None:   # a ratio wins (MindFormers warns and drops the epochs)
-            if train.steps_per_epoch is None and not unknown:
+            if size is None and not unknown:
                 errors.add("lr_schedule.warmup_epochs", "warmup_epochs × the dataset's size: give the dataset's "
                                                         "size as train.steps_per_epoch")
-            elif train.steps_per_epoch is not None:
-                spec["warmup_steps"] = epochs * train.steps_per_epoch
+            elif size is not None:
+                spec["warmup_steps"] = epochs * size
         report.append(KeyUse("lr_schedule.warmup_epochs", "exact", "warmup_epochs × train.steps_per_epoch"))
     spec = _drop_ignored(name, spec, report, errors)
     if spec is None:
