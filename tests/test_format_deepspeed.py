@@ -61,6 +61,26 @@ def test_auto_length_is_the_run_length():
     assert built.scheduler.schedules[0].total_num_steps == 40
 
 
+def test_train_beside_the_ds_config_is_the_run(tmp_path, capsys):
+    """optreg's `train:` beside a ds_config (in the file, or `train.steps=N` on the command line) is the run, as beside
+    every other format: it fills "auto" and sets the length of `optreg run` (it was passed over as one of DeepSpeed's
+    engine sections: `optreg run ds_config.json train.steps=10` trained the default 100 steps)."""
+    from optreg.cli import main
+
+    config = {"optimizer": {"type": "AdamW", "params": {"lr": 0.001}},
+              "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_num_steps": 5, "total_num_steps": "auto"}}}
+    built = optreg.build({**config, "train": {"steps": 40}}, STAND_IN_MODEL())
+    assert built.run.steps == 40 and built.scheduler.schedules[0].total_num_steps == 40
+    with pytest.raises(ConfigError) as info:
+        optreg.build({**config, "train": {"stepz": 40}}, STAND_IN_MODEL(), total_steps=40)
+    assert [(e.path, e.suggestion) for e in info.value.errors] == [("train.stepz", "steps")]
+    path = tmp_path / "ds_config.json"
+    config["scheduler"]["params"]["total_num_steps"] = 30
+    path.write_text(json.dumps(config))
+    assert main(["run", str(path), "train.steps=10"]) == 0
+    assert "(after 10 steps)" in capsys.readouterr().out
+
+
 def test_an_auto_in_another_case_is_not_the_run_length(tmp_path):
     """The Trainer fills "auto" as written (HfDeepSpeedConfig compares with ==): "Auto" stays a string that DeepSpeed's
     WarmupDecayLR cannot count with. It was read as "auto" (the run length, --steps); it is an error at its key."""
