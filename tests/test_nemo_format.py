@@ -457,10 +457,16 @@ def test_a_bad_override_of_what_the_reader_reads_names_the_override(override, me
                                     "model.optim.sched); set it there: model.optim.sched.name=step"),
     ("+clip_grad.max_norm=1", "clip_grad.max_norm", "the nemo format does not read optreg's clip_grad: section (it "
                                                     "reads trainer); set it there: trainer.gradient_clip_val=1"),
+    # without `+` too (Hydra refused it as a key the file lacks: "Could not override 'optimizer.lr'", no NeMo key)
+    ("optimizer.lr=0.1", "optimizer.lr", "the nemo format does not read optreg's optimizer: section (it reads "
+                                         "model.optim); set it there: model.optim.lr=0.1"),
+    ("clip_grad.max_norm=1", "clip_grad.max_norm", "the nemo format does not read optreg's clip_grad: section (it "
+                                                   "reads trainer); set it there: trainer.gradient_clip_val=1"),
 ])
 def test_an_override_of_a_section_the_reader_does_not_read_is_an_error(override, path, message):
     """optreg's own sections added to a NeMo file by an override were passed over without a word (the reader reads
-    model.optim): an error at the override, saying where NeMo takes the value; optreg's train: beside it is read."""
+    model.optim): an error at the override, saying where NeMo takes the value, whether the override adds the key
+    or sets it; optreg's train: beside it is read."""
     with pytest.raises(ConfigError) as info:
         _with_overrides(FINETUNE, override)
     assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
@@ -480,6 +486,11 @@ def test_an_override_of_optreg_s_optimizer_on_another_foreign_file_is_an_error(t
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("optimizer", "the hf format does not read optreg's optimizer: section (it reads optim); set it there: "
                       "+optim=sgd")]
+    with pytest.raises(ConfigError) as info:
+        _with_overrides(hf, "optimizer.lr=0.1", "learning_rate=0.01")
+    assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
+        ("optimizer.lr", "the hf format does not read optreg's optimizer: section (it reads optim_args); set it there: "
+                         "learning_rate=0.1", "override optimizer.lr=0.1")]
     with pytest.raises(ConfigError) as info:
         _with_overrides(ds, "+clip_grad.max_norm=1")
     assert [(e.path, e.message) for e in info.value.errors] == [

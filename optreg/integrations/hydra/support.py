@@ -432,8 +432,7 @@ def _unread_overrides(overrides: Sequence[str], reader: Any, cfg: Any, paths: Ma
     the format declares the key that chooses it (`choices`)."""
     from optreg.config.experiment import TOP_KEYS
 
-    sections = reader.sections(cfg)
-    read = {*(getattr(reader, "keys", ()) or sections), *({"train"} & set(sections))}
+    read = _read_sections(reader, reader.sections(cfg))
     errors = []
     for text in overrides:
         key = dotted(_override_key(text)) if "=" in text and not text.startswith("~") else ""
@@ -446,6 +445,25 @@ def _unread_overrides(overrides: Sequence[str], reader: Any, cfg: Any, paths: Ma
         errors.append(_unread(text, key, reader, cfg, paths))
     if errors:
         raise ConfigError(errors)
+
+
+def _read_sections(reader: Any, sections: Sequence[Any]) -> set[Any]:
+    """The top-level keys the foreign format `reader` reads of a config whose `sections` it reads: its own keys
+    (`keys`, else those sections) and a `train:` beside them."""
+    return {*(getattr(reader, "keys", ()) or sections), *({"train"} & set(sections))}
+
+
+def _composed_without(overrides: Sequence[str], reader: Any, sections: Sequence[Any]) -> list[str]:
+    """The overrides of a key in a section of optreg's own form that the foreign format `reader` does not read
+    (`optimizer.lr=0.1` on a NeMo file): composed, Hydra refuses a key the file lacks without saying the format's
+    key, so the file is composed without them and they are `_unread_overrides`' errors once it is read. A group
+    switch (`optimizer=sgd`) is composed: its group's file names the component the error translates (`choices`)."""
+    from optreg.config.experiment import TOP_KEYS
+
+    read = _read_sections(reader, sections)
+    keys = [dotted(_override_key(t)) if "=" in t and not t.startswith("~") else "" for t in overrides]
+    return [t for t, key in zip(overrides, keys)
+            if key.partition(".")[0] in TOP_KEYS and key.partition(".")[0] not in read and key not in GROUPS]
 
 
 def _unread(text: str, key: str, reader: Any, cfg: Any, paths: Mapping[str, str] | None) -> ErrorItem:
@@ -973,10 +991,18 @@ def load_with_overrides(data: Mapping[str, Any], source: Callable[[str], Locatio
     # a group switch replaces a plain file's section whole (`_primary`): none of its keys is the file's then
     locate = override_locator(overrides, written if hydra_primary else source,
                               written if hydra_primary else lambda path: None)
+    # an override of a section of optreg's own form that a foreign format does not read changes nothing it reads: the
+    # file is composed without it (Hydra would refuse `optimizer.lr=0.1` as a key the file lacks, without the format's
+    # key), and it is the error that says the format's key once the file is read (the composition adds `train:`)
+    unread = _composed_without(overrides, reader, [*reader.sections(data), "train"]) if foreign else []
+    composed = [text for text in overrides if text not in unread]
     try:
-        cfg = compose_file(_placeholders(data, opaque), overrides, config_path.parent if config_path else None,
+        cfg = compose_file(_placeholders(data, opaque), composed, config_path.parent if config_path else None,
                            config_path.stem if config_path else None)
     except ConfigError as exc:   # a key of the file OmegaConf cannot hold: at its position
         raise exc.located(locate) from None
     # the file's format, not the composed config's (an HF file with `+optimizer=sgd` is still HF's)
-    return _read_composed(cfg, overrides, locate, written, format or (reader.name if foreign else None), opaque)
+    experiment = _read_composed(cfg, composed, locate, written, format or (reader.name if foreign else None), opaque)
+    if unread:
+        _unread_overrides(unread, reader, cfg, experiment.paths)
+    return experiment
