@@ -31,7 +31,7 @@ from optreg.config.formats import KeyUse, has_mapping
 from optreg.config.translate import TRAINER, read_translated
 from optreg.core.models import bool_message, number_message
 from optreg.errors import Collector, closest, join_path, show, unknown_name
-from optreg.readers.hf import BESIDE
+from optreg.readers.hf import BESIDE, read_beside
 
 #: top-level keys only a ds_config has (with a mapping at `optimizer.params` / `scheduler.params`: the format's
 #: signature)
@@ -398,12 +398,7 @@ class DeepSpeedFormat:
             report.append(KeyUse("gradient_clipping", "exact", "the global norm (clip_grad.max_norm)"
                                  if wrong is not None or clip > 0 else
                                  f"{show(clip)}: no clipping (DeepSpeed clips when it is > 0)"))
-        # optreg's run beside the ds_config (train:, --steps as its train.steps, overrides of its keys), as the own
-        # form reads it and the other formats' readers do: DeepSpeed has no `train` key
-        beside = data.get(BESIDE)
-        if beside is not None and beside != {}:   # {}: composing with overrides adds it (hydra.support._primary)
-            own["train"] = dict(beside) if isinstance(beside, Mapping) else beside   # not a mapping: its own error
-            report.append(KeyUse(BESIDE, "exact", "optreg's run, beside the ds_config"))
+        read_beside(data, own, report, "the ds_config")   # as every other format's reader: DeepSpeed has no `train`
         read = ("optimizer", "scheduler", "gradient_clipping", BESIDE)
         for key in data:
             if key in read:

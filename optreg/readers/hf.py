@@ -44,8 +44,21 @@ DEFAULTS = {"learning_rate": 5e-5, "weight_decay": 0.0, "adam_beta1": 0.9, "adam
             "adam_epsilon": 1e-8, "max_grad_norm": 1.0, "num_train_epochs": 3.0, "max_steps": -1,
             "lr_scheduler_type": "linear", "warmup_steps": 0, "optim": "adamw_torch_fused"}
 READ = (*DEFAULTS, "lr_scheduler_kwargs", "optim_args", "warmup_ratio")
-#: optreg's `train:` section beside TrainingArguments (no field of theirs): the run, read as the own form reads it
+#: optreg's `train:` beside TrainingArguments or a ds_config (no key of theirs): the run, as the own form reads it
 BESIDE = "train"
+
+
+def read_beside(data: Mapping[str, Any], own: dict[str, Any], report: list, beside: str) -> Any:
+    """optreg's run beside a foreign file's keys (`train:`, `--steps` as its train.steps, overrides of its keys) into
+    the own-form sections `own`, as the own form reads it, reported as beside `beside` (what the file holds); returns
+    the section as the file has it (None where it has none)."""
+    section = data.get(BESIDE)
+    if section is not None and section != {}:   # {}: composing with overrides adds it (hydra.support._primary)
+        own["train"] = dict(section) if isinstance(section, Mapping) else section   # not a mapping: its own error
+        report.append(KeyUse(BESIDE, "exact", f"optreg's run, beside {beside}"))
+    return section
+
+
 #: what max_steps -1 (any max_steps <= 0: the Trainer takes max_steps when it is > 0) means to the Trainer
 EPOCHS_DECIDE = "the epochs decide"
 #: TRL 1.16's config classes, those of its trainers (TrainingArguments' subclasses that TRL's scripts, open-r1's
@@ -809,12 +822,7 @@ class HfFormat:
         elif max_steps > 0:
             total = max_steps
             report.append(KeyUse("max_steps", "exact", "the run length"))
-        # optreg's run beside the file (train:, --steps as its train.steps, overrides of its keys), as the own form
-        # reads it; a run length given there replaces the epochs
-        beside = data.get(BESIDE)
-        if beside is not None and beside != {}:   # {}: composing with overrides adds it (hydra.support._primary)
-            own["train"] = dict(beside) if isinstance(beside, Mapping) else beside   # not a mapping: its own error
-            report.append(KeyUse(BESIDE, "exact", "optreg's run, beside TrainingArguments"))
+        beside = read_beside(data, own, report, "TrainingArguments")   # a run length given there replaces the epochs
         given = isinstance(beside, Mapping) and ("steps" in beside or "epochs" in beside)
         if total is None:
             epochs = _number(data, "num_train_epochs", errors)
