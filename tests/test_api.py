@@ -113,6 +113,12 @@ def test_describe():
     assert "lr" in str(d)
     s = optreg.describe("ReduceLROnPlateau")
     assert {p.name: p for p in s.params}["factor"].constraint == ">= 0, < 1"
+    # the bounds of each alternative of a union, as the type shows them: an int count or a fraction below 1 (they
+    # read `>= 0, >= 0, < 1`, as if a count of 10 were refused, which build takes); a number or a list of them
+    warmup = {p.name: p for p in optreg.describe("hf.linear").params}["num_warmup_steps"]
+    assert (warmup.type, warmup.constraint) == ("int | float", ">= 0 | >= 0, < 1")
+    base = {p.name: p for p in optreg.describe("CyclicLR").params}["base_lr"]
+    assert (base.type, base.constraint) == ("float | list[float]", ">= 0 | each >= 0")
     with pytest.raises(ConfigError, match="did you mean 'SGD'"):
         optreg.describe("SDG")
 

@@ -109,8 +109,9 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def _constraint_text(schema: dict[str, Any]) -> str:
-    """The bounds of `schema`: its own, its alternatives' (a oneOf's, told apart by a discriminator, each for itself
-    as the type shows them: `>= 0, < 1 | >= 0, < 1, <= 1`), a tuple's items' each once, a list's items'."""
+    """The bounds of `schema`: its own, its alternatives' (a oneOf's, told apart by a discriminator, and an anyOf's,
+    each for itself as the type shows them: `>= 0, < 1 | >= 0, < 1, <= 1`, `>= 0 | >= 0, < 1` of `int | float`),
+    a tuple's items' each once, a list's items'."""
     from optreg.core.types import MAX_FLOAT, MAX_INT
 
     if "oneOf" in schema:
@@ -120,10 +121,9 @@ def _constraint_text(schema: dict[str, Any]) -> str:
     # README), so neither is repeated here
     parts = [f"{sign} {schema[key]}" for key, sign in _BOUNDS
              if key in schema and abs(schema[key]) not in (MAX_FLOAT, MAX_INT)]
-    for sub in schema.get("anyOf", []):
-        text = _constraint_text(sub)
-        if text and text not in parts:
-            parts.append(text)
+    alternatives = list(dict.fromkeys(filter(None, (_constraint_text(sub) for sub in schema.get("anyOf", [])))))
+    if alternatives:   # bounds that hold in one alternative only: not joined as if all held (`int | float`)
+        parts.append(" | ".join(alternatives))
     for item in schema.get("prefixItems", []):
         parts += [part for part in _constraint_text(item).split(", ") if part and part not in parts]
     if "items" in schema and isinstance(schema["items"], dict):
