@@ -450,6 +450,33 @@ def test_a_bad_override_of_what_the_reader_reads_names_the_override(override, me
     assert item.path == "model.optim.lr" and message in item.message and str(item.location) == f"override {override}"
 
 
+def test_a_misspelt_interpolation_is_said_as_in_optreg_s_own_form(tmp_path):
+    """An interpolation the reader resolves that names a key the file lacks: the own form's words and its closest key
+    (it was "OmegaConf cannot resolve this value: InterpolationKeyError: ...", without one), at the key, from the
+    file or from an override; a value left `???`, the own form's missing value."""
+    from optreg.errors import MISSING_VALUE
+
+    path = tmp_path / "conf.yaml"
+    path.write_text("model:\n  encoder: {d_model: 256}\n  optim:\n    name: adamw\n    lr: 2.0\n    sched:\n"
+                    "      name: NoamAnnealing\n      d_model: ${model.encoder.d_modl}\n      warmup_steps: 10\n"
+                    "trainer: {max_steps: 100}\n")
+    for read, line in ((lambda: optreg.load_config(path), "8:7"),
+                       (lambda: _with_overrides(path, "model.optim.sched.d_model=${model.encoder.dmodel}"), None)):
+        with pytest.raises(ConfigError) as info:
+            read()
+        (item,) = info.value.errors
+        key = "model.encoder.d_modl" if line else "model.encoder.dmodel"
+        assert (item.path, item.message, item.suggestion) == (
+            "model.optim.sched.d_model", f"cannot resolve interpolation: Interpolation key '{key}' not found",
+            "model.encoder.d_model")
+        assert str(item.location).endswith(f"conf.yaml:{line}") if line else str(item.location).startswith("override")
+    path.write_text(path.read_text().replace("lr: 2.0", "lr: ???"))   # a blank the reader reads: as a composed one's
+    with pytest.raises(ConfigError) as info:
+        optreg.load_config(path)
+    assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
+        ("model.optim.lr", MISSING_VALUE, f"{path}:5:5")]
+
+
 @pytest.mark.parametrize("override, path, message", [
     ("+optimizer=sgd", "optimizer", "the nemo format does not read optreg's optimizer: section (it reads model.optim); "
                                     "set it there: model.optim.name=sgd"),

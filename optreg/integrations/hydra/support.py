@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from optreg.errors import (MAX_DEPTH, Collector, ConfigError, ErrorItem, Location, check_input, closest, join_path,
-                           key_text, show)
+from optreg.errors import (MAX_DEPTH, MISSING_VALUE, Collector, ConfigError, ErrorItem, Location, check_input, closest,
+                           join_path, key_text, show)
 
 OPTIMIZER, SCHEDULER = "optimizer", "scheduler"
 BUILDERS = {OPTIMIZER: "optreg.integrations.hydra.support.optimizer_factory",
@@ -72,17 +72,33 @@ def _key_paths(node: Any, path: str = "", depth: int = 0) -> list[str]:
     return out
 
 
-def _missing_key_hint(exc: Exception, root: Any) -> str | None:
+def _missing_key_hint(exc: Exception, root: Any, written: Any = None) -> str | None:
     """The key path of `root` closest to the one an interpolation names and the config lacks (`${train.stepz}`:
-    train.steps), or None (another error, a relative interpolation)."""
+    train.steps), or None (another error, a relative interpolation, one of another value this one names).
+    `written`: the value as written, where `exc` does not carry its node (OmegaConf.select's)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import InterpolationKeyError
 
     found = re.match(r"Interpolation key '(.+)' not found", _first_line(exc))
     if not isinstance(exc, InterpolationKeyError) or not found \
-            or f"${{{found[1]}}}" not in str(getattr(exc, "child_node", "")):
+            or f"${{{found[1]}}}" not in str(getattr(exc, "child_node", None) or written or ""):
         return None
     return closest(found[1], _key_paths(OmegaConf.to_container(root, resolve=False)))
+
+
+def unresolved(exc: Exception, root: Any, path: str | None = None) -> tuple[str, str | None]:
+    """The message of a value whose interpolation does not resolve (`exc`) and the key path of `root` closest to the
+    one it names where the config lacks it (`_missing_key_hint`): one wording for a composed file and a reader that
+    resolves its file itself (NeMo's, which gives the value's dotted `path`: OmegaConf.select's error has no node)."""
+    written = None
+    if path is not None and getattr(exc, "child_node", None) is None:
+        from omegaconf import OmegaConf
+
+        node, depth = _walk(OmegaConf.to_container(root, resolve=False), path.split("."))
+        written = node if depth == len(path.split(".")) else None
+        if written == MISSING:   # the value itself is left blank, as `_check_nodes` says it
+            return MISSING_VALUE, None
+    return f"cannot resolve interpolation: {_first_line(exc)}", _missing_key_hint(exc, root, written)
 
 
 def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | None = None, depth: int = 0,
@@ -90,7 +106,6 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
     """Every `???` and every interpolation that does not resolve, by dotted path, a misspelt key with the closest
     key path of the config (`root`, where `cfg` is a node of it); at most MAX_DEPTH levels.
     With `blanks`, those paths go there instead of to `errors` (only nesting too deep is an error)."""
-    from optreg.errors import MISSING_VALUE
     from omegaconf import DictConfig, ListConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -109,7 +124,7 @@ def _check_nodes(cfg: Any, path: str, errors: Collector, keys: Sequence[Any] | N
             value = cfg[key]
         except OmegaConfBaseException as exc:
             if blanks is None:
-                errors.add(where, f"cannot resolve interpolation: {_first_line(exc)}", _missing_key_hint(exc, root))
+                errors.add(where, *unresolved(exc, root))
             else:
                 blanks.append(where)
             continue

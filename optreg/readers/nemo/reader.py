@@ -131,6 +131,8 @@ def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
     the deepest key that fails."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
 
+    from optreg.integrations.hydra.support import unresolved
+
     try:
         node = OmegaConf.select(cfg, path, throw_on_missing=True, throw_on_resolution_failure=True)
         if isinstance(node, (DictConfig, ListConfig)):
@@ -144,8 +146,7 @@ def _resolved(cfg: Any, path: str, errors: Collector) -> Any:
                 _resolved(cfg, f"{path}.{key}", errors)
                 if len(errors.items) > before:
                     return None
-        message = str(exc).splitlines()[0][:200]
-        errors.add(path, f"OmegaConf cannot resolve this value: {type(exc).__name__}: {message}")
+        errors.add(path, *unresolved(exc, cfg, path))
         return None
 
 
