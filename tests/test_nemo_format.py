@@ -516,8 +516,8 @@ def test_an_override_of_optreg_s_optimizer_on_another_foreign_file_is_an_error(t
     with pytest.raises(ConfigError) as info:
         _with_overrides(hf, "optimizer.lr=0.1", "learning_rate=0.01")
     assert [(e.path, e.message, str(e.location)) for e in info.value.errors] == [
-        ("optimizer.lr", "the hf format does not read optreg's optimizer: section (it reads optim_args); set it there: "
-                         "learning_rate=0.1", "override optimizer.lr=0.1")]
+        ("optimizer.lr", "the hf format does not read optreg's optimizer: section (it reads learning_rate); set it "
+                         "there: learning_rate=0.1", "override optimizer.lr=0.1")]
     with pytest.raises(ConfigError) as info:
         _with_overrides(ds, "+clip_grad.max_norm=1")
     assert [(e.path, e.message) for e in info.value.errors] == [
