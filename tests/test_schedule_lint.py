@@ -424,7 +424,8 @@ DEEPSPEED_SHORT = {"optimizer": {"type": "Adam", "params": {"lr": 3e-4}},
 def test_validate_with_steps_on_a_foreign_file_checks_what_plot_checks(tmp_path, capsys):
     """A run length from --steps reaches a translated file after it is read: validate made its checks and notes for
     the file's own run (none), and said ok where plot warned, or refused an HF warmup longer than the run. The
-    notes name the run length `--steps`, not `total_steps=`. A warmup from 0 up to the optimizer's lr
+    notes name the run length as a file's `train:` beside it or `--steps` give it (DeepSpeed's reader reads that
+    `train:`, as HF's does), not `total_steps=`. A warmup from 0 up to the optimizer's lr
     (warmup_max_lr = lr, DeepSpeed's usual) agrees with it: no warning that the schedule overrides it."""
     import json
 
@@ -437,8 +438,8 @@ def test_validate_with_steps_on_a_foreign_file_checks_what_plot_checks(tmp_path,
     assert main(["plot", str(path), "--steps", "1000", "--csv"]) == 0
     assert said.err == capsys.readouterr().err == (
         f"{path}:14:4: warning: scheduler.params.total_num_steps: total_num_steps 300 spans 300 steps, under 0.9 × "
-        f"the 1000 steps of the run (--steps): the schedule ends early; set scheduler.params.total_num_steps to "
-        f"1000\n")
+        f"the 1000 steps of the run (train.steps or --steps): the schedule ends early; set "
+        f"scheduler.params.total_num_steps to 1000\n")
     hf = tmp_path / "args.yaml"
     hf.write_text("learning_rate: 2.0e-4\nlr_scheduler_type: linear\nwarmup_steps: 500\nnum_train_epochs: 3\n")
     for command in ("validate", "plot"):
@@ -684,3 +685,27 @@ def test_a_one_cycle_of_one_step_or_epoch_is_said_in_the_singular(scheduler, tra
     assert [(e.path, e.message) for e in info.value.errors] == [
         ("scheduler.total_steps", ONE_CYCLE_PAST.format(total=total, source="train.steps or --steps", last=last,
                                                         key="scheduler.total_steps", target=target))]
+
+
+def test_the_peak_of_a_schedule_over_a_very_long_run_is_found_in_few_evaluations():
+    """The floor check finds a schedule's peak by sampling 4,097 steps, then again within a stride of the best
+    sample, finer each round: a run of 10^12 steps takes a few rounds (every step within the first stride took
+    37 s for this cosine, minutes for the fuzzer's longer runs); the peak between two samples is still found."""
+    from optreg.core.lint import _peak
+
+    class Triangle:   # a warmup to 1.0 at an odd step, then a decay: counts its evaluations
+        calls = 0
+
+        def apply(self, t, base):
+            self.calls += 1
+            if self.calls > 100_000:
+                raise ArithmeticError("too many evaluations")
+            top = 123_456_789_011
+            return base * (t / top if t <= top else 1.0 - (t - top) / 10**13)
+
+    schedule = Triangle()
+    assert _peak(schedule, 0.5, 10**12) == 0.5
+    assert schedule.calls < 20_000
+    notes = build_notes(experiment({"name": "CosineAnnealingLR", "T_max": 10**12, "eta_min": 0.2}, steps=10**12))
+    assert notes == ["scheduler.eta_min: eta_min 0.2 is at or above the lr 0.1, which it rises to, of group 0: the "
+                     "schedule never decays; lower scheduler.eta_min below the optimizer's lr"]

@@ -477,12 +477,18 @@ def _closed_form(plan: Any, lr_alone: bool = False) -> Any:
 
 
 def _peak(schedule: Any, base: float, length: int) -> float | None:
-    """The largest value over the schedule's steps: sampled (at most 4,097 of them), then every step within a
-    stride of the largest sample (a warmup's peak between two samples)."""
-    stride = max(1, length // 4096)
+    """The largest value over the schedule's steps: sampled (at most 4,097 of them), then sampled again within a
+    stride of the largest sample, finer each time, down to every step there (a warmup's peak between two samples);
+    at most 4,097 values a round, so a run of 10^12 steps takes four rounds (one pass over every step within the
+    first stride took minutes)."""
+    low, high = 0, length
     try:
-        top = max(range(0, length + 1, stride), key=lambda t: schedule.apply(t, base))
-        return max(schedule.apply(t, base) for t in range(max(0, top - stride + 1), min(length, top + stride - 1) + 1))
+        while True:
+            stride = max(1, (high - low) // 4096)
+            top = max(range(low, high + 1, stride), key=lambda t: schedule.apply(t, base))
+            if stride == 1:
+                return schedule.apply(top, base)
+            low, high = max(0, top - stride + 1), min(length, top + stride - 1)
     except (ArithmeticError, ValueError, TypeError, AttributeError, KeyError):
         return None
 
